@@ -1,0 +1,1 @@
+//! Encode a report into a self-contained URL fragment and decode it back, safely.

@@ -1,0 +1,421 @@
+//! The oomscope report: the one data model shared by every decoder, the
+//! analysis, the command line (`--json`), permalinks and the app.
+//!
+//! Invariants (the JSON is a stable interface; issues extend it, never rename):
+//! - every byte quantity is an integer number of bytes in a field ending `_bytes`;
+//! - optional numbers are omitted from the JSON when the input did not give them;
+//! - `schema` changes only on an incompatible change.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+pub mod units;
+
+/// Version of the JSON report schema.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub schema: u32,
+    pub inputs: Vec<InputInfo>,
+    pub oom_events: Vec<OomEvent>,
+    pub modules: Vec<ModuleReport>,
+    pub step_series: Vec<StepSeries>,
+    #[serde(default)]
+    pub allocator_profiles: Vec<AllocatorProfile>,
+    pub diagnosis: Diagnosis,
+    pub errors: Vec<InputError>,
+}
+
+impl Report {
+    pub fn new() -> Self {
+        Report { schema: SCHEMA_VERSION, ..Default::default() }
+    }
+}
+
+/// One file the user gave, as the sniffer classified it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct InputInfo {
+    pub name: String,
+    pub kind: InputKind,
+    pub size_bytes: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputKind {
+    OomLog,
+    XlaDumpText,
+    HloProto,
+    Xplane,
+    StepLog,
+    Archive,
+    #[default]
+    Unknown,
+}
+
+impl InputKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InputKind::OomLog => "oom_log",
+            InputKind::XlaDumpText => "xla_dump_text",
+            InputKind::HloProto => "hlo_proto",
+            InputKind::Xplane => "xplane",
+            InputKind::StepLog => "step_log",
+            InputKind::Archive => "archive",
+            InputKind::Unknown => "unknown",
+        }
+    }
+}
+
+/// An input that could not be read; the others still load.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct InputError {
+    pub input: String,
+    pub message: String,
+}
+
+// ---------------------------------------------------------------------------
+// OOM events (from logs)
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OomKind {
+    #[default]
+    TpuCompileHbm,
+    TpuCompileOtherSpace,
+    TpuSparsecore,
+    TpuRuntime,
+    XlaGpu,
+    TorchCuda,
+    TorchXla,
+}
+
+/// One distinct out-of-memory error found in a text. Fields the message does
+/// not give are `None` (omitted in JSON). Exact byte counts win over rounded ones.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OomEvent {
+    pub kind: OomKind,
+    /// `hbm`, `vmem`, `smem`, `gpu`, ...
+    pub memory_space: String,
+    /// Input file name the event was found in.
+    #[serde(default)]
+    pub input: String,
+    /// 1-based line where the event starts in its input.
+    pub line: u32,
+    /// How many times the same error occurs in the input (1 = once).
+    pub repeats: u32,
+    /// The headline of the message, as printed (trimmed of log prefixes).
+    #[serde(default)]
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub used_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub limit_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub exceeded_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub requested_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub free_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reserved_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub total_capacity_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub allocated_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub arguments_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub output_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub program_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub hlo_temp_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub hlo_temp_unpadded_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub hlo_temp_padded_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub fragmentation_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub tensorcore_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sparsecore_bytes: Option<u64>,
+    /// Any further named numbers the message gives (e.g. `largest_free_chunk_bytes`,
+    /// `non_pytorch_bytes`, `reservable_bytes`); keys end in `_bytes` when bytes.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
+    pub extra: BTreeMap<String, u64>,
+    #[serde(default)]
+    pub top_allocations: Vec<TopAllocation>,
+}
+
+/// One entry of a "Largest program allocations" (or similar) listing.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TopAllocation {
+    pub rank: u32,
+    pub size_bytes: u64,
+    /// The shape as printed, layout included.
+    pub shape: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub unpadded_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub padding_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub op_name: Option<String>,
+    /// `file:line` when the message gives it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub source: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub xla_label: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub allocation_type: Option<String>,
+}
+
+// ---------------------------------------------------------------------------
+// Module analyses (from HloProtos, xplanes, XLA dump text)
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BufferCategory {
+    Parameter,
+    Output,
+    ThreadLocal,
+    Constant,
+    #[default]
+    Temporary,
+    /// XProf's merged entry for buffers under 16 KiB at the peak.
+    Small,
+}
+
+/// Memory-viewer analysis of one compiled module in one memory space.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModuleReport {
+    /// XProf names a module `name(program_id)`; this is the bare `name`.
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub program_id: Option<i64>,
+    /// Memory space colour: 0 HBM/device, 1 VMEM, 5 host, ...
+    pub memory_space: i64,
+    /// Where the analysis came from: `hlo_proto`, `xplane`, `xla_dump_text`.
+    #[serde(default)]
+    pub source_kind: String,
+    /// Input file(s) the analysis came from.
+    #[serde(default)]
+    pub input: String,
+    /// Which peak `peak_bytes` is (see DESIGN.md: several exist), e.g.
+    /// `heap_simulator` (XProf Memory Viewer) or `live_range`.
+    #[serde(default)]
+    pub peak_kind: String,
+    pub peak_bytes: u64,
+    pub peak_unpadded_bytes: u64,
+    /// Index into `heap_bytes` of the peak.
+    pub peak_position: u64,
+    pub heap_bytes: Vec<u64>,
+    pub unpadded_heap_bytes: Vec<u64>,
+    pub peak_buffers: Vec<PeakBuffer>,
+    pub parameters_bytes: u64,
+    pub maybe_live_out_bytes: u64,
+    pub total_allocation_bytes: u64,
+    #[serde(default)]
+    pub indefinite_bytes: u64,
+    /// The compiler's own peak when the input states it (e.g. live-range
+    /// "Live ranges at N (peak)" or "Used X of Y"), for comparison.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub compiler_peak_bytes: Option<u64>,
+    /// Every buffer with its lifetime in program order, for the timeline.
+    /// Not part of the stable JSON (can be huge): serialized only on request.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub buffers: Vec<BufferLifetime>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub padding: Option<PaddingSummary>,
+    /// Program-order instruction names (index = position), when known.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub instructions: Vec<String>,
+}
+
+impl ModuleReport {
+    /// The name XProf shows: `name(program_id)`.
+    pub fn display_name(&self) -> String {
+        match self.program_id {
+            Some(id) => format!("{}({})", self.name, id),
+            None => self.name.clone(),
+        }
+    }
+}
+
+/// A buffer live at the peak.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PeakBuffer {
+    pub name: String,
+    pub shape: String,
+    pub size_bytes: u64,
+    pub unpadded_bytes: u64,
+    #[serde(default)]
+    pub op_name: String,
+    /// `file:line` from metadata or the stack-frame index; empty when unknown.
+    #[serde(default)]
+    pub source: String,
+    pub category: BufferCategory,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub logical_buffer_id: Option<i64>,
+    /// HLO opcode of the defining instruction.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub opcode: String,
+}
+
+/// One buffer over its lifetime, `[start, end]` in program-order positions
+/// (the same positions as `heap_bytes`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BufferLifetime {
+    pub id: i64,
+    pub name: String,
+    pub shape: String,
+    pub size_bytes: u64,
+    pub unpadded_bytes: u64,
+    pub start: u64,
+    pub end: u64,
+    pub category: BufferCategory,
+    #[serde(default)]
+    pub op_name: String,
+    #[serde(default)]
+    pub source: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub opcode: String,
+    /// Vertical offset in the stacked view (bytes), when computed.
+    #[serde(default)]
+    pub offset_bytes: u64,
+}
+
+/// Padding waste of a module or event (see the padding issue).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PaddingSummary {
+    pub total_padding_bytes: u64,
+    pub peak_padding_bytes: u64,
+    pub top: Vec<PaddingEntry>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PaddingEntry {
+    pub shape: String,
+    pub count: u64,
+    pub padding_bytes: u64,
+    /// padded / unpadded.
+    pub expansion: f64,
+    #[serde(default)]
+    pub suggestion: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggestion_saves_bytes: Option<u64>,
+}
+
+// ---------------------------------------------------------------------------
+// Memory over time
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepSeries {
+    /// Which reader produced it, e.g. `torchtitan`, `maxtext`, `csv`.
+    pub source: String,
+    #[serde(default)]
+    pub input: String,
+    /// Device or rank the series belongs to, e.g. `TPU_0`, `rank 3`.
+    pub device: String,
+    /// What is measured, e.g. `memory`, `max_reserved`, `used`.
+    #[serde(default)]
+    pub metric: String,
+    /// Unit the log printed (`GiB`, `GB`, ...); values are converted to bytes.
+    pub unit: String,
+    pub points: Vec<StepPoint>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub limit_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub slope_bytes_per_step: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub projected_limit_step: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sawtooth_period_steps: Option<u64>,
+    /// Steps at which a sudden jump (change point) was found.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub spikes: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepPoint {
+    pub step: u64,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AllocatorProfile {
+    pub allocator: String,
+    #[serde(default)]
+    pub input: String,
+    pub peak_heap_bytes: u64,
+    pub peak_stack_bytes: u64,
+    pub peak_time_ps: u64,
+    pub capacity_bytes: u64,
+    pub fragmentation_at_peak: f64,
+    pub timeline: Vec<AllocatorPoint>,
+    pub active_at_peak: Vec<ActiveAllocation>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct AllocatorPoint {
+    pub time_ps: u64,
+    pub heap_bytes: u64,
+    pub stack_bytes: u64,
+    pub free_bytes: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ActiveAllocation {
+    pub allocation_bytes: u64,
+    pub requested_bytes: u64,
+    pub op_name: String,
+    pub shape: String,
+    pub data_type: String,
+    pub occurrences: u64,
+}
+
+// ---------------------------------------------------------------------------
+// Diagnosis: the troubleshooting decision tree evaluated on the facts.
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TreeKind {
+    CompileHbmOom,
+    RuntimeOom,
+    MemoryGrowth,
+    #[default]
+    None,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Diagnosis {
+    pub tree: TreeKind,
+    /// Node ids from the root to the selected leaf.
+    pub path: Vec<String>,
+    pub nodes: Vec<DiagnosisNode>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DiagnosisNode {
+    pub id: String,
+    #[serde(default)]
+    pub title: String,
+    pub selected: bool,
+    /// One sentence with numbers saying why the node is (not) selected, or the
+    /// question the data cannot decide.
+    pub reason: String,
+    pub facts: BTreeMap<String, serde_json::Value>,
+    pub actions: Vec<DiagnosisAction>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DiagnosisAction {
+    pub text: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub estimate_bytes: Option<i64>,
+    /// How the estimate was computed (estimates are labelled as such).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub how: Option<String>,
+}

@@ -1,0 +1,1 @@
+//! Memory over time: step-series readers for training logs, allocator profiles, trends, spikes and leaks.

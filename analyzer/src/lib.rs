@@ -1,0 +1,1 @@
+//! oomscope analyzer facade
