@@ -1,1 +1,164 @@
-//! oomscope analyzer facade
+//! oomscope's analyzer: everything that decodes and analyses, with no browser
+//! dependency. It runs natively (tests, benchmarks, the `oomscope` CLI) and
+//! inside the app's Web Worker.
+//!
+//! This crate is the facade: it expands archives, decides what each input is
+//! ([`sniff`]), hands it to the crate that owns that format, then runs the
+//! cross-input analyses (padding, diagnosis) on the assembled [`Report`].
+//! Format crates never see each other; only this facade combines them.
+
+pub mod archive;
+pub mod sniff;
+
+use oomscope_report::{InputError, InputInfo, InputKind, Report};
+pub use oomscope_report as report;
+use sniff::Sniffed;
+
+/// One file as the user gave it. `name` is the path relative to what was
+/// dropped (`dump/module_0000.jit_f.after_optimizations.txt`), so a name with
+/// a `/` came from a folder or an archive.
+#[derive(Debug, Clone)]
+pub struct InputFile {
+    pub name: String,
+    pub data: Vec<u8>,
+}
+
+/// Progress of a long analysis, reported per input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    pub input: String,
+    pub done_bytes: u64,
+    pub total_bytes: u64,
+    pub stage: String,
+}
+
+/// Analyse everything the user gave, together. Never panics on bad input:
+/// an input that cannot be read lands in `report.errors` with a message naming
+/// it, and every other input still loads.
+pub fn analyze(files: Vec<InputFile>, progress: &mut dyn FnMut(Progress)) -> Report {
+    let mut report = Report::new();
+    let total: u64 = files.iter().map(|f| f.data.len() as u64).sum();
+    let mut done = 0u64;
+    let mut expanded = Vec::new();
+    for file in files {
+        let explicit = !file.name.contains('/');
+        let size = file.data.len() as u64;
+        if archive::container_of(&file.name, &file.data).is_some() {
+            progress(Progress { input: file.name.clone(), done_bytes: done, total_bytes: total, stage: "expanding".into() });
+            report.inputs.push(InputInfo { name: file.name.clone(), kind: InputKind::Archive, size_bytes: size });
+            let mut budget = archive::Budget::new(archive::Limits::default());
+            let (inner, errors) = archive::expand(file, &mut budget, 0);
+            for (input, message) in errors {
+                report.errors.push(InputError { input, message });
+            }
+            expanded.extend(inner.into_iter().map(|f| (f, false)));
+        } else {
+            expanded.push((file, explicit));
+        }
+        done += size;
+    }
+
+    let mut dump_texts: Vec<(String, String)> = Vec::new();
+    let mut done = 0u64;
+    for (file, explicit) in expanded {
+        let size = file.data.len() as u64;
+        progress(Progress { input: file.name.clone(), done_bytes: done, total_bytes: total, stage: "reading".into() });
+        match sniff::sniff(&file.name, &file.data) {
+            Sniffed::DumpText => {
+                report.inputs.push(InputInfo { name: file.name.clone(), kind: InputKind::XlaDumpText, size_bytes: size });
+                dump_texts.push((file.name, String::from_utf8_lossy(&file.data).into_owned()));
+            }
+            Sniffed::HloProto => {
+                report.inputs.push(InputInfo { name: file.name.clone(), kind: InputKind::HloProto, size_bytes: size });
+                match oomscope_xla::analyze_hlo_proto(&file.name, &file.data) {
+                    Ok(modules) => report.modules.extend(modules),
+                    Err(e) => report.errors.push(InputError { input: file.name.clone(), message: format!("{}: {e}", file.name) }),
+                }
+            }
+            Sniffed::Xplane => {
+                report.inputs.push(InputInfo { name: file.name.clone(), kind: InputKind::Xplane, size_bytes: size });
+                let name = file.name.clone();
+                let mut on_progress = |d: u64, t: u64| {
+                    progress(Progress { input: name.clone(), done_bytes: d, total_bytes: t, stage: "decoding profile".into() })
+                };
+                match oomscope_xla::analyze_xspace(&file.name, &file.data.as_slice(), &mut on_progress) {
+                    Ok(modules) => report.modules.extend(modules),
+                    Err(e) => report.errors.push(InputError { input: file.name.clone(), message: format!("{}: {e}", file.name) }),
+                }
+                match oomscope_steps::allocator_profiles(&file.name, &file.data) {
+                    Ok(profiles) => report.allocator_profiles.extend(profiles),
+                    Err(e) => report.errors.push(InputError { input: file.name.clone(), message: format!("{}: {e}", file.name) }),
+                }
+            }
+            Sniffed::Text => {
+                let text = String::from_utf8_lossy(&file.data);
+                let events = oomscope_logs::parse_oom_log(&file.name, &text);
+                let mut series = oomscope_steps::parse_step_log(&file.name, &text);
+                let kind = if !events.is_empty() {
+                    InputKind::OomLog
+                } else if !series.is_empty() {
+                    InputKind::StepLog
+                } else {
+                    InputKind::Unknown
+                };
+                if kind == InputKind::Unknown && explicit {
+                    report.errors.push(InputError {
+                        input: file.name.clone(),
+                        message: format!("{}: no out-of-memory error, XLA dump or memory-per-step data found in this text", file.name),
+                    });
+                }
+                for s in &mut series {
+                    oomscope_steps::analyze_series(s);
+                }
+                report.inputs.push(InputInfo { name: file.name.clone(), kind, size_bytes: size });
+                report.oom_events.extend(events);
+                report.step_series.extend(series);
+            }
+            Sniffed::Unrecognised(what) => {
+                report.inputs.push(InputInfo { name: file.name.clone(), kind: InputKind::Unknown, size_bytes: size });
+                // Inside a dropped folder or archive, files of other kinds (scripts,
+                // images) are normal and skipped quietly; a file dropped on its own
+                // that we cannot read deserves an explanation.
+                if explicit {
+                    report.errors.push(InputError { input: file.name.clone(), message: format!("{}: {what}", file.name) });
+                }
+            }
+        }
+        done += size;
+    }
+
+    if !dump_texts.is_empty() {
+        progress(Progress { input: "XLA dump".into(), done_bytes: done, total_bytes: total, stage: "analysing dump".into() });
+        let borrowed: Vec<(&str, &str)> = dump_texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+        let (modules, errors) = oomscope_dump::analyze_dump(&borrowed);
+        merge_dump_modules(&mut report, modules);
+        report.errors.extend(errors);
+    }
+
+    for module in &mut report.modules {
+        module.padding = Some(oomscope_layout::padding::module_padding(module));
+    }
+    report.diagnosis = oomscope_diagnosis::diagnose(&report);
+    progress(Progress { input: String::new(), done_bytes: total, total_bytes: total, stage: "done".into() });
+    report
+}
+
+/// A module present both as HloProto and as dump text is reported once: the
+/// proto analysis (it is what XProf shows) wins, and keeps the compiler's own
+/// peak from the text when the proto lacks it.
+fn merge_dump_modules(report: &mut Report, text_modules: Vec<oomscope_report::ModuleReport>) {
+    for text in text_modules {
+        let twin = report
+            .modules
+            .iter_mut()
+            .find(|m| m.name == text.name && m.memory_space == text.memory_space && m.source_kind != text.source_kind);
+        match twin {
+            Some(proto) => {
+                if proto.compiler_peak_bytes.is_none() {
+                    proto.compiler_peak_bytes = text.compiler_peak_bytes;
+                }
+            }
+            None => report.modules.push(text),
+        }
+    }
+}
