@@ -1,1 +1,22 @@
-//! Trimmed upstream protobuf schemas (XSpace, HloProto) and the permalink schema, with prost-generated types.
+//! Trimmed upstream protobuf schemas and their prost-generated types.
+//!
+//! The `.proto` files under `protos/` keep the upstream package names and field
+//! numbers exactly (protobuf skips unknown fields, so a subset decodes real
+//! files): `tensorflow.profiler` (XSpace, from tsl's `xplane.proto`) and `xla`
+//! (`HloProto` with its `BufferAssignmentProto`, shapes and layouts, from
+//! openxla/xla). `build.rs` compiles every `.proto` in that folder, so a new
+//! schema file only needs a module here.
+
+pub use prost;
+
+/// `package xla;` (`xla/service/hlo.proto`, `xla/xla_data.proto`).
+pub mod xla {
+    include!(concat!(env!("OUT_DIR"), "/xla.rs"));
+}
+
+/// `package tensorflow.profiler;` (`tsl/profiler/protobuf/xplane.proto`).
+pub mod tensorflow {
+    pub mod profiler {
+        include!(concat!(env!("OUT_DIR"), "/tensorflow.profiler.rs"));
+    }
+}
