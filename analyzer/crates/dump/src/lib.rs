@@ -1,1 +1,40 @@
-//! Parse XLA dump folders: HLO text, buffer assignment, live ranges, memory usage report; module analysis from text alone.
+//! Parse XLA dump folders (`XLA_FLAGS=--xla_dump_to=DIR`) and analyse each
+//! module's memory from the text files alone.
+//!
+//! - [`hlo`]: zero-copy HLO module text parser (modules, computations,
+//!   instructions, shapes as printed, metadata, stack-frame tables);
+//! - [`buffer_assignment`]: `*-buffer-assignment.txt` and `*-buffer-assignment-values.txt`;
+//! - [`live_range`]: `*-live-range.txt` (and the same section in older buffer assignments);
+//! - [`memory_report`]: `*-memory-usage-report.txt`;
+//! - [`group`]: which files belong to which module;
+//! - [`analysis`]: the [`ModuleReport`]s (see there for the peaks it reports and why two).
+//!
+//! All parsers borrow from the text, never panic on bad input, and report what
+//! they could not read.
+
+pub mod analysis;
+pub mod buffer_assignment;
+pub mod group;
+pub mod hlo;
+pub mod live_range;
+pub mod memory_report;
+
+pub use analysis::{analyze_module, PEAK_KIND_ESTIMATED, PEAK_KIND_LIVENESS, PEAK_KIND_LIVE_RANGE};
+pub use group::{dump_file_kind, group_modules, is_dump_file, DumpFileKind, DumpModule};
+pub use hlo::{HloComputation, HloInstruction, HloModule, HloParse, Metadata};
+
+use oomscope_report::{InputError, ModuleReport};
+
+/// Analyse every module among `(path, text)` files; files that are not XLA
+/// dump text are ignored. Each module with live ranges gives two reports (see
+/// [`analysis`]); problems with files come back as errors naming the file.
+pub fn analyze_dump(files: &[(&str, &str)]) -> (Vec<ModuleReport>, Vec<InputError>) {
+    let mut reports = Vec::new();
+    let mut errors = Vec::new();
+    for module in group_modules(files) {
+        let (module_reports, module_errors) = analyze_module(&module);
+        reports.extend(module_reports);
+        errors.extend(module_errors);
+    }
+    (reports, errors)
+}
