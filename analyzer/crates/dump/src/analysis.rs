@@ -87,25 +87,6 @@ pub fn analyze_module(module: &DumpModule<'_>) -> (Vec<ModuleReport>, Vec<InputE
         parse.module
     });
 
-    let assignment = module.file(DumpFileKind::BufferAssignment).map(|(path, text)| {
-        let parsed = buffer_assignment::parse(text);
-        report_problems(&mut errors, path, parsed.problems.iter().map(|(l, m)| (*l, m.as_str())));
-        if parsed.allocations.is_empty() {
-            errors.push(InputError { input: path.into(), message: "no `allocation N: size ...` lines: not a buffer assignment".into() });
-        } else if let Some(stated) = parsed.total_bytes_used {
-            if stated != parsed.allocation_bytes() {
-                errors.push(InputError {
-                    input: path.into(),
-                    message: format!(
-                        "allocations sum to {} bytes but the file states `Total bytes used: {stated}`: the file is truncated or altered",
-                        parsed.allocation_bytes()
-                    ),
-                });
-            }
-        }
-        used_files.push(path);
-        (text, parsed)
-    });
     let values_file = module
         .file(DumpFileKind::BufferAssignmentValues)
         .map(|(path, text)| {
@@ -117,6 +98,28 @@ pub fn analyze_module(module: &DumpModule<'_>) -> (Vec<ModuleReport>, Vec<InputE
             );
             parsed
         });
+    let assignment = module.file(DumpFileKind::BufferAssignment).map(|(path, text)| {
+        let parsed = buffer_assignment::parse(text);
+        report_problems(&mut errors, path, parsed.problems.iter().map(|(l, m)| (*l, m.as_str())));
+        // `Total bytes used` is in the buffer assignment (older) or the values file (newer).
+        let stated = parsed.total_bytes_used.or_else(|| values_file.as_ref().and_then(|v| v.total_bytes_used));
+        if parsed.allocations.is_empty() {
+            errors.push(InputError {
+                input: path.into(),
+                message: "no `allocation N: size ...` lines: not a buffer assignment".into(),
+            });
+        } else if let Some(stated) = stated.filter(|&s| s != parsed.allocation_bytes()) {
+            errors.push(InputError {
+                input: path.into(),
+                message: format!(
+                    "allocations sum to {} bytes but the dump states `Total bytes used: {stated}`: the file is truncated or altered",
+                    parsed.allocation_bytes()
+                ),
+            });
+        }
+        used_files.push(path);
+        (text, parsed)
+    });
 
     // The compiler's live ranges: their own file, else inside the buffer assignment.
     let live = match module.file(DumpFileKind::LiveRange) {
@@ -218,31 +221,35 @@ pub fn analyze_module(module: &DumpModule<'_>) -> (Vec<ModuleReport>, Vec<InputE
     (reports, errors)
 }
 
+/// One error per file: its first problems (truncation first: it explains the rest).
 fn report_problems<'p>(
     errors: &mut Vec<InputError>,
     path: &str,
     problems: impl Iterator<Item = (u32, &'p str)>,
 ) {
-    let problems: Vec<(u32, &str)> = problems.collect();
-    let Some(&(line, first)) = problems.first() else {
+    let mut problems: Vec<(u32, &str)> = problems.collect();
+    if problems.is_empty() {
         return;
-    };
-    let at = if line == 0 {
-        String::new()
-    } else {
-        format!("line {line}: ")
-    };
+    }
+    problems.sort_by_key(|(_, message)| !message.contains("truncated"));
+    let shown: Vec<String> = problems
+        .iter()
+        .take(3)
+        .map(|&(line, message)| {
+            if line == 0 {
+                message.to_string()
+            } else {
+                format!("line {line}: {message}")
+            }
+        })
+        .collect();
     let more = match problems.len() {
-        1 => String::new(),
-        n => format!(
-            " (and {} more problem{})",
-            n - 1,
-            if n == 2 { "" } else { "s" }
-        ),
+        n if n > 3 => format!(" (and {} more)", n - 3),
+        _ => String::new(),
     };
     errors.push(InputError {
         input: path.into(),
-        message: format!("{at}{first}{more}"),
+        message: format!("{}{more}", shown.join("; ")),
     });
 }
 

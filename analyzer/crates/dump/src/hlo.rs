@@ -418,6 +418,12 @@ impl<'a> Parser<'a> {
                     match self.instruction(line_no) {
                         Ok(instruction) => computation.instructions.push(instruction),
                         Err(message) => {
+                            let at_end = memchr(b'\n', &self.bytes[self.pos..]).is_none();
+                            let message = if at_end {
+                                format!("{message}; the text ends here: it is truncated")
+                            } else {
+                                message
+                            };
                             self.problem(line_no, format!("in computation `{name}`: {message}"));
                             self.skip_to_next_line();
                         }
