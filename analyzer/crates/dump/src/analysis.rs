@@ -42,6 +42,9 @@ pub const PEAK_KIND_LIVENESS: &str = "buffer_liveness";
 pub const PEAK_KIND_ESTIMATED: &str = "buffer_liveness_estimated";
 pub const PEAK_KIND_LIVE_RANGE: &str = "live_range";
 
+/// A value's allocation and its entry there, when the buffer assignment has it.
+type Assigned<'b, 'a> = Option<(&'b Allocation<'a>, &'b AssignedValue<'a>)>;
+
 /// One value with everything the reports need.
 #[derive(Debug, Clone)]
 struct Value<'a> {
@@ -327,7 +330,7 @@ fn assigned_values<'b, 'a>(
 fn make_value<'a>(
     instruction: &'a str,
     index: &'a str,
-    assigned: Option<(&Allocation<'a>, &AssignedValue<'a>)>,
+    assigned: Assigned<'_, 'a>,
     hlo: &HashMap<&'a str, &HloInstruction<'a>>,
 ) -> Value<'a> {
     let defining = hlo.get(instruction);
@@ -472,11 +475,7 @@ fn estimate_values<'a>(
         .collect();
 
     let mut values = Vec::new();
-    let candidates: Vec<(
-        &'a str,
-        &'a str,
-        Option<(&Allocation<'a>, &AssignedValue<'a>)>,
-    )> = if ba.allocations.is_empty() {
+    let candidates: Vec<(&'a str, &'a str, Assigned<'_, 'a>)> = if ba.allocations.is_empty() {
         entry
             .instructions
             .iter()

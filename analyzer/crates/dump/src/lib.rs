@@ -5,7 +5,7 @@
 //!   instructions, shapes as printed, metadata, stack-frame tables);
 //! - [`buffer_assignment`]: `*-buffer-assignment.txt` and `*-buffer-assignment-values.txt`;
 //! - [`live_range`]: `*-live-range.txt` (and the same section in older buffer assignments);
-//! - [`memory_report`]: `*-memory-usage-report.txt`;
+//! - [`memory_report`] reads `*-memory-usage-report.txt`;
 //! - [`group`]: which files belong to which module;
 //! - [`analysis`]: the [`ModuleReport`]s (see there for the peaks it reports and why two).
 //!

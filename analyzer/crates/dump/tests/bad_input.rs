@@ -125,6 +125,9 @@ fn truncation_anywhere_never_panics() {
 
 /// Attributes and metadata keys this parser has never seen (as a newer XLA
 /// would print) change nothing it reads.
+/// Name, shape, opcode, operands, op_name, stack_frame_id of an instruction.
+type Summary = (String, String, String, Vec<String>, String, Option<u64>);
+
 #[test]
 fn unknown_attributes_from_another_xla_version() {
     let text = fits_file(".txt");
@@ -151,23 +154,22 @@ fn unknown_attributes_from_another_xla_version() {
     let original = HloModule::parse(&text);
     let parse = HloModule::parse(&altered);
     assert_eq!(parse.problems, vec![]);
-    let summary =
-        |m: &HloModule<'_>| -> Vec<(String, String, String, Vec<String>, String, Option<u64>)> {
-            m.computations
-                .iter()
-                .flat_map(|c| c.instructions.iter())
-                .map(|i| {
-                    (
-                        i.name.to_string(),
-                        i.shape.to_string(),
-                        i.opcode.to_string(),
-                        i.operand_names().map(str::to_string).collect(),
-                        i.metadata.op_name.to_string(),
-                        i.metadata.stack_frame_id,
-                    )
-                })
-                .collect()
-        };
+    let summary = |m: &HloModule<'_>| -> Vec<Summary> {
+        m.computations
+            .iter()
+            .flat_map(|c| c.instructions.iter())
+            .map(|i| {
+                (
+                    i.name.to_string(),
+                    i.shape.to_string(),
+                    i.opcode.to_string(),
+                    i.operand_names().map(str::to_string).collect(),
+                    i.metadata.op_name.to_string(),
+                    i.metadata.stack_frame_id,
+                )
+            })
+            .collect()
+    };
     assert_eq!(summary(&parse.module), summary(&original.module));
     assert_eq!(parse.module.name, "jit_f");
     assert!(parse.module.is_scheduled);
