@@ -1,1 +1,17 @@
-//! XLA shapes and layouts: parse shape strings, compute padded and unpadded sizes exactly as the TPU compiler does.
+//! XLA shapes and layouts: parse shape strings as XLA prints them, print them
+//! back, and compute padded and unpadded sizes exactly as the TPU compiler does.
+//!
+//! - [`element_type`]: primitive types (names, `xla_data.proto` numbers, bit widths);
+//! - [`shape`]: the shape/layout model, parser, printer and size rules;
+//! - [`padding`]: padding waste per dimension, per module and per OOM event, with fix suggestions.
+
+pub mod element_type;
+pub mod padding;
+pub mod shape;
+
+pub use element_type::ElementType;
+pub use padding::{size_of, SizeInfo};
+pub use shape::{
+    parse_counted_shape, parse_shape, parse_shape_prefix, ArrayShape, Layout, Shape, ShapeError,
+    SplitConfig, Tile,
+};

@@ -1,0 +1,757 @@
+//! XLA shapes and layouts as XLA prints them (`Shape::ToString(print_layout=true)`,
+//! `Layout::Print`), parsed into a model, printed back, and sized.
+//!
+//! Sizes follow upstream `ShapeUtil::ByteSizeOf` / `ShapeUtil::ArraySize`:
+//! an untiled array takes `elements × element size`; a tiled one rounds the
+//! most-minor dimensions up to the first tile (the tile's last dimension pairs
+//! with the most-minor dimension), then applies the tail padding alignment
+//! and the element size in bits. See the crate tests for the real compiler
+//! sizes this reproduces.
+
+use crate::element_type::ElementType;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Upstream's marker for a tile dimension that combines dimensions (`*` in text).
+pub const COMBINE_DIMENSION: i64 = -1;
+/// Upstream's size of an unbounded dynamic dimension (`?` in text).
+pub const UNBOUNDED_DIMENSION: i64 = i64::MIN;
+/// Bytes of one tuple index table entry (a device pointer).
+pub const POINTER_BYTES: u64 = 8;
+
+/// Deepest tuple nesting accepted by the parser.
+const MAX_NESTING: usize = 64;
+
+/// One tile of a tiled layout, most-major tile dimension first.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Tile {
+    /// Tile dimension sizes; [`COMBINE_DIMENSION`] (`*`) combines dimensions.
+    pub dims: Vec<i64>,
+}
+
+/// How a split dimension's data is divided between memories (`SC(dim:i,j)`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SplitConfig {
+    pub dimension: i64,
+    pub split_indices: Vec<i64>,
+}
+
+/// An array layout: every field of upstream `Layout` that its text form shows.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Layout {
+    /// Dimension numbers from the most minor (fastest varying) to the most major.
+    pub minor_to_major: Vec<i64>,
+    /// Sparse dimension level types as printed inside `D(...)` (e.g. `D`, `C+`); empty = dense.
+    pub dim_level_types: Vec<String>,
+    /// Tiles, the first applied first.
+    pub tiles: Vec<Tile>,
+    /// `L(n)`: the element count is padded to a multiple of this; 1 = none.
+    pub tail_padding_alignment_in_elements: i64,
+    /// `#(type)`: index type of sparse arrays.
+    pub index_primitive_type: Option<ElementType>,
+    /// `*(type)`: pointer type of sparse arrays.
+    pub pointer_primitive_type: Option<ElementType>,
+    /// `E(n)`: bits per element; 0 = the type's default byte size.
+    pub element_size_in_bits: u32,
+    /// `S(n)`: memory space (0 default/HBM, 1 VMEM on TPU, 5 host, ...).
+    pub memory_space: i64,
+    /// `SC(...)`: split configurations.
+    pub split_configs: Vec<SplitConfig>,
+    /// `P(shape)`: physical shape of a sparse array.
+    pub physical_shape: Option<Box<Shape>>,
+    /// `M(n)`: bytes of dynamic-shape metadata in front of the data.
+    pub dynamic_shape_metadata_prefix_bytes: i64,
+}
+
+impl Default for Layout {
+    fn default() -> Self {
+        Layout {
+            minor_to_major: Vec::new(),
+            dim_level_types: Vec::new(),
+            tiles: Vec::new(),
+            tail_padding_alignment_in_elements: 1,
+            index_primitive_type: None,
+            pointer_primitive_type: None,
+            element_size_in_bits: 0,
+            memory_space: 0,
+            split_configs: Vec::new(),
+            physical_shape: None,
+            dynamic_shape_metadata_prefix_bytes: 0,
+        }
+    }
+}
+
+/// An array shape.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ArrayShape {
+    pub element_type: ElementType,
+    /// Dimension sizes (the upper bound for dynamic ones; [`UNBOUNDED_DIMENSION`] for `?`).
+    pub dims: Vec<i64>,
+    /// Which dimensions are dynamic (`<=N` or `?`); same length as `dims`.
+    pub dynamic: Vec<bool>,
+    pub layout: Option<Layout>,
+}
+
+/// Any XLA shape.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Shape {
+    Array(ArrayShape),
+    Tuple(Vec<Shape>),
+    Token,
+    Opaque,
+}
+
+/// Why a shape string could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShapeError {
+    /// Byte offset in the input where the problem is.
+    pub offset: usize,
+    pub message: String,
+}
+
+impl fmt::Display for ShapeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "bad shape at byte {}: {}", self.offset, self.message)
+    }
+}
+
+impl std::error::Error for ShapeError {}
+
+// ---------------------------------------------------------------------------
+// Sizes
+
+fn round_up(value: u64, multiple: u64) -> u64 {
+    if multiple <= 1 {
+        return value;
+    }
+    value.div_ceil(multiple).saturating_mul(multiple)
+}
+
+/// A dimension size as an element count (dynamic bounds count at their bound,
+/// unbounded or negative sizes as 0).
+fn dim_count(dim: i64) -> u64 {
+    u64::try_from(dim).unwrap_or(0)
+}
+
+impl ArrayShape {
+    /// Element count, saturating.
+    pub fn element_count(&self) -> u64 {
+        self.dims
+            .iter()
+            .fold(1u64, |acc, &d| acc.saturating_mul(dim_count(d)))
+    }
+
+    /// Bits one element takes in memory: the layout's `E(n)` when given, else
+    /// the type's default byte size.
+    pub fn storage_bits(&self) -> u64 {
+        match &self.layout {
+            Some(layout) if layout.element_size_in_bits != 0 => {
+                u64::from(layout.element_size_in_bits)
+            }
+            _ => self.element_type.default_storage_bytes().saturating_mul(8),
+        }
+    }
+
+    fn bytes_of_elements(&self, elements: u64) -> u64 {
+        elements.saturating_mul(self.storage_bits()).div_ceil(8)
+    }
+
+    /// Bytes of the data without any layout padding: element count × element size.
+    pub fn unpadded_bytes(&self) -> u64 {
+        self.bytes_of_elements(self.element_count())
+    }
+
+    /// Minor-to-major order: the layout's, or the default (last dimension most minor).
+    pub fn minor_to_major(&self) -> Vec<usize> {
+        let rank = self.dims.len();
+        if let Some(layout) = &self.layout {
+            if layout.minor_to_major.len() == rank {
+                let order: Vec<usize> = layout
+                    .minor_to_major
+                    .iter()
+                    .filter_map(|&d| usize::try_from(d).ok())
+                    .filter(|&d| d < rank)
+                    .collect();
+                if order.len() == rank {
+                    return order;
+                }
+            }
+        }
+        (0..rank).rev().collect()
+    }
+
+    /// Each dimension's size after the first tile's rounding, indexed by
+    /// dimension number, plus the element count of the tile positions beyond
+    /// the rank (a tile longer than the rank rounds the implicit size-1 dimensions).
+    pub(crate) fn padded_dims(&self) -> (Vec<u64>, u64) {
+        let mut padded: Vec<u64> = self.dims.iter().map(|&d| dim_count(d)).collect();
+        let mut beyond_rank = 1u64;
+        let Some(tile) = self.layout.as_ref().and_then(|l| l.tiles.first()) else {
+            return (padded, beyond_rank);
+        };
+        let order = self.minor_to_major();
+        // The tile's last dimension pairs with the most-minor dimension.
+        for (position, &tile_dim) in tile.dims.iter().rev().enumerate() {
+            let multiple = u64::try_from(tile_dim).unwrap_or(1);
+            match order.get(position) {
+                Some(&dim) => {
+                    if let Some(size) = padded.get_mut(dim) {
+                        *size = round_up(*size, multiple);
+                    }
+                }
+                None => beyond_rank = beyond_rank.saturating_mul(round_up(1, multiple)),
+            }
+        }
+        (padded, beyond_rank)
+    }
+
+    /// Bytes the array takes with its layout's padding (`ShapeUtil::ArraySize`
+    /// plus the dynamic-shape metadata prefix).
+    pub fn padded_bytes(&self) -> u64 {
+        let (padded, beyond_rank) = self.padded_dims();
+        let mut elements = padded
+            .iter()
+            .fold(beyond_rank, |acc, &d| acc.saturating_mul(d));
+        let mut prefix = 0u64;
+        if let Some(layout) = &self.layout {
+            if !layout.tiles.is_empty() {
+                elements = round_up(
+                    elements,
+                    u64::try_from(layout.tail_padding_alignment_in_elements).unwrap_or(1),
+                );
+            }
+            prefix = u64::try_from(layout.dynamic_shape_metadata_prefix_bytes).unwrap_or(0);
+        }
+        self.bytes_of_elements(elements).saturating_add(prefix)
+    }
+
+    /// The memory space of the layout (0 when none is given).
+    pub fn memory_space(&self) -> i64 {
+        self.layout.as_ref().map_or(0, |l| l.memory_space)
+    }
+}
+
+impl Shape {
+    /// Bytes of the data without layout padding. A tuple counts its index
+    /// table (8 bytes per element) plus its elements.
+    pub fn unpadded_bytes(&self) -> u64 {
+        self.sum_sizes(&ArrayShape::unpadded_bytes)
+    }
+
+    /// Bytes with the layout's padding. A tuple counts its index table
+    /// (8 bytes per element) plus its elements.
+    pub fn padded_bytes(&self) -> u64 {
+        self.sum_sizes(&ArrayShape::padded_bytes)
+    }
+
+    /// Bytes of this shape's own buffer: the array, or a tuple's index table
+    /// alone (`ShapeUtil::ByteSizeOf` with 8-byte pointers); token 0; opaque 8.
+    pub fn own_padded_bytes(&self) -> u64 {
+        match self {
+            Shape::Array(a) => a.padded_bytes(),
+            Shape::Tuple(elements) => POINTER_BYTES.saturating_mul(elements.len() as u64),
+            Shape::Token => 0,
+            Shape::Opaque => POINTER_BYTES,
+        }
+    }
+
+    fn sum_sizes(&self, array_size: &dyn Fn(&ArrayShape) -> u64) -> u64 {
+        match self {
+            Shape::Array(a) => array_size(a),
+            Shape::Tuple(elements) => elements.iter().fold(
+                POINTER_BYTES.saturating_mul(elements.len() as u64),
+                |acc, e| acc.saturating_add(e.sum_sizes(array_size)),
+            ),
+            Shape::Token => 0,
+            Shape::Opaque => POINTER_BYTES,
+        }
+    }
+
+    /// The array, when this is one.
+    pub fn as_array(&self) -> Option<&ArrayShape> {
+        match self {
+            Shape::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// Every array leaf, depth first.
+    pub fn arrays(&self) -> Vec<&ArrayShape> {
+        let mut out = Vec::new();
+        let mut stack = vec![self];
+        while let Some(shape) = stack.pop() {
+            match shape {
+                Shape::Array(a) => out.push(a),
+                Shape::Tuple(elements) => stack.extend(elements.iter().rev()),
+                Shape::Token | Shape::Opaque => {}
+            }
+        }
+        out
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Printing (upstream `Shape::Print` / `Layout::Print`)
+
+fn join<T: fmt::Display>(f: &mut fmt::Formatter<'_>, items: &[T], separator: &str) -> fmt::Result {
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            f.write_str(separator)?;
+        }
+        write!(f, "{item}")?;
+    }
+    Ok(())
+}
+
+impl fmt::Display for Tile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("(")?;
+        for (i, &d) in self.dims.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            if d == COMBINE_DIMENSION {
+                f.write_str("*")?;
+            } else {
+                write!(f, "{d}")?;
+            }
+        }
+        f.write_str(")")
+    }
+}
+
+impl fmt::Display for Layout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("{")?;
+        join(f, &self.minor_to_major, ",")?;
+        let mut attributes = String::new();
+        if !self.dim_level_types.is_empty() {
+            attributes.push_str(&format!("D({})", self.dim_level_types.join(",")));
+        }
+        if !self.tiles.is_empty() {
+            attributes.push('T');
+            for tile in &self.tiles {
+                attributes.push_str(&tile.to_string());
+            }
+        }
+        if self.tail_padding_alignment_in_elements != 1 {
+            attributes.push_str(&format!("L({})", self.tail_padding_alignment_in_elements));
+        }
+        if let Some(t) = self.index_primitive_type {
+            attributes.push_str(&format!("#({t})"));
+        }
+        if let Some(t) = self.pointer_primitive_type {
+            attributes.push_str(&format!("*({t})"));
+        }
+        if self.element_size_in_bits != 0 {
+            attributes.push_str(&format!("E({})", self.element_size_in_bits));
+        }
+        if self.memory_space != 0 {
+            attributes.push_str(&format!("S({})", self.memory_space));
+        }
+        if !self.split_configs.is_empty() {
+            attributes.push_str("SC");
+            for split in &self.split_configs {
+                let indices: Vec<String> = split.split_indices.iter().map(i64::to_string).collect();
+                attributes.push_str(&format!("({}:{})", split.dimension, indices.join(",")));
+            }
+        }
+        if let Some(physical) = &self.physical_shape {
+            attributes.push_str(&format!("P({physical})"));
+        }
+        if self.dynamic_shape_metadata_prefix_bytes > 0 {
+            attributes.push_str(&format!("M({})", self.dynamic_shape_metadata_prefix_bytes));
+        }
+        if !attributes.is_empty() {
+            write!(f, ":{attributes}")?;
+        }
+        f.write_str("}")
+    }
+}
+
+impl fmt::Display for ArrayShape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}[", self.element_type)?;
+        for (i, &d) in self.dims.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            if d == UNBOUNDED_DIMENSION {
+                f.write_str("?")?;
+            } else if self.dynamic.get(i).copied().unwrap_or(false) {
+                write!(f, "<={d}")?;
+            } else {
+                write!(f, "{d}")?;
+            }
+        }
+        f.write_str("]")?;
+        if let Some(layout) = &self.layout {
+            write!(f, "{layout}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Shape::Array(a) => write!(f, "{a}"),
+            Shape::Tuple(elements) => {
+                f.write_str("(")?;
+                join(f, elements, ", ")?;
+                f.write_str(")")
+            }
+            Shape::Token => f.write_str("token[]"),
+            Shape::Opaque => f.write_str("opaque[]"),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Parsing
+
+/// Parses one shape as XLA prints it, e.g. `f32[129,1024]{1,0:T(8,128)}`,
+/// `(f32[2]{0}, s32[])`, `f32[<=10]`. Surrounding whitespace is ignored;
+/// anything else after the shape is an error.
+pub fn parse_shape(text: &str) -> Result<Shape, ShapeError> {
+    let mut parser = Parser {
+        text: text.as_bytes(),
+        pos: 0,
+    };
+    parser.skip_space();
+    let shape = parser.shape(0)?;
+    parser.skip_space();
+    if parser.pos != parser.text.len() {
+        return Err(parser.error("unexpected text after the shape"));
+    }
+    Ok(shape)
+}
+
+/// Parses the start of `text` as a shape and returns it with the number of
+/// bytes it took (for shapes embedded in longer lines, e.g. HLO instructions).
+pub fn parse_shape_prefix(text: &str) -> Result<(Shape, usize), ShapeError> {
+    let mut parser = Parser {
+        text: text.as_bytes(),
+        pos: 0,
+    };
+    let shape = parser.shape(0)?;
+    Ok((shape, parser.pos))
+}
+
+/// Parses a shape with the repeat count memory usage reports put in front of
+/// it: `5×bf16[8,128]{1,0}` or `5xbf16[8,128]{1,0}`. Without a count the count is 1.
+pub fn parse_counted_shape(text: &str) -> Result<(u64, Shape), ShapeError> {
+    let trimmed = text.trim();
+    let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 {
+        let rest = &trimmed[digits..];
+        let after = rest.strip_prefix('×').or_else(|| rest.strip_prefix('x'));
+        if let Some(shape_text) = after {
+            let count = trimmed[..digits].parse::<u64>().map_err(|_| ShapeError {
+                offset: 0,
+                message: "repeat count too large".into(),
+            })?;
+            let offset = trimmed.len() - shape_text.len();
+            return parse_shape(shape_text)
+                .map(|shape| (count, shape))
+                .map_err(|e| ShapeError {
+                    offset: e.offset + offset,
+                    message: e.message,
+                });
+        }
+    }
+    parse_shape(trimmed).map(|shape| (1, shape))
+}
+
+struct Parser<'a> {
+    text: &'a [u8],
+    pos: usize,
+}
+
+impl Parser<'_> {
+    fn error(&self, message: impl Into<String>) -> ShapeError {
+        ShapeError {
+            offset: self.pos,
+            message: message.into(),
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.text.get(self.pos).copied()
+    }
+
+    fn skip_space(&mut self) {
+        while self.peek().is_some_and(|c| c.is_ascii_whitespace()) {
+            self.pos += 1;
+        }
+    }
+
+    fn eat(&mut self, c: u8) -> bool {
+        if self.peek() == Some(c) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect(&mut self, c: u8) -> Result<(), ShapeError> {
+        if self.eat(c) {
+            Ok(())
+        } else {
+            Err(self.error(format!("expected '{}'", c as char)))
+        }
+    }
+
+    fn integer(&mut self) -> Result<i64, ShapeError> {
+        let start = self.pos;
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.pos += 1;
+        }
+        let digits = std::str::from_utf8(&self.text[start..self.pos]).unwrap_or("");
+        if digits.is_empty() || digits == "-" {
+            self.pos = start;
+            return Err(self.error("expected a number"));
+        }
+        digits.parse::<i64>().map_err(|_| ShapeError {
+            offset: start,
+            message: format!("number {digits} out of range"),
+        })
+    }
+
+    fn word(&mut self) -> &str {
+        let start = self.pos;
+        while self
+            .peek()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
+        {
+            self.pos += 1;
+        }
+        std::str::from_utf8(&self.text[start..self.pos]).unwrap_or("")
+    }
+
+    fn shape(&mut self, depth: usize) -> Result<Shape, ShapeError> {
+        if depth > MAX_NESTING {
+            return Err(self.error(format!("tuples nested deeper than {MAX_NESTING}")));
+        }
+        if self.eat(b'(') {
+            let mut elements = Vec::new();
+            self.skip_space();
+            if self.eat(b')') {
+                return Ok(Shape::Tuple(elements));
+            }
+            loop {
+                self.skip_space();
+                elements.push(self.shape(depth + 1)?);
+                self.skip_space();
+                if self.eat(b')') {
+                    return Ok(Shape::Tuple(elements));
+                }
+                self.expect(b',')?;
+            }
+        }
+        let start = self.pos;
+        let name = self.word().to_string();
+        if name.is_empty() {
+            return Err(self.error("expected an element type or '('"));
+        }
+        let element_type = match ElementType::from_name(&name) {
+            Some(t) => t,
+            None => {
+                self.pos = start;
+                return Err(self.error(format!("unknown element type '{name}'")));
+            }
+        };
+        let (dims, dynamic) = self.dimensions()?;
+        match element_type {
+            ElementType::Token => return Ok(Shape::Token),
+            ElementType::OpaqueType => return Ok(Shape::Opaque),
+            ElementType::Tuple | ElementType::Buffer => {
+                self.pos = start;
+                return Err(self.error(format!("'{name}' is not an array element type")));
+            }
+            _ => {}
+        }
+        let layout = if self.peek() == Some(b'{') {
+            Some(self.layout(depth)?)
+        } else {
+            None
+        };
+        Ok(Shape::Array(ArrayShape {
+            element_type,
+            dims,
+            dynamic,
+            layout,
+        }))
+    }
+
+    fn dimensions(&mut self) -> Result<(Vec<i64>, Vec<bool>), ShapeError> {
+        self.expect(b'[')?;
+        let mut dims = Vec::new();
+        let mut dynamic = Vec::new();
+        if self.eat(b']') {
+            return Ok((dims, dynamic));
+        }
+        loop {
+            self.skip_space();
+            if self.eat(b'?') {
+                dims.push(UNBOUNDED_DIMENSION);
+                dynamic.push(true);
+            } else {
+                let is_dynamic = self.eat(b'<');
+                if is_dynamic {
+                    self.expect(b'=')?;
+                }
+                let size = self.integer()?;
+                if size < 0 {
+                    return Err(self.error("negative dimension size"));
+                }
+                dims.push(size);
+                dynamic.push(is_dynamic);
+            }
+            self.skip_space();
+            if self.eat(b']') {
+                return Ok((dims, dynamic));
+            }
+            self.expect(b',')?;
+        }
+    }
+
+    fn integer_list(&mut self, close: u8) -> Result<Vec<i64>, ShapeError> {
+        let mut values = Vec::new();
+        if self.eat(close) {
+            return Ok(values);
+        }
+        loop {
+            values.push(self.integer()?);
+            if self.eat(close) {
+                return Ok(values);
+            }
+            self.expect(b',')?;
+        }
+    }
+
+    fn primitive_in_parens(&mut self) -> Result<ElementType, ShapeError> {
+        self.expect(b'(')?;
+        let name = self.word().to_string();
+        let t = ElementType::from_name(&name)
+            .ok_or_else(|| self.error(format!("unknown element type '{name}'")))?;
+        self.expect(b')')?;
+        Ok(t)
+    }
+
+    fn number_in_parens(&mut self) -> Result<i64, ShapeError> {
+        self.expect(b'(')?;
+        let n = self.integer()?;
+        self.expect(b')')?;
+        Ok(n)
+    }
+
+    fn layout(&mut self, depth: usize) -> Result<Layout, ShapeError> {
+        self.expect(b'{')?;
+        let mut layout = Layout::default();
+        // minor_to_major, possibly empty (scalars print `{:T(128)}` or `{}`).
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            layout.minor_to_major.push(self.integer()?);
+            if !self.eat(b',') {
+                break;
+            }
+        }
+        if self.eat(b'}') {
+            return Ok(layout);
+        }
+        self.expect(b':')?;
+        loop {
+            match self.peek() {
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(layout);
+                }
+                Some(b'D') => {
+                    self.pos += 1;
+                    self.expect(b'(')?;
+                    let start = self.pos;
+                    while self.peek().is_some_and(|c| c != b')') {
+                        self.pos += 1;
+                    }
+                    let inner = std::str::from_utf8(&self.text[start..self.pos]).unwrap_or("");
+                    layout.dim_level_types = inner.split(',').map(str::to_string).collect();
+                    self.expect(b')')?;
+                }
+                Some(b'T') => {
+                    self.pos += 1;
+                    while self.peek() == Some(b'(') {
+                        self.pos += 1;
+                        let mut dims = Vec::new();
+                        loop {
+                            if self.eat(b'*') {
+                                dims.push(COMBINE_DIMENSION);
+                            } else {
+                                let d = self.integer()?;
+                                if d <= 0 {
+                                    return Err(self.error("tile dimension must be positive"));
+                                }
+                                dims.push(d);
+                            }
+                            if self.eat(b')') {
+                                break;
+                            }
+                            self.expect(b',')?;
+                        }
+                        layout.tiles.push(Tile { dims });
+                    }
+                }
+                Some(b'L') => {
+                    self.pos += 1;
+                    layout.tail_padding_alignment_in_elements = self.number_in_parens()?;
+                }
+                Some(b'#') => {
+                    self.pos += 1;
+                    layout.index_primitive_type = Some(self.primitive_in_parens()?);
+                }
+                Some(b'*') => {
+                    self.pos += 1;
+                    layout.pointer_primitive_type = Some(self.primitive_in_parens()?);
+                }
+                Some(b'E') => {
+                    self.pos += 1;
+                    let bits = self.number_in_parens()?;
+                    layout.element_size_in_bits = u32::try_from(bits)
+                        .map_err(|_| self.error("element size in bits out of range"))?;
+                }
+                Some(b'S') if self.text.get(self.pos + 1) == Some(&b'C') => {
+                    self.pos += 2;
+                    while self.eat(b'(') {
+                        let dimension = self.integer()?;
+                        self.expect(b':')?;
+                        let split_indices = self.integer_list(b')')?;
+                        layout.split_configs.push(SplitConfig {
+                            dimension,
+                            split_indices,
+                        });
+                    }
+                }
+                Some(b'S') => {
+                    self.pos += 1;
+                    layout.memory_space = self.number_in_parens()?;
+                }
+                Some(b'P') => {
+                    self.pos += 1;
+                    self.expect(b'(')?;
+                    let physical = self.shape(depth + 1)?;
+                    self.expect(b')')?;
+                    layout.physical_shape = Some(Box::new(physical));
+                }
+                Some(b'M') => {
+                    self.pos += 1;
+                    layout.dynamic_shape_metadata_prefix_bytes = self.number_in_parens()?;
+                }
+                Some(_) => return Err(self.error("unknown layout attribute")),
+                None => return Err(self.error("layout not closed with '}'")),
+            }
+        }
+    }
+}
