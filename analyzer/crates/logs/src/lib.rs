@@ -1,1 +1,212 @@
-//! Find and parse every OOM error in a text log (TPU, XLA GPU, PyTorch CUDA, PyTorch/XLA).
+//! Find and parse every OOM error in a text log (TPU, XLA GPU, PyTorch CUDA,
+//! PyTorch/XLA).
+//!
+//! The text can be anything a user has: a terminal capture, a multi-GB log, an
+//! issue comment. One pass of a multi-keyword search (Aho-Corasick) finds the
+//! few places where an OOM message can start; only there are regexes run and
+//! the following lines read as the message's report (TPU compiler listing,
+//! BFC allocator dump, XLA "Peak buffers"). Occurrences of the same error are
+//! then merged ([`event::merge`]).
+//!
+//! Time is linear in the input: every keyword is looked at once with bounded
+//! context, a line is read by at most one block parser, and keywords inside a
+//! consumed block are skipped.
+
+mod event;
+mod gpu;
+mod lines;
+mod site;
+mod torch;
+mod tpu;
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use oomscope_report::OomEvent;
+use site::{Outcome, Site};
+use std::sync::OnceLock;
+
+/// What a keyword may start, and which parser reads it.
+#[derive(Clone, Copy)]
+enum Anchor {
+    TpuRanOut,
+    TpuRequires,
+    TpuWouldExceed,
+    SparseCore,
+    TpuReserve,
+    TpuAllocate,
+    BfcRanOut,
+    XlaGpuOom,
+    FailedRequest,
+    CuMemAllocAsync,
+    Torch,
+}
+
+const KEYWORDS: [(&str, Anchor); 13] = [
+    ("Ran out of memory", Anchor::TpuRanOut),
+    ("Requires ", Anchor::TpuRequires),
+    ("would exceed memory (size=", Anchor::TpuWouldExceed),
+    ("Hbm usage", Anchor::SparseCore),
+    ("Attempting to reserve", Anchor::TpuReserve),
+    ("Attempting to allocate", Anchor::TpuAllocate),
+    ("ran out of memory trying to allocate", Anchor::BfcRanOut),
+    ("Out of memory while trying to allocate", Anchor::XlaGpuOom),
+    ("Failed to allocate request for", Anchor::FailedRequest),
+    (
+        "cuMemAllocAsync failed to allocate",
+        Anchor::CuMemAllocAsync,
+    ),
+    ("CUDA out of memory", Anchor::Torch),
+    ("HIP out of memory", Anchor::Torch),
+    ("XPU out of memory", Anchor::Torch),
+];
+
+fn keywords() -> &'static AhoCorasick {
+    static CELL: OnceLock<AhoCorasick> = OnceLock::new();
+    CELL.get_or_init(|| {
+        AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostFirst)
+            .build(KEYWORDS.iter().map(|(k, _)| *k))
+            .expect("constant keywords")
+    })
+}
+
+/// Whether `text` holds any keyword that can start an OOM message.
+fn has_keyword(text: &str) -> bool {
+    keywords().is_match(text)
+}
+
+/// Keyword occurrences on one line that failed to parse before the rest of
+/// the line is skipped (keeps hostile single-line inputs linear).
+const MAX_FAILS_PER_LINE: u32 = 64;
+/// Longest escaped line that is unescaped and read again.
+const MAX_ESCAPED_LINE: usize = 4 << 20;
+
+/// Every distinct OOM in `text`, in order of first occurrence. `line` is the
+/// 1-based line where each starts; `repeats` counts its occurrences.
+pub fn parse_oom_log(input_name: &str, text: &str) -> Vec<OomEvent> {
+    let mut raws = Vec::new();
+    scan(text, true, &mut raws);
+    event::merge(input_name, raws)
+}
+
+/// Cheap check on the first bytes of a file: does it hold an OOM message?
+pub fn looks_like_oom_log(head: &str) -> bool {
+    if !has_keyword(head) {
+        return false;
+    }
+    let mut raws = Vec::new();
+    scan(head, true, &mut raws);
+    !raws.is_empty()
+}
+
+fn scan(text: &str, unescape_lines: bool, raws: &mut Vec<event::Raw>) {
+    let mut counter = lines::LineCounter::new(text);
+    let mut consumed = 0usize;
+    let mut line = (usize::MAX, 0usize);
+    let mut fails = 0u32;
+    for m in keywords().find_iter(text) {
+        let at = m.start();
+        if at < consumed {
+            continue;
+        }
+        let (line_no, line_start) = counter.locate(at);
+        if line.0 != line_start {
+            line = (line_start, lines::line_end(text, at));
+            fails = 0;
+        }
+        if fails >= MAX_FAILS_PER_LINE {
+            continue;
+        }
+        let site = Site {
+            text,
+            line_start,
+            line_end: line.1,
+            anchor: at,
+        };
+        if unescape_lines && is_escaped(&site) {
+            let end = lines::floor_boundary(text, line.1.min(line_start + MAX_ESCAPED_LINE));
+            let unescaped = unescape(&text[line_start..end]);
+            let mut inner = Vec::new();
+            scan(&unescaped, false, &mut inner);
+            for mut raw in inner {
+                raw.line = line_no;
+                raw.escaped = true;
+                raws.push(raw);
+            }
+            consumed = line.1;
+            continue;
+        }
+        let anchor = KEYWORDS[m.pattern().as_usize()].1;
+        match parse_at(&site, anchor) {
+            Outcome::Event(mut raw, end) => {
+                raw.line = line_no;
+                raws.push(raw);
+                consumed = end.max(line.1);
+            }
+            Outcome::Ignore(end) => consumed = end.max(line.1),
+            Outcome::NoMatch => fails += 1,
+        }
+    }
+}
+
+fn parse_at(site: &Site, anchor: Anchor) -> Outcome {
+    match anchor {
+        Anchor::TpuRanOut => tpu::ran_out(site),
+        Anchor::TpuRequires => tpu::requires(site),
+        Anchor::TpuWouldExceed => tpu::would_exceed(site),
+        Anchor::SparseCore => tpu::sparsecore(site),
+        Anchor::TpuReserve | Anchor::TpuAllocate => tpu::runtime(site),
+        Anchor::BfcRanOut => gpu::bfc(site),
+        Anchor::XlaGpuOom => gpu::xla_oom(site),
+        Anchor::FailedRequest => gpu::failed_request(site),
+        Anchor::CuMemAllocAsync => gpu::cu_mem_alloc_async(site),
+        Anchor::Torch => torch::cuda_oom(site),
+    }
+}
+
+/// A keyword inside an escaped copy of a message (a proto dump, a JSON
+/// string): `\n` written as two characters right after it.
+fn is_escaped(site: &Site) -> bool {
+    let after = site.from_anchor();
+    let window = &after[..lines::floor_boundary(after, 600)];
+    memchr::memmem::find(window.as_bytes(), b"\\n").is_some()
+}
+
+/// Undoes `\n`, `\t`, `\"`, `\'`, `\\`; drops `\xNN` byte escapes.
+fn unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => {}
+            Some('x') => {
+                let rest = chars.as_str();
+                if rest.len() >= 2 && rest.as_bytes()[..2].iter().all(u8::is_ascii_hexdigit) {
+                    chars = rest[2..].chars();
+                }
+                out.push(' ');
+            }
+            Some(other) => out.push(other),
+            None => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unescapes() {
+        assert_eq!(
+            unescape(r"a\nb\tc\x08\x64Ran \'x\' \\"),
+            "a\nb\tc  Ran 'x' \\"
+        );
+    }
+}

@@ -148,6 +148,9 @@ pub struct OomEvent {
     pub extra: BTreeMap<String, u64>,
     #[serde(default)]
     pub top_allocations: Vec<TopAllocation>,
+    /// A separate "Largest program arguments and outputs" listing (TPU), when printed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub top_arguments: Vec<TopAllocation>,
 }
 
 /// One entry of a "Largest program allocations" (or similar) listing.

@@ -1,0 +1,363 @@
+//! Sizes as printed, one parsed occurrence of an OOM message ([`Raw`]), and
+//! the merging of occurrences into distinct [`OomEvent`]s.
+//!
+//! The same error is often printed several times: by each rank, by glog and
+//! again by the Python exception, in an escaped copy inside a proto dump, or
+//! restated in another form (XLA's "Out of memory while trying to allocate"
+//! after the BFC allocator dump; the E1000 "HLO temporaries" summary after the
+//! compiler's report). Occurrences whose key numbers agree are merged: exact
+//! byte counts win over rounded ones, missing details are filled in.
+//! `repeats` counts the un-escaped occurrences of one message form.
+
+use oomscope_report::{units, OomEvent, OomKind, TopAllocation};
+use std::collections::BTreeMap;
+
+/// A byte quantity as printed: exact, or rounded to `step` bytes (the last
+/// printed digit: `17.67G` has a step of 0.01 × 2^30).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size {
+    pub bytes: u64,
+    pub exact: bool,
+    pub step: u64,
+}
+
+impl Size {
+    pub fn exact(bytes: u64) -> Self {
+        Size {
+            bytes,
+            exact: true,
+            step: 0,
+        }
+    }
+}
+
+/// Parses `25.64G`, `512.00M`, `3.47E`, `0B`, `17.69GiB`, `36.00 MiB`,
+/// `0 bytes`, `3206250496B`. A unit is required unless `bare_is_bytes`.
+pub fn parse_size(token: &str, bare_is_bytes: bool) -> Option<Size> {
+    let t = token.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let unit = unit.trim();
+    if num.is_empty()
+        || num.starts_with('.')
+        || num.ends_with('.')
+        || (unit.is_empty() && !bare_is_bytes)
+    {
+        return None;
+    }
+    let mult = units::binary_multiplier(unit)?;
+    if mult == 1 && !num.contains('.') {
+        return num.parse::<u64>().ok().map(Size::exact);
+    }
+    let value: f64 = num.parse().ok()?;
+    let decimals = num.find('.').map_or(0, |dot| num.len() - dot - 1) as i32;
+    let step = (mult as f64 / 10f64.powi(decimals)).ceil() as u64;
+    Some(Size {
+        bytes: units::scale(value, mult),
+        exact: false,
+        step: step.max(1),
+    })
+}
+
+/// The numeric fields of [`OomEvent`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Used,
+    Limit,
+    Exceeded,
+    Requested,
+    Free,
+    Reserved,
+    TotalCapacity,
+    Allocated,
+    Arguments,
+    Output,
+    Program,
+    HloTemp,
+    HloTempUnpadded,
+    HloTempPadded,
+    Fragmentation,
+    TensorCore,
+    SparseCore,
+}
+
+const FIELD_COUNT: usize = 17;
+
+/// Fields that identify an error: two occurrences are the same error only if
+/// they agree on every key field both give.
+const KEY_FIELDS: [Field; 9] = [
+    Field::Used,
+    Field::Limit,
+    Field::Exceeded,
+    Field::Requested,
+    Field::Free,
+    Field::TotalCapacity,
+    Field::Allocated,
+    Field::TensorCore,
+    Field::SparseCore,
+];
+
+/// One occurrence of an OOM message, as parsed.
+#[derive(Debug, Clone)]
+pub struct Raw {
+    pub kind: OomKind,
+    pub space: String,
+    pub line: u32,
+    pub message: String,
+    /// Which message form this is (e.g. `tpu_used_of`); repeats count per form.
+    pub form: &'static str,
+    /// Found inside an escaped copy (`\n` written as two characters).
+    pub escaped: bool,
+    fields: [Option<Size>; FIELD_COUNT],
+    pub extra: BTreeMap<String, Size>,
+    pub top: Vec<TopAllocation>,
+    pub top_arguments: Vec<TopAllocation>,
+}
+
+impl Raw {
+    pub fn new(kind: OomKind, space: &str, form: &'static str, message: &str) -> Self {
+        Raw {
+            kind,
+            space: space.to_string(),
+            line: 0,
+            message: truncate(message, 600),
+            form,
+            escaped: false,
+            fields: [None; FIELD_COUNT],
+            extra: BTreeMap::new(),
+            top: Vec::new(),
+            top_arguments: Vec::new(),
+        }
+    }
+
+    pub fn get(&self, f: Field) -> Option<Size> {
+        self.fields[f as usize]
+    }
+
+    /// Sets a field unless it already holds a value at least as exact.
+    pub fn set(&mut self, f: Field, v: Option<Size>) {
+        let Some(v) = v else { return };
+        let slot = &mut self.fields[f as usize];
+        match slot {
+            Some(old) if old.exact || !v.exact => {}
+            _ => *slot = Some(v),
+        }
+    }
+
+    /// Sets a named extra number, with the same exactness rule.
+    pub fn set_extra(&mut self, key: &str, v: Option<Size>) {
+        let Some(v) = v else { return };
+        if self.extra.len() >= 256 && !self.extra.contains_key(key) {
+            return;
+        }
+        match self.extra.get(key) {
+            Some(old) if old.exact || !v.exact => {}
+            _ => {
+                self.extra.insert(key.to_string(), v);
+            }
+        }
+    }
+}
+
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let cut = crate::lines::floor_boundary(s, max);
+    format!("{}…", &s[..cut])
+}
+
+/// Groups of kinds that can describe the same error.
+fn family(kind: OomKind) -> u8 {
+    match kind {
+        OomKind::TpuCompileHbm | OomKind::TpuCompileOtherSpace | OomKind::TorchXla => 0,
+        OomKind::TpuSparsecore => 1,
+        OomKind::TpuRuntime => 2,
+        OomKind::XlaGpu => 3,
+        OomKind::TorchCuda => 4,
+    }
+}
+
+/// Equal up to the last printed digit of either value (rounded or truncated).
+fn close(a: Size, b: Size) -> bool {
+    a.bytes.abs_diff(b.bytes) <= a.step.saturating_add(b.step)
+}
+
+/// One distinct error being accumulated.
+struct Merged {
+    raw: Raw,
+    forms: Vec<&'static str>,
+    repeats: u32,
+}
+
+fn same_error(a: &Raw, b: &Raw) -> bool {
+    if family(a.kind) != family(b.kind) || a.space != b.space {
+        return false;
+    }
+    let mut shared = 0;
+    for f in KEY_FIELDS {
+        if let (Some(x), Some(y)) = (a.get(f), b.get(f)) {
+            if !close(x, y) {
+                return false;
+            }
+            shared += 1;
+        }
+    }
+    shared > 0
+}
+
+fn absorb(into: &mut Raw, from: Raw) {
+    for (i, v) in from.fields.iter().enumerate() {
+        if let Some(v) = v {
+            let slot = &mut into.fields[i];
+            match slot {
+                Some(old) if old.exact || !v.exact => {}
+                _ => *slot = Some(*v),
+            }
+        }
+    }
+    for (k, v) in from.extra {
+        into.set_extra(&k, Some(v));
+    }
+    if into.top.is_empty() {
+        into.top = from.top;
+    }
+    if into.top_arguments.is_empty() {
+        into.top_arguments = from.top_arguments;
+    }
+    if from.kind == OomKind::TorchXla {
+        into.kind = OomKind::TorchXla;
+    }
+    if into.escaped && !from.escaped {
+        into.message = from.message;
+        into.escaped = false;
+    }
+}
+
+/// How far back an occurrence looks for the error it repeats.
+const MERGE_WINDOW: usize = 64;
+
+/// Merges occurrences (in input order) into distinct events.
+pub fn merge(input: &str, raws: Vec<Raw>) -> Vec<OomEvent> {
+    let mut merged: Vec<Merged> = Vec::new();
+    for raw in raws {
+        let lo = merged.len().saturating_sub(MERGE_WINDOW);
+        let found = (lo..merged.len())
+            .rev()
+            .find(|&i| same_error(&merged[i].raw, &raw));
+        match found {
+            Some(i) => {
+                let m = &mut merged[i];
+                if !raw.escaped {
+                    if m.forms.contains(&raw.form) {
+                        m.repeats = m.repeats.saturating_add(1);
+                    } else {
+                        m.forms.push(raw.form);
+                    }
+                }
+                absorb(&mut m.raw, raw);
+            }
+            None => {
+                let forms = if raw.escaped {
+                    Vec::new()
+                } else {
+                    vec![raw.form]
+                };
+                merged.push(Merged {
+                    raw,
+                    forms,
+                    repeats: 1,
+                });
+            }
+        }
+    }
+    merged.into_iter().map(|m| to_event(input, m)).collect()
+}
+
+fn to_event(input: &str, m: Merged) -> OomEvent {
+    let r = m.raw;
+    let g = |f: Field| r.fields[f as usize].map(|s| s.bytes);
+    OomEvent {
+        kind: r.kind,
+        memory_space: r.space.clone(),
+        input: input.to_string(),
+        line: r.line,
+        repeats: m.repeats,
+        message: r.message.clone(),
+        used_bytes: g(Field::Used),
+        limit_bytes: g(Field::Limit),
+        exceeded_bytes: g(Field::Exceeded),
+        requested_bytes: g(Field::Requested),
+        free_bytes: g(Field::Free),
+        reserved_bytes: g(Field::Reserved),
+        total_capacity_bytes: g(Field::TotalCapacity),
+        allocated_bytes: g(Field::Allocated),
+        arguments_bytes: g(Field::Arguments),
+        output_bytes: g(Field::Output),
+        program_bytes: g(Field::Program),
+        hlo_temp_bytes: g(Field::HloTemp),
+        hlo_temp_unpadded_bytes: g(Field::HloTempUnpadded),
+        hlo_temp_padded_bytes: g(Field::HloTempPadded),
+        fragmentation_bytes: g(Field::Fragmentation),
+        tensorcore_bytes: g(Field::TensorCore),
+        sparsecore_bytes: g(Field::SparseCore),
+        extra: r.extra.iter().map(|(k, v)| (k.clone(), v.bytes)).collect(),
+        top_allocations: r.top,
+        top_arguments: r.top_arguments,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_as_printed() {
+        assert_eq!(
+            parse_size("15.75G", false),
+            Some(Size {
+                bytes: 16_911_433_728,
+                exact: false,
+                step: 10_737_419
+            })
+        );
+        assert_eq!(
+            parse_size("4000000000", true),
+            Some(Size::exact(4_000_000_000))
+        );
+        assert_eq!(
+            parse_size("3206250496B", false),
+            Some(Size::exact(3_206_250_496))
+        );
+        assert_eq!(parse_size("0 bytes", false), Some(Size::exact(0)));
+        assert_eq!(
+            parse_size("36.00 MiB", false),
+            Some(Size {
+                bytes: 36 << 20,
+                exact: false,
+                step: 10_486
+            })
+        );
+        assert_eq!(parse_size("94.4...", false), None);
+        assert_eq!(parse_size("12", false), None);
+        assert_eq!(parse_size("3.47Q", false), None);
+    }
+
+    #[test]
+    fn rounding_tolerance() {
+        let exact = Size::exact(281_923_031_072);
+        let rounded = parse_size("262.56GiB", false).unwrap();
+        assert!(close(exact, rounded));
+        assert!(!close(exact, parse_size("262.00GiB", false).unwrap()));
+        let a = Size::exact(2_110_783_744);
+        let b = Size::exact(2_110_783_616);
+        // "381.60G" (truncated) and the exact 409748396288 (381.6097 GiB).
+        assert!(close(
+            parse_size("381.60G", false).unwrap(),
+            Size::exact(409_748_396_288)
+        ));
+        assert!(!close(a, b));
+    }
+}

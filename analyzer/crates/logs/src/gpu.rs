@@ -1,0 +1,280 @@
+//! XLA on GPU: "Out of memory while trying to allocate N bytes" with its
+//! BufferAssignment stats and "Peak buffers" listing, the BFC allocator's
+//! "ran out of memory trying to allocate" with its dump (bins, chunks,
+//! `Stats:`), "Failed to allocate request for", and the cuda_malloc_async
+//! allocator's "cuMemAllocAsync failed to allocate".
+
+use crate::event::{Field, Raw, Size};
+use crate::lines::{payload, Cursor};
+use crate::site::{cap_bytes, cap_size, lazy_regex, Outcome, Site};
+use oomscope_report::{OomKind, TopAllocation};
+
+lazy_regex!(
+    re_xla_oom,
+    r"Out of memory while trying to allocate (?:(\d+) bytes|SIZE)"
+);
+lazy_regex!(
+    re_bfc,
+    r"Allocator \(([^)]*)\) ran out of memory trying to allocate SIZE(?:\s*\(rounded to (\d+)\))?"
+);
+lazy_regex!(
+    re_failed_request,
+    r"Failed to allocate request for SIZE(?:\s*\((\d+)B\))?"
+);
+lazy_regex!(re_cu_async, r"cuMemAllocAsync failed to allocate (\d+)");
+lazy_regex!(re_free_total, r"Free memory/Total memory: (\d+)/(\d+)");
+lazy_regex!(
+    re_stat,
+    r"^(Limit|InUse|MaxInUse|NumAllocs|MaxAllocSize|Reserved|PeakReserved|LargestFreeBlock|PoolBytes|PeakPoolBytes):\s*(\d+)"
+);
+lazy_regex!(
+    re_bin,
+    r"^Bin \((\d+)\):\s*Total Chunks: (\d+), Chunks in use: (\d+)\. SIZE allocated for chunks\. SIZE in use in bin"
+);
+lazy_regex!(re_chunk, r"^(InUse|Free)\s+at\s+\S+\s+of size (\d+)");
+lazy_regex!(re_sum_in_use, r"^Sum Total of in-use chunks: SIZE");
+lazy_regex!(
+    re_pool,
+    r"^Total bytes in pool: (\d+)\s+memory_limit_: (\d+)\s+available bytes: (\d+)"
+);
+lazy_regex!(re_region, r"^Next region of size (\d+)");
+lazy_regex!(
+    re_assignment_stat,
+    r"^([a-z_ ]+) (allocation|fragmentation):\s*SIZE"
+);
+lazy_regex!(re_buffer, r"^Buffer (\d+):");
+
+/// `... Out of memory while trying to allocate 4000000000 bytes.` (+ BufferAssignment report).
+pub fn xla_oom(site: &Site) -> Outcome {
+    let head = site.head();
+    let Some(c) = re_xla_oom().captures(head) else {
+        return Outcome::NoMatch;
+    };
+    let mut raw = Raw::new(OomKind::XlaGpu, "gpu", "xla_gpu_oom", head);
+    raw.set(
+        Field::Requested,
+        cap_bytes(&c, 1).or_else(|| cap_size(&c, 2)),
+    );
+    let end = read_block(site, &mut raw);
+    Outcome::Event(raw, end)
+}
+
+/// `Allocator (GPU_0_bfc) ran out of memory trying to allocate 3.72GiB (rounded to 4000000000)` + dump.
+/// The same warning with "The caller indicates that this is not a failure" is no error.
+pub fn bfc(site: &Site) -> Outcome {
+    let head = site.head();
+    if head.contains("not a failure") {
+        return Outcome::Ignore(site.next_line());
+    }
+    let Some(c) = re_bfc().captures(head) else {
+        return Outcome::NoMatch;
+    };
+    let mut raw = Raw::new(OomKind::XlaGpu, "gpu", "bfc_ran_out", head);
+    raw.set(Field::Requested, cap_size(&c, 2));
+    raw.set_extra("rounded_request_bytes", cap_bytes(&c, 3));
+    let end = read_block(site, &mut raw);
+    Outcome::Event(raw, end)
+}
+
+/// `Failed to allocate request for 2.99GiB (3206250496B) on device ordinal 0`.
+pub fn failed_request(site: &Site) -> Outcome {
+    let head = site.head();
+    let Some(c) = re_failed_request().captures(head) else {
+        return Outcome::NoMatch;
+    };
+    let mut raw = Raw::new(OomKind::XlaGpu, "gpu", "xla_failed_request", head);
+    raw.set(Field::Requested, cap_size(&c, 1));
+    raw.set(Field::Requested, cap_bytes(&c, 2));
+    Outcome::Event(raw, site.next_line())
+}
+
+/// `cuMemAllocAsync failed to allocate N bytes: ...` then
+/// `Reported by CUDA: Free memory/Total memory: F/T` and `Stats:`.
+pub fn cu_mem_alloc_async(site: &Site) -> Outcome {
+    let head = site.head();
+    let Some(c) = re_cu_async().captures(head) else {
+        return Outcome::NoMatch;
+    };
+    let mut raw = Raw::new(OomKind::XlaGpu, "gpu", "cuda_malloc_async", head);
+    raw.set(Field::Requested, cap_bytes(&c, 1));
+    read_free_total(head, &mut raw);
+    let end = read_block(site, &mut raw);
+    Outcome::Event(raw, end)
+}
+
+fn read_free_total(p: &str, raw: &mut Raw) {
+    if let Some(c) = re_free_total().captures(p) {
+        raw.set(Field::Free, cap_bytes(&c, 1));
+        raw.set(Field::TotalCapacity, cap_bytes(&c, 2));
+    }
+}
+
+/// Blank lines tolerated inside a dump.
+const MAX_BLANKS: usize = 2;
+/// Non-empty bins kept in `extra`.
+const MAX_BINS: usize = 32;
+/// Peak buffers kept.
+const MAX_BUFFERS: usize = 1000;
+
+/// Chunk totals of a BFC dump.
+#[derive(Default)]
+struct Chunks {
+    in_use: u64,
+    in_use_bytes: u64,
+    free: u64,
+    free_bytes: u64,
+    largest_free: u64,
+}
+
+/// Reads the allocator dump or BufferAssignment report after the headline.
+fn read_block(site: &Site, raw: &mut Raw) -> usize {
+    let mut cur = Cursor::new(site.text, site.next_line());
+    let mut end = cur.pos();
+    let mut blanks = 0;
+    let mut chunks = Chunks::default();
+    let mut entry: Option<TopAllocation> = None;
+    let mut bins = 0usize;
+    while let Some(line) = cur.next_line() {
+        let p = payload(line);
+        if p.is_empty() {
+            blanks += 1;
+            if blanks > MAX_BLANKS {
+                break;
+            }
+            continue;
+        }
+        blanks = 0;
+        if !read_line(p, raw, &mut chunks, &mut entry, &mut bins) {
+            break;
+        }
+        end = cur.pos();
+    }
+    push_buffer(raw, &mut entry);
+    if chunks.in_use + chunks.free > 0 {
+        let exact = |bytes| Some(Size::exact(bytes));
+        raw.set_extra("in_use_chunks", exact(chunks.in_use));
+        raw.set_extra("in_use_chunks_bytes", exact(chunks.in_use_bytes));
+        raw.set_extra("free_chunks", exact(chunks.free));
+        raw.set_extra("free_chunks_bytes", exact(chunks.free_bytes));
+        raw.set_extra("largest_free_chunk_bytes", exact(chunks.largest_free));
+    }
+    end
+}
+
+fn read_line(
+    p: &str,
+    raw: &mut Raw,
+    chunks: &mut Chunks,
+    entry: &mut Option<TopAllocation>,
+    bins: &mut usize,
+) -> bool {
+    if let Some(rest) = p.strip_prefix("Stats:") {
+        // The stats may start on the `Stats:` line itself.
+        let rest = rest.trim();
+        return rest.is_empty() || read_line(rest, raw, chunks, entry, bins);
+    }
+    if let Some(c) = re_chunk().captures(p) {
+        let size = c[2].parse::<u64>().unwrap_or(0);
+        if &c[1] == "InUse" {
+            chunks.in_use += 1;
+            chunks.in_use_bytes = chunks.in_use_bytes.saturating_add(size);
+        } else {
+            chunks.free += 1;
+            chunks.free_bytes = chunks.free_bytes.saturating_add(size);
+            chunks.largest_free = chunks.largest_free.max(size);
+        }
+        return true;
+    }
+    if let Some(c) = re_bin().captures(p) {
+        if &c[2] != "0" && *bins < MAX_BINS {
+            *bins += 1;
+            raw.set_extra(&format!("bin_{}_allocated_bytes", &c[1]), cap_size(&c, 4));
+            raw.set_extra(&format!("bin_{}_in_use_bytes", &c[1]), cap_size(&c, 5));
+        }
+        return true;
+    }
+    if let Some(c) = re_stat().captures(p) {
+        let v = cap_bytes(&c, 2);
+        match &c[1] {
+            "Limit" => raw.set(Field::Limit, v),
+            "InUse" => raw.set(Field::Used, v),
+            "Reserved" => raw.set(Field::Reserved, v),
+            "NumAllocs" => raw.set_extra("num_allocs", v),
+            "MaxInUse" => raw.set_extra("max_in_use_bytes", v),
+            "MaxAllocSize" => raw.set_extra("max_alloc_size_bytes", v),
+            "PeakReserved" => raw.set_extra("peak_reserved_bytes", v),
+            "LargestFreeBlock" => raw.set_extra("largest_free_block_bytes", v),
+            "PoolBytes" => raw.set_extra("pool_bytes", v),
+            _ => raw.set_extra("peak_pool_bytes", v),
+        }
+        return true;
+    }
+    if let Some(c) = re_buffer().captures(p) {
+        push_buffer(raw, entry);
+        *entry = Some(TopAllocation {
+            rank: c[1].parse().unwrap_or(0),
+            ..Default::default()
+        });
+        return true;
+    }
+    if let Some(e) = entry.as_mut() {
+        if crate::tpu::read_buffer_field(p, e) {
+            return true;
+        }
+    }
+    if p.starts_with("=====") {
+        push_buffer(raw, entry);
+        return true;
+    }
+    if let Some(c) = re_assignment_stat().captures(p) {
+        let name = c[1].trim().replace(' ', "_");
+        raw.set_extra(&format!("{name}_{}_bytes", &c[2]), cap_size(&c, 3));
+        return true;
+    }
+    if let Some(c) = re_sum_in_use().captures(p) {
+        raw.set_extra("sum_in_use_chunks_bytes", cap_size(&c, 1));
+        return true;
+    }
+    if let Some(c) = re_pool().captures(p) {
+        raw.set_extra("pool_bytes", cap_bytes(&c, 1));
+        raw.set(Field::Limit, cap_bytes(&c, 2));
+        raw.set_extra("pool_available_bytes", cap_bytes(&c, 3));
+        return true;
+    }
+    if let Some(c) = re_region().captures(p) {
+        let region = cap_bytes(&c, 1).map_or(0, |s| s.bytes);
+        let total = raw
+            .extra
+            .get("regions_bytes")
+            .map_or(0, |s| s.bytes)
+            .saturating_add(region);
+        raw.extra
+            .insert("regions_bytes".to_string(), Size::exact(total));
+        return true;
+    }
+    if re_free_total().is_match(p) {
+        read_free_total(p, raw);
+        return true;
+    }
+    const KNOWN: [&str; 7] = [
+        "BFCAllocator dump for",
+        "Bin for ",
+        "Summary of in-use Chunks",
+        "BufferAssignment OOM Debugging",
+        "BufferAssignment stats:",
+        "Peak buffers:",
+        "Reported by CUDA",
+    ];
+    KNOWN.iter().any(|k| p.starts_with(k))
+        || p.contains("| Requested Size:")
+        || p.contains(" Chunks of size ")
+        || p.bytes().all(|b| b == b'*' || b == b'_')
+}
+
+fn push_buffer(raw: &mut Raw, entry: &mut Option<TopAllocation>) {
+    if let Some(e) = entry.take() {
+        if raw.top.len() < MAX_BUFFERS {
+            raw.top.push(e);
+        }
+    }
+}

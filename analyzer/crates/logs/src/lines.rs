@@ -1,0 +1,254 @@
+//! Walking a log line by line and removing what loggers put in front of a
+//! message: glog headers, Python/TF timestamps, rank and worker tags,
+//! markdown quoting and indentation.
+
+/// Iterates the physical lines of `text` from a byte offset.
+#[derive(Clone)]
+pub struct Cursor<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    pub fn new(text: &'a str, pos: usize) -> Self {
+        Cursor {
+            text,
+            pos: pos.min(text.len()),
+        }
+    }
+
+    /// Byte offset of the next line to be returned.
+    pub fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// The next line, without its `\n` (and `\r`), and the offset just after it.
+    pub fn next_line(&mut self) -> Option<&'a str> {
+        if self.pos >= self.text.len() {
+            return None;
+        }
+        let rest = &self.text[self.pos..];
+        let (line, advance) = match memchr::memchr(b'\n', rest.as_bytes()) {
+            Some(i) => (&rest[..i], i + 1),
+            None => (rest, rest.len()),
+        };
+        self.pos += advance;
+        Some(line.strip_suffix('\r').unwrap_or(line))
+    }
+}
+
+/// Counts lines incrementally as the scan moves forward through the text.
+pub struct LineCounter<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    line_no: u32,
+    line_start: usize,
+}
+
+impl<'a> LineCounter<'a> {
+    pub fn new(text: &'a str) -> Self {
+        LineCounter {
+            bytes: text.as_bytes(),
+            pos: 0,
+            line_no: 1,
+            line_start: 0,
+        }
+    }
+
+    /// Moves to `offset` (never backwards) and returns the 1-based line number
+    /// and the start offset of the line holding `offset`.
+    pub fn locate(&mut self, offset: usize) -> (u32, usize) {
+        let offset = offset.min(self.bytes.len());
+        if offset > self.pos {
+            for nl in memchr::memchr_iter(b'\n', &self.bytes[self.pos..offset]) {
+                self.line_no = self.line_no.saturating_add(1);
+                self.line_start = self.pos + nl + 1;
+            }
+            self.pos = offset;
+        }
+        (self.line_no, self.line_start)
+    }
+}
+
+/// End offset (exclusive, before `\n`) of the line containing `offset`.
+pub fn line_end(text: &str, offset: usize) -> usize {
+    let offset = offset.min(text.len());
+    match memchr::memchr(b'\n', &text.as_bytes()[offset..]) {
+        Some(i) => offset + i,
+        None => text.len(),
+    }
+}
+
+/// Largest char boundary of `text` that is `<= at`.
+pub fn floor_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while at > 0 && !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// The message part of a log line: leading whitespace, markdown quote marks
+/// and `# ` comment marks,
+/// glog headers (`E1121 12:52:43.843812 6049 file.cc:3582] `), Python/TF
+/// timestamps (`2025-01-05 09:48:28.754214: I file.cc:501] `,
+/// `[2026-04-26 14:38:11] `), rank/worker tags (`[rank3]:`, `(worker pid=12)`,
+/// `[1,0]<stderr>:`) removed, repeatedly, in any order.
+pub fn payload(line: &str) -> &str {
+    let mut s = line;
+    for _ in 0..8 {
+        let before = s.len();
+        s = s.trim_start();
+        if let Some(rest) = s.strip_prefix('>').or_else(|| s.strip_prefix("# ")) {
+            s = rest;
+        } else if let Some(rest) = strip_glog(s) {
+            s = rest;
+        } else if let Some(rest) = strip_timestamp(s) {
+            s = rest;
+        } else if let Some(rest) = strip_tag(s) {
+            s = rest;
+        }
+        if s.len() == before {
+            break;
+        }
+    }
+    s.trim()
+}
+
+/// `I0706 16:50:25.683909 140110937163584 max_utils.py:783] ` and the
+/// `E0000 00:00:1795266283.252114   17791 common_lib.cc:906] ` variant.
+fn strip_glog(s: &str) -> Option<&str> {
+    let b = s.as_bytes();
+    if b.len() < 8 || !matches!(b[0], b'I' | b'W' | b'E' | b'F') {
+        return None;
+    }
+    if !b[1..5].iter().all(u8::is_ascii_digit) || b[5] != b' ' {
+        return None;
+    }
+    after_source_location(s, 6)
+}
+
+/// `2025-01-05 09:48:28.754214: I external/xla/...cc:501] ` (TF/absl) and
+/// `[2026-04-26 14:38:11] ` (bracketed); `2024-01-01 10:00:00,123 ` loggers too.
+fn strip_timestamp(s: &str) -> Option<&str> {
+    let b = s.as_bytes();
+    if b.first() == Some(&b'[')
+        && b.len() > 12
+        && b[1..5].iter().all(u8::is_ascii_digit)
+        && b[5] == b'-'
+    {
+        let close = memchr::memchr(b']', &b[..b.len().min(40)])?;
+        return Some(&s[close + 1..]);
+    }
+    if b.len() < 20 || !b[..4].iter().all(u8::is_ascii_digit) || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    // Date and time, then optionally a glog-like "L file:line] ".
+    let mut i = 10;
+    while i < b.len().min(40)
+        && (b[i].is_ascii_digit() || matches!(b[i], b' ' | b':' | b'.' | b',' | b'T' | b'Z'))
+    {
+        i += 1;
+    }
+    let rest = &s[i..];
+    let rest_b = rest.as_bytes();
+    if rest_b.len() > 2 && matches!(rest_b[0], b'I' | b'W' | b'E' | b'F') && rest_b[1] == b' ' {
+        if let Some(r) = after_source_location(rest, 2) {
+            return Some(r);
+        }
+    }
+    Some(rest)
+}
+
+/// Skips `... file.cc:123] ` starting the search at `from`, within 200 bytes.
+fn after_source_location(s: &str, from: usize) -> Option<&str> {
+    let b = s.as_bytes();
+    let window = &b[from.min(b.len())..b.len().min(from + 200)];
+    let close = from + memchr::memchr(b']', window)?;
+    // The part before `]` must end in `:digits`.
+    let mut j = close;
+    while j > from && b[j - 1].is_ascii_digit() {
+        j -= 1;
+    }
+    if j == close || j == from || b[j - 1] != b':' {
+        return None;
+    }
+    Some(&s[close + 1..])
+}
+
+/// `[rank3]:`, `[1,0]<stderr>:`, `(worker pid=123)`, `(VllmWorker rank=1 pid=254)`.
+fn strip_tag(s: &str) -> Option<&str> {
+    let b = s.as_bytes();
+    match b.first()? {
+        b'[' => {
+            let close = memchr::memchr(b']', &b[..b.len().min(48)])?;
+            let inner = &s[1..close];
+            let is_rank =
+                inner.starts_with("rank") || inner.chars().all(|c| c.is_ascii_digit() || c == ',');
+            if !is_rank {
+                return None;
+            }
+            let mut rest = &s[close + 1..];
+            for tag in ["<stderr>", "<stdout>"] {
+                rest = rest.strip_prefix(tag).unwrap_or(rest);
+            }
+            Some(rest.strip_prefix(':').unwrap_or(rest))
+        }
+        b'(' => {
+            let close = memchr::memchr(b')', &b[..b.len().min(80)])?;
+            if !s[..close].contains("pid=") {
+                return None;
+            }
+            Some(&s[close + 1..])
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_log_prefixes() {
+        assert_eq!(
+            payload("E1121 12:52:43.843812 6049 file.cc:3582] Hello"),
+            "Hello"
+        );
+        assert_eq!(
+            payload("E0000 00:00:1795266283.252114   17791 common_lib.cc:906] X"),
+            "X"
+        );
+        assert_eq!(
+            payload("2025-01-05 09:48:28.754302: I external/xla/xla/tsl/framework/bfc_allocator.cc:1058] BFCAllocator dump"),
+            "BFCAllocator dump"
+        );
+        assert_eq!(
+            payload("[rank3]: torch.OutOfMemoryError: x"),
+            "torch.OutOfMemoryError: x"
+        );
+        assert_eq!(
+            payload("(VllmWorker rank=1 pid=254) torch.OutOfMemoryError"),
+            "torch.OutOfMemoryError"
+        );
+        assert_eq!(payload("> > [1,0]<stderr>:  Size: 8.00M"), "Size: 8.00M");
+        assert_eq!(
+            payload("[2026-04-26 14:38:11] Rank 0 scheduler is dead."),
+            "Rank 0 scheduler is dead."
+        );
+        assert_eq!(payload("     Shape: f32[4]{0}"), "Shape: f32[4]{0}");
+        assert_eq!(
+            payload("Interesting [things]: here"),
+            "Interesting [things]: here"
+        );
+    }
+
+    #[test]
+    fn counts_lines() {
+        let text = "a\nb\nccc\nd";
+        let mut c = LineCounter::new(text);
+        assert_eq!(c.locate(0), (1, 0));
+        assert_eq!(c.locate(5), (3, 4));
+        assert_eq!(c.locate(9), (4, 8));
+    }
+}

@@ -1,0 +1,108 @@
+//! Where a keyword was found, what a parser makes of it, and the small regex
+//! helpers the parsers share.
+
+use crate::event::{parse_size, Raw, Size};
+use crate::lines::{floor_boundary, payload, Cursor};
+use regex::{Captures, Regex};
+
+/// A size as the tools print it: `25.64G`, `36.00 MiB`, `0B`, `0 bytes`.
+pub const SIZE: &str = r"(\d+(?:\.\d+)?\s?(?:[KMGTPE]i?B|[KMGTPE]|B|bytes))\b";
+
+/// Compiles a pattern in which `SIZE` stands for [`SIZE`]. Patterns are
+/// constants of this crate (tests compile every one of them).
+pub fn rx(pattern: &str) -> Regex {
+    Regex::new(&pattern.replace("SIZE", SIZE)).expect("constant pattern")
+}
+
+/// Declares a lazily compiled regex.
+macro_rules! lazy_regex {
+    ($name:ident, $pattern:expr) => {
+        fn $name() -> &'static regex::Regex {
+            static CELL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+            CELL.get_or_init(|| crate::site::rx($pattern))
+        }
+    };
+}
+pub(crate) use lazy_regex;
+
+/// Capture group `i` parsed as a size (a unit is required).
+pub fn cap_size(c: &Captures, i: usize) -> Option<Size> {
+    c.get(i).and_then(|m| parse_size(m.as_str(), false))
+}
+
+/// Capture group `i` parsed as a plain byte count.
+pub fn cap_bytes(c: &Captures, i: usize) -> Option<Size> {
+    c.get(i).and_then(|m| parse_size(m.as_str(), true))
+}
+
+/// First capture of `re` in `text`, as a size.
+pub fn find_size(re: &Regex, text: &str) -> Option<Size> {
+    re.captures(text).and_then(|c| cap_size(&c, 1))
+}
+
+/// Bytes of context kept before and after a keyword for the headline.
+const BEFORE: usize = 2048;
+const AFTER: usize = 8192;
+
+/// A keyword occurrence.
+pub struct Site<'a> {
+    pub text: &'a str,
+    pub line_start: usize,
+    pub line_end: usize,
+    pub anchor: usize,
+}
+
+impl<'a> Site<'a> {
+    /// The anchor's line around the keyword, without log prefixes (bounded).
+    pub fn head(&self) -> &'a str {
+        let from = floor_boundary(
+            self.text,
+            self.anchor.saturating_sub(BEFORE).max(self.line_start),
+        );
+        let to = floor_boundary(self.text, (self.anchor + AFTER).min(self.line_end));
+        payload(&self.text[from..to.max(from)])
+    }
+
+    /// The head from the keyword on.
+    pub fn from_anchor(&self) -> &'a str {
+        let to = floor_boundary(self.text, (self.anchor + AFTER).min(self.line_end));
+        &self.text[self.anchor..to.max(self.anchor)]
+    }
+
+    /// Offset of the line after the anchor's line.
+    pub fn next_line(&self) -> usize {
+        (self.line_end + 1).min(self.text.len())
+    }
+
+    /// The head joined with up to `max_lines` following lines (their
+    /// payloads), for messages that a terminal or a user wrapped. Stops at a
+    /// line holding another keyword or a traceback line.
+    pub fn wrapped(&self, max_lines: usize) -> String {
+        let mut out = self.head().to_string();
+        let mut cur = Cursor::new(self.text, self.next_line());
+        for _ in 0..max_lines {
+            let Some(line) = cur.next_line() else { break };
+            let bounded = &line[..floor_boundary(line, AFTER)];
+            let p = payload(bounded);
+            if crate::has_keyword(bounded) || p.starts_with("File \"") || p.starts_with("Traceback")
+            {
+                break;
+            }
+            if !p.is_empty() {
+                out.push(' ');
+                out.push_str(p);
+            }
+        }
+        out
+    }
+}
+
+/// What a parser made of a keyword occurrence.
+pub enum Outcome {
+    /// An error; the scan resumes at the offset given.
+    Event(Raw, usize),
+    /// A recognised message that is not a failure (e.g. BFC "not a failure").
+    Ignore(usize),
+    /// Not one of the messages this parser knows.
+    NoMatch,
+}

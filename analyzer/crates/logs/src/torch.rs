@@ -1,0 +1,100 @@
+//! PyTorch's caching-allocator OOM (`c10/cuda/CUDACachingAllocator.cpp`) in
+//! every generation:
+//! - ≤ 1.x: `CUDA out of memory. Tried to allocate X (GPU 0; Y total capacity;
+//!   Z already allocated; W free; [A allowed; ] V reserved in total by PyTorch)`
+//!   (older: `V cached)`);
+//! - ≥ 2.1: `CUDA out of memory. Tried to allocate X. GPU 0 has a total
+//!   capacity of Y of which W is free. [Process P has M memory in use.]
+//!   [Including non-PyTorch memory, this process has M memory in use.]
+//!   [A allowed; ]Of the allocated memory Z is allocated by PyTorch, [with P
+//!   allocated in private pools (e.g., CUDA Graphs), ]and B is reserved by
+//!   PyTorch but unallocated.` (2.1 spelled "capacty"). HIP and XPU too.
+//!
+//! Sizes are `format_size`: `N bytes`, `x.xx KiB/MiB/GiB`. The message is
+//! often wrapped over several lines, so up to a few following lines are read.
+
+use crate::event::{Field, Raw, Size};
+use crate::site::{cap_size, find_size, lazy_regex, Outcome, Site};
+use oomscope_report::OomKind;
+
+lazy_regex!(
+    re_tried,
+    r"(CUDA|HIP|XPU) out of memory\.\s*Tried to allocate SIZE"
+);
+lazy_regex!(re_device, r"GPU (\d+)");
+lazy_regex!(re_capacity_new, r"total capac\w* of SIZE");
+lazy_regex!(re_capacity_old, r"SIZE total capacity");
+lazy_regex!(re_free_new, r"of which SIZE is free");
+lazy_regex!(re_free_old, r"SIZE free\b");
+lazy_regex!(re_already, r"SIZE already allocated");
+lazy_regex!(re_reserved_total, r"SIZE reserved in total by PyTorch");
+lazy_regex!(re_cached, r"SIZE cached\)");
+lazy_regex!(re_allowed, r"SIZE allowed;");
+lazy_regex!(re_this_process, r"this process has SIZE memory in use");
+lazy_regex!(re_process, r"Process (\d+) has SIZE memory in use");
+lazy_regex!(re_by_pytorch, r"SIZE is allocated by PyTorch");
+lazy_regex!(re_private, r"with SIZE allocated in private pools");
+lazy_regex!(
+    re_unallocated,
+    r"SIZE is reserved by PyTorch but unallocated"
+);
+
+/// Lines after the keyword that a wrapped message may take.
+const WRAP_LINES: usize = 8;
+/// Other processes listed at most.
+const MAX_PROCESSES: usize = 16;
+
+pub fn cuda_oom(site: &Site) -> Outcome {
+    let text = site.wrapped(WRAP_LINES);
+    let Some(c) = re_tried().captures(&text) else {
+        return Outcome::NoMatch;
+    };
+    let space = if &c[1] == "XPU" { "xpu" } else { "gpu" };
+    // Fields are read after the headline only, so text before it on the line
+    // (another message) cannot lend numbers.
+    let body = &text[c.get(0).map_or(0, |m| m.start())..];
+    let mut raw = Raw::new(OomKind::TorchCuda, space, "torch_oom", site.head());
+    raw.set(Field::Requested, cap_size(&c, 2));
+    if let Some(d) = re_device().captures(body) {
+        if let Ok(n) = d[1].parse::<u64>() {
+            raw.set_extra("device", Some(Size::exact(n)));
+        }
+    }
+    raw.set(
+        Field::TotalCapacity,
+        find_size(re_capacity_new(), body).or_else(|| find_size(re_capacity_old(), body)),
+    );
+    raw.set(
+        Field::Free,
+        find_size(re_free_new(), body).or_else(|| find_size(re_free_old(), body)),
+    );
+    let allowed = find_size(re_allowed(), body);
+    raw.set_extra("allowed_bytes", allowed);
+    raw.set(Field::Limit, allowed.or(raw.get(Field::TotalCapacity)));
+    raw.set_extra("process_in_use_bytes", find_size(re_this_process(), body));
+    for p in re_process().captures_iter(body).take(MAX_PROCESSES) {
+        raw.set_extra(&format!("process_{}_in_use_bytes", &p[1]), cap_size(&p, 2));
+    }
+    raw.set_extra("private_pools_bytes", find_size(re_private(), body));
+    raw.set_extra("cached_bytes", find_size(re_cached(), body));
+    // Old form: "already allocated" and "reserved in total".
+    raw.set(Field::Allocated, find_size(re_already(), body));
+    raw.set(Field::Reserved, find_size(re_reserved_total(), body));
+    // New form: reserved = allocated (private pools included) + reserved-but-unallocated.
+    if let Some(allocated) = find_size(re_by_pytorch(), body) {
+        raw.set(Field::Allocated, Some(allocated));
+        let unallocated = find_size(re_unallocated(), body);
+        raw.set_extra("reserved_unallocated_bytes", unallocated);
+        if let Some(u) = unallocated {
+            raw.set(
+                Field::Reserved,
+                Some(Size {
+                    bytes: allocated.bytes.saturating_add(u.bytes),
+                    exact: allocated.exact && u.exact,
+                    step: allocated.step.saturating_add(u.step),
+                }),
+            );
+        }
+    }
+    Outcome::Event(raw, site.next_line())
+}

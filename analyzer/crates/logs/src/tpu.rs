@@ -1,0 +1,496 @@
+//! TPU messages: the compiler's out-of-memory report in all its generations
+//! (classic "Used X of Y hbm" with "Total hbm usage", "Program hbm
+//! requirement" and "Largest program allocations"; the E1000 summary "HLO
+//! temporaries (X) exceeds available HBM (Y)"; the "Memory usage report"
+//! table; "Allocation (size=N) would exceed memory (size=M)"; early abort
+//! "Requires X, has Y available"), SparseCore usage, and runtime reserve and
+//! allocate failures.
+
+use crate::event::{parse_size, Field, Raw};
+use crate::lines::{payload, Cursor};
+use crate::site::{cap_bytes, cap_size, find_size, lazy_regex, Outcome, Site};
+use oomscope_report::{OomKind, TopAllocation};
+
+lazy_regex!(
+    re_used,
+    r"Ran out of memory in memory space (\w+)\.?\s*Used SIZE of SIZE"
+);
+lazy_regex!(re_exceeded, r"Exceeded \w+ capacity by SIZE");
+lazy_regex!(
+    re_summary,
+    r"Ran out of memory on (\w+), the total memory required for HLO temporaries \(SIZE\) exceeds available \w+ \(SIZE\)"
+);
+lazy_regex!(re_requires, r"Requires SIZE, has SIZE available");
+lazy_regex!(re_space, r"memory space (\w+)");
+lazy_regex!(
+    re_would_exceed,
+    r"Allocation \(size=(\d+)\) would exceed memory \(size=(\d+)\)"
+);
+lazy_regex!(re_alloc_name, r"::\s*(#allocation\d+)");
+lazy_regex!(re_alloc_shape, r"shape\s*=\s*'([^']*)'");
+lazy_regex!(re_alloc_space, r"space\s*=\s*(\w+)");
+lazy_regex!(re_alloc_tag, r"tag\s*=\s*'([^']*)'");
+lazy_regex!(
+    re_sparsecore,
+    r"TensorCore Hbm usage:?\s*SIZE,\s*SparseCore Hbm usage:?\s*SIZE,\s*exceeding available bytes:?\s*SIZE"
+);
+lazy_regex!(
+    re_reserve,
+    r"Attempting to reserve SIZE at the bottom of memory\. That was not possible\.\s*There are SIZE free,\s*SIZE reserved,\s*and SIZE reservable"
+);
+lazy_regex!(
+    re_allocate,
+    r"Attempting to allocate SIZE\. That was not possible\.(?:\s*There are SIZE free)?"
+);
+lazy_regex!(
+    re_largest_region,
+    r"[Ll]argest (?:contiguous|free)[a-z ]*?(?:region|block|chunk)?[:=]?\s*(?:of\s*)?SIZE"
+);
+lazy_regex!(re_device_space, r"\(\d+x\d+x\d+_([A-Za-z]+)\d*\)");
+lazy_regex!(re_total_usage, r"^Total (\w+) usage >= SIZE");
+lazy_regex!(
+    re_section_item,
+    r"^(reserved|program|arguments|global|scoped|overlays)\s+(?:SIZE|unknown size)"
+);
+lazy_regex!(
+    re_output,
+    r"^Output size SIZE(?:; shares SIZE with arguments)?"
+);
+lazy_regex!(re_program_req, r"^Program (\w+) requirement SIZE");
+lazy_regex!(re_hlo_temp, r"^HLO temp\s+SIZE");
+lazy_regex!(re_unpadded_padded, r"Unpadded \(SIZE\) Padded \(SIZE\)");
+lazy_regex!(re_fragmentation, r"fragmentation \(SIZE\)");
+lazy_regex!(
+    re_listing,
+    r"^Largest program (allocations|arguments and outputs) in (\w+):"
+);
+lazy_regex!(re_entry, r"^(\d+)\.\s+Size:\s*SIZE");
+lazy_regex!(re_op_name, r#"op_name="([^"]*)""#);
+lazy_regex!(re_source, r#"source_file="([^"]*)"\s+source_line=(\d+)"#);
+lazy_regex!(re_padding, r"^Extra memory due to padding:\s*SIZE");
+lazy_regex!(re_report_space, r"^Memory Space: (\w+)");
+lazy_regex!(re_report_total, r"^Total bytes: (\d+)");
+lazy_regex!(
+    re_report_row,
+    r"^SIZE\(\s*\d+%\);\s*SIZE;\s*(\d+);\s*(\d+);\s*(.*)$"
+);
+
+/// Markers of PyTorch/XLA around a TPU message.
+fn is_torch_xla(head: &str) -> bool {
+    [
+        "Bad StatusOr access",
+        "torch_xla",
+        "XrtComputationClient",
+        "xla_util.cc",
+    ]
+    .iter()
+    .any(|m| head.contains(m))
+}
+
+fn compile_kind(space: &str, head: &str) -> OomKind {
+    if is_torch_xla(head) {
+        OomKind::TorchXla
+    } else if space == "hbm" {
+        OomKind::TpuCompileHbm
+    } else {
+        OomKind::TpuCompileOtherSpace
+    }
+}
+
+/// Names the compiler's "memory space" the way the report does.
+fn space_name(s: &str) -> String {
+    match s.to_ascii_lowercase().as_str() {
+        "default" => "hbm".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// `Ran out of memory in memory space S. Used X of Y S. Exceeded S capacity by Z.`
+/// (then the report), the E1000 summary, or an early abort.
+pub fn ran_out(site: &Site) -> Outcome {
+    let head = site.head();
+    if let Some(c) = re_used().captures(head) {
+        let space = space_name(&c[1]);
+        let mut raw = Raw::new(compile_kind(&space, head), &space, "tpu_used_of", head);
+        raw.set(Field::Used, cap_size(&c, 2));
+        raw.set(Field::Limit, cap_size(&c, 3));
+        raw.set(Field::Exceeded, find_size(re_exceeded(), head));
+        let end = read_report(site, &mut raw, head.contains("Memory usage report"));
+        return Outcome::Event(raw, end);
+    }
+    if let Some(c) = re_summary().captures(head) {
+        let space = space_name(&c[1]);
+        let mut raw = Raw::new(
+            compile_kind(&space, head),
+            &space,
+            "tpu_hlo_temporaries",
+            head,
+        );
+        raw.set(Field::Used, cap_size(&c, 2));
+        raw.set(Field::Limit, cap_size(&c, 3));
+        return Outcome::Event(raw, site.next_line());
+    }
+    requires(site)
+}
+
+/// Early abort: `Requires 3.47E, has 14.49G available`.
+pub fn requires(site: &Site) -> Outcome {
+    let head = site.head();
+    let Some(c) = re_requires().captures(head) else {
+        return Outcome::NoMatch;
+    };
+    let space = re_space()
+        .captures(head)
+        .map_or("hbm".to_string(), |s| space_name(&s[1]));
+    let mut raw = Raw::new(compile_kind(&space, head), &space, "tpu_requires", head);
+    raw.set(Field::Used, cap_size(&c, 1));
+    raw.set(Field::Limit, cap_size(&c, 2));
+    Outcome::Event(raw, site.next_line())
+}
+
+/// `Allocation (size=N) would exceed memory (size=M) :: #allocationK [shape = '...', space=hbm, ...] :: hlo`.
+pub fn would_exceed(site: &Site) -> Outcome {
+    let head = site.head();
+    let Some(c) = re_would_exceed().captures(head) else {
+        return Outcome::NoMatch;
+    };
+    let rest = &head[c.get(0).map_or(0, |m| m.end())..];
+    let space = re_alloc_space()
+        .captures(rest)
+        .map_or("hbm".to_string(), |s| space_name(&s[1]));
+    let mut raw = Raw::new(compile_kind(&space, head), &space, "tpu_would_exceed", head);
+    let size = cap_bytes(&c, 1);
+    raw.set(Field::Requested, size);
+    raw.set(Field::Limit, cap_bytes(&c, 2));
+    let hlo = rest
+        .rsplit(" :: ")
+        .next()
+        .map(str::trim)
+        .filter(|h| !h.is_empty() && !h.starts_with('<') && !h.starts_with('#'));
+    let name = re_alloc_name().captures(rest).map(|n| n[1].to_string());
+    raw.top.push(TopAllocation {
+        rank: 1,
+        size_bytes: size.map_or(0, |s| s.bytes),
+        shape: re_alloc_shape()
+            .captures(rest)
+            .map(|s| s[1].to_string())
+            .unwrap_or_default(),
+        xla_label: match (name, hlo) {
+            (Some(n), Some(h)) => Some(format!("{n} {h}")),
+            (Some(n), None) => Some(n),
+            (None, h) => h.map(str::to_string),
+        },
+        allocation_type: re_alloc_tag().captures(rest).map(|t| t[1].to_string()),
+        ..Default::default()
+    });
+    Outcome::Event(raw, site.next_line())
+}
+
+/// `TPU TensorCore Hbm usage: X, SparseCore Hbm usage Y, exceeding available bytes: Z`.
+pub fn sparsecore(site: &Site) -> Outcome {
+    let text = site.wrapped(2);
+    let Some(c) = re_sparsecore().captures(&text) else {
+        return Outcome::NoMatch;
+    };
+    let mut raw = Raw::new(OomKind::TpuSparsecore, "hbm", "tpu_sparsecore", site.head());
+    raw.set(Field::TensorCore, cap_size(&c, 1));
+    raw.set(Field::SparseCore, cap_size(&c, 2));
+    raw.set(Field::Limit, cap_size(&c, 3));
+    Outcome::Event(raw, site.next_line())
+}
+
+/// Runtime: `Attempting to reserve X at the bottom of memory. That was not
+/// possible. There are Y free, Z reserved, and W reservable.` and
+/// `Error allocating device buffer: Attempting to allocate X. That was not possible. There are Y free.`
+pub fn runtime(site: &Site) -> Outcome {
+    let text = site.wrapped(3);
+    let head = site.head();
+    let kind = if is_torch_xla(&text) {
+        OomKind::TorchXla
+    } else {
+        OomKind::TpuRuntime
+    };
+    let space = re_device_space()
+        .captures(&text)
+        .map_or("hbm".to_string(), |s| space_name(&s[1]));
+    let mut raw;
+    if let Some(c) = re_reserve().captures(&text) {
+        raw = Raw::new(kind, &space, "tpu_reserve", head);
+        raw.set(Field::Requested, cap_size(&c, 1));
+        raw.set(Field::Free, cap_size(&c, 2));
+        raw.set(Field::Reserved, cap_size(&c, 3));
+        raw.set_extra("reservable_bytes", cap_size(&c, 4));
+    } else if let Some(c) = re_allocate().captures(&text) {
+        raw = Raw::new(kind, &space, "tpu_allocate", head);
+        raw.set(Field::Requested, cap_size(&c, 1));
+        raw.set(Field::Free, cap_size(&c, 2));
+    } else {
+        return Outcome::NoMatch;
+    }
+    raw.set_extra(
+        "largest_contiguous_bytes",
+        find_size(re_largest_region(), &text),
+    );
+    Outcome::Event(raw, site.next_line())
+}
+
+/// Which part of the compiler's report the lines belong to.
+#[derive(PartialEq)]
+enum Section {
+    None,
+    /// `Total <space> usage >=` block; false for another memory space.
+    Total(bool),
+    /// `Program <space> requirement` block; false for another memory space.
+    Program(bool),
+    /// A listing; `true` for "arguments and outputs".
+    Listing {
+        arguments: bool,
+    },
+    /// `Memory usage report` rows; false for another memory space.
+    Table(bool),
+    /// Another memory space's listing, skipped.
+    Skip,
+}
+
+/// Continuation lines one XLA label may span.
+const MAX_LABEL_LINES: usize = 16;
+/// Blank lines tolerated inside a report.
+const MAX_BLANKS: usize = 4;
+
+/// Reads the report after the headline; returns the offset after its last line.
+fn read_report(site: &Site, raw: &mut Raw, table_follows: bool) -> usize {
+    let mut cur = Cursor::new(site.text, site.next_line());
+    let mut end = cur.pos();
+    let mut section = if table_follows {
+        Section::Table(true)
+    } else {
+        Section::None
+    };
+    let mut entry: Option<TopAllocation> = None;
+    let mut label_lines = 0usize;
+    let mut in_label = false;
+    let mut blanks = 0usize;
+    while let Some(line) = cur.next_line() {
+        let p = payload(line);
+        if p.is_empty() {
+            blanks += 1;
+            in_label = false;
+            if blanks > MAX_BLANKS {
+                break;
+            }
+            continue;
+        }
+        blanks = 0;
+        if !read_report_line(
+            p,
+            raw,
+            &mut section,
+            &mut entry,
+            &mut in_label,
+            &mut label_lines,
+        ) {
+            break;
+        }
+        end = cur.pos();
+    }
+    finish_entry(raw, &section, &mut entry);
+    end
+}
+
+/// Handles one non-blank report line; false when the line is not part of it.
+fn read_report_line(
+    p: &str,
+    raw: &mut Raw,
+    section: &mut Section,
+    entry: &mut Option<TopAllocation>,
+    in_label: &mut bool,
+    label_lines: &mut usize,
+) -> bool {
+    let space = raw.space.clone();
+    if let Some(c) = re_exceeded().captures(p) {
+        raw.set(Field::Exceeded, cap_size(&c, 1));
+        return true;
+    }
+    if let Some(c) = re_entry().captures(p) {
+        finish_entry(raw, section, entry);
+        *in_label = false;
+        *entry = Some(TopAllocation {
+            rank: c[1].parse().unwrap_or(0),
+            size_bytes: cap_size(&c, 2).map_or(0, |s| s.bytes),
+            ..Default::default()
+        });
+        return true;
+    }
+    if p.starts_with("=====") {
+        finish_entry(raw, section, entry);
+        *in_label = false;
+        return true;
+    }
+    if let Some(e) = entry.as_mut() {
+        if read_entry_field(p, e) {
+            *in_label = p.starts_with("XLA label:") || p.starts_with("XLA Label:");
+            *label_lines = 0;
+            return true;
+        }
+    }
+    if let Some(c) = re_listing().captures(p) {
+        finish_entry(raw, section, entry);
+        *section = if space_name(&c[2]) == space {
+            Section::Listing {
+                arguments: &c[1] == "arguments and outputs",
+            }
+        } else {
+            Section::Skip
+        };
+        return true;
+    }
+    if let Some(c) = re_total_usage().captures(p) {
+        let here = space_name(&c[1]) == space;
+        if here {
+            raw.set_extra("total_usage_bytes", cap_size(&c, 2));
+        }
+        *section = Section::Total(here);
+        return true;
+    }
+    if let Some(c) = re_program_req().captures(p) {
+        let here = space_name(&c[1]) == space;
+        if here {
+            raw.set(Field::Program, cap_size(&c, 2));
+        }
+        *section = Section::Program(here);
+        return true;
+    }
+    if let Some(c) = re_output().captures(p) {
+        if *section == Section::Total(true) {
+            raw.set(Field::Output, cap_size(&c, 1));
+            raw.set_extra("output_shared_with_arguments_bytes", cap_size(&c, 2));
+        }
+        return true;
+    }
+    if p.starts_with("Output size unknown") || p.starts_with("Tag:") {
+        return true;
+    }
+    if let Some(c) = re_section_item().captures(p) {
+        let v = cap_size(&c, 2);
+        match (&*section, &c[1]) {
+            (Section::Total(true), "reserved") => raw.set(Field::Reserved, v),
+            (Section::Total(true), "program") => raw.set(Field::Program, v),
+            (Section::Total(true), "arguments") => raw.set(Field::Arguments, v),
+            (Section::Program(true), "reserved") => raw.set_extra("program_reserved_bytes", v),
+            (Section::Program(true), name) => raw.set_extra(&format!("{name}_bytes"), v),
+            (Section::Total(_) | Section::Program(_), _) => {}
+            _ => return false,
+        }
+        return true;
+    }
+    if let Some(c) = re_hlo_temp().captures(p) {
+        if *section == Section::Program(true) {
+            raw.set(Field::HloTemp, cap_size(&c, 1));
+            if let Some(u) = re_unpadded_padded().captures(p) {
+                raw.set(Field::HloTempUnpadded, cap_size(&u, 1));
+                raw.set(Field::HloTempPadded, cap_size(&u, 2));
+            }
+            raw.set(Field::Fragmentation, find_size(re_fragmentation(), p));
+        }
+        return matches!(section, Section::Program(_));
+    }
+    if p.ends_with("Memory usage report:") {
+        *section = Section::Table(true);
+        return true;
+    }
+    if let Some(c) = re_report_space().captures(p) {
+        *section = Section::Table(space_name(&c[1]) == space);
+        return true;
+    }
+    if let Some(c) = re_report_total().captures(p) {
+        if *section == Section::Table(true) {
+            raw.set_extra("memory_report_total_bytes", cap_bytes(&c, 1));
+        }
+        return true;
+    }
+    if matches!(section, Section::Table(_)) {
+        if p.starts_with("cumulative_size;") || p.starts_with("-----") {
+            return true;
+        }
+        if let Some(c) = re_report_row().captures(p) {
+            if *section == Section::Table(true) && raw.top.len() < MAX_TABLE_ROWS {
+                let rank = raw.top.len() as u32 + 1;
+                raw.top.push(TopAllocation {
+                    rank,
+                    size_bytes: cap_size(&c, 2).map_or(0, |s| s.bytes),
+                    shape: c[5].trim().to_string(),
+                    allocation_type: Some(format!(
+                        "memory usage report slot at offset {} used by {} values",
+                        &c[3], &c[4]
+                    )),
+                    ..Default::default()
+                });
+            }
+            return true;
+        }
+    }
+    // An XLA label that spans several lines (embedded newlines).
+    if let Some(label) = entry.as_mut().and_then(|e| e.xla_label.as_mut()) {
+        if *in_label && *label_lines < MAX_LABEL_LINES {
+            *label_lines += 1;
+            label.push('\n');
+            label.push_str(p);
+            return true;
+        }
+    }
+    false
+}
+
+/// Rows of a "Memory usage report" kept as top allocations.
+const MAX_TABLE_ROWS: usize = 1000;
+/// Entries of one listing kept.
+const MAX_LISTING: usize = 1000;
+
+/// One `Key: value` line of a listing entry; false when it is none.
+fn read_entry_field(p: &str, e: &mut TopAllocation) -> bool {
+    if let Some(v) = p.strip_prefix("Operator:") {
+        e.op_name = re_op_name().captures(v).map(|c| c[1].to_string());
+        e.source = re_source()
+            .captures(v)
+            .map(|c| format!("{}:{}", &c[1], &c[2]));
+    } else if let Some(v) = p
+        .strip_prefix("Shape:")
+        .or_else(|| p.strip_prefix("Entry Parameter Subshape:"))
+    {
+        e.shape = v.trim().to_string();
+    } else if let Some(v) = p.strip_prefix("Unpadded size:") {
+        e.unpadded_bytes = parse_size(v, false).map(|s| s.bytes);
+    } else if let Some(c) = re_padding().captures(p) {
+        e.padding_bytes = cap_size(&c, 1).map(|s| s.bytes);
+    } else if let Some(v) = p
+        .strip_prefix("XLA label:")
+        .or_else(|| p.strip_prefix("XLA Label:"))
+    {
+        e.xla_label = Some(v.trim().to_string());
+    } else if let Some(v) = p.strip_prefix("Allocation type:") {
+        e.allocation_type = Some(v.trim().to_string());
+    } else if let Some(v) = p.strip_prefix("Size:") {
+        // XLA GPU "Peak buffers" entries give the size on its own line.
+        e.size_bytes = parse_size(v, false).map_or(e.size_bytes, |s| s.bytes);
+    } else {
+        return false;
+    }
+    true
+}
+
+fn finish_entry(raw: &mut Raw, section: &Section, entry: &mut Option<TopAllocation>) {
+    let Some(e) = entry.take() else { return };
+    let list = match section {
+        Section::Listing { arguments: true } => &mut raw.top_arguments,
+        Section::Listing { arguments: false } => &mut raw.top,
+        _ => return,
+    };
+    if list.len() < MAX_LISTING {
+        list.push(e);
+    }
+}
+
+/// Shared with the XLA GPU "Peak buffers" reader.
+pub(crate) fn read_buffer_field(p: &str, e: &mut TopAllocation) -> bool {
+    read_entry_field(p, e)
+}
