@@ -180,49 +180,79 @@ impl ArrayShape {
         (0..rank).rev().collect()
     }
 
-    /// Each dimension's size after the first tile's rounding, indexed by
-    /// dimension number, plus the element count of the tile positions beyond
-    /// the rank (a tile longer than the rank rounds the implicit size-1 dimensions).
-    pub(crate) fn padded_dims(&self) -> (Vec<u64>, u64) {
-        let mut padded: Vec<u64> = self.dims.iter().map(|&d| dim_count(d)).collect();
-        let mut beyond_rank = 1u64;
-        let Some(tile) = self.layout.as_ref().and_then(|l| l.tiles.first()) else {
-            return (padded, beyond_rank);
+    /// The size of dimension `dim` that one piece of a split array holds
+    /// (`LayoutUtil::MaxSplitSize`): the largest piece when the layout splits
+    /// the dimension (`SC(d:i,j)`), else the whole dimension.
+    ///
+    /// The `d` of a split counts dimensions in major-to-minor (physical)
+    /// order, not by dimension number: libtpu's sizes of
+    /// `s8[1000,333]{0,1:...SC(0:168)}` (split 333) and
+    /// `u32[1023,5,17]{0,2,1:...SC(0:3)}` (split 5) on v5p say so.
+    pub fn max_split_size(&self, dim: usize) -> u64 {
+        let size = self.dims.get(dim).map_or(0, |&d| dim_count(d));
+        let Some(layout) = &self.layout else {
+            return size;
         };
+        let major_to_minor: Vec<usize> = self.minor_to_major().into_iter().rev().collect();
+        let split = layout.split_configs.iter().rev().find(|c| {
+            usize::try_from(c.dimension)
+                .ok()
+                .and_then(|d| major_to_minor.get(d))
+                == Some(&dim)
+        });
+        let Some(split) = split else { return size };
+        let mut largest = 0u64;
+        let mut last_index = 0u64;
+        for &index in &split.split_indices {
+            let index = dim_count(index);
+            largest = largest.max(index.saturating_sub(last_index));
+            last_index = index;
+        }
+        largest.max(size.saturating_sub(last_index))
+    }
+
+    /// Each dimension's size after the first tile's rounding (split
+    /// dimensions at their largest piece), indexed by dimension number, and
+    /// the product of the tile dimensions beyond the rank (a tile longer than
+    /// the rank pads implicit size-1 dimensions, e.g. `f32[]{:T(128)}`).
+    /// `None` when the layout has no tiles.
+    pub(crate) fn tiled_dims(&self) -> Option<(Vec<u64>, u64)> {
+        let tile = self.layout.as_ref()?.tiles.first()?;
+        let mut padded: Vec<u64> = (0..self.dims.len())
+            .map(|d| self.max_split_size(d))
+            .collect();
+        let mut beyond_rank = 1u64;
         let order = self.minor_to_major();
         // The tile's last dimension pairs with the most-minor dimension.
         for (position, &tile_dim) in tile.dims.iter().rev().enumerate() {
             let multiple = u64::try_from(tile_dim).unwrap_or(1);
-            match order.get(position) {
-                Some(&dim) => {
-                    if let Some(size) = padded.get_mut(dim) {
-                        *size = round_up(*size, multiple);
-                    }
-                }
-                None => beyond_rank = beyond_rank.saturating_mul(round_up(1, multiple)),
+            match order.get(position).and_then(|&dim| padded.get_mut(dim)) {
+                Some(size) => *size = round_up(*size, multiple),
+                None => beyond_rank = beyond_rank.saturating_mul(multiple),
             }
         }
-        (padded, beyond_rank)
+        Some((padded, beyond_rank))
     }
 
     /// Bytes the array takes with its layout's padding (`ShapeUtil::ArraySize`
     /// plus the dynamic-shape metadata prefix).
     pub fn padded_bytes(&self) -> u64 {
-        let (padded, beyond_rank) = self.padded_dims();
-        let mut elements = padded
+        let prefix = self
+            .layout
+            .as_ref()
+            .map_or(0, |l| dim_count(l.dynamic_shape_metadata_prefix_bytes));
+        let Some((padded, beyond_rank)) = self.tiled_dims() else {
+            return self.unpadded_bytes().saturating_add(prefix);
+        };
+        let elements = padded
             .iter()
             .fold(beyond_rank, |acc, &d| acc.saturating_mul(d));
-        let mut prefix = 0u64;
-        if let Some(layout) = &self.layout {
-            if !layout.tiles.is_empty() {
-                elements = round_up(
-                    elements,
-                    u64::try_from(layout.tail_padding_alignment_in_elements).unwrap_or(1),
-                );
-            }
-            prefix = u64::try_from(layout.dynamic_shape_metadata_prefix_bytes).unwrap_or(0);
-        }
-        self.bytes_of_elements(elements).saturating_add(prefix)
+        let alignment = self
+            .layout
+            .as_ref()
+            .map_or(1, |l| dim_count(l.tail_padding_alignment_in_elements));
+        self.bytes_of_elements(round_up(elements, alignment))
+            .saturating_add(prefix)
     }
 
     /// The memory space of the layout (0 when none is given).
@@ -397,8 +427,17 @@ impl fmt::Display for Shape {
         match self {
             Shape::Array(a) => write!(f, "{a}"),
             Shape::Tuple(elements) => {
+                // Upstream marks every fifth element with its index.
                 f.write_str("(")?;
-                join(f, elements, ", ")?;
+                for (i, element) in elements.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                        if i % 5 == 0 {
+                            write!(f, "/*index={i}*/")?;
+                        }
+                    }
+                    write!(f, "{element}")?;
+                }
                 f.write_str(")")
             }
             Shape::Token => f.write_str("token[]"),
@@ -480,9 +519,20 @@ impl Parser<'_> {
         self.text.get(self.pos).copied()
     }
 
+    /// Skips whitespace and `/*...*/` comments (XLA marks every fifth tuple
+    /// element with `/*index=N*/`).
     fn skip_space(&mut self) {
-        while self.peek().is_some_and(|c| c.is_ascii_whitespace()) {
-            self.pos += 1;
+        loop {
+            while self.peek().is_some_and(|c| c.is_ascii_whitespace()) {
+                self.pos += 1;
+            }
+            if !self.text[self.pos..].starts_with(b"/*") {
+                return;
+            }
+            match self.text[self.pos..].windows(2).position(|w| w == b"*/") {
+                Some(end) => self.pos += end + 2,
+                None => return,
+            }
         }
     }
 
