@@ -4,7 +4,7 @@
 //! JSON (padded and unpadded size per buffer) and the "Largest program
 //! allocations" entries of the corpus logs.
 
-use oomscope_layout::{parse_shape, Layout, Shape, Tile};
+use oomscope_layout::{parse_shape, ArrayShape, Layout, Shape, Tile};
 use std::path::{Path, PathBuf};
 
 fn corpus() -> PathBuf {
@@ -51,6 +51,13 @@ fn buffer_assignment_values(path: &Path) -> Vec<(u64, String)> {
     values
 }
 
+fn is_tiled_or_sync_flag(array: &ArrayShape) -> bool {
+    array
+        .layout
+        .as_ref()
+        .is_some_and(|l| !l.tiles.is_empty() || l.memory_space == 2)
+}
+
 #[test]
 fn buffer_assignment_sizes_equal_the_compilers() {
     let mut files = Vec::new();
@@ -61,7 +68,7 @@ fn buffer_assignment_sizes_equal_the_compilers() {
         "expected the corpus and fixture dumps, found {files:?}"
     );
     let mut arrays = 0;
-    let mut layoutless = 0;
+    let mut untiled = 0;
     let mut tuples = 0;
     let mut mismatches = Vec::new();
     for file in &files {
@@ -71,20 +78,19 @@ fn buffer_assignment_sizes_equal_the_compilers() {
                 .unwrap_or_else(|e| panic!("{}: {shape_text}: {e}", file.display()));
             assert_eq!(shape.to_string(), shape_text, "prints back as read");
             let ours = match &shape {
-                Shape::Array(array) if array.layout.is_some() => {
+                Shape::Array(array) if is_tiled_or_sync_flag(array) => {
                     arrays += 1;
                     array.padded_bytes()
                 }
-                // Layout-less arrays (scalars of reduction sub-computations)
-                // get the TPU's default (8,128) tiling.
+                // Untiled arrays outside the sync-flag space S(2) (scalars of
+                // reduction and sort sub-computations, thread-local) get the
+                // TPU's default (8,128) tiling.
                 Shape::Array(array) => {
-                    layoutless += 1;
+                    untiled += 1;
                     let mut tiled = array.clone();
-                    tiled.layout = Some(Layout {
-                        minor_to_major: (0..array.dims.len() as i64).rev().collect(),
-                        tiles: vec![Tile { dims: vec![8, 128] }],
-                        ..Layout::default()
-                    });
+                    let layout = tiled.layout.get_or_insert_with(Layout::default);
+                    layout.minor_to_major = (0..array.dims.len() as i64).rev().collect();
+                    layout.tiles = vec![Tile { dims: vec![8, 128] }];
                     tiled.padded_bytes()
                 }
                 // The TPU gives a tuple's index table one allocation granule:
@@ -116,8 +122,231 @@ fn buffer_assignment_sizes_equal_the_compilers() {
     }
     mismatches.dedup();
     eprintln!(
-        "checked {arrays} array values with layouts, {layoutless} without, {tuples} tuples in {} buffer assignment files",
+        "checked {arrays} tiled or sync-flag array values, {untiled} other untiled, {tuples} tuples in {} buffer assignment files",
         files.len()
+    );
+    assert!(
+        mismatches.is_empty(),
+        "{} mismatches:\n{}",
+        mismatches.len(),
+        mismatches.join("\n")
+    );
+}
+
+/// (padded, unpadded) bytes the Memory Viewer oracle gives each buffer, by
+/// shape text: `maxHeap` entries (MiB as exact binary fractions) and
+/// `bufferBlocks` (bytes). An unpadded size of 0 is omitted by the JSON.
+fn memory_viewer_buffers(path: &Path) -> Vec<(String, u64, u64)> {
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mib = |v: Option<&serde_json::Value>| {
+        (v.and_then(|v| v.as_f64()).unwrap_or(0.0) * 1048576.0).round() as u64
+    };
+    let bytes = |v: Option<&serde_json::Value>| {
+        v.and_then(|v| {
+            v.as_u64()
+                .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+        })
+        .unwrap_or(0)
+    };
+    let mut out = Vec::new();
+    for entry in json["maxHeap"].as_array().into_iter().flatten() {
+        if let Some(shape) = entry["shapeString"].as_str() {
+            out.push((
+                shape.to_string(),
+                mib(entry.get("logicalBufferSizeMib")),
+                mib(entry.get("unpaddedShapeMib")),
+            ));
+        }
+    }
+    for block in json["bufferBlocks"].as_array().into_iter().flatten() {
+        if let Some(shape) = block["shapeString"].as_str() {
+            out.push((
+                shape.to_string(),
+                bytes(block.get("size")),
+                bytes(block.get("unpaddedSize")),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn memory_viewer_padded_and_unpadded_sizes_equal_xprofs() {
+    let mut files = Vec::new();
+    files_under(&corpus(), "memory_viewer.json", &mut files);
+    files_under(&fixtures(), ".json", &mut files);
+    files.retain(|f| {
+        f.file_name()
+            .is_some_and(|n| n.to_string_lossy().contains("memory_viewer"))
+    });
+    assert!(
+        files.len() >= 3,
+        "expected Memory Viewer oracle files, found {files:?}"
+    );
+    let (mut checked, mut tuples) = (0, 0);
+    let mut mismatches = Vec::new();
+    for file in &files {
+        for (shape_text, padded, unpadded) in memory_viewer_buffers(file) {
+            let shape = parse_shape(&shape_text)
+                .unwrap_or_else(|e| panic!("{}: {shape_text}: {e}", file.display()));
+            let Shape::Array(array) = &shape else {
+                tuples += 1;
+                continue;
+            };
+            checked += 1;
+            if array.padded_bytes() != padded || array.unpadded_bytes() != unpadded {
+                mismatches.push(format!(
+                    "{}: {shape_text}: xprof {padded}/{unpadded}, ours {}/{}",
+                    file.display(),
+                    array.padded_bytes(),
+                    array.unpadded_bytes()
+                ));
+            }
+        }
+    }
+    mismatches.dedup();
+    eprintln!(
+        "checked {checked} Memory Viewer buffers (skipped {tuples} tuples) in {} files",
+        files.len()
+    );
+    assert!(
+        mismatches.is_empty(),
+        "{} mismatches:\n{}",
+        mismatches.len(),
+        mismatches.join("\n")
+    );
+}
+
+/// Bytes as libtpu prints them in "Largest program allocations" (tsl's
+/// `HumanReadableNumBytes` without the `iB`): `512B`, `64.0K`, `512.00M`,
+/// `2.25G`. Whole units are divided off in integers (truncating) before the
+/// last division, so 9175171072 bytes print as `8.54G`, not `8.55G`.
+fn libtpu_human_bytes(bytes: u64) -> String {
+    if bytes < 1024 {
+        return format!("{bytes}B");
+    }
+    let units = ['K', 'M', 'G', 'T', 'P', 'E'];
+    let (mut value, mut unit) = (bytes, 0);
+    while value >= 1024 * 1024 && unit + 1 < units.len() {
+        value /= 1024;
+        unit += 1;
+    }
+    let value = value as f64 / 1024.0;
+    if unit == 0 {
+        format!("{value:.1}K")
+    } else {
+        format!("{value:.2}{}", units[unit])
+    }
+}
+
+/// One "Largest program allocations" entry: printed size, shape, unpadded
+/// size and the padding line when present.
+struct LoggedAllocation {
+    size: String,
+    shape: String,
+    unpadded: Option<String>,
+    padding: Option<String>,
+}
+
+fn logged_allocations(text: &str) -> Vec<LoggedAllocation> {
+    let mut out: Vec<LoggedAllocation> = Vec::new();
+    let mut current: Option<LoggedAllocation> = None;
+    for line in text.lines() {
+        let line = line.trim();
+        let after_rank = line
+            .split_once(". Size: ")
+            .filter(|(rank, _)| rank.chars().all(|c| c.is_ascii_digit()));
+        if let Some((_, size)) = after_rank {
+            out.extend(current.take());
+            current = Some(LoggedAllocation {
+                size: size.to_string(),
+                shape: String::new(),
+                unpadded: None,
+                padding: None,
+            });
+        } else if let Some(entry) = current.as_mut() {
+            if let Some(shape) = line.strip_prefix("Shape: ") {
+                entry.shape = shape.to_string();
+            } else if let Some(unpadded) = line.strip_prefix("Unpadded size: ") {
+                entry.unpadded = Some(unpadded.to_string());
+            } else if let Some(padding) = line.strip_prefix("Extra memory due to padding: ") {
+                entry.padding = Some(padding.to_string());
+            } else if line.starts_with("=====") {
+                out.extend(current.take());
+            }
+        }
+    }
+    out.extend(current);
+    out
+}
+
+#[test]
+fn largest_program_allocations_in_logs_equal_ours() {
+    let mut files = Vec::new();
+    files_under(&corpus(), ".txt", &mut files);
+    files_under(&corpus(), ".log", &mut files);
+    files_under(&fixtures(), "compile.log", &mut files);
+    let mut checked = 0;
+    let mut with_padding = 0;
+    let mut mismatches = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        // Entries without a shape (e.g. register allocator spill slots) have nothing to size.
+        for entry in logged_allocations(&text)
+            .into_iter()
+            .filter(|e| !e.shape.is_empty())
+        {
+            let shape = parse_shape(&entry.shape)
+                .unwrap_or_else(|e| panic!("{}: {}: {e}", file.display(), entry.shape));
+            // A tuple's allocation is its index table: one granule, the same
+            // padded and unpadded (512 bytes on v5e).
+            let (padded, unpadded) = match &shape {
+                Shape::Array(array) => (array.padded_bytes(), array.unpadded_bytes()),
+                _ => (512, 512),
+            };
+            let mut ours = LoggedAllocation {
+                size: libtpu_human_bytes(padded),
+                shape: entry.shape.clone(),
+                unpadded: entry
+                    .unpadded
+                    .as_ref()
+                    .map(|_| libtpu_human_bytes(unpadded)),
+                padding: None,
+            };
+            if entry.padding.is_some() {
+                with_padding += 1;
+                let expansion = padded as f64 / unpadded as f64;
+                ours.padding = Some(format!(
+                    "{} ({expansion:.1}x expansion)",
+                    libtpu_human_bytes(padded - unpadded)
+                ));
+            }
+            checked += 1;
+            if (&ours.size, &ours.unpadded, &ours.padding)
+                != (&entry.size, &entry.unpadded, &entry.padding)
+            {
+                mismatches.push(format!(
+                    "{}: {}: log {} / {:?} / {:?}, ours {} / {:?} / {:?}",
+                    file.display(),
+                    entry.shape,
+                    entry.size,
+                    entry.unpadded,
+                    entry.padding,
+                    ours.size,
+                    ours.unpadded,
+                    ours.padding
+                ));
+            }
+        }
+    }
+    eprintln!(
+        "checked {checked} logged allocations ({with_padding} with a padding line) in {} files",
+        files.len()
+    );
+    assert!(
+        checked >= 60,
+        "expected the corpus logs' entries, found {checked}"
     );
     assert!(
         mismatches.is_empty(),
