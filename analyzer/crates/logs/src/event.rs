@@ -7,7 +7,10 @@
 //! after the BFC allocator dump; the E1000 "HLO temporaries" summary after the
 //! compiler's report). Occurrences whose key numbers agree are merged: exact
 //! byte counts win over rounded ones, missing details are filled in.
-//! `repeats` counts the un-escaped occurrences of one message form.
+//! `repeats` counts how often the error occurs: the largest number of
+//! un-escaped occurrences of one message form printed the same way (by a
+//! logger, or plainly as an exception), so that the usual pair "glog line +
+//! raised exception" counts once while N ranks printing it count N.
 
 use oomscope_report::{units, OomEvent, OomKind, TopAllocation};
 use std::collections::BTreeMap;
@@ -110,6 +113,8 @@ pub struct Raw {
     pub form: &'static str,
     /// Found inside an escaped copy (`\n` written as two characters).
     pub escaped: bool,
+    /// The line carried a logger header (glog, timestamp).
+    pub logged: bool,
     fields: [Option<Size>; FIELD_COUNT],
     pub extra: BTreeMap<String, Size>,
     pub top: Vec<TopAllocation>,
@@ -125,6 +130,7 @@ impl Raw {
             message: truncate(message, 600),
             form,
             escaped: false,
+            logged: false,
             fields: [None; FIELD_COUNT],
             extra: BTreeMap::new(),
             top: Vec::new(),
@@ -185,11 +191,31 @@ fn close(a: Size, b: Size) -> bool {
     a.bytes.abs_diff(b.bytes) <= a.step.saturating_add(b.step)
 }
 
-/// One distinct error being accumulated.
+/// One distinct error being accumulated, with its un-escaped occurrences
+/// counted per (message form, printed by a logger).
 struct Merged {
     raw: Raw,
-    forms: Vec<&'static str>,
-    repeats: u32,
+    occurrences: Vec<(&'static str, bool, u32)>,
+}
+
+impl Merged {
+    fn count(&mut self, form: &'static str, logged: bool, escaped: bool) {
+        if escaped {
+            return;
+        }
+        match self
+            .occurrences
+            .iter_mut()
+            .find(|(f, l, _)| *f == form && *l == logged)
+        {
+            Some((_, _, n)) => *n = n.saturating_add(1),
+            None => self.occurrences.push((form, logged, 1)),
+        }
+    }
+
+    fn repeats(&self) -> u32 {
+        self.occurrences.iter().map(|o| o.2).max().unwrap_or(1)
+    }
 }
 
 fn same_error(a: &Raw, b: &Raw) -> bool {
@@ -249,27 +275,16 @@ pub fn merge(input: &str, raws: Vec<Raw>) -> Vec<OomEvent> {
             .find(|&i| same_error(&merged[i].raw, &raw));
         match found {
             Some(i) => {
-                let m = &mut merged[i];
-                if !raw.escaped {
-                    if m.forms.contains(&raw.form) {
-                        m.repeats = m.repeats.saturating_add(1);
-                    } else {
-                        m.forms.push(raw.form);
-                    }
-                }
-                absorb(&mut m.raw, raw);
+                merged[i].count(raw.form, raw.logged, raw.escaped);
+                absorb(&mut merged[i].raw, raw);
             }
             None => {
-                let forms = if raw.escaped {
-                    Vec::new()
-                } else {
-                    vec![raw.form]
-                };
-                merged.push(Merged {
+                let mut m = Merged {
+                    occurrences: Vec::new(),
                     raw,
-                    forms,
-                    repeats: 1,
-                });
+                };
+                m.count(m.raw.form, m.raw.logged, m.raw.escaped);
+                merged.push(m);
             }
         }
     }
@@ -277,6 +292,7 @@ pub fn merge(input: &str, raws: Vec<Raw>) -> Vec<OomEvent> {
 }
 
 fn to_event(input: &str, m: Merged) -> OomEvent {
+    let repeats = m.repeats();
     let r = m.raw;
     let g = |f: Field| r.fields[f as usize].map(|s| s.bytes);
     OomEvent {
@@ -284,7 +300,7 @@ fn to_event(input: &str, m: Merged) -> OomEvent {
         memory_space: r.space.clone(),
         input: input.to_string(),
         line: r.line,
-        repeats: m.repeats,
+        repeats,
         message: r.message.clone(),
         used_bytes: g(Field::Used),
         limit_bytes: g(Field::Limit),

@@ -139,6 +139,7 @@ fn scan(text: &str, unescape_lines: bool, raws: &mut Vec<event::Raw>) {
         match parse_at(&site, anchor) {
             Outcome::Event(mut raw, end) => {
                 raw.line = line_no;
+                raw.logged = site.head_and_origin().1;
                 raws.push(raw);
                 consumed = end.max(line.1);
             }

@@ -95,16 +95,23 @@ pub fn floor_boundary(text: &str, at: usize) -> usize {
 /// `[2026-04-26 14:38:11] `), rank/worker tags (`[rank3]:`, `(worker pid=12)`,
 /// `[1,0]<stderr>:`) removed, repeatedly, in any order.
 pub fn payload(line: &str) -> &str {
+    payload_and_origin(line).0
+}
+
+/// [`payload`], and whether a logger header (glog or timestamp) was removed:
+/// the same error is typically printed once by the logger and once by the
+/// exception that carries it.
+pub fn payload_and_origin(line: &str) -> (&str, bool) {
     let mut s = line;
+    let mut logged = false;
     for _ in 0..8 {
         let before = s.len();
         s = s.trim_start();
         if let Some(rest) = s.strip_prefix('>').or_else(|| s.strip_prefix("# ")) {
             s = rest;
-        } else if let Some(rest) = strip_glog(s) {
+        } else if let Some(rest) = strip_glog(s).or_else(|| strip_timestamp(s)) {
             s = rest;
-        } else if let Some(rest) = strip_timestamp(s) {
-            s = rest;
+            logged = true;
         } else if let Some(rest) = strip_tag(s) {
             s = rest;
         }
@@ -112,7 +119,7 @@ pub fn payload(line: &str) -> &str {
             break;
         }
     }
-    s.trim()
+    (s.trim(), logged)
 }
 
 /// `I0706 16:50:25.683909 140110937163584 max_utils.py:783] ` and the

@@ -2,7 +2,7 @@
 //! helpers the parsers share.
 
 use crate::event::{parse_size, Raw, Size};
-use crate::lines::{floor_boundary, payload, Cursor};
+use crate::lines::{floor_boundary, payload, payload_and_origin, Cursor};
 use regex::{Captures, Regex};
 
 /// A size as the tools print it: `25.64G`, `36.00 MiB`, `0B`, `0 bytes`.
@@ -55,12 +55,17 @@ pub struct Site<'a> {
 impl<'a> Site<'a> {
     /// The anchor's line around the keyword, without log prefixes (bounded).
     pub fn head(&self) -> &'a str {
+        self.head_and_origin().0
+    }
+
+    /// [`Site::head`] and whether the line carried a logger header.
+    pub fn head_and_origin(&self) -> (&'a str, bool) {
         let from = floor_boundary(
             self.text,
             self.anchor.saturating_sub(BEFORE).max(self.line_start),
         );
         let to = floor_boundary(self.text, (self.anchor + AFTER).min(self.line_end));
-        payload(&self.text[from..to.max(from)])
+        payload_and_origin(&self.text[from..to.max(from)])
     }
 
     /// The head from the keyword on.

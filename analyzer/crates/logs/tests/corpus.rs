@@ -105,9 +105,8 @@ fn log_38_xla_gpu_bfc_dump() {
     assert_eq!(e.kind, OomKind::XlaGpu);
     assert_eq!(e.memory_space, "gpu");
     assert_eq!(e.line, 1);
-    // The final error is printed by glog and again by Julia: two occurrences
-    // of the XLA message, restating the BFC warning that starts the event.
-    assert_eq!(e.repeats, 2);
+    // The BFC warning, XLA's error via glog and again via Julia: one error.
+    assert_eq!(e.repeats, 1);
     assert_eq!(
         e.requested_bytes,
         Some(4_000_000_000),
@@ -440,29 +439,96 @@ fn xla_run_old_libtpu_oom() {
     );
 }
 
-/// Compiler stderr the fixture generator writes into `fixtures/*/` (`*.log`):
-/// every log that holds a compile OOM yields exactly one event with a limit.
+/// Compiler stderr of our own fixtures (`fixtures/*/compile.log`, written by
+/// `tools/fixtures`): a compile that fits yields nothing, a compile OOM yields
+/// exactly one event, and where `pair.json` records the numbers of the OOM
+/// message, they match.
 #[test]
-fn fixture_logs_parse_without_duplicates() {
+fn fixture_compile_logs() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../fixtures");
-    let Ok(dirs) = std::fs::read_dir(root) else {
-        return;
-    };
-    for dir in dirs.flatten() {
-        let Ok(files) = std::fs::read_dir(dir.path()) else {
+    let mut folders = Vec::new();
+    for dir in std::fs::read_dir(root).into_iter().flatten().flatten() {
+        folders.push(dir.path());
+        for sub in std::fs::read_dir(dir.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            folders.push(sub.path());
+        }
+    }
+    let mut checked = 0;
+    for folder in folders {
+        let (Ok(meta), Ok(log)) = (
+            std::fs::read_to_string(folder.join("fixture.json")),
+            std::fs::read_to_string(folder.join("compile.log")),
+        ) else {
             continue;
         };
-        for f in files.flatten() {
-            let path = f.path();
-            if path.extension().and_then(|e| e.to_str()) != Some("log") {
-                continue;
+        let meta: serde_json::Value = serde_json::from_str(&meta).unwrap_or_default();
+        let events = parse_oom_log("compile.log", &log);
+        let name = folder.display().to_string();
+        match meta["outcome"].as_str() {
+            Some("fits") => assert_eq!(events, vec![], "{name}"),
+            Some("compile_oom") => {
+                assert_eq!(events.len(), 1, "{name}: {events:#?}");
+                assert!(events[0].limit_bytes.is_some(), "{name}");
             }
-            let text = std::fs::read_to_string(&path).unwrap_or_default();
-            let events = parse_oom_log("fixture", &text);
-            if text.contains("Ran out of memory") {
-                assert_eq!(events.len(), 1, "{}: {events:#?}", path.display());
-                assert!(events[0].limit_bytes.is_some(), "{}", path.display());
-            }
+            _ => continue,
         }
+        checked += 1;
+        let pair = std::fs::read_to_string(folder.join("../pair.json")).unwrap_or_default();
+        let pair: serde_json::Value = serde_json::from_str(&pair).unwrap_or_default();
+        let variant = folder.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let numbers = &pair["variants"][variant];
+        let size = |key: &str| {
+            numbers[key]
+                .as_str()
+                .and_then(oomscope_report::units::parse_binary_size)
+        };
+        if let Some(used) = size("used") {
+            assert_eq!(events[0].used_bytes, Some(used), "{name}");
+            assert_eq!(events[0].limit_bytes, size("limit"), "{name}");
+            assert_eq!(events[0].exceeded_bytes, size("exceeded_by"), "{name}");
+        }
+    }
+    if checked > 0 {
+        assert!(checked >= 10, "only {checked} fixtures");
+    }
+}
+
+#[test]
+fn fixture_oom_variants() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../fixtures");
+    let parse = |dir: &str| {
+        let text = std::fs::read_to_string(format!("{root}/{dir}/compile.log")).ok()?;
+        let events = parse_oom_log(dir, &text);
+        assert_eq!(events.len(), 1, "{dir}: {events:#?}");
+        events.into_iter().next()
+    };
+    // "Used 16.00P of 15.75G hbm. Exceeded hbm capacity by 16.00P."
+    if let Some(e) = parse("oom-absurd") {
+        assert_eq!(e.used_bytes, Some(16 << 50));
+        assert_eq!(e.limit_bytes, Some(g(15.75)));
+        assert_eq!(e.exceeded_bytes, Some(16 << 50));
+    }
+    // libtpu 0.0.8 early abort: "Requires 16.00P, has 14.96G available."
+    if let Some(e) = parse("old-libtpu-oom-absurd") {
+        assert_eq!(
+            (e.used_bytes, e.limit_bytes),
+            (Some(16 << 50), Some(g(14.96)))
+        );
+    }
+    // "Allocation (size=268435456) would exceed memory (size=134217728) :: ... space=vmem"
+    if let Some(e) = parse("oom-vmem") {
+        assert_eq!(
+            (e.kind, e.memory_space.as_str()),
+            (OomKind::TpuCompileOtherSpace, "vmem")
+        );
+        assert_eq!(
+            (e.requested_bytes, e.limit_bytes),
+            (Some(268_435_456), Some(134_217_728))
+        );
+        assert_eq!(e.top_allocations[0].shape, "u8[268435456]{0}");
     }
 }
