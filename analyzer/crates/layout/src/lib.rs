@@ -10,7 +10,11 @@ pub mod padding;
 pub mod shape;
 
 pub use element_type::ElementType;
-pub use padding::{size_of, SizeInfo};
+pub use padding::{
+    buffer_padding, dimension_breakdown, event_padding, group_buffers, module_padding,
+    padding_groups, size_of, suggest_fix, BufferPadding, Change, DimPadding, GroupBy, PaddingGroup,
+    SizeInfo, Suggestion,
+};
 pub use shape::{
     parse_counted_shape, parse_shape, parse_shape_prefix, ArrayShape, Layout, Shape, ShapeError,
     SplitConfig, Tile,

@@ -120,6 +120,7 @@ impl std::error::Error for ShapeError {}
 // ---------------------------------------------------------------------------
 // Sizes
 
+/// `value` rounded up to a multiple of `multiple` (saturating; 0 and 1 leave it).
 fn round_up(value: u64, multiple: u64) -> u64 {
     if multiple <= 1 {
         return value;
@@ -211,39 +212,55 @@ impl ArrayShape {
         largest.max(size.saturating_sub(last_index))
     }
 
-    /// Each dimension's size after the first tile's rounding (split
-    /// dimensions at their largest piece), indexed by dimension number, and
-    /// the product of the tile dimensions beyond the rank (a tile longer than
-    /// the rank pads implicit size-1 dimensions, e.g. `f32[]{:T(128)}`).
+    /// What the first tile rounds each dimension up to a multiple of
+    /// (indexed by dimension number; 1 = not rounded), and the product of the
+    /// tile dimensions beyond the rank (a tile longer than the rank pads
+    /// implicit size-1 dimensions, e.g. `f32[]{:T(128)}` takes 128 elements).
     /// `None` when the layout has no tiles.
-    pub(crate) fn tiled_dims(&self) -> Option<(Vec<u64>, u64)> {
+    pub fn tile_multiples(&self) -> Option<(Vec<u64>, u64)> {
         let tile = self.layout.as_ref()?.tiles.first()?;
-        let mut padded: Vec<u64> = (0..self.dims.len())
-            .map(|d| self.max_split_size(d))
-            .collect();
+        let mut multiples = vec![1u64; self.dims.len()];
         let mut beyond_rank = 1u64;
         let order = self.minor_to_major();
         // The tile's last dimension pairs with the most-minor dimension.
         for (position, &tile_dim) in tile.dims.iter().rev().enumerate() {
             let multiple = u64::try_from(tile_dim).unwrap_or(1);
-            match order.get(position).and_then(|&dim| padded.get_mut(dim)) {
-                Some(size) => *size = round_up(*size, multiple),
+            match order.get(position).and_then(|&dim| multiples.get_mut(dim)) {
+                Some(slot) => *slot = multiple,
                 None => beyond_rank = beyond_rank.saturating_mul(multiple),
             }
         }
+        Some((multiples, beyond_rank))
+    }
+
+    /// Each dimension's size after the first tile's rounding (split
+    /// dimensions at their largest piece), indexed by dimension number, and
+    /// the tile's elements beyond the rank. `None` when the layout has no tiles.
+    pub fn tiled_dims(&self) -> Option<(Vec<u64>, u64)> {
+        let (multiples, beyond_rank) = self.tile_multiples()?;
+        let padded = multiples
+            .iter()
+            .enumerate()
+            .map(|(dim, &m)| round_up(self.max_split_size(dim), m))
+            .collect();
         Some((padded, beyond_rank))
     }
 
     /// Bytes the array takes with its layout's padding (`ShapeUtil::ArraySize`
     /// plus the dynamic-shape metadata prefix).
     pub fn padded_bytes(&self) -> u64 {
-        let prefix = self
-            .layout
-            .as_ref()
-            .map_or(0, |l| dim_count(l.dynamic_shape_metadata_prefix_bytes));
-        let Some((padded, beyond_rank)) = self.tiled_dims() else {
-            return self.unpadded_bytes().saturating_add(prefix);
-        };
+        match self.tiled_dims() {
+            Some((padded, beyond_rank)) => self.bytes_of_tiled(&padded, beyond_rank),
+            None => self
+                .unpadded_bytes()
+                .saturating_add(self.metadata_prefix_bytes()),
+        }
+    }
+
+    /// Bytes of a tiled array whose dimensions are padded to `padded` (by
+    /// dimension number) and whose tile adds `beyond_rank` implicit elements:
+    /// tail padding alignment, element size and metadata prefix applied.
+    pub(crate) fn bytes_of_tiled(&self, padded: &[u64], beyond_rank: u64) -> u64 {
         let elements = padded
             .iter()
             .fold(beyond_rank, |acc, &d| acc.saturating_mul(d));
@@ -252,7 +269,13 @@ impl ArrayShape {
             .as_ref()
             .map_or(1, |l| dim_count(l.tail_padding_alignment_in_elements));
         self.bytes_of_elements(round_up(elements, alignment))
-            .saturating_add(prefix)
+            .saturating_add(self.metadata_prefix_bytes())
+    }
+
+    fn metadata_prefix_bytes(&self) -> u64 {
+        self.layout
+            .as_ref()
+            .map_or(0, |l| dim_count(l.dynamic_shape_metadata_prefix_bytes))
     }
 
     /// The memory space of the layout (0 when none is given).
