@@ -154,7 +154,9 @@ impl ArrayShape {
     }
 
     fn bytes_of_elements(&self, elements: u64) -> u64 {
-        elements.saturating_mul(self.storage_bits()).div_ceil(8)
+        elements
+            .checked_mul(self.storage_bits())
+            .map_or(u64::MAX, |bits| bits.div_ceil(8))
     }
 
     /// Bytes of the data without any layout padding: element count × element size.
@@ -162,20 +164,24 @@ impl ArrayShape {
         self.bytes_of_elements(self.element_count())
     }
 
-    /// Minor-to-major order: the layout's, or the default (last dimension most minor).
+    /// Minor-to-major order: the layout's when it is a permutation of the
+    /// dimensions, else the default (last dimension most minor).
     pub fn minor_to_major(&self) -> Vec<usize> {
         let rank = self.dims.len();
         if let Some(layout) = &self.layout {
-            if layout.minor_to_major.len() == rank {
-                let order: Vec<usize> = layout
-                    .minor_to_major
-                    .iter()
-                    .filter_map(|&d| usize::try_from(d).ok())
-                    .filter(|&d| d < rank)
-                    .collect();
-                if order.len() == rank {
-                    return order;
-                }
+            let order: Vec<usize> = layout
+                .minor_to_major
+                .iter()
+                .filter_map(|&d| usize::try_from(d).ok())
+                .collect();
+            let mut seen = vec![false; rank];
+            let is_permutation = order.len() == rank
+                && order.iter().all(|&d| {
+                    seen.get_mut(d)
+                        .is_some_and(|seen| !std::mem::replace(seen, true))
+                });
+            if is_permutation {
+                return order;
             }
         }
         (0..rank).rev().collect()
