@@ -25,6 +25,32 @@ pub struct Report {
     pub allocator_profiles: Vec<AllocatorProfile>,
     pub diagnosis: Diagnosis,
     pub errors: Vec<InputError>,
+    /// Present when this report was opened from a permalink: it is read-only
+    /// and may carry less detail than the original analysis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared: Option<SharedInfo>,
+}
+
+/// How a shared (permalink) report was made.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SharedInfo {
+    /// Milliseconds since the Unix epoch when the link was made.
+    pub created_unix_ms: u64,
+    /// What detail was dropped to fit the link budget, in the order applied.
+    pub reductions: Vec<String>,
+    /// What the sender had open.
+    pub view: ViewState,
+}
+
+/// Which view and selection the user has open (carried by permalinks).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ViewState {
+    /// `verdict`, `timeline`, `padding`, `tree`, `steps`.
+    pub view: String,
+    /// Index into `modules` of the selected module and memory space.
+    pub module: u32,
+    /// Selected buffer or node name, if any.
+    pub selection: String,
 }
 
 impl Report {
@@ -39,6 +65,9 @@ pub struct InputInfo {
     pub name: String,
     pub kind: InputKind,
     pub size_bytes: u64,
+    /// 64-bit FNV-1a of the content, hex: tells two inputs apart in a shared report.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub content_hash: String,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -216,6 +245,11 @@ pub struct ModuleReport {
     pub peak_position: u64,
     pub heap_bytes: Vec<u64>,
     pub unpadded_heap_bytes: Vec<u64>,
+    /// Empty for a full curve (`heap_bytes[i]` is at position `i`). For a
+    /// downsampled curve (permalinks), the position of each point; the peak
+    /// point is always kept exactly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub heap_positions: Vec<u64>,
     pub peak_buffers: Vec<PeakBuffer>,
     pub parameters_bytes: u64,
     pub maybe_live_out_bytes: u64,
@@ -421,4 +455,15 @@ pub struct DiagnosisAction {
     /// How the estimate was computed (estimates are labelled as such).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub how: Option<String>,
+}
+
+/// 64-bit FNV-1a, hex. Cheap enough for multi-GB inputs; identifies content,
+/// it is not a security hash.
+pub fn content_hash(data: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in data {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
 }
