@@ -56,7 +56,7 @@ pub fn xla_oom(site: &Site) -> Outcome {
         cap_bytes(&c, 1).or_else(|| cap_size(&c, 2)),
     );
     let end = read_block(site, &mut raw);
-    Outcome::Event(raw, end)
+    Outcome::Event(Box::new(raw), end)
 }
 
 /// `Allocator (GPU_0_bfc) ran out of memory trying to allocate 3.72GiB (rounded to 4000000000)` + dump.
@@ -73,7 +73,7 @@ pub fn bfc(site: &Site) -> Outcome {
     raw.set(Field::Requested, cap_size(&c, 2));
     raw.set_extra("rounded_request_bytes", cap_bytes(&c, 3));
     let end = read_block(site, &mut raw);
-    Outcome::Event(raw, end)
+    Outcome::Event(Box::new(raw), end)
 }
 
 /// `Failed to allocate request for 2.99GiB (3206250496B) on device ordinal 0`.
@@ -85,7 +85,7 @@ pub fn failed_request(site: &Site) -> Outcome {
     let mut raw = Raw::new(OomKind::XlaGpu, "gpu", "xla_failed_request", head);
     raw.set(Field::Requested, cap_size(&c, 1));
     raw.set(Field::Requested, cap_bytes(&c, 2));
-    Outcome::Event(raw, site.next_line())
+    Outcome::Event(Box::new(raw), site.next_line())
 }
 
 /// `cuMemAllocAsync failed to allocate N bytes: ...` then
@@ -99,7 +99,7 @@ pub fn cu_mem_alloc_async(site: &Site) -> Outcome {
     raw.set(Field::Requested, cap_bytes(&c, 1));
     read_free_total(head, &mut raw);
     let end = read_block(site, &mut raw);
-    Outcome::Event(raw, end)
+    Outcome::Event(Box::new(raw), end)
 }
 
 fn read_free_total(p: &str, raw: &mut Raw) {
@@ -228,7 +228,16 @@ fn read_line(
     }
     if let Some(c) = re_assignment_stat().captures(p) {
         let name = c[1].trim().replace(' ', "_");
-        raw.set_extra(&format!("{name}_{}_bytes", &c[2]), cap_size(&c, 3));
+        let v = cap_size(&c, 3);
+        raw.set_extra(&format!("{name}_{}_bytes", &c[2]), v);
+        // The buffer assignment's categories are the report's fields.
+        match (name.as_str(), &c[2]) {
+            ("parameter", "allocation") => raw.set(Field::Arguments, v),
+            ("maybe_live_out", "allocation") => raw.set(Field::Output, v),
+            ("preallocated_temp", "allocation") => raw.set(Field::HloTemp, v),
+            ("total", "fragmentation") => raw.set(Field::Fragmentation, v),
+            _ => {}
+        }
         return true;
     }
     if let Some(c) = re_sum_in_use().captures(p) {

@@ -140,7 +140,7 @@ fn scan(text: &str, unescape_lines: bool, raws: &mut Vec<event::Raw>) {
             Outcome::Event(mut raw, end) => {
                 raw.line = line_no;
                 raw.logged = site.head_and_origin().1;
-                raws.push(raw);
+                raws.push(*raw);
                 consumed = end.max(line.1);
             }
             Outcome::Ignore(end) => consumed = end.max(line.1),
@@ -167,7 +167,7 @@ fn parse_at(site: &Site, anchor: Anchor) -> Outcome {
 /// A keyword inside an escaped copy of a message (a proto dump, a JSON
 /// string): `\n` written as two characters right after it.
 fn is_escaped(site: &Site) -> bool {
-    let after = site.from_anchor();
+    let after = site.after_anchor();
     let window = &after[..lines::floor_boundary(after, 600)];
     memchr::memmem::find(window.as_bytes(), b"\\n").is_some()
 }

@@ -69,7 +69,7 @@ impl<'a> Site<'a> {
     }
 
     /// The head from the keyword on.
-    pub fn from_anchor(&self) -> &'a str {
+    pub fn after_anchor(&self) -> &'a str {
         let to = floor_boundary(self.text, (self.anchor + AFTER).min(self.line_end));
         &self.text[self.anchor..to.max(self.anchor)]
     }
@@ -105,7 +105,7 @@ impl<'a> Site<'a> {
 /// What a parser made of a keyword occurrence.
 pub enum Outcome {
     /// An error; the scan resumes at the offset given.
-    Event(Raw, usize),
+    Event(Box<Raw>, usize),
     /// A recognised message that is not a failure (e.g. BFC "not a failure").
     Ignore(usize),
     /// Not one of the messages this parser knows.

@@ -96,5 +96,5 @@ pub fn cuda_oom(site: &Site) -> Outcome {
             );
         }
     }
-    Outcome::Event(raw, site.next_line())
+    Outcome::Event(Box::new(raw), site.next_line())
 }

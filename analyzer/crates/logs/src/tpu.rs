@@ -116,7 +116,7 @@ pub fn ran_out(site: &Site) -> Outcome {
         raw.set(Field::Limit, cap_size(&c, 3));
         raw.set(Field::Exceeded, find_size(re_exceeded(), head));
         let end = read_report(site, &mut raw, head.contains("Memory usage report"));
-        return Outcome::Event(raw, end);
+        return Outcome::Event(Box::new(raw), end);
     }
     if let Some(c) = re_summary().captures(head) {
         let space = space_name(&c[1]);
@@ -128,7 +128,7 @@ pub fn ran_out(site: &Site) -> Outcome {
         );
         raw.set(Field::Used, cap_size(&c, 2));
         raw.set(Field::Limit, cap_size(&c, 3));
-        return Outcome::Event(raw, site.next_line());
+        return Outcome::Event(Box::new(raw), site.next_line());
     }
     requires(site)
 }
@@ -145,7 +145,7 @@ pub fn requires(site: &Site) -> Outcome {
     let mut raw = Raw::new(compile_kind(&space, head), &space, "tpu_requires", head);
     raw.set(Field::Used, cap_size(&c, 1));
     raw.set(Field::Limit, cap_size(&c, 2));
-    Outcome::Event(raw, site.next_line())
+    Outcome::Event(Box::new(raw), site.next_line())
 }
 
 /// `Allocation (size=N) would exceed memory (size=M) :: #allocationK [shape = '...', space=hbm, ...] :: hlo`.
@@ -183,7 +183,7 @@ pub fn would_exceed(site: &Site) -> Outcome {
         allocation_type: re_alloc_tag().captures(rest).map(|t| t[1].to_string()),
         ..Default::default()
     });
-    Outcome::Event(raw, site.next_line())
+    Outcome::Event(Box::new(raw), site.next_line())
 }
 
 /// `TPU TensorCore Hbm usage: X, SparseCore Hbm usage Y, exceeding available bytes: Z`.
@@ -196,7 +196,7 @@ pub fn sparsecore(site: &Site) -> Outcome {
     raw.set(Field::TensorCore, cap_size(&c, 1));
     raw.set(Field::SparseCore, cap_size(&c, 2));
     raw.set(Field::Limit, cap_size(&c, 3));
-    Outcome::Event(raw, site.next_line())
+    Outcome::Event(Box::new(raw), site.next_line())
 }
 
 /// Runtime: `Attempting to reserve X at the bottom of memory. That was not
@@ -231,7 +231,7 @@ pub fn runtime(site: &Site) -> Outcome {
         "largest_contiguous_bytes",
         find_size(re_largest_region(), &text),
     );
-    Outcome::Event(raw, site.next_line())
+    Outcome::Event(Box::new(raw), site.next_line())
 }
 
 /// Which part of the compiler's report the lines belong to.

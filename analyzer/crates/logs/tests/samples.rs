@@ -246,6 +246,10 @@ fn xla_gpu_peak_buffers_listing() {
     assert_eq!(extra(&e, "maybe_live_out_allocation_bytes"), Some(m(6.00)));
     assert_eq!(extra(&e, "total_allocation_bytes"), Some(m(12.00)));
     assert_eq!(extra(&e, "total_fragmentation_bytes"), Some(0));
+    assert_eq!(e.arguments_bytes, Some(m(6.00)));
+    assert_eq!(e.output_bytes, Some(m(6.00)));
+    assert_eq!(e.hlo_temp_bytes, Some(0));
+    assert_eq!(e.fragmentation_bytes, Some(0));
     assert_eq!(e.top_allocations.len(), 2);
     let b = &e.top_allocations[0];
     assert_eq!(
