@@ -265,10 +265,19 @@ fn absorb(into: &mut Raw, from: Raw) {
 /// How far back an occurrence looks for the error it repeats.
 const MERGE_WINDOW: usize = 64;
 
-/// Merges occurrences (in input order) into distinct events.
-pub fn merge(input: &str, raws: Vec<Raw>) -> Vec<OomEvent> {
-    let mut merged: Vec<Merged> = Vec::new();
-    for raw in raws {
+/// Distinct events kept; further distinct errors in a pathological input are
+/// dropped (repeats of kept ones are still counted).
+const MAX_EVENTS: usize = 10_000;
+
+/// Merges occurrences, fed in input order, into distinct events.
+#[derive(Default)]
+pub struct Merger {
+    merged: Vec<Merged>,
+}
+
+impl Merger {
+    pub fn add(&mut self, raw: Raw) {
+        let merged = &mut self.merged;
         let lo = merged.len().saturating_sub(MERGE_WINDOW);
         let found = (lo..merged.len())
             .rev()
@@ -278,7 +287,7 @@ pub fn merge(input: &str, raws: Vec<Raw>) -> Vec<OomEvent> {
                 merged[i].count(raw.form, raw.logged, raw.escaped);
                 absorb(&mut merged[i].raw, raw);
             }
-            None => {
+            None if merged.len() < MAX_EVENTS => {
                 let mut m = Merged {
                     occurrences: Vec::new(),
                     raw,
@@ -286,9 +295,20 @@ pub fn merge(input: &str, raws: Vec<Raw>) -> Vec<OomEvent> {
                 m.count(m.raw.form, m.raw.logged, m.raw.escaped);
                 merged.push(m);
             }
+            None => {}
         }
     }
-    merged.into_iter().map(|m| to_event(input, m)).collect()
+
+    pub fn is_empty(&self) -> bool {
+        self.merged.is_empty()
+    }
+
+    pub fn finish(self, input: &str) -> Vec<OomEvent> {
+        self.merged
+            .into_iter()
+            .map(|m| to_event(input, m))
+            .collect()
+    }
 }
 
 fn to_event(input: &str, m: Merged) -> OomEvent {

@@ -6,7 +6,7 @@
 //! few places where an OOM message can start; only there are regexes run and
 //! the following lines read as the message's report (TPU compiler listing,
 //! BFC allocator dump, XLA "Peak buffers"). Occurrences of the same error are
-//! then merged ([`event::merge`]).
+//! then merged as they are found ([`event::Merger`]).
 //!
 //! Time is linear in the input: every keyword is looked at once with bounded
 //! context, a line is read by at most one block parser, and keywords inside a
@@ -83,9 +83,9 @@ const MAX_ESCAPED_LINE: usize = 4 << 20;
 /// Every distinct OOM in `text`, in order of first occurrence. `line` is the
 /// 1-based line where each starts; `repeats` counts its occurrences.
 pub fn parse_oom_log(input_name: &str, text: &str) -> Vec<OomEvent> {
-    let mut raws = Vec::new();
-    scan(text, true, &mut raws);
-    event::merge(input_name, raws)
+    let mut merger = event::Merger::default();
+    scan(text, None, &mut merger);
+    merger.finish(input_name)
 }
 
 /// Cheap check on the first bytes of a file: does it hold an OOM message?
@@ -93,12 +93,14 @@ pub fn looks_like_oom_log(head: &str) -> bool {
     if !has_keyword(head) {
         return false;
     }
-    let mut raws = Vec::new();
-    scan(head, true, &mut raws);
-    !raws.is_empty()
+    let mut merger = event::Merger::default();
+    scan(head, None, &mut merger);
+    !merger.is_empty()
 }
 
-fn scan(text: &str, unescape_lines: bool, raws: &mut Vec<event::Raw>) {
+/// Scans `text`. `escaped_line` is set when `text` is an unescaped copy of
+/// that line of the input: its events get that line and are marked escaped.
+fn scan(text: &str, escaped_line: Option<u32>, merger: &mut event::Merger) {
     let mut counter = lines::LineCounter::new(text);
     let mut consumed = 0usize;
     let mut line = (usize::MAX, 0usize);
@@ -122,25 +124,20 @@ fn scan(text: &str, unescape_lines: bool, raws: &mut Vec<event::Raw>) {
             line_end: line.1,
             anchor: at,
         };
-        if unescape_lines && is_escaped(&site) {
+        if escaped_line.is_none() && is_escaped(&site) {
             let end = lines::floor_boundary(text, line.1.min(line_start + MAX_ESCAPED_LINE));
             let unescaped = unescape(&text[line_start..end]);
-            let mut inner = Vec::new();
-            scan(&unescaped, false, &mut inner);
-            for mut raw in inner {
-                raw.line = line_no;
-                raw.escaped = true;
-                raws.push(raw);
-            }
+            scan(&unescaped, Some(line_no), merger);
             consumed = line.1;
             continue;
         }
         let anchor = KEYWORDS[m.pattern().as_usize()].1;
         match parse_at(&site, anchor) {
             Outcome::Event(mut raw, end) => {
-                raw.line = line_no;
+                raw.line = escaped_line.unwrap_or(line_no);
+                raw.escaped = escaped_line.is_some();
                 raw.logged = site.head_and_origin().1;
-                raws.push(*raw);
+                merger.add(*raw);
                 consumed = end.max(line.1);
             }
             Outcome::Ignore(end) => consumed = end.max(line.1),
@@ -172,7 +169,7 @@ fn is_escaped(site: &Site) -> bool {
     memchr::memmem::find(window.as_bytes(), b"\\n").is_some()
 }
 
-/// Undoes `\n`, `\t`, `\"`, `\'`, `\\`; drops `\xNN` byte escapes.
+/// Undoes `\n`, `\t`, `\uXXXX`, `\"`, `\'`, `\\`; drops `\xNN` byte escapes.
 fn unescape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars();
@@ -185,6 +182,14 @@ fn unescape(s: &str) -> String {
             Some('n') => out.push('\n'),
             Some('t') => out.push('\t'),
             Some('r') => {}
+            Some('u') => {
+                let rest = chars.as_str();
+                let code = rest.get(..4).and_then(|h| u32::from_str_radix(h, 16).ok());
+                if let Some(c) = code.and_then(char::from_u32) {
+                    out.push(c);
+                    chars = rest[4..].chars();
+                }
+            }
             Some('x') => {
                 let rest = chars.as_str();
                 if rest.len() >= 2 && rest.as_bytes()[..2].iter().all(u8::is_ascii_hexdigit) {

@@ -379,6 +379,36 @@ fn hostile_inputs_do_not_panic_and_take_bounded_time() {
 }
 
 #[test]
+fn escaped_full_report_in_a_json_line() {
+    let text = concat!(
+        "{\"ts\": 1, \"msg\": \"checkpoint saved\"}\n",
+        r#"{"ts": 2, "level": "error", "msg": "RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 9.00G of 8.00G hbm. Exceeded hbm capacity by 1.00G.\n\nTotal hbm usage >= 9.25G:\n    reserved        256.00M \n    program          9.00G \n    arguments            0B \n"}"#,
+        "\n"
+    );
+    let e = only("json", text);
+    assert_eq!((e.line, e.repeats), (2, 1));
+    assert_eq!(
+        (e.used_bytes, e.limit_bytes, e.exceeded_bytes),
+        (Some(g(9.00)), Some(g(8.00)), Some(g(1.00)))
+    );
+    assert_eq!(e.extra.get("total_usage_bytes").copied(), Some(g(9.25)));
+    assert_eq!(
+        (e.reserved_bytes, e.arguments_bytes),
+        (Some(m(256.00)), Some(0))
+    );
+}
+
+#[test]
+fn many_repeats_are_one_event() {
+    let line = "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 8.00 GiB of which 0 bytes is free. Of the allocated memory 7.51 GiB is allocated by PyTorch, and 15.90 MiB is reserved by PyTorch but unallocated.\n";
+    let text = line.repeat(100_000);
+    let events = parse_oom_log("many", &text);
+    assert_eq!(events.len(), 1);
+    assert_eq!((events[0].line, events[0].repeats), (1, 100_000));
+    assert_eq!(events[0].free_bytes, Some(0));
+}
+
+#[test]
 fn sniffing() {
     assert!(looks_like_oom_log(&sample("tpu_wrapped_headline.txt")));
     assert!(!looks_like_oom_log(
