@@ -6,11 +6,36 @@
 //! few places where an OOM message can start; only there are regexes run and
 //! the following lines read as the message's report (TPU compiler listing,
 //! BFC allocator dump, XLA "Peak buffers"). Occurrences of the same error are
-//! then merged as they are found ([`event::Merger`]).
+//! then merged as they are found (`event::Merger`).
 //!
 //! Time is linear in the input: every keyword is looked at once with bounded
 //! context, a line is read by at most one block parser, and keywords inside a
 //! consumed block are skipped.
+//!
+//! What the fields mean, beyond the names in [`OomEvent`]:
+//! - TPU compile: `used`/`limit`/`exceeded` from "Used X of Y"; `reserved`,
+//!   `program`, `arguments` from "Total hbm usage" (`extra.total_usage_bytes`);
+//!   "Program hbm requirement" gives `program` and `extra` `program_reserved`,
+//!   `global`, `scoped`, `overlays`; `hlo_temp*` and `fragmentation` from its
+//!   "HLO temp" line. `top_allocations` is "Largest program allocations" (or,
+//!   without one, the rows of the "Memory usage report" for the failing space);
+//!   `top_arguments` is "Largest program arguments and outputs".
+//!   `extra.memory_report_total_bytes` is the report's exact "Total bytes",
+//!   which is close to but not the same quantity as "Used" (kept apart).
+//!   "Requires X, has Y available" gives `used`/`limit`; "Allocation (size=N)
+//!   would exceed memory (size=M)" gives `requested`/`limit`.
+//! - TPU runtime: `requested`, `free`, `reserved`, `extra.reservable_bytes`.
+//! - XLA GPU: `requested`; BFC `Stats:` give `limit` (Limit), `used` (InUse),
+//!   `reserved` and `extra` counters; chunk lines give `extra.in_use_chunks*`,
+//!   `free_chunks*`, `largest_free_chunk_bytes`; buffer-assignment stats give
+//!   `arguments`, `output`, `hlo_temp`, `fragmentation`; "Peak buffers" are
+//!   `top_allocations`.
+//! - PyTorch: `requested`, `total_capacity`, `free`, `allocated`; `reserved`
+//!   as printed (old format) or allocated + "reserved but unallocated" (new);
+//!   `limit` = the `allowed` fraction when set, else the total capacity.
+//! - `repeats`: how often the error occurs, counting one message form printed
+//!   one way (glog line or plain exception text); a restatement in another form
+//!   or an escaped copy merges without counting.
 
 mod event;
 mod gpu;
