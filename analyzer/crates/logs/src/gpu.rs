@@ -2,7 +2,8 @@
 //! BufferAssignment stats and "Peak buffers" listing, the BFC allocator's
 //! "ran out of memory trying to allocate" with its dump (bins, chunks,
 //! `Stats:`), "Failed to allocate request for", and the cuda_malloc_async
-//! allocator's "cuMemAllocAsync failed to allocate".
+//! allocator's "cuMemAllocAsync failed to allocate"; TensorFlow's "OOM when
+//! allocating tensor with shape[...] and type T" (same BFC allocator).
 
 use crate::event::{Field, Raw, Size};
 use crate::lines::{payload, Cursor};
@@ -43,6 +44,10 @@ lazy_regex!(
     r"^([a-z_ ]+) (allocation|fragmentation):\s*SIZE"
 );
 lazy_regex!(re_buffer, r"^Buffer (\d+):");
+lazy_regex!(
+    re_tf_oom,
+    r"OOM when allocating tensor with shape\s*\[([\d,\s]*)\](?:\s*and type (\w+))?(?:\s*on (\S+))?"
+);
 
 /// `... Out of memory while trying to allocate 4000000000 bytes.` (+ BufferAssignment report).
 pub fn xla_oom(site: &Site) -> Outcome {
@@ -100,6 +105,53 @@ pub fn cu_mem_alloc_async(site: &Site) -> Outcome {
     read_free_total(head, &mut raw);
     let end = read_block(site, &mut raw);
     Outcome::Event(Box::new(raw), end)
+}
+
+/// TensorFlow: `OOM when allocating tensor with shape[64,2016,9,9] and type
+/// float on /job:localhost/.../device:GPU:0 by allocator GPU_0_bfc`. The
+/// request is the tensor's size (elements × element size), computed exactly.
+pub fn tf_oom(site: &Site) -> Outcome {
+    let head = site.head();
+    let Some(c) = re_tf_oom().captures(head) else {
+        return Outcome::NoMatch;
+    };
+    let dims: Vec<u64> = c[1]
+        .split(',')
+        .filter_map(|d| d.trim().parse().ok())
+        .collect();
+    let dtype = c.get(2).map_or("", |m| m.as_str());
+    let device = c.get(3).map_or("", |m| m.as_str()).to_ascii_lowercase();
+    let space = if device.contains("device:cpu") {
+        "cpu"
+    } else {
+        "gpu"
+    };
+    let mut raw = Raw::new(OomKind::XlaGpu, space, "tf_oom_tensor", head);
+    let elements = dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d));
+    let bytes = elements
+        .zip(element_bytes(dtype))
+        .and_then(|(n, b)| n.checked_mul(b));
+    raw.set(Field::Requested, bytes.map(Size::exact));
+    let dims_text: Vec<String> = dims.iter().map(u64::to_string).collect();
+    raw.top.push(TopAllocation {
+        rank: 1,
+        size_bytes: bytes.unwrap_or(0),
+        shape: format!("{dtype}[{}]", dims_text.join(",")),
+        ..Default::default()
+    });
+    Outcome::Event(Box::new(raw), site.next_line())
+}
+
+/// Bytes per element of a TensorFlow dtype name as printed in OOM messages.
+fn element_bytes(dtype: &str) -> Option<u64> {
+    Some(match dtype {
+        "bool" | "int8" | "uint8" | "qint8" | "quint8" => 1,
+        "half" | "bfloat16" | "int16" | "uint16" | "qint16" | "quint16" => 2,
+        "float" | "int32" | "uint32" | "qint32" => 4,
+        "double" | "int64" | "uint64" | "complex64" => 8,
+        "complex128" => 16,
+        _ => return None,
+    })
 }
 
 fn read_free_total(p: &str, raw: &mut Raw) {

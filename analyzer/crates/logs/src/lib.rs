@@ -29,7 +29,9 @@
 //!   `reserved` and `extra` counters; chunk lines give `extra.in_use_chunks*`,
 //!   `free_chunks*`, `largest_free_chunk_bytes`; buffer-assignment stats give
 //!   `arguments`, `output`, `hlo_temp`, `fragmentation`; "Peak buffers" are
-//!   `top_allocations`.
+//!   `top_allocations`. TensorFlow's "OOM when allocating tensor with
+//!   shape[..] and type T" (kind `xla_gpu`, same BFC allocator) gives
+//!   `requested` = elements × element size, and the tensor as allocation.
 //! - PyTorch: `requested`, `total_capacity`, `free`, `allocated`; `reserved`
 //!   as printed (old format) or allocated + "reserved but unallocated" (new);
 //!   `limit` = the `allowed` fraction when set, else the total capacity.
@@ -62,10 +64,11 @@ enum Anchor {
     XlaGpuOom,
     FailedRequest,
     CuMemAllocAsync,
+    TfTensor,
     Torch,
 }
 
-const KEYWORDS: [(&str, Anchor); 13] = [
+const KEYWORDS: [(&str, Anchor); 14] = [
     ("Ran out of memory", Anchor::TpuRanOut),
     ("Requires ", Anchor::TpuRequires),
     ("would exceed memory (size=", Anchor::TpuWouldExceed),
@@ -79,6 +82,7 @@ const KEYWORDS: [(&str, Anchor); 13] = [
         "cuMemAllocAsync failed to allocate",
         Anchor::CuMemAllocAsync,
     ),
+    ("OOM when allocating tensor", Anchor::TfTensor),
     ("CUDA out of memory", Anchor::Torch),
     ("HIP out of memory", Anchor::Torch),
     ("XPU out of memory", Anchor::Torch),
@@ -182,6 +186,7 @@ fn parse_at(site: &Site, anchor: Anchor) -> Outcome {
         Anchor::XlaGpuOom => gpu::xla_oom(site),
         Anchor::FailedRequest => gpu::failed_request(site),
         Anchor::CuMemAllocAsync => gpu::cu_mem_alloc_async(site),
+        Anchor::TfTensor => gpu::tf_oom(site),
         Anchor::Torch => torch::cuda_oom(site),
     }
 }

@@ -409,6 +409,25 @@ fn many_repeats_are_one_event() {
 }
 
 #[test]
+fn tensorflow_oom_when_allocating_tensor() {
+    let e = only("tf5527", &sample("tf_oom_tensor.txt"));
+    assert_eq!(
+        (e.kind, e.memory_space.as_str(), e.line),
+        (OomKind::XlaGpu, "gpu", 2)
+    );
+    // 64 × 2016 × 9 × 9 float32 elements.
+    assert_eq!(e.requested_bytes, Some(41_803_776));
+    assert_eq!(e.top_allocations[0].shape, "float[64,2016,9,9]");
+    // After the BFC warning for the same request, it is the same error.
+    let text = format!(
+        "2019-01-01 00:00:00.000000: W tensorflow/core/common_runtime/bfc_allocator.cc:271] Allocator (GPU_0_bfc) ran out of memory trying to allocate 39.87MiB.  Current allocation summary follows.\n{}",
+        sample("tf_oom_tensor.txt")
+    );
+    let e = only("tf+bfc", &text);
+    assert_eq!((e.line, e.requested_bytes), (1, Some(41_803_776)));
+}
+
+#[test]
 fn sniffing() {
     assert!(looks_like_oom_log(&sample("tpu_wrapped_headline.txt")));
     assert!(!looks_like_oom_log(
