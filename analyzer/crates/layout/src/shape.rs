@@ -536,7 +536,7 @@ struct Parser<'a> {
     pos: usize,
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
     fn error(&self, message: impl Into<String>) -> ShapeError {
         ShapeError {
             offset: self.pos,
@@ -555,10 +555,10 @@ impl Parser<'_> {
             while self.peek().is_some_and(|c| c.is_ascii_whitespace()) {
                 self.pos += 1;
             }
-            if !self.text[self.pos..].starts_with(b"/*") {
+            if !self.rest().starts_with(b"/*") {
                 return;
             }
-            match self.text[self.pos..].windows(2).position(|w| w == b"*/") {
+            match self.rest().windows(2).position(|w| w == b"*/") {
                 Some(end) => self.pos += end + 2,
                 None => return,
             }
@@ -590,7 +590,7 @@ impl Parser<'_> {
         while self.peek().is_some_and(|c| c.is_ascii_digit()) {
             self.pos += 1;
         }
-        let digits = std::str::from_utf8(&self.text[start..self.pos]).unwrap_or("");
+        let digits = self.text_since(start);
         if digits.is_empty() || digits == "-" {
             self.pos = start;
             return Err(self.error("expected a number"));
@@ -601,7 +601,7 @@ impl Parser<'_> {
         })
     }
 
-    fn word(&mut self) -> &str {
+    fn word(&mut self) -> &'a str {
         let start = self.pos;
         while self
             .peek()
@@ -609,7 +609,17 @@ impl Parser<'_> {
         {
             self.pos += 1;
         }
-        std::str::from_utf8(&self.text[start..self.pos]).unwrap_or("")
+        self.text_since(start)
+    }
+
+    /// The input not read yet.
+    fn rest(&self) -> &'a [u8] {
+        self.text.get(self.pos..).unwrap_or_default()
+    }
+
+    /// The text read since `start` (ASCII by construction of the callers).
+    fn text_since(&self, start: usize) -> &'a str {
+        std::str::from_utf8(self.text.get(start..self.pos).unwrap_or_default()).unwrap_or("")
     }
 
     fn shape(&mut self, depth: usize) -> Result<Shape, ShapeError> {
@@ -633,11 +643,11 @@ impl Parser<'_> {
             }
         }
         let start = self.pos;
-        let name = self.word().to_string();
+        let name = self.word();
         if name.is_empty() {
             return Err(self.error("expected an element type or '('"));
         }
-        let element_type = match ElementType::from_name(&name) {
+        let element_type = match ElementType::from_name(name) {
             Some(t) => t,
             None => {
                 self.pos = start;
@@ -715,8 +725,8 @@ impl Parser<'_> {
 
     fn primitive_in_parens(&mut self) -> Result<ElementType, ShapeError> {
         self.expect(b'(')?;
-        let name = self.word().to_string();
-        let t = ElementType::from_name(&name)
+        let name = self.word();
+        let t = ElementType::from_name(name)
             .ok_or_else(|| self.error(format!("unknown element type '{name}'")))?;
         self.expect(b')')?;
         Ok(t)
@@ -756,7 +766,7 @@ impl Parser<'_> {
                     while self.peek().is_some_and(|c| c != b')') {
                         self.pos += 1;
                     }
-                    let inner = std::str::from_utf8(&self.text[start..self.pos]).unwrap_or("");
+                    let inner = self.text_since(start);
                     layout.dim_level_types = inner.split(',').map(str::to_string).collect();
                     self.expect(b')')?;
                 }
