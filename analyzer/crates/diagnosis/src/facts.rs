@@ -1,0 +1,286 @@
+//! The facts the tree is evaluated on, gathered once from every input of a
+//! report: the compile-time OOM event that matters, its limit, use and
+//! excess, the module analysis that matches it and one list of allocations
+//! (complete from a module analysis, or the top-N listing of the log).
+
+use oomscope_report::{BufferCategory, ModuleReport, OomEvent, OomKind, Report};
+
+use crate::shape::{parse_array, ArrayShape};
+
+/// One allocation, whichever input listed it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Alloc {
+    /// Buffer name or XLA label (what the timeline and padding views cite).
+    pub name: String,
+    pub shape: String,
+    pub size: u64,
+    pub unpadded: Option<u64>,
+    pub op_name: String,
+    /// `file:line` when known.
+    pub source: String,
+    /// The XLA label as printed (may carry `sharding=` and callback targets).
+    pub label: String,
+    pub category: Option<BufferCategory>,
+    pub array: Option<ArrayShape>,
+}
+
+impl Alloc {
+    /// Where the allocation comes from, for sentences: source line, else op.
+    pub fn origin(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.op_name.is_empty() {
+            parts.push(format!("op {}", self.op_name));
+        }
+        if !self.source.is_empty() {
+            parts.push(format!("at {}", self.source));
+        }
+        if parts.is_empty() && !self.label.is_empty() {
+            parts.push(format!("label {}", truncate(&self.label, 120)));
+        }
+        parts.join(" ")
+    }
+
+    /// The shape if known, else the name.
+    pub fn what(&self) -> String {
+        if !self.shape.is_empty() {
+            self.shape.clone()
+        } else if !self.name.is_empty() {
+            self.name.clone()
+        } else {
+            "(unnamed)".to_string()
+        }
+    }
+
+    pub fn padding(&self) -> Option<u64> {
+        self.unpadded.map(|u| self.size.saturating_sub(u))
+    }
+}
+
+/// Where the allocation list came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AllocSource {
+    /// Every buffer live at the peak, from a module analysis.
+    ModulePeak,
+    /// The log's "largest allocations" listing: only the top entries.
+    LogListing,
+    /// The single allocation request the error names.
+    SingleRequest,
+    /// Nothing lists allocations.
+    None,
+}
+
+/// Facts of a compile-time OOM.
+#[derive(Debug, Clone)]
+pub(crate) struct CompileFacts<'a> {
+    pub event: &'a OomEvent,
+    /// `hbm`, `vmem`, ...
+    pub space: String,
+    pub limit: Option<u64>,
+    pub used: Option<u64>,
+    pub excess: Option<u64>,
+    pub module: Option<&'a ModuleReport>,
+    /// Largest first.
+    pub allocs: Vec<Alloc>,
+    pub allocs_source: AllocSource,
+}
+
+pub(crate) fn is_compile_kind(kind: OomKind) -> bool {
+    matches!(
+        kind,
+        OomKind::TpuCompileHbm | OomKind::TpuCompileOtherSpace | OomKind::TpuSparsecore
+    )
+}
+
+/// The compile-time event that matters most: HBM first, then the one that
+/// states the most numbers.
+pub(crate) fn primary_compile_event(report: &Report) -> Option<&OomEvent> {
+    report
+        .oom_events
+        .iter()
+        .filter(|e| is_compile_kind(e.kind))
+        .max_by_key(|e| {
+            (
+                e.memory_space.eq_ignore_ascii_case("hbm") || e.kind == OomKind::TpuSparsecore,
+                e.limit_bytes.is_some() || e.total_capacity_bytes.is_some(),
+                e.used_bytes.is_some(),
+                e.top_allocations.len(),
+            )
+        })
+}
+
+/// XProf's memory-space colour of a space name.
+fn space_color(space: &str) -> Option<i64> {
+    match space.to_ascii_lowercase().as_str() {
+        "hbm" | "" => Some(0),
+        "vmem" => Some(1),
+        _ => None,
+    }
+}
+
+/// The module analysis of the failing program: same memory space, the
+/// largest peak.
+pub(crate) fn matching_module<'a>(report: &'a Report, space: &str) -> Option<&'a ModuleReport> {
+    let color = space_color(space)?;
+    report
+        .modules
+        .iter()
+        .filter(|m| m.memory_space == color && !m.peak_buffers.is_empty())
+        // The compiler's live-range peak counts unpadded logical sizes; the
+        // heap analyses (XProf's, the dump's buffer liveness) are preferred.
+        .max_by_key(|m| (m.peak_kind != "live_range", m.peak_bytes))
+}
+
+pub(crate) fn compile_facts(report: &Report) -> Option<CompileFacts<'_>> {
+    let event = primary_compile_event(report)?;
+    let space = if event.memory_space.is_empty() {
+        "hbm".to_string()
+    } else {
+        event.memory_space.to_ascii_lowercase()
+    };
+    let limit = event.limit_bytes.or(event.total_capacity_bytes);
+    let used =
+        event
+            .used_bytes
+            .or_else(|| match (event.tensorcore_bytes, event.sparsecore_bytes) {
+                (Some(tc), Some(sc)) => Some(tc.saturating_add(sc)),
+                _ => None,
+            });
+    let excess = event.exceeded_bytes.or_else(|| match (used, limit) {
+        (Some(u), Some(l)) if u > l => Some(u - l),
+        _ => None,
+    });
+    let module = matching_module(report, &space);
+    let (mut allocs, allocs_source) = if let Some(m) = module {
+        (
+            m.peak_buffers.iter().map(alloc_from_peak).collect(),
+            AllocSource::ModulePeak,
+        )
+    } else if !event.top_allocations.is_empty() {
+        (
+            event
+                .top_allocations
+                .iter()
+                .map(alloc_from_listing)
+                .collect(),
+            AllocSource::LogListing,
+        )
+    } else if let Some(requested) = event.requested_bytes {
+        (
+            vec![Alloc {
+                name: "requested allocation".into(),
+                size: requested,
+                ..Default::default()
+            }],
+            AllocSource::SingleRequest,
+        )
+    } else {
+        (Vec::new(), AllocSource::None)
+    };
+    allocs.sort_by(|a, b| b.size.cmp(&a.size));
+    Some(CompileFacts {
+        event,
+        space,
+        limit,
+        used,
+        excess,
+        module,
+        allocs,
+        allocs_source,
+    })
+}
+
+fn alloc_from_peak(b: &oomscope_report::PeakBuffer) -> Alloc {
+    Alloc {
+        name: b.name.clone(),
+        shape: b.shape.clone(),
+        size: b.size_bytes,
+        unpadded: Some(b.unpadded_bytes),
+        op_name: b.op_name.clone(),
+        source: b.source.clone(),
+        label: String::new(),
+        category: Some(b.category),
+        array: parse_array(&b.shape),
+    }
+}
+
+fn alloc_from_listing(t: &oomscope_report::TopAllocation) -> Alloc {
+    let category = t.allocation_type.as_deref().and_then(|a| {
+        let a = a.to_ascii_lowercase();
+        if a.contains("temp") {
+            Some(BufferCategory::Temporary)
+        } else if a.contains("argument") || a.contains("parameter") {
+            Some(BufferCategory::Parameter)
+        } else if a.contains("output") {
+            Some(BufferCategory::Output)
+        } else {
+            None
+        }
+    });
+    let label = t.xla_label.clone().unwrap_or_default();
+    Alloc {
+        name: label_name(&label),
+        shape: t.shape.clone(),
+        size: t.size_bytes,
+        unpadded: t
+            .unpadded_bytes
+            .or_else(|| t.padding_bytes.map(|p| t.size_bytes.saturating_sub(p))),
+        op_name: t.op_name.clone().unwrap_or_default(),
+        source: t.source.clone().unwrap_or_default(),
+        label,
+        category,
+        array: parse_array(&t.shape),
+    }
+}
+
+/// `%fusion.1668 = f32[...] fusion(...)` → `fusion.1668`.
+fn label_name(label: &str) -> String {
+    label
+        .split('=')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .trim_start_matches('%')
+        .to_string()
+}
+
+/// `x` as a percentage of `of` (0 when `of` is 0).
+pub(crate) fn pct(x: u64, of: u64) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        x as f64 * 100.0 / of as f64
+    }
+}
+
+/// A percentage rounded to one decimal, for the JSON facts.
+pub(crate) fn pct_fact(x: u64, of: u64) -> f64 {
+    (pct(x, of) * 10.0).round() / 10.0
+}
+
+/// A percentage for sentences: `108%`, `0.04%` for tiny shares.
+pub(crate) fn pct_text(x: u64, of: u64) -> String {
+    let p = pct(x, of);
+    if p > 0.0 && p < 1.0 {
+        format!("{p:.2}%")
+    } else {
+        format!("{p:.0}%")
+    }
+}
+
+pub(crate) fn gib(bytes: u64) -> String {
+    oomscope_report::units::format_bytes(bytes)
+}
+
+pub(crate) fn truncate(text: &str, max_chars: usize) -> String {
+    if text.chars().count() <= max_chars {
+        text.to_string()
+    } else {
+        let cut: String = text.chars().take(max_chars).collect();
+        format!("{cut}…")
+    }
+}
+
+/// Saturating `u64` → `i64` for estimates.
+pub(crate) fn signed(bytes: u64) -> i64 {
+    i64::try_from(bytes).unwrap_or(i64::MAX)
+}

@@ -1,0 +1,66 @@
+//! Building evaluated nodes: the definition's title and advice plus the
+//! user's numbers.
+
+use std::collections::BTreeMap;
+
+use oomscope_report::{DiagnosisAction, DiagnosisNode};
+use serde_json::Value;
+
+use crate::tree::{action_text, node_def};
+
+/// An evaluated node under construction.
+#[derive(Debug, Clone)]
+pub(crate) struct NodeEval {
+    pub id: &'static str,
+    pub selected: bool,
+    pub reason: String,
+    pub facts: BTreeMap<String, Value>,
+    pub actions: Vec<DiagnosisAction>,
+}
+
+impl NodeEval {
+    pub fn new(id: &'static str, reason: impl Into<String>) -> Self {
+        NodeEval {
+            id,
+            selected: false,
+            reason: reason.into(),
+            facts: BTreeMap::new(),
+            actions: Vec::new(),
+        }
+    }
+
+    pub fn fact(&mut self, key: &str, value: impl Into<Value>) {
+        self.facts.insert(key.to_string(), value.into());
+    }
+
+    /// Adds action `key` of this node: its advice, then `detail` (the
+    /// user's numbers), with an optional estimate and how it was computed.
+    pub fn action(&mut self, key: &str, detail: &str, estimate: Option<(i64, String)>) {
+        let advice = action_text(self.id, key);
+        let text = match (advice.is_empty(), detail.is_empty()) {
+            (false, false) => format!("{advice} {detail}"),
+            (false, true) => advice.to_string(),
+            _ => detail.to_string(),
+        };
+        let (estimate_bytes, how) = match estimate {
+            Some((bytes, how)) => (Some(bytes), Some(how)),
+            None => (None, None),
+        };
+        self.actions.push(DiagnosisAction {
+            text,
+            estimate_bytes,
+            how,
+        });
+    }
+
+    pub fn build(self) -> DiagnosisNode {
+        DiagnosisNode {
+            id: self.id.to_string(),
+            title: node_def(self.id).map_or("", |d| d.title).to_string(),
+            selected: self.selected,
+            reason: self.reason,
+            facts: self.facts,
+            actions: self.actions,
+        }
+    }
+}

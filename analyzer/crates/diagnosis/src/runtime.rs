@@ -1,0 +1,495 @@
+//! The runtime nodes: memory over steps (steady growth, spikes, a sawtooth
+//! of values kept on the device until logged) from the step series, the
+//! failing request of a runtime OOM, and lingering gradient-sized outputs
+//! from a module analysis.
+
+use oomscope_report::{BufferCategory, OomEvent, Report, StepSeries, TreeKind};
+
+use crate::facts::{gib, is_compile_kind, pct_fact, pct_text, signed};
+use crate::node::NodeEval;
+use crate::shape::parse_array;
+use crate::tree::tree_definition;
+use crate::Evaluation;
+
+/// Fitted growth below this share of the first value is flat.
+const MIN_GROWTH_FRACTION: f64 = 0.01;
+
+const STEADY: &str = "runtime.steady_growth";
+const SPIKE: &str = "runtime.spike";
+const LINGER: &str = "runtime.lingering_buffers";
+const ACCUM: &str = "runtime.device_accumulation";
+
+/// What one step series shows.
+#[derive(Debug, Clone)]
+struct Trend<'a> {
+    series: &'a StepSeries,
+    first: u64,
+    last: u64,
+    max: u64,
+    first_step: u64,
+    last_step: u64,
+    /// Bytes per step: the steps crate's fitted slope, else the net average.
+    slope: f64,
+    slope_fitted: bool,
+    /// slope × step span.
+    growth: f64,
+    /// (step, bytes added at that step) for each reported spike.
+    jumps: Vec<(u64, u64)>,
+}
+
+impl Trend<'_> {
+    fn grows(&self) -> bool {
+        self.slope > 0.0
+            && self.growth >= self.first as f64 * MIN_GROWTH_FRACTION
+            && self.growth > 0.0
+    }
+    fn jump_total(&self) -> u64 {
+        self.jumps.iter().map(|j| j.1).sum()
+    }
+    /// The jumps make at least half of the net growth.
+    fn spiky(&self) -> bool {
+        let net = self.last.saturating_sub(self.first);
+        self.jump_total() > 0 && self.jump_total().saturating_mul(2) >= net
+    }
+    fn sawtooth(&self) -> Option<u64> {
+        self.series.sawtooth_period_steps
+    }
+    fn name(&self) -> String {
+        let s = self.series;
+        let mut name = if s.device.is_empty() {
+            "the series".to_string()
+        } else {
+            s.device.clone()
+        };
+        if !s.metric.is_empty() {
+            name = format!("{name} ({})", s.metric);
+        }
+        name
+    }
+}
+
+fn trend(series: &StepSeries) -> Option<Trend<'_>> {
+    let first = series.points.first()?;
+    let last = series.points.last()?;
+    if series.points.len() < 3 || last.step <= first.step {
+        return None;
+    }
+    let span = (last.step - first.step) as f64;
+    let (slope, slope_fitted) = match series.slope_bytes_per_step {
+        Some(s) if s.is_finite() => (s, true),
+        _ => ((last.bytes as f64 - first.bytes as f64) / span, false),
+    };
+    let jumps = series
+        .spikes
+        .iter()
+        .filter_map(|&step| {
+            let i = series.points.iter().position(|p| p.step == step)?;
+            let prev = series.points.get(i.checked_sub(1)?)?;
+            let at = series.points.get(i)?;
+            Some((step, at.bytes.saturating_sub(prev.bytes)))
+        })
+        .collect();
+    Some(Trend {
+        series,
+        first: first.bytes,
+        last: last.bytes,
+        max: series.points.iter().map(|p| p.bytes).max().unwrap_or(0),
+        first_step: first.step,
+        last_step: last.step,
+        slope,
+        slope_fitted,
+        growth: slope * span,
+        jumps,
+    })
+}
+
+/// The runtime OOM event that states the most.
+pub(crate) fn primary_runtime_event(report: &Report) -> Option<&OomEvent> {
+    report
+        .oom_events
+        .iter()
+        .filter(|e| !is_compile_kind(e.kind))
+        .max_by_key(|e| {
+            (
+                e.requested_bytes.is_some(),
+                e.limit_bytes.or(e.total_capacity_bytes).is_some(),
+                e.extra.len() + e.top_allocations.len(),
+            )
+        })
+}
+
+/// Whether the series alone show a memory problem (for the `memory_growth` tree).
+pub(crate) fn series_show_problem(report: &Report) -> bool {
+    report
+        .step_series
+        .iter()
+        .filter_map(trend)
+        .any(|t| t.grows() || t.spiky() || t.sawtooth().is_some())
+}
+
+/// Output buffers with a parameter's shape beyond the parameters of that
+/// shape: (extra outputs, their bytes, parameters matched, module name).
+fn lingering(report: &Report) -> Option<(usize, u64, usize, String)> {
+    let mut best: Option<(usize, u64, usize, String)> = None;
+    for m in report.modules.iter().filter(|m| m.memory_space == 0) {
+        let items: Vec<(BufferCategory, String, u64)> = if m.buffers.is_empty() {
+            m.peak_buffers
+                .iter()
+                .filter_map(|b| Some((b.category, parse_array(&b.shape)?.key(), b.size_bytes)))
+                .collect()
+        } else {
+            m.buffers
+                .iter()
+                .filter_map(|b| Some((b.category, parse_array(&b.shape)?.key(), b.size_bytes)))
+                .collect()
+        };
+        let mut params: Vec<&String> = items
+            .iter()
+            .filter(|i| i.0 == BufferCategory::Parameter)
+            .map(|i| &i.1)
+            .collect();
+        params.sort();
+        let mut extra = 0usize;
+        let mut extra_bytes = 0u64;
+        let mut matched = 0usize;
+        let mut used = vec![false; params.len()];
+        for (cat, key, size) in &items {
+            if *cat != BufferCategory::Output || params.binary_search(&key).is_err() {
+                continue;
+            }
+            match params
+                .iter()
+                .zip(used.iter_mut())
+                .find(|(p, u)| **p == key && !**u)
+            {
+                Some((_, u)) => {
+                    *u = true;
+                    matched += 1;
+                }
+                None => {
+                    extra += 1;
+                    extra_bytes += size;
+                }
+            }
+        }
+        if extra > 0 && best.as_ref().is_none_or(|b| extra_bytes > b.1) {
+            best = Some((extra, extra_bytes, matched, m.display_name()));
+        }
+    }
+    best
+}
+
+pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
+    let trends: Vec<Trend<'_>> = report.step_series.iter().filter_map(trend).collect();
+    // The series that tells the most: the largest growth, else the largest jumps.
+    let main = trends
+        .iter()
+        .filter(|t| t.grows() || t.spiky() || t.sawtooth().is_some())
+        .max_by(|a, b| {
+            a.growth
+                .total_cmp(&b.growth)
+                .then(a.jump_total().cmp(&b.jump_total()))
+        })
+        .or_else(|| trends.first());
+    let event = primary_runtime_event(report);
+    let capacity = event.and_then(|e| e.limit_bytes.or(e.total_capacity_bytes));
+    let request_spike = match (event.and_then(|e| e.requested_bytes), capacity) {
+        (Some(r), Some(c)) if c > 0 => Some((r, c, r.saturating_mul(2) >= c)),
+        _ => None,
+    };
+    let linger = lingering(report);
+
+    let series_leaf = main.and_then(|t| {
+        if t.sawtooth().is_some() {
+            Some(ACCUM)
+        } else if t.spiky() {
+            Some(SPIKE)
+        } else if t.grows() {
+            Some(STEADY)
+        } else {
+            None
+        }
+    });
+    let leaf = if tree == TreeKind::CompileHbmOom || tree == TreeKind::None {
+        None
+    } else {
+        series_leaf
+            .or_else(|| linger.as_ref().map(|_| LINGER))
+            .or_else(|| request_spike.filter(|r| r.2).map(|_| SPIKE))
+    };
+
+    let mut nodes = Vec::new();
+
+    // Steady growth.
+    let mut steady = NodeEval::new(STEADY, "");
+    match main {
+        Some(t) => {
+            steady.fact("device", t.series.device.clone());
+            steady.fact("first_bytes", t.first);
+            steady.fact("last_bytes", t.last);
+            steady.fact("max_bytes", t.max);
+            steady.fact("first_step", t.first_step);
+            steady.fact("last_step", t.last_step);
+            steady.fact("slope_bytes_per_step", t.slope);
+            if let Some(limit) = t.series.limit_bytes {
+                steady.fact("limit_bytes", limit);
+                steady.fact("max_pct_of_limit", pct_fact(t.max, limit));
+            }
+            if let Some(step) = t.series.projected_limit_step {
+                steady.fact("projected_limit_step", step);
+            }
+            let slope_text = format!(
+                "{}/step{}",
+                gib(t.slope.abs().round() as u64),
+                if t.slope_fitted {
+                    " (fitted)"
+                } else {
+                    " (net average)"
+                }
+            );
+            steady.reason = if t.grows() {
+                format!(
+                    "{} grows from {} at step {} to {} at step {}: {}{}{}.",
+                    t.name(),
+                    gib(t.first),
+                    t.first_step,
+                    gib(t.last),
+                    t.last_step,
+                    slope_text,
+                    t.series
+                        .projected_limit_step
+                        .map(|s| format!("; the limit is reached at step {s}"))
+                        .unwrap_or_default(),
+                    if t.spiky() {
+                        "; jumps make most of it"
+                    } else {
+                        ""
+                    }
+                )
+            } else {
+                format!(
+                    "{} stays flat ({} to {} over steps {}–{}, {}).",
+                    t.name(),
+                    gib(t.first),
+                    gib(t.last),
+                    t.first_step,
+                    t.last_step,
+                    slope_text
+                )
+            };
+            if t.grows() {
+                let per_1000 = (t.slope * 1000.0).max(0.0) as u64;
+                steady.action(
+                    "no_persistent_tensors",
+                    &format!("About {} accumulates every 1000 steps.", gib(per_1000)),
+                    Some((signed(per_1000), format!("1000 × slope ({})", slope_text))),
+                );
+                steady.action("sync", "", None);
+                let restart = t
+                    .series
+                    .projected_limit_step
+                    .map(|s| format!("Restart before step {s}, where the trend reaches the limit."))
+                    .unwrap_or_default();
+                steady.action("checkpoint_restart", &restart, None);
+            }
+        }
+        None => {
+            steady.reason = if report.step_series.is_empty() {
+                "No memory-over-steps series is loaded: load a training log with per-step memory (or tpu-info samples) to tell steady growth from a spike.".into()
+            } else {
+                "The series have fewer than 3 points: a trend needs more steps.".into()
+            };
+        }
+    }
+    nodes.push(steady);
+
+    // Spike.
+    let mut spike = NodeEval::new(SPIKE, "");
+    let mut spike_reasons = Vec::new();
+    if let Some(t) = main {
+        if let Some(&(step, bytes)) = t.jumps.iter().max_by_key(|j| j.1) {
+            spike.fact(
+                "spike_steps",
+                t.jumps.iter().map(|j| j.0).collect::<Vec<_>>(),
+            );
+            spike.fact("jump_bytes", t.jump_total());
+            spike_reasons.push(format!(
+                "{} jumps by {} at step {step} ({} jump{}, {} in all, vs {} net growth)",
+                t.name(),
+                gib(bytes),
+                t.jumps.len(),
+                if t.jumps.len() == 1 { "" } else { "s" },
+                gib(t.jump_total()),
+                gib(t.last.saturating_sub(t.first))
+            ));
+            spike.action(
+                "find_op",
+                &format!("Look at what step {step} does differently."),
+                Some((
+                    signed(bytes),
+                    "bytes at the spike step − bytes at the step before".into(),
+                )),
+            );
+            spike.action("activation_checkpointing", "", None);
+        } else {
+            spike_reasons.push(format!("{} shows no sudden jump", t.name()));
+        }
+    }
+    if let Some((r, c, big)) = request_spike {
+        spike.fact("requested_bytes", r);
+        spike.fact("capacity_bytes", c);
+        spike.fact("requested_pct_of_capacity", pct_fact(r, c));
+        spike_reasons.push(format!(
+            "the failing request of {} is {} of the {} device ({} 50%)",
+            gib(r),
+            pct_text(r, c),
+            gib(c),
+            if big { "at least" } else { "under" }
+        ));
+        if big && main.is_none_or(|t| t.jumps.is_empty()) {
+            spike.action(
+                "find_op",
+                &format!("Find the operation that asks for {}.", gib(r)),
+                Some((signed(r), "requested bytes from the error".into())),
+            );
+        }
+    }
+    spike.reason = if spike_reasons.is_empty() {
+        "Neither a step series nor a failing request is loaded.".into()
+    } else {
+        let mut s = spike_reasons.join("; ");
+        if let Some(first) = s.get(..1) {
+            s = first.to_uppercase() + s.get(1..).unwrap_or("");
+        }
+        s + "."
+    };
+    nodes.push(spike);
+
+    // Lingering buffers.
+    let mut lingering_node = NodeEval::new(LINGER, "");
+    match &linger {
+        Some((extra, bytes, matched, module)) => {
+            lingering_node.fact("extra_outputs", *extra);
+            lingering_node.fact("extra_output_bytes", *bytes);
+            lingering_node.fact("matched_outputs", *matched);
+            lingering_node.reason = format!(
+                "{module} returns {extra} output{} with a parameter's shape beyond the {matched} that update parameters ({}): gradient-sized buffers outlive the backward pass.",
+                if *extra == 1 { "" } else { "s" },
+                gib(*bytes)
+            );
+            lingering_node.action(
+                "out_of_place",
+                &format!("That keeps {} alive per step.", gib(*bytes)),
+                Some((signed(*bytes), "Σ sizes of outputs whose shape matches a parameter's, beyond one output per parameter".into())),
+            );
+        }
+        None => {
+            lingering_node.reason = if report.modules.iter().any(|m| m.memory_space == 0) {
+                "No module returns more parameter-shaped outputs than it has parameters of those shapes.".into()
+            } else {
+                "No module analysis is loaded: add the XLA dump or a profile of the training step to check for gradient-sized outputs.".into()
+            };
+        }
+    }
+    nodes.push(lingering_node);
+
+    // Device accumulation.
+    let mut accum = NodeEval::new(ACCUM, "");
+    match main.and_then(|t| t.sawtooth().map(|p| (t, p))) {
+        Some((t, period)) => {
+            accum.fact("sawtooth_period_steps", period);
+            accum.fact("slope_bytes_per_step", t.slope);
+            accum.reason = format!(
+                "{} grows {}/step with a sawtooth every {period} steps: values kept on the device until each log.",
+                t.name(),
+                gib(t.slope.max(0.0).round() as u64)
+            );
+            let per_period = (t.slope * period as f64).max(0.0) as u64;
+            accum.action(
+                "to_host",
+                &format!(
+                    "About {} builds up per {period}-step period.",
+                    gib(per_period)
+                ),
+                Some((signed(per_period), "slope × sawtooth period".into())),
+            );
+        }
+        None => {
+            accum.reason = match main {
+                Some(t) => format!("{} shows no sawtooth.", t.name()),
+                None => "No step series to look for a sawtooth in.".into(),
+            };
+        }
+    }
+    nodes.push(accum);
+
+    let mut ordered = Vec::new();
+    for def in tree_definition()
+        .iter()
+        .filter(|d| d.tree == TreeKind::RuntimeOom)
+    {
+        if let Some(i) = nodes.iter().position(|n| n.id == def.id) {
+            let mut node = nodes.swap_remove(i);
+            node.selected = leaf == Some(def.id);
+            ordered.push(node.build());
+        }
+    }
+
+    let headline = runtime_headline(event, main, leaf, tree);
+    Evaluation {
+        tree,
+        path: leaf.map(|l| vec![l.to_string()]).unwrap_or_default(),
+        nodes: ordered,
+        headline,
+    }
+}
+
+fn runtime_headline(
+    event: Option<&OomEvent>,
+    main: Option<&Trend<'_>>,
+    leaf: Option<&str>,
+    tree: TreeKind,
+) -> String {
+    let start = match (tree, event) {
+        (TreeKind::RuntimeOom, Some(e)) => {
+            let mut s = "Out of memory at run time".to_string();
+            if let Some(r) = e.requested_bytes {
+                s.push_str(&format!(": asked for {}", gib(r)));
+                let in_use = e.allocated_bytes.or(e.extra.get("in_use_bytes").copied());
+                match (in_use, e.limit_bytes.or(e.total_capacity_bytes)) {
+                    (Some(u), Some(c)) => {
+                        s.push_str(&format!(" with {} of {} in use", gib(u), gib(c)))
+                    }
+                    (None, Some(c)) => s.push_str(&format!(" of {}", gib(c))),
+                    _ => {}
+                }
+            }
+            s
+        }
+        _ => match main {
+            Some(t) => format!(
+                "Memory on {}: {} at step {} → {} at step {}",
+                t.name(),
+                gib(t.first),
+                t.first_step,
+                gib(t.last),
+                t.last_step
+            ),
+            None => "No out-of-memory error found".to_string(),
+        },
+    };
+    let end = match leaf {
+        Some(id) => format!(
+            " → {}",
+            crate::tree::node_def(id)
+                .map_or(id, |d| d.title)
+                .to_lowercase()
+        ),
+        None if tree == TreeKind::RuntimeOom => {
+            "; one event cannot tell steady growth from a spike: load a log with memory per step"
+                .to_string()
+        }
+        None => String::new(),
+    };
+    format!("{start}{end}")
+}

@@ -1,0 +1,328 @@
+//! The decision tree as data: node ids, parents, titles, the condition each
+//! node tests and the advice it carries. The app draws the tree from this
+//! table plus the evaluated [`oomscope_report::Diagnosis`]; the evaluators in
+//! [`crate::compile`] and [`crate::runtime`] fill the advice with the user's
+//! numbers. Sources: seed 002 (OpenXLA error E1000, compile-time HBM OOM) for
+//! the compile tree; seeds 000, 001 and 003 for the runtime nodes.
+
+use oomscope_report::TreeKind;
+use serde::Serialize;
+
+/// One node of the tree.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct NodeDef {
+    /// Stable id (part of the JSON interface and of permalinks).
+    pub id: &'static str,
+    /// Parent node id; `None` for a top-level node of its tree.
+    pub parent: Option<&'static str>,
+    /// The tree the node belongs to (runtime nodes serve both
+    /// `runtime_oom` and `memory_growth`).
+    pub tree: TreeKind,
+    pub title: &'static str,
+    /// What the node tests, in words.
+    pub condition: &'static str,
+    /// When this node is reached the walk continues at these nodes (the
+    /// E1000 page sends "TensorCore high" and "balanced" on to sections 2
+    /// and 3).
+    pub continues_to: &'static [&'static str],
+    /// The advice the node gives; evaluated actions start with this text and
+    /// add the user's numbers.
+    pub actions: &'static [ActionDef],
+}
+
+/// One piece of advice of a node.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ActionDef {
+    /// Stable key of the action within its node.
+    pub key: &'static str,
+    /// The advice without numbers.
+    pub text: &'static str,
+}
+
+const fn action(key: &'static str, text: &'static str) -> ActionDef {
+    ActionDef { key, text }
+}
+
+static TREE: &[NodeDef] = &[
+    NodeDef {
+        id: "tc_sc_balance",
+        parent: None,
+        tree: TreeKind::CompileHbmOom,
+        title: "TensorCore vs SparseCore HBM",
+        condition: "The error reports TensorCore and SparseCore HBM usage separately: compare the two.",
+        continues_to: &[],
+        actions: &[],
+    },
+    NodeDef {
+        id: "tc_sc_balance.sparsecore_high",
+        parent: Some("tc_sc_balance"),
+        tree: TreeKind::CompileHbmOom,
+        title: "SparseCore usage high",
+        condition: "SparseCore usage is the larger of the two and alone is more than 50% of the limit.",
+        continues_to: &[],
+        actions: &[
+            action(
+                "serialize_tables",
+                "Reduce the HBM stack (proportional to feature_width, max_unique_nz_per_row and logical_replica_count): serialize table processing with --xla_sc_num_serialized_tables_to_optimize_hbm, at the cost of parallelism.",
+            ),
+            action(
+                "table_padding",
+                "Check table padding: SparseCore aligns embedding tables to 32 bytes (8 floats), so tables narrower than 8 floats waste HBM.",
+            ),
+            action(
+                "parallel_iterations",
+                "Reduce the heap: lower maximum_parallel_iterations, which sets how much input data is prefetched into HBM.",
+            ),
+            action(
+                "table_sharding",
+                "Check that the embedding tables are mod-sharded over all chips.",
+            ),
+        ],
+    },
+    NodeDef {
+        id: "tc_sc_balance.tensorcore_high",
+        parent: Some("tc_sc_balance"),
+        tree: TreeKind::CompileHbmOom,
+        title: "TensorCore usage high",
+        condition: "TensorCore usage is the larger of the two and alone is more than 50% of the limit: continue with the allocations.",
+        continues_to: &["large_allocations", "aggregate"],
+        actions: &[],
+    },
+    NodeDef {
+        id: "tc_sc_balance.balanced",
+        parent: Some("tc_sc_balance"),
+        tree: TreeKind::CompileHbmOom,
+        title: "Both moderate: the chip is full",
+        condition: "Neither alone is more than 50% of the limit but their sum exceeds it: reduce both, with the advice of all three sections.",
+        continues_to: &["large_allocations", "aggregate"],
+        actions: &[],
+    },
+    NodeDef {
+        id: "large_allocations",
+        parent: None,
+        tree: TreeKind::CompileHbmOom,
+        title: "Unexpectedly large allocations",
+        condition: "An allocation is larger than 50% of the limit and by itself accounts for the excess (without it the program would fit). Almost always a configuration error; the XLA label points at the source.",
+        continues_to: &[],
+        actions: &[action(
+            "find_source",
+            "Find where the large allocation comes from (its XLA label, op name and source line):",
+        )],
+    },
+    NodeDef {
+        id: "large_allocations.debug_artifacts",
+        parent: Some("large_allocations"),
+        tree: TreeKind::CompileHbmOom,
+        title: "Debug artefacts",
+        condition: "A large allocation comes from a debug print or host callback.",
+        continues_to: &[],
+        actions: &[action(
+            "remove_debug_print",
+            "Remove leftover jax.debug.print() calls and host callbacks: they force the compiler to materialise the whole tensor in HBM to send it to the host, which breaks fusion and raises the peak.",
+        )],
+    },
+    NodeDef {
+        id: "large_allocations.sharding",
+        parent: Some("large_allocations"),
+        tree: TreeKind::CompileHbmOom,
+        title: "Mesh shape or sharding",
+        condition: "No debug origin: a wrong mesh shape or a missing sharding annotation makes XLA replicate a huge tensor on one chip.",
+        continues_to: &[],
+        actions: &[action(
+            "shard_large_buffer",
+            "Check the shape of the large allocation and that its sharding is specified and propagated by XLA (mesh axes, PartitionSpec, with_sharding_constraint).",
+        )],
+    },
+    NodeDef {
+        id: "aggregate",
+        parent: None,
+        tree: TreeKind::CompileHbmOom,
+        title: "Sum of allocations exceeds the limit",
+        condition: "No single allocation accounts for the excess: the sum is too big. Find the top contributors at the peak, then reduce them.",
+        continues_to: &[],
+        actions: &[action("top_contributor", "Top contributor:")],
+    },
+    NodeDef {
+        id: "aggregate.padding",
+        parent: Some("aggregate"),
+        tree: TreeKind::CompileHbmOom,
+        title: "A. Padding and alignment",
+        condition: "Padding of buffers live at the peak is at least the excess.",
+        continues_to: &[],
+        actions: &[action(
+            "align_dims",
+            "Make large dimensions multiples of the tile: 128 for the minor dimension and 8 for the second-minor (e.g. 129×1024 pads to 256×1024; 128×1024 does not pad).",
+        )],
+    },
+    NodeDef {
+        id: "aggregate.config",
+        parent: Some("aggregate"),
+        tree: TreeKind::CompileHbmOom,
+        title: "B. Configuration: batch, donation, precision",
+        condition: "One configuration change (bfloat16 for f32 buffers, donate_argnums, half the batch) saves at least the excess.",
+        continues_to: &[],
+        actions: &[
+            action(
+                "bf16",
+                "Use bfloat16 (or int8 quantisation) for the largest tensors where model quality allows.",
+            ),
+            action(
+                "donate",
+                "Donate input buffers: pass donate_argnums to jax.jit for the parameters so XLA can write outputs into their memory.",
+            ),
+            action(
+                "batch",
+                "Reduce the batch size: activations and intermediate gradients scale with it.",
+            ),
+        ],
+    },
+    NodeDef {
+        id: "aggregate.architecture",
+        parent: Some("aggregate"),
+        tree: TreeKind::CompileHbmOom,
+        title: "C. Architecture and sharding",
+        condition: "The complete buffer list shows no cheap saving that covers the excess: the model is too big for this chip.",
+        continues_to: &[],
+        actions: &[
+            action(
+                "shard",
+                "Shard over more chips (data, tensor or pipeline parallelism) and give sharding hints for intermediate values and outputs.",
+            ),
+            action(
+                "bigger_chip",
+                "Use a TPU generation with more HBM per chip.",
+            ),
+            action(
+                "host_offload",
+                "Offload large tensors to host memory (activation offloading, optimizer-state offloading).",
+            ),
+        ],
+    },
+    NodeDef {
+        id: "aggregate.flags",
+        parent: Some("aggregate"),
+        tree: TreeKind::CompileHbmOom,
+        title: "D. Memory-related XLA flags",
+        condition: "Last resort: flags that trade speed for memory; never selected by the data alone.",
+        continues_to: &[],
+        actions: &[action(
+            "memory_flags",
+            "Tune the memory-related XLA flags only as a last resort: they can hurt performance.",
+        )],
+    },
+    NodeDef {
+        id: "aggregate.remat",
+        parent: Some("aggregate"),
+        tree: TreeKind::CompileHbmOom,
+        title: "E. Rematerialisation and jax.checkpoint",
+        condition: "The program is close to fitting (excess at most 10% of the limit): make the rematerialisation pass work harder, or checkpoint by hand.",
+        continues_to: &[],
+        actions: &[
+            action(
+                "max_hbm",
+                "Set the HBM size the rematerialisation pass aims for with --xla_tpu_max_hbm_size_mib.",
+            ),
+            action(
+                "remat_flags",
+                "Let the pass try harder: --xla_tpu_rematerialization_algo=PEAK_PRIORITY --xla_tpu_rematerialization_max_block_size_limit=32 --xla_tpu_rematerialization_block_effort_factor=10.0 --xla_tpu_pre_fusion_remat=true (slower compiles).",
+            ),
+            action(
+                "checkpoint",
+                "Wrap layers in jax.checkpoint (with jax.grad) to recompute intermediates in the backward pass instead of keeping them.",
+            ),
+        ],
+    },
+    NodeDef {
+        id: "aggregate.profile",
+        parent: Some("aggregate"),
+        tree: TreeKind::CompileHbmOom,
+        title: "F. Profile the peak",
+        condition: "The data lists only part of the allocations and none of the estimates covers the excess: see every buffer at the peak first.",
+        continues_to: &[],
+        actions: &[action(
+            "memory_viewer",
+            "Dump the compiled module (XLA_FLAGS=--xla_dump_to=DIR) or capture a profile and open the peak in a memory viewer (oomscope reads both).",
+        )],
+    },
+    NodeDef {
+        id: "runtime.steady_growth",
+        parent: None,
+        tree: TreeKind::RuntimeOom,
+        title: "Steady growth",
+        condition: "Memory grows steadily over the steps (positive trend, not explained by a few jumps): small tensors accumulate on the device.",
+        continues_to: &[],
+        actions: &[
+            action(
+                "no_persistent_tensors",
+                "Do not create tensors that persist across iterations inside the loop; release intermediates you no longer need.",
+            ),
+            action(
+                "sync",
+                "Synchronise each step (torch_xla mark_step / block_until_ready) so freed buffers are returned.",
+            ),
+            action(
+                "checkpoint_restart",
+                "As a stopgap, checkpoint periodically and restart before the projected limit.",
+            ),
+        ],
+    },
+    NodeDef {
+        id: "runtime.spike",
+        parent: None,
+        tree: TreeKind::RuntimeOom,
+        title: "Sudden spike",
+        condition: "Memory jumps at a few steps (the jumps make most of the growth), or the failing request alone is at least 50% of the device.",
+        continues_to: &[],
+        actions: &[
+            action(
+                "find_op",
+                "Find the operation that allocates at the jump (a larger batch, a longer sequence, an evaluation step) and bound it.",
+            ),
+            action(
+                "activation_checkpointing",
+                "Use gradient accumulation or activation checkpointing to lower the peak of that step.",
+            ),
+        ],
+    },
+    NodeDef {
+        id: "runtime.lingering_buffers",
+        parent: None,
+        tree: TreeKind::RuntimeOom,
+        title: "Lingering gradient buffers",
+        condition: "More program outputs have parameter shapes than there are parameters of those shapes: gradient-sized buffers outlive the backward pass (in-place sharding annotations such as MarkShardingFunction did this).",
+        continues_to: &[],
+        actions: &[action(
+            "out_of_place",
+            "Make sharding annotations out of place (clone in forward and backward) or use xs.mark_sharding, so gradient arrays are not kept alive.",
+        )],
+    },
+    NodeDef {
+        id: "runtime.device_accumulation",
+        parent: None,
+        tree: TreeKind::RuntimeOom,
+        title: "Per-step values kept on the device",
+        condition: "Memory grows with a sawtooth whose period is the logging interval: per-step values (losses, metrics) stay on the device until they are logged.",
+        continues_to: &[],
+        actions: &[action(
+            "to_host",
+            "Move reduced per-step values to the host at once (.item() / .cpu() after the reduction) instead of keeping device tensors in a list until the next log.",
+        )],
+    },
+];
+
+/// The whole tree, parents before children.
+pub fn tree_definition() -> &'static [NodeDef] {
+    TREE
+}
+
+/// The definition of node `id`.
+pub fn node_def(id: &str) -> Option<&'static NodeDef> {
+    TREE.iter().find(|n| n.id == id)
+}
+
+/// The advice text of action `key` of node `id` (empty when unknown).
+pub(crate) fn action_text(id: &str, key: &str) -> &'static str {
+    node_def(id)
+        .and_then(|n| n.actions.iter().find(|a| a.key == key))
+        .map_or("", |a| a.text)
+}
