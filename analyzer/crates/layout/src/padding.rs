@@ -229,14 +229,36 @@ pub fn suggest_fix(array: &ArrayShape) -> Option<Suggestion> {
     let expansion_before = expansion(padded, unpadded);
     let expansion_after = expansion(after, changed.unpadded_bytes());
     let text = match &change {
-        Change::Resize { dimension, from, to } => {
-            format!("dimension {dimension}: {from} → {to} saves {} (estimate)", format_bytes(saves_bytes))
+        Change::Resize {
+            dimension,
+            from,
+            to,
+        } => {
+            format!(
+                "dimension {dimension}: {from} → {to} saves {} (estimate)",
+                format_bytes(saves_bytes)
+            )
         }
-        Change::Transpose { minor_dimension, .. } => format!(
-            "transpose so that {} is minor: {expansion_before:.1}× → {expansion_after:.1}× saves {} (estimate)",
-            array.dims.get(*minor_dimension).copied().unwrap_or(0),
-            format_bytes(saves_bytes)
-        ),
+        Change::Transpose {
+            minor_to_major,
+            minor_dimension,
+        } => {
+            // Name the dimension that moves: the most-minor one, or the
+            // second-most-minor one when the most-minor stays.
+            let (moved, position) = if array.minor_to_major().first() == Some(minor_dimension) {
+                (
+                    minor_to_major.get(1).copied().unwrap_or(*minor_dimension),
+                    "second-most minor",
+                )
+            } else {
+                (*minor_dimension, "minor")
+            };
+            format!(
+                "transpose so that {} is {position}: {expansion_before:.1}× → {expansion_after:.1}× saves {} (estimate)",
+                array.dims.get(moved).copied().unwrap_or(0),
+                format_bytes(saves_bytes)
+            )
+        }
     };
     Some(Suggestion {
         change,

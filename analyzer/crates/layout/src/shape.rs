@@ -5,8 +5,19 @@
 //! an untiled array takes `elements × element size`; a tiled one rounds the
 //! most-minor dimensions up to the first tile (the tile's last dimension pairs
 //! with the most-minor dimension), then applies the tail padding alignment
-//! and the element size in bits. See the crate tests for the real compiler
-//! sizes this reproduces.
+//! and the element size in bits. Later tiles (`(2,1)`, `(4,1)`, `(8,1)`, which
+//! pack sub-32-bit elements) add nothing. A split dimension (`SC(d:i)`) counts
+//! at its largest piece.
+//!
+//! This reproduces the compiler's own size of every array buffer in the real
+//! dumps, HloProtos, Memory Viewer oracles and OOM logs we have (see
+//! `tests/`). Two libtpu sizes the shape text alone does not give:
+//! - a tuple's own buffer (its index table) takes one allocation granule on
+//!   TPU, 512 bytes on v4/v5e and 32 on v5p/v6e, whatever its length;
+//!   [`Shape::own_padded_bytes`] gives upstream's 8 bytes per element;
+//! - untiled arrays of sub-computations (e.g. `f32[]` in a reduction's
+//!   thread-local buffers) get the TPU's default `(8,128)` tile (4096 bytes
+//!   for `f32[]`); here an untiled array is sized dense.
 
 use crate::element_type::ElementType;
 use serde::{Deserialize, Serialize};
@@ -304,7 +315,8 @@ impl Shape {
     }
 
     /// Bytes of this shape's own buffer: the array, or a tuple's index table
-    /// alone (`ShapeUtil::ByteSizeOf` with 8-byte pointers); token 0; opaque 8.
+    /// alone (`ShapeUtil::ByteSizeOf` with 8-byte pointers; libtpu allocates
+    /// one granule instead, see the module docs); token 0; opaque 8.
     pub fn own_padded_bytes(&self) -> u64 {
         match self {
             Shape::Array(a) => a.padded_bytes(),

@@ -293,3 +293,18 @@ fn event_padding_from_a_real_oom_log() {
     assert!(!summary.top[0].suggestion.is_empty());
     assert!(event_padding(&OomEvent::default()).is_none());
 }
+
+#[test]
+fn transpose_of_the_second_minor_dimension_is_named_as_such() {
+    // 3 rows pad to 8 in f32[5000,3,256]{2,1,0}: putting 5000 second-most
+    // minor instead (and 3 major) removes that, with 256 still minor.
+    let fix = suggest_fix(&array("f32[5000,3,256]{2,1,0:T(8,128)}")).unwrap();
+    assert_eq!(fix.new_shape, "f32[5000,3,256]{2,0,1:T(8,128)}");
+    assert!(
+        fix.text
+            .starts_with("transpose so that 5000 is second-most minor: 2.7× → 1.0×"),
+        "{}",
+        fix.text
+    );
+    assert_eq!(fix.saves_bytes, 5000 * 8 * 256 * 4 - 5000 * 3 * 256 * 4);
+}
