@@ -254,7 +254,7 @@ fn allocation_sections(f: &CompileFacts<'_>, nodes: &mut Vec<NodeEval>, walk: &m
     let half = limit / 2;
     let large: Vec<&Alloc> = f.allocs.iter().filter(|a| a.size > half).collect();
     let without_largest = f.used.map(|u| u.saturating_sub(largest.size));
-    let explains = without_largest.map_or(true, |rest| rest <= limit);
+    let explains = without_largest.is_none_or(|rest| rest <= limit);
     let selected = !large.is_empty() && explains;
 
     let mut node = NodeEval::new("large_allocations", "");
@@ -318,9 +318,47 @@ fn allocation_sections(f: &CompileFacts<'_>, nodes: &mut Vec<NodeEval>, walk: &m
             Some((signed(a.size), size_how(f))),
         );
     }
+    let hbm = f.space == "hbm";
+    if selected && !hbm {
+        node.action(
+            "kernel_blocks",
+            &format!(
+                "{} is {} of the {} {}.",
+                largest.what(),
+                gib(largest.size),
+                gib(limit),
+                f.space.to_ascii_uppercase()
+            ),
+            None,
+        );
+    }
     nodes.push(node);
 
-    if selected {
+    if selected && !hbm {
+        // Debug prints and sharding place HBM buffers; the walk ends here.
+        walk.path.push("large_allocations");
+        for id in [
+            "large_allocations.debug_artifacts",
+            "large_allocations.sharding",
+        ] {
+            nodes.push(NodeEval::new(
+                id,
+                format!(
+                    "Not reached: this is {}, not HBM.",
+                    f.space.to_ascii_uppercase()
+                ),
+            ));
+        }
+        nodes.push(NodeEval::new(
+            "aggregate",
+            "Not reached: one allocation accounts for the excess.",
+        ));
+        walk.summary = format!(
+            "one buffer is {} of the {} limit → large allocations: a kernel's block or scratch",
+            pct_text(largest.size, limit),
+            f.space.to_ascii_uppercase()
+        );
+    } else if selected {
         walk.path.push("large_allocations");
         large_children(f, &large, limit, nodes, walk);
         nodes.push(NodeEval::new(
@@ -542,6 +580,14 @@ fn aggregate(f: &CompileFacts<'_>, limit: u64, nodes: &mut Vec<NodeEval>, walk: 
     }
     agg.fact("allocation_list", list_name(f));
     agg.fact("allocations", f.allocs.len());
+    agg.fact(
+        "buffers",
+        f.allocs
+            .iter()
+            .take(CITED)
+            .map(|a| buffer_json(a, limit))
+            .collect::<Vec<_>>(),
+    );
     agg.reason = match (f.used, excess) {
         (Some(u), Some(e)) => format!(
             "No single allocation accounts for the {} excess ({} used of {}); the largest is {} = {} of the limit.",
@@ -1056,17 +1102,22 @@ fn checkpoint_estimate(f: &CompileFacts<'_>) -> Option<Estimate> {
         .iter()
         .filter(|b| b.category == BufferCategory::Temporary && b.start < p && b.end > p)
         .collect();
-    let bytes: u64 = held.iter().map(|b| b.size_bytes).sum();
+    let held_bytes: u64 = held.iter().map(|b| b.size_bytes).sum();
+    // Recomputing brings one of them back while the backward pass uses it.
+    let recomputed = held.iter().map(|b| b.size_bytes).max().unwrap_or(0);
+    let bytes = held_bytes - recomputed;
     Some(Estimate {
         bytes,
         detail: format!(
-            "{} temporar{} produced before the peak and used after it ({}) are what jax.checkpoint would recompute instead of keeping.",
+            "{} temporar{} produced before the peak and used after it ({}) are what jax.checkpoint would recompute instead of keeping; recomputing needs the largest ({}) back, so about {} would be freed.",
             held.len(),
             if held.len() == 1 { "y" } else { "ies" },
+            gib(held_bytes),
+            gib(recomputed),
             gib(bytes)
         ),
         how: format!(
-            "Σ sizes of temporaries whose lifetime [start, end] spans the peak position {p} strictly; an upper bound (recomputation needs some of them again)"
+            "Σ sizes of temporaries whose lifetime [start, end] spans the peak position {p} strictly, less the largest of them (live again while it is recomputed)"
         ),
     })
 }

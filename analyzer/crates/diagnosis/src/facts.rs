@@ -149,7 +149,15 @@ pub(crate) fn compile_facts(report: &Report) -> Option<CompileFacts<'_>> {
         (Some(u), Some(l)) if u > l => Some(u - l),
         _ => None,
     });
-    let module = matching_module(report, &space);
+    // "Allocation (size=N) would exceed memory": the failing allocation is
+    // the one the error names, which a dumped module need not contain (the
+    // compiler may have been retrying a variant of it).
+    let single_request = event.used_bytes.is_none() && event.requested_bytes.is_some();
+    let module = if single_request {
+        None
+    } else {
+        matching_module(report, &space)
+    };
     let (mut allocs, allocs_source) = if let Some(m) = module {
         (
             m.peak_buffers.iter().map(alloc_from_peak).collect(),
@@ -176,7 +184,7 @@ pub(crate) fn compile_facts(report: &Report) -> Option<CompileFacts<'_>> {
     } else {
         (Vec::new(), AllocSource::None)
     };
-    allocs.sort_by(|a, b| b.size.cmp(&a.size));
+    allocs.sort_by_key(|a| std::cmp::Reverse(a.size));
     Some(CompileFacts {
         event,
         space,

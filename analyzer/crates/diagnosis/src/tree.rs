@@ -104,10 +104,16 @@ static TREE: &[NodeDef] = &[
         title: "Unexpectedly large allocations",
         condition: "An allocation is larger than 50% of the limit and by itself accounts for the excess (without it the program would fit). Almost always a configuration error; the XLA label points at the source.",
         continues_to: &[],
-        actions: &[action(
-            "find_source",
-            "Find where the large allocation comes from (its XLA label, op name and source line):",
-        )],
+        actions: &[
+            action(
+                "find_source",
+                "Find where the large allocation comes from (its XLA label, op name and source line):",
+            ),
+            action(
+                "kernel_blocks",
+                "On-core memory (VMEM) is per core and does not shard over chips: a large allocation there is a kernel's input window or scratch; smaller block sizes shrink it.",
+            ),
+        ],
     },
     NodeDef {
         id: "large_allocations.debug_artifacts",

@@ -288,6 +288,30 @@ fn fixtures_select_their_expected_node() {
     );
 }
 
+/// A Pallas kernel's 256 MiB VMEM window on 128 MiB: "Allocation
+/// (size=268435456) would exceed memory (size=134217728)", space=vmem.
+#[test]
+fn vmem_fixture_stops_at_large_allocations() {
+    let r = dir_report(&fixtures().join("oom-vmem"));
+    let d = diagnose(&r);
+    assert_eq!(d.path, ["large_allocations"]);
+    assert_eq!(
+        node(&d, "large_allocations").facts["largest_bytes"],
+        268435456
+    );
+    let v = verdict(&r);
+    assert!(
+        v.headline.starts_with("VMEM ran out at compile time"),
+        "{}",
+        v.headline
+    );
+    assert!(
+        v.headline.contains("200% of the VMEM limit"),
+        "{}",
+        v.headline
+    );
+}
+
 #[test]
 fn step_fixtures_select_growth_sawtooth_or_nothing() {
     let steps = fixtures().join("steps");
