@@ -20,3 +20,10 @@ pub mod tensorflow {
         include!(concat!(env!("OUT_DIR"), "/tensorflow.profiler.rs"));
     }
 }
+
+/// `package oomscope.report;`: our own schema for reports shared as permalinks.
+pub mod oomscope {
+    pub mod report {
+        include!(concat!(env!("OUT_DIR"), "/oomscope.report.rs"));
+    }
+}

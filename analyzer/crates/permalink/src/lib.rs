@@ -1,1 +1,176 @@
-//! Encode a report into a self-contained URL fragment and decode it back, safely.
+//! Permalinks: a report shared as a link that carries the report itself.
+//!
+//! `Report` → [`oomscope_proto::oomscope::report::SharedReport`] (prost) →
+//! raw deflate → base64url → URL fragment `#r=<version>.<payload>`. The
+//! fragment is never sent to any server. Links are untrusted input: decoding
+//! bounds decompression, validates every field and rejects unknown versions.
+//!
+//! Size budget: a typical OOM report fits in [`TYPICAL_BUDGET`] bytes of URL,
+//! any report in [`MAX_BUDGET`]. When a report does not fit, detail is reduced
+//! in a fixed order ([`REDUCTION_STEPS`]) and each step applied is recorded in
+//! `SharedInfo::reductions`, which the shared view shows.
+
+mod convert;
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use oomscope_proto::oomscope::report::SharedReport;
+use oomscope_proto::prost::Message;
+use oomscope_report::{Report, ViewState};
+use std::io::{Read, Write};
+
+/// Version of the link format; a link with a newer one is refused.
+pub const LINK_VERSION: u32 = 1;
+/// Target size of the fragment for a typical OOM report.
+pub const TYPICAL_BUDGET: usize = 4 * 1024;
+/// No link is larger than this many bytes of fragment.
+pub const MAX_BUDGET: usize = 32 * 1024;
+/// Decompressed payloads larger than this are refused (no decompression bomb).
+pub const MAX_DECODED_BYTES: usize = 1 << 20;
+
+/// The fragment key: `#r=...`.
+const FRAGMENT_KEY: &str = "r=";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkError {
+    /// No `r=` payload in the fragment.
+    NotALink,
+    /// The link was made by a newer oomscope.
+    NewerVersion(u32),
+    /// The payload is damaged (truncated, altered, not base64, bad deflate).
+    Corrupt(String),
+    /// The payload decoded but a field is out of bounds.
+    Invalid(String),
+    /// Even with every reduction the report exceeds [`MAX_BUDGET`].
+    TooLarge(usize),
+}
+
+impl std::fmt::Display for LinkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LinkError::NotALink => write!(f, "this link carries no oomscope report (no #r=… part)"),
+            LinkError::NewerVersion(v) => write!(
+                f,
+                "this link was made by a newer oomscope (link format {v}; this page reads up to {LINK_VERSION}); open it with a newer version of the page"
+            ),
+            LinkError::Corrupt(why) => write!(f, "this link is damaged or incomplete ({why}); ask for the whole link again"),
+            LinkError::Invalid(why) => write!(f, "this link holds an invalid report ({why})"),
+            LinkError::TooLarge(n) => write!(f, "the report needs {n} bytes of link even at the lowest detail (limit {MAX_BUDGET})"),
+        }
+    }
+}
+
+impl std::error::Error for LinkError {}
+
+/// A link ready to share.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Link {
+    /// `base_url` + `#r=...`.
+    pub url: String,
+    /// The fragment alone, without `#`.
+    pub fragment: String,
+    /// What detail was dropped to fit the budget.
+    pub reductions: Vec<String>,
+}
+
+/// The reductions tried in order, from least to most detail lost. Each is
+/// applied on top of the previous ones until the link fits.
+pub const REDUCTION_STEPS: &[&str] = &[
+    "heap curves downsampled to 256 points",
+    "peak buffers limited to the largest 20 per module",
+    "heap curves downsampled to 64 points",
+    "step series and allocator timelines downsampled to 64 points",
+    "peak buffers limited to the largest 8 per module; top allocations to 10 per error",
+    "decision-tree nodes off the selected path reduced to their verdict",
+    "padding tables limited to 5 rows; long labels shortened",
+    "heap curves downsampled to 16 points; peak buffers limited to 3",
+];
+
+/// Encode `report` as a link under `base_url`, reducing detail until it fits
+/// [`TYPICAL_BUDGET`] when it can and [`MAX_BUDGET`] always.
+pub fn encode_link_at(report: &Report, base_url: &str, view: &ViewState, created_unix_ms: u64) -> Result<Link, LinkError> {
+    let (fragment, reductions) = encode_fragment(report, view, created_unix_ms)?;
+    let base = base_url.split('#').next().unwrap_or(base_url);
+    Ok(Link { url: format!("{base}#{fragment}"), fragment, reductions })
+}
+
+/// [`encode_link_at`] with the default view and the current time (native only:
+/// in the browser, pass the time from `Date.now()`).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn encode_link(report: &Report, base_url: &str) -> Result<Link, LinkError> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    encode_link_at(report, base_url, &ViewState { view: "verdict".into(), ..Default::default() }, now)
+}
+
+/// Encode to a fragment (`r=1.…`, without `#`), with the reductions applied.
+pub fn encode_fragment(report: &Report, view: &ViewState, created_unix_ms: u64) -> Result<(String, Vec<String>), LinkError> {
+    let mut shared = convert::to_shared(report, view, created_unix_ms);
+    let mut applied = Vec::new();
+    // Keep reducing while over the typical budget; a fragment between the
+    // typical and the maximum budget is acceptable only once nothing is left.
+    let mut step = 0;
+    loop {
+        shared.reductions = applied.iter().map(|s: &&str| s.to_string()).collect();
+        let fragment = pack(&shared);
+        if fragment.len() <= TYPICAL_BUDGET || (step >= REDUCTION_STEPS.len() && fragment.len() <= MAX_BUDGET) {
+            return Ok((fragment, shared.reductions));
+        }
+        if step >= REDUCTION_STEPS.len() {
+            return Err(LinkError::TooLarge(fragment.len()));
+        }
+        convert::reduce(&mut shared, step);
+        applied.push(REDUCTION_STEPS[step]);
+        step += 1;
+    }
+}
+
+fn pack(shared: &SharedReport) -> String {
+    let bytes = shared.encode_to_vec();
+    let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+    // Writing to a Vec cannot fail.
+    let _ = enc.write_all(&bytes);
+    let compressed = enc.finish().unwrap_or_default();
+    format!("{FRAGMENT_KEY}{LINK_VERSION}.{}", URL_SAFE_NO_PAD.encode(compressed))
+}
+
+/// Decode a link, a fragment (`#r=…` or `r=…`) or a whole URL into a report
+/// marked as shared. Every failure is a [`LinkError`] with a clear message.
+pub fn decode(link: &str) -> Result<Report, LinkError> {
+    let fragment = link.rsplit_once('#').map(|(_, f)| f).unwrap_or(link);
+    let payload = fragment
+        .split('&')
+        .find_map(|part| part.strip_prefix(FRAGMENT_KEY))
+        .ok_or(LinkError::NotALink)?;
+    let (version, data) = payload.split_once('.').ok_or_else(|| LinkError::Corrupt("no version".into()))?;
+    let version: u32 = version.parse().map_err(|_| LinkError::Corrupt("bad version".into()))?;
+    if version > LINK_VERSION {
+        return Err(LinkError::NewerVersion(version));
+    }
+    if version == 0 {
+        return Err(LinkError::Corrupt("bad version".into()));
+    }
+    // A legitimate link is never larger than the budget (plus slack for URL
+    // encoding by chat clients); refuse obviously hostile sizes early.
+    if data.len() > 4 * MAX_BUDGET {
+        return Err(LinkError::Corrupt(format!("{} bytes is longer than any oomscope link", data.len())));
+    }
+    let compressed = URL_SAFE_NO_PAD
+        .decode(data.trim_end_matches('='))
+        .map_err(|e| LinkError::Corrupt(format!("not base64url: {e}")))?;
+    let mut bytes = Vec::new();
+    flate2::read::DeflateDecoder::new(&compressed[..])
+        .take(MAX_DECODED_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| LinkError::Corrupt(format!("cannot decompress: {e}")))?;
+    if bytes.len() > MAX_DECODED_BYTES {
+        return Err(LinkError::Corrupt(format!("expands to more than {MAX_DECODED_BYTES} bytes")));
+    }
+    let shared = SharedReport::decode(&bytes[..]).map_err(|e| LinkError::Corrupt(format!("not a report: {e}")))?;
+    if shared.version > LINK_VERSION {
+        return Err(LinkError::NewerVersion(shared.version));
+    }
+    convert::from_shared(shared)
+}

@@ -1,0 +1,615 @@
+//! `Report` ⇄ `SharedReport`, the detail reductions, and the validation of
+//! decoded links (every field is checked: links are untrusted input).
+
+use crate::{LinkError, LINK_VERSION};
+use oomscope_proto::oomscope::report as pb;
+use oomscope_report::*;
+use std::collections::BTreeMap;
+
+/// Largest string a valid link holds (labels are shortened well below this).
+const MAX_STRING: usize = 4096;
+/// Largest number of items in any list of a valid link.
+const MAX_ITEMS: usize = 100_000;
+
+/// Enums travel as their JSON names, so the link schema never needs renumbering.
+fn enum_name<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+fn enum_parse<T: serde::de::DeserializeOwned>(what: &str, s: &str) -> Result<T, LinkError> {
+    serde_json::from_value(serde_json::Value::String(s.to_string()))
+        .map_err(|_| LinkError::Invalid(format!("unknown {what} {:?}", truncate(s, 40))))
+}
+
+fn truncate(s: &str, max_chars: usize) -> String {
+    if s.chars().count() <= max_chars {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(max_chars.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// Indices of at most `max_points` points of `values` that keep the shape:
+/// the first, the last, the maximum (exactly) and the maximum of each bucket.
+pub(crate) fn downsample_indices(values: &[u64], max_points: usize) -> Vec<usize> {
+    let n = values.len();
+    if n <= max_points || max_points < 3 {
+        return (0..n).collect();
+    }
+    let peak = values.iter().enumerate().max_by_key(|(i, v)| (**v, std::cmp::Reverse(*i))).map(|(i, _)| i).unwrap_or(0);
+    let buckets = max_points - 2;
+    let mut keep = vec![0, n - 1, peak];
+    for b in 0..buckets {
+        let lo = 1 + b * (n - 2) / buckets;
+        let hi = (1 + (b + 1) * (n - 2) / buckets).min(n - 1);
+        if lo >= hi {
+            continue;
+        }
+        if let Some((i, _)) = values[lo..hi].iter().enumerate().max_by_key(|(_, v)| **v) {
+            keep.push(lo + i);
+        }
+    }
+    keep.sort_unstable();
+    keep.dedup();
+    keep
+}
+
+fn numbers_of(e: &OomEvent) -> BTreeMap<String, u64> {
+    let mut m = BTreeMap::new();
+    // The JSON is the source of truth for field names: every `*_bytes` number.
+    if let Ok(serde_json::Value::Object(obj)) = serde_json::to_value(e) {
+        for (k, v) in obj {
+            if k.ends_with("_bytes") {
+                if let Some(n) = v.as_u64() {
+                    m.insert(k, n);
+                }
+            }
+        }
+    }
+    for (k, v) in &e.extra {
+        m.insert(format!("extra.{k}"), *v);
+    }
+    m
+}
+
+pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> pb::SharedReport {
+    pb::SharedReport {
+        version: LINK_VERSION,
+        created_unix_ms,
+        inputs: r
+            .inputs
+            .iter()
+            .map(|i| pb::Input { name: i.name.clone(), kind: i.kind.as_str().into(), size_bytes: i.size_bytes, content_hash: i.content_hash.clone() })
+            .collect(),
+        oom_events: r
+            .oom_events
+            .iter()
+            .map(|e| pb::OomEvent {
+                kind: enum_name(&e.kind),
+                memory_space: e.memory_space.clone(),
+                input: e.input.clone(),
+                line: e.line,
+                repeats: e.repeats,
+                message: truncate(&e.message, 600),
+                numbers: numbers_of(e).into_iter().collect(),
+                top_allocations: e
+                    .top_allocations
+                    .iter()
+                    .map(|a| pb::TopAllocation {
+                        rank: a.rank,
+                        size_bytes: a.size_bytes,
+                        shape: a.shape.clone(),
+                        unpadded_bytes: a.unpadded_bytes,
+                        padding_bytes: a.padding_bytes,
+                        op_name: a.op_name.clone(),
+                        source: a.source.clone(),
+                        xla_label: a.xla_label.as_ref().map(|l| truncate(l, 300)),
+                        allocation_type: a.allocation_type.clone(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        modules: r.modules.iter().map(module_to_shared).collect(),
+        step_series: r
+            .step_series
+            .iter()
+            .map(|s| pb::StepSeries {
+                source: s.source.clone(),
+                input: s.input.clone(),
+                device: s.device.clone(),
+                metric: s.metric.clone(),
+                unit: s.unit.clone(),
+                steps: s.points.iter().map(|p| p.step).collect(),
+                bytes: s.points.iter().map(|p| p.bytes).collect(),
+                limit_bytes: s.limit_bytes,
+                slope_bytes_per_step: s.slope_bytes_per_step,
+                projected_limit_step: s.projected_limit_step,
+                sawtooth_period_steps: s.sawtooth_period_steps,
+                spikes: s.spikes.clone(),
+            })
+            .collect(),
+        allocator_profiles: r
+            .allocator_profiles
+            .iter()
+            .map(|p| pb::AllocatorProfile {
+                allocator: p.allocator.clone(),
+                input: p.input.clone(),
+                peak_heap_bytes: p.peak_heap_bytes,
+                peak_stack_bytes: p.peak_stack_bytes,
+                peak_time_ps: p.peak_time_ps,
+                capacity_bytes: p.capacity_bytes,
+                fragmentation_at_peak: p.fragmentation_at_peak,
+                time_ps: p.timeline.iter().map(|t| t.time_ps).collect(),
+                heap_bytes: p.timeline.iter().map(|t| t.heap_bytes).collect(),
+                stack_bytes: p.timeline.iter().map(|t| t.stack_bytes).collect(),
+                free_bytes: p.timeline.iter().map(|t| t.free_bytes).collect(),
+                active_at_peak: p
+                    .active_at_peak
+                    .iter()
+                    .map(|a| pb::ActiveAllocation {
+                        allocation_bytes: a.allocation_bytes,
+                        requested_bytes: a.requested_bytes,
+                        op_name: a.op_name.clone(),
+                        shape: a.shape.clone(),
+                        data_type: a.data_type.clone(),
+                        occurrences: a.occurrences,
+                    })
+                    .collect(),
+            })
+            .collect(),
+        diagnosis: Some(pb::Diagnosis {
+            tree: enum_name(&r.diagnosis.tree),
+            path: r.diagnosis.path.clone(),
+            nodes: r
+                .diagnosis
+                .nodes
+                .iter()
+                .map(|n| pb::DiagnosisNode {
+                    id: n.id.clone(),
+                    title: n.title.clone(),
+                    selected: n.selected,
+                    reason: n.reason.clone(),
+                    facts_json: serde_json::to_string(&n.facts).unwrap_or_else(|_| "{}".into()),
+                    actions: n
+                        .actions
+                        .iter()
+                        .map(|a| pb::DiagnosisAction { text: a.text.clone(), estimate_bytes: a.estimate_bytes, how: a.how.clone() })
+                        .collect(),
+                })
+                .collect(),
+        }),
+        errors: r.errors.iter().map(|e| pb::InputError { input: e.input.clone(), message: e.message.clone() }).collect(),
+        view: Some(pb::ViewState { view: view.view.clone(), module: view.module, selection: view.selection.clone() }),
+        reductions: Vec::new(),
+    }
+}
+
+fn module_to_shared(m: &ModuleReport) -> pb::Module {
+    let positions: Vec<u64> =
+        if m.heap_positions.is_empty() { (0..m.heap_bytes.len() as u64).collect() } else { m.heap_positions.clone() };
+    let program_points = if m.heap_positions.is_empty() { m.heap_bytes.len() as u64 } else { positions.last().map_or(0, |p| p + 1) };
+    let mut peak_buffers: Vec<&PeakBuffer> = m.peak_buffers.iter().collect();
+    peak_buffers.sort_by(|a, b| b.size_bytes.cmp(&a.size_bytes));
+    pb::Module {
+        name: m.name.clone(),
+        program_id: m.program_id,
+        memory_space: m.memory_space,
+        source_kind: m.source_kind.clone(),
+        input: m.input.clone(),
+        peak_kind: m.peak_kind.clone(),
+        peak_bytes: m.peak_bytes,
+        peak_unpadded_bytes: m.peak_unpadded_bytes,
+        peak_position: m.peak_position,
+        heap_positions: positions,
+        heap_bytes: m.heap_bytes.clone(),
+        unpadded_heap_bytes: m.unpadded_heap_bytes.clone(),
+        peak_buffers: peak_buffers
+            .into_iter()
+            .map(|b| pb::PeakBuffer {
+                name: b.name.clone(),
+                shape: b.shape.clone(),
+                size_bytes: b.size_bytes,
+                unpadded_bytes: b.unpadded_bytes,
+                op_name: truncate(&b.op_name, 200),
+                source: b.source.clone(),
+                category: enum_name(&b.category),
+                logical_buffer_id: b.logical_buffer_id,
+                opcode: b.opcode.clone(),
+            })
+            .collect(),
+        parameters_bytes: m.parameters_bytes,
+        maybe_live_out_bytes: m.maybe_live_out_bytes,
+        total_allocation_bytes: m.total_allocation_bytes,
+        indefinite_bytes: m.indefinite_bytes,
+        compiler_peak_bytes: m.compiler_peak_bytes,
+        padding: m.padding.as_ref().map(|p| pb::Padding {
+            total_padding_bytes: p.total_padding_bytes,
+            peak_padding_bytes: p.peak_padding_bytes,
+            top: p
+                .top
+                .iter()
+                .map(|t| pb::PaddingEntry {
+                    shape: t.shape.clone(),
+                    count: t.count,
+                    padding_bytes: t.padding_bytes,
+                    expansion: t.expansion,
+                    suggestion: t.suggestion.clone(),
+                    suggestion_saves_bytes: t.suggestion_saves_bytes,
+                })
+                .collect(),
+        }),
+        program_points,
+    }
+}
+
+fn downsample_module(m: &mut pb::Module, max_points: usize) {
+    let keep = downsample_indices(&m.heap_bytes, max_points);
+    if keep.len() == m.heap_bytes.len() {
+        return;
+    }
+    let pick = |v: &[u64]| keep.iter().filter_map(|&i| v.get(i).copied()).collect::<Vec<_>>();
+    m.heap_positions = pick(&m.heap_positions);
+    m.unpadded_heap_bytes = pick(&m.unpadded_heap_bytes);
+    m.heap_bytes = pick(&m.heap_bytes);
+}
+
+fn downsample_series(steps: &mut Vec<u64>, values: &mut Vec<u64>, max_points: usize) {
+    let keep = downsample_indices(values, max_points);
+    if keep.len() == values.len() {
+        return;
+    }
+    *steps = keep.iter().filter_map(|&i| steps.get(i).copied()).collect();
+    *values = keep.iter().filter_map(|&i| values.get(i).copied()).collect();
+}
+
+/// Apply reduction `step` of [`crate::REDUCTION_STEPS`].
+pub(crate) fn reduce(s: &mut pb::SharedReport, step: usize) {
+    match step {
+        0 => s.modules.iter_mut().for_each(|m| downsample_module(m, 256)),
+        1 => s.modules.iter_mut().for_each(|m| m.peak_buffers.truncate(20)),
+        2 => s.modules.iter_mut().for_each(|m| downsample_module(m, 64)),
+        3 => {
+            for st in &mut s.step_series {
+                downsample_series(&mut st.steps, &mut st.bytes, 64);
+            }
+            for p in &mut s.allocator_profiles {
+                let keep = downsample_indices(&p.heap_bytes, 64);
+                let pick = |v: &[u64]| keep.iter().filter_map(|&i| v.get(i).copied()).collect::<Vec<_>>();
+                p.time_ps = pick(&p.time_ps);
+                p.stack_bytes = pick(&p.stack_bytes);
+                p.free_bytes = pick(&p.free_bytes);
+                p.heap_bytes = pick(&p.heap_bytes);
+                p.active_at_peak.truncate(10);
+            }
+        }
+        4 => {
+            s.modules.iter_mut().for_each(|m| m.peak_buffers.truncate(8));
+            s.oom_events.iter_mut().for_each(|e| e.top_allocations.truncate(10));
+        }
+        5 => {
+            if let Some(d) = &mut s.diagnosis {
+                for n in d.nodes.iter_mut().filter(|n| !n.selected) {
+                    n.actions.clear();
+                    n.facts_json = "{}".into();
+                }
+            }
+        }
+        6 => {
+            for m in &mut s.modules {
+                if let Some(p) = &mut m.padding {
+                    p.top.truncate(5);
+                }
+                for b in &mut m.peak_buffers {
+                    b.op_name = truncate(&b.op_name, 60);
+                }
+            }
+            for e in &mut s.oom_events {
+                e.message = truncate(&e.message, 160);
+                for a in &mut e.top_allocations {
+                    a.xla_label = a.xla_label.as_ref().map(|l| truncate(l, 60));
+                    a.op_name = a.op_name.as_ref().map(|l| truncate(l, 80));
+                }
+            }
+        }
+        _ => s.modules.iter_mut().for_each(|m| {
+            downsample_module(m, 16);
+            m.peak_buffers.truncate(3);
+        }),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Decoding: validate everything.
+
+fn check_str(what: &str, s: String) -> Result<String, LinkError> {
+    if s.len() > MAX_STRING {
+        return Err(LinkError::Invalid(format!("{what} is {} bytes long", s.len())));
+    }
+    Ok(s)
+}
+
+fn check_len<T>(what: &str, v: &[T]) -> Result<(), LinkError> {
+    if v.len() > MAX_ITEMS {
+        return Err(LinkError::Invalid(format!("{what} has {} items", v.len())));
+    }
+    Ok(())
+}
+
+fn finite(what: &str, x: f64) -> Result<f64, LinkError> {
+    if x.is_finite() {
+        Ok(x)
+    } else {
+        Err(LinkError::Invalid(format!("{what} is not a finite number")))
+    }
+}
+
+pub(crate) fn from_shared(s: pb::SharedReport) -> Result<Report, LinkError> {
+    let mut r = Report::new();
+    check_len("inputs", &s.inputs)?;
+    for i in s.inputs {
+        r.inputs.push(InputInfo {
+            name: check_str("input name", i.name)?,
+            kind: enum_parse("input kind", &i.kind)?,
+            size_bytes: i.size_bytes,
+            content_hash: check_str("content hash", i.content_hash)?,
+        });
+    }
+    check_len("oom events", &s.oom_events)?;
+    for e in s.oom_events {
+        r.oom_events.push(event_from_shared(e)?);
+    }
+    check_len("modules", &s.modules)?;
+    for m in s.modules {
+        r.modules.push(module_from_shared(m)?);
+    }
+    check_len("step series", &s.step_series)?;
+    for st in s.step_series {
+        if st.steps.len() != st.bytes.len() {
+            return Err(LinkError::Invalid("a step series has steps and values of different lengths".into()));
+        }
+        check_len("step series points", &st.steps)?;
+        r.step_series.push(StepSeries {
+            source: check_str("series source", st.source)?,
+            input: check_str("series input", st.input)?,
+            device: check_str("series device", st.device)?,
+            metric: check_str("series metric", st.metric)?,
+            unit: check_str("series unit", st.unit)?,
+            points: st.steps.iter().zip(&st.bytes).map(|(&step, &bytes)| StepPoint { step, bytes }).collect(),
+            limit_bytes: st.limit_bytes,
+            slope_bytes_per_step: st.slope_bytes_per_step.map(|x| finite("slope", x)).transpose()?,
+            projected_limit_step: st.projected_limit_step,
+            sawtooth_period_steps: st.sawtooth_period_steps,
+            spikes: {
+                check_len("spikes", &st.spikes)?;
+                st.spikes
+            },
+        });
+    }
+    check_len("allocator profiles", &s.allocator_profiles)?;
+    for p in s.allocator_profiles {
+        let n = p.time_ps.len();
+        if p.heap_bytes.len() != n || p.stack_bytes.len() != n || p.free_bytes.len() != n {
+            return Err(LinkError::Invalid("an allocator timeline has columns of different lengths".into()));
+        }
+        check_len("allocator timeline", &p.time_ps)?;
+        check_len("active allocations", &p.active_at_peak)?;
+        r.allocator_profiles.push(AllocatorProfile {
+            allocator: check_str("allocator", p.allocator)?,
+            input: check_str("allocator input", p.input)?,
+            peak_heap_bytes: p.peak_heap_bytes,
+            peak_stack_bytes: p.peak_stack_bytes,
+            peak_time_ps: p.peak_time_ps,
+            capacity_bytes: p.capacity_bytes,
+            fragmentation_at_peak: finite("fragmentation", p.fragmentation_at_peak)?,
+            timeline: (0..n)
+                .map(|i| AllocatorPoint { time_ps: p.time_ps[i], heap_bytes: p.heap_bytes[i], stack_bytes: p.stack_bytes[i], free_bytes: p.free_bytes[i] })
+                .collect(),
+            active_at_peak: p
+                .active_at_peak
+                .into_iter()
+                .map(|a| {
+                    Ok(ActiveAllocation {
+                        allocation_bytes: a.allocation_bytes,
+                        requested_bytes: a.requested_bytes,
+                        op_name: check_str("op name", a.op_name)?,
+                        shape: check_str("shape", a.shape)?,
+                        data_type: check_str("data type", a.data_type)?,
+                        occurrences: a.occurrences,
+                    })
+                })
+                .collect::<Result<_, LinkError>>()?,
+        });
+    }
+    if let Some(d) = s.diagnosis {
+        check_len("diagnosis nodes", &d.nodes)?;
+        check_len("diagnosis path", &d.path)?;
+        r.diagnosis = Diagnosis {
+            tree: enum_parse("decision tree", &d.tree)?,
+            path: d.path.into_iter().map(|p| check_str("node id", p)).collect::<Result<_, _>>()?,
+            nodes: d
+                .nodes
+                .into_iter()
+                .map(|n| {
+                    let facts: BTreeMap<String, serde_json::Value> = serde_json::from_str(&check_str("node facts", n.facts_json)?)
+                        .map_err(|_| LinkError::Invalid("node facts are not a JSON object".into()))?;
+                    Ok(DiagnosisNode {
+                        id: check_str("node id", n.id)?,
+                        title: check_str("node title", n.title)?,
+                        selected: n.selected,
+                        reason: check_str("node reason", n.reason)?,
+                        facts,
+                        actions: n
+                            .actions
+                            .into_iter()
+                            .map(|a| Ok(DiagnosisAction { text: check_str("action", a.text)?, estimate_bytes: a.estimate_bytes, how: a.how.map(|h| check_str("estimate method", h)).transpose()? }))
+                            .collect::<Result<_, LinkError>>()?,
+                    })
+                })
+                .collect::<Result<_, LinkError>>()?,
+        };
+    }
+    check_len("errors", &s.errors)?;
+    for e in s.errors {
+        r.errors.push(InputError { input: check_str("error input", e.input)?, message: check_str("error message", e.message)? });
+    }
+    let view = s.view.unwrap_or_default();
+    if view.module as usize >= r.modules.len().max(1) {
+        return Err(LinkError::Invalid("the selected module does not exist".into()));
+    }
+    check_len("reductions", &s.reductions)?;
+    r.shared = Some(SharedInfo {
+        created_unix_ms: s.created_unix_ms,
+        reductions: s.reductions.into_iter().map(|x| check_str("reduction", x)).collect::<Result<_, _>>()?,
+        view: ViewState { view: check_str("view", view.view)?, module: view.module, selection: check_str("selection", view.selection)? },
+    });
+    Ok(r)
+}
+
+fn event_from_shared(e: pb::OomEvent) -> Result<OomEvent, LinkError> {
+    let mut ev = OomEvent {
+        kind: enum_parse("error kind", &e.kind)?,
+        memory_space: check_str("memory space", e.memory_space)?,
+        input: check_str("event input", e.input)?,
+        line: e.line,
+        repeats: e.repeats,
+        message: check_str("message", e.message)?,
+        ..Default::default()
+    };
+    check_len("numbers", &e.numbers.iter().collect::<Vec<_>>())?;
+    let mut known = serde_json::Map::new();
+    for (k, v) in e.numbers {
+        let k = check_str("number name", k)?;
+        if let Some(extra) = k.strip_prefix("extra.") {
+            ev.extra.insert(extra.to_string(), v);
+        } else {
+            known.insert(k, serde_json::Value::from(v));
+        }
+    }
+    // Fill the typed fields through serde so names stay in one place.
+    let mut base = serde_json::to_value(&ev).map_err(|e| LinkError::Invalid(e.to_string()))?;
+    if let serde_json::Value::Object(obj) = &mut base {
+        for (k, v) in known {
+            if !obj.contains_key(&k) && !k.ends_with("_bytes") {
+                return Err(LinkError::Invalid(format!("unknown number {k:?}")));
+            }
+            obj.insert(k, v);
+        }
+    }
+    let mut ev: OomEvent = serde_json::from_value(base).map_err(|e| LinkError::Invalid(format!("bad error numbers: {e}")))?;
+    check_len("top allocations", &e.top_allocations)?;
+    for a in e.top_allocations {
+        ev.top_allocations.push(TopAllocation {
+            rank: a.rank,
+            size_bytes: a.size_bytes,
+            shape: check_str("shape", a.shape)?,
+            unpadded_bytes: a.unpadded_bytes,
+            padding_bytes: a.padding_bytes,
+            op_name: a.op_name.map(|x| check_str("op name", x)).transpose()?,
+            source: a.source.map(|x| check_str("source", x)).transpose()?,
+            xla_label: a.xla_label.map(|x| check_str("XLA label", x)).transpose()?,
+            allocation_type: a.allocation_type.map(|x| check_str("allocation type", x)).transpose()?,
+        });
+    }
+    Ok(ev)
+}
+
+fn module_from_shared(m: pb::Module) -> Result<ModuleReport, LinkError> {
+    let n = m.heap_bytes.len();
+    if m.unpadded_heap_bytes.len() != n || m.heap_positions.len() != n {
+        return Err(LinkError::Invalid("a heap curve has columns of different lengths".into()));
+    }
+    check_len("heap curve", &m.heap_bytes)?;
+    if m.heap_positions.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(LinkError::Invalid("heap positions are not increasing".into()));
+    }
+    if m.heap_positions.last().is_some_and(|&p| p >= m.program_points) {
+        return Err(LinkError::Invalid("a heap position lies past the program".into()));
+    }
+    if m.program_points > 0 && m.peak_position >= m.program_points {
+        return Err(LinkError::Invalid("the peak lies past the program".into()));
+    }
+    check_len("peak buffers", &m.peak_buffers)?;
+    let full = n as u64 == m.program_points;
+    Ok(ModuleReport {
+        name: check_str("module name", m.name)?,
+        program_id: m.program_id,
+        memory_space: m.memory_space,
+        source_kind: check_str("module source", m.source_kind)?,
+        input: check_str("module input", m.input)?,
+        peak_kind: check_str("peak kind", m.peak_kind)?,
+        peak_bytes: m.peak_bytes,
+        peak_unpadded_bytes: m.peak_unpadded_bytes,
+        peak_position: m.peak_position,
+        heap_positions: if full { Vec::new() } else { m.heap_positions },
+        heap_bytes: m.heap_bytes,
+        unpadded_heap_bytes: m.unpadded_heap_bytes,
+        peak_buffers: m
+            .peak_buffers
+            .into_iter()
+            .map(|b| {
+                Ok(PeakBuffer {
+                    name: check_str("buffer name", b.name)?,
+                    shape: check_str("shape", b.shape)?,
+                    size_bytes: b.size_bytes,
+                    unpadded_bytes: b.unpadded_bytes,
+                    op_name: check_str("op name", b.op_name)?,
+                    source: check_str("source", b.source)?,
+                    category: enum_parse("buffer category", &b.category)?,
+                    logical_buffer_id: b.logical_buffer_id,
+                    opcode: check_str("opcode", b.opcode)?,
+                })
+            })
+            .collect::<Result<_, LinkError>>()?,
+        parameters_bytes: m.parameters_bytes,
+        maybe_live_out_bytes: m.maybe_live_out_bytes,
+        total_allocation_bytes: m.total_allocation_bytes,
+        indefinite_bytes: m.indefinite_bytes,
+        compiler_peak_bytes: m.compiler_peak_bytes,
+        buffers: Vec::new(),
+        padding: match m.padding {
+            Some(p) => {
+                check_len("padding rows", &p.top)?;
+                Some(PaddingSummary {
+                    total_padding_bytes: p.total_padding_bytes,
+                    peak_padding_bytes: p.peak_padding_bytes,
+                    top: p
+                        .top
+                        .into_iter()
+                        .map(|t| {
+                            Ok(PaddingEntry {
+                                shape: check_str("shape", t.shape)?,
+                                count: t.count,
+                                padding_bytes: t.padding_bytes,
+                                expansion: finite("expansion", t.expansion)?,
+                                suggestion: check_str("suggestion", t.suggestion)?,
+                                suggestion_saves_bytes: t.suggestion_saves_bytes,
+                            })
+                        })
+                        .collect::<Result<_, LinkError>>()?,
+                })
+            }
+            None => None,
+        },
+        instructions: Vec::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn downsampling_keeps_the_peak_first_and_last() {
+        let v: Vec<u64> = (0..10_000u64).map(|i| (i * 7919) % 1000).chain([5000]).chain(0..10).collect();
+        let keep = downsample_indices(&v, 64);
+        assert!(keep.len() <= 64 + 1);
+        assert_eq!(keep[0], 0);
+        assert_eq!(*keep.last().unwrap(), v.len() - 1);
+        assert!(keep.contains(&10_000), "the peak index must be kept");
+    }
+}

@@ -1,0 +1,190 @@
+//! Links are untrusted input: every damaged or hostile link gives a clear
+//! error, never a panic, a hang or a huge allocation.
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use oomscope_permalink::{decode, encode_fragment, LinkError, MAX_BUDGET};
+use oomscope_proto::oomscope::report as pb;
+use oomscope_proto::prost::Message;
+use oomscope_report::*;
+use std::io::Write;
+
+/// A report shaped like a real TPU compile OOM (numbers from corpus log 01).
+fn sample_report() -> Report {
+    let mut r = Report::new();
+    r.inputs.push(InputInfo { name: "train.log".into(), kind: InputKind::OomLog, size_bytes: 12345, content_hash: "00ff".into() });
+    r.oom_events.push(OomEvent {
+        kind: OomKind::TpuCompileHbm,
+        memory_space: "hbm".into(),
+        input: "train.log".into(),
+        line: 3,
+        repeats: 2,
+        message: "Ran out of memory in memory space hbm. Used 17.60G of 16.00G hbm.".into(),
+        used_bytes: Some(units::parse_binary_size("17.60G").unwrap()),
+        limit_bytes: Some(16 << 30),
+        exceeded_bytes: Some(units::parse_binary_size("1.60G").unwrap()),
+        extra: [("largest_free_chunk_bytes".to_string(), 42u64)].into_iter().collect(),
+        top_allocations: vec![TopAllocation {
+            rank: 1,
+            size_bytes: 512 << 20,
+            shape: "f32[4,128,128,9,18]{4,3,0,2,1:T(8,128)}".into(),
+            unpadded_bytes: Some(units::parse_binary_size("40.50M").unwrap()),
+            op_name: Some("one_hot".into()),
+            ..Default::default()
+        }],
+        ..Default::default()
+    });
+    let heap: Vec<u64> = (0..5000u64).map(|i| (i % 97) << 20).collect();
+    r.modules.push(ModuleReport {
+        name: "jit_f".into(),
+        program_id: Some(8),
+        peak_bytes: 96 << 20,
+        peak_position: 96,
+        unpadded_heap_bytes: heap.clone(),
+        heap_bytes: heap,
+        peak_buffers: (0..50)
+            .map(|i| PeakBuffer { name: format!("fusion.{i}"), shape: "f32[1024,1024]{1,0}".into(), size_bytes: 4 << 20, unpadded_bytes: 4 << 20, category: BufferCategory::Temporary, ..Default::default() })
+            .collect(),
+        ..Default::default()
+    });
+    r.diagnosis = Diagnosis { tree: TreeKind::CompileHbmOom, path: vec!["aggregate".into()], nodes: vec![DiagnosisNode { id: "aggregate".into(), selected: true, reason: "sum too big".into(), ..Default::default() }] };
+    r
+}
+
+fn view() -> ViewState {
+    ViewState { view: "timeline".into(), module: 0, selection: "fusion.3".into() }
+}
+
+fn raw_link(shared: &pb::SharedReport) -> String {
+    let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(&shared.encode_to_vec()).unwrap();
+    format!("r=1.{}", URL_SAFE_NO_PAD.encode(enc.finish().unwrap()))
+}
+
+#[test]
+fn round_trip_keeps_the_verdict_numbers_and_marks_the_report_shared() {
+    let r = sample_report();
+    let (fragment, reductions) = encode_fragment(&r, &view(), 1_700_000_000_000).unwrap();
+    assert!(fragment.len() <= oomscope_permalink::TYPICAL_BUDGET, "{} bytes", fragment.len());
+    let back = decode(&format!("http://127.0.0.1:8080/#{fragment}")).unwrap();
+    assert_eq!(back.oom_events[0].used_bytes, r.oom_events[0].used_bytes);
+    assert_eq!(back.oom_events[0].limit_bytes, r.oom_events[0].limit_bytes);
+    assert_eq!(back.oom_events[0].extra, r.oom_events[0].extra);
+    assert_eq!(back.oom_events[0].top_allocations, r.oom_events[0].top_allocations);
+    assert_eq!(back.modules[0].peak_bytes, r.modules[0].peak_bytes);
+    // The curve may be downsampled, but its peak survives exactly.
+    assert_eq!(back.modules[0].heap_bytes.iter().max(), r.modules[0].heap_bytes.iter().max());
+    assert_eq!(back.diagnosis, r.diagnosis);
+    let shared = back.shared.unwrap();
+    assert_eq!(shared.created_unix_ms, 1_700_000_000_000);
+    assert_eq!(shared.view, view());
+    assert_eq!(shared.reductions, reductions);
+}
+
+#[test]
+fn truncated_links_are_refused_clearly() {
+    let (fragment, _) = encode_fragment(&sample_report(), &view(), 0).unwrap();
+    for cut in [fragment.len() / 2, fragment.len() - 3, 6, 4] {
+        let err = decode(&fragment[..cut]).unwrap_err();
+        assert!(matches!(err, LinkError::Corrupt(_)), "cut at {cut}: {err:?}");
+        assert!(err.to_string().contains("damaged or incomplete"));
+    }
+    assert_eq!(decode("https://example.org/#view=1").unwrap_err(), LinkError::NotALink);
+}
+
+#[test]
+fn bit_flips_never_panic() {
+    let (fragment, _) = encode_fragment(&sample_report(), &view(), 0).unwrap();
+    let bytes = fragment.as_bytes();
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut refused = 0;
+    for i in 4..bytes.len() {
+        let mut b = bytes.to_vec();
+        b[i] = ALPHABET[(ALPHABET.iter().position(|&c| c == b[i]).unwrap_or(0) + 17) % 64];
+        let s = String::from_utf8(b).unwrap();
+        if decode(&s).is_err() {
+            refused += 1;
+        }
+    }
+    assert!(refused > 0);
+}
+
+#[test]
+fn newer_versions_are_refused_with_a_clear_message() {
+    let err = decode("r=2.AAAA").unwrap_err();
+    assert_eq!(err, LinkError::NewerVersion(2));
+    assert!(err.to_string().contains("newer oomscope"));
+    let mut s = pb::SharedReport { version: 9, ..Default::default() };
+    s.view = Some(pb::ViewState::default());
+    assert_eq!(decode(&raw_link(&s)).unwrap_err(), LinkError::NewerVersion(9));
+}
+
+#[test]
+fn decompression_bombs_are_bounded() {
+    // 64 MiB of zeros deflates to ~64 KiB; the decoder must stop at 1 MiB.
+    let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(&vec![0u8; 64 << 20]).unwrap();
+    let payload = URL_SAFE_NO_PAD.encode(enc.finish().unwrap());
+    let err = decode(&format!("r=1.{payload}")).unwrap_err();
+    assert!(matches!(err, LinkError::Corrupt(_)), "{err:?}");
+}
+
+#[test]
+fn huge_declared_lengths_are_refused() {
+    // A protobuf length prefix claiming 2^40 bytes of modules.
+    let mut bytes = vec![0x08, 0x01, 0x2a];
+    let mut n: u64 = 1 << 40;
+    while n >= 0x80 {
+        bytes.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    bytes.push(n as u8);
+    let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(&bytes).unwrap();
+    let err = decode(&format!("r=1.{}", URL_SAFE_NO_PAD.encode(enc.finish().unwrap()))).unwrap_err();
+    assert!(matches!(err, LinkError::Corrupt(_)), "{err:?}");
+}
+
+#[test]
+fn inconsistent_fields_are_invalid() {
+    let base = || pb::SharedReport { version: 1, view: Some(pb::ViewState::default()), diagnosis: Some(pb::Diagnosis { tree: "none".into(), ..Default::default() }), ..Default::default() };
+    let mut s = base();
+    s.modules.push(pb::Module { heap_bytes: vec![1, 2], unpadded_heap_bytes: vec![1], heap_positions: vec![0, 1], program_points: 2, ..Default::default() });
+    assert!(matches!(decode(&raw_link(&s)).unwrap_err(), LinkError::Invalid(_)));
+    let mut s = base();
+    s.oom_events.push(pb::OomEvent { kind: "<script>alert(1)</script>".into(), ..Default::default() });
+    assert!(matches!(decode(&raw_link(&s)).unwrap_err(), LinkError::Invalid(_)));
+    let mut s = base();
+    s.view = Some(pb::ViewState { module: 7, ..Default::default() });
+    assert!(matches!(decode(&raw_link(&s)).unwrap_err(), LinkError::Invalid(_)));
+}
+
+#[test]
+fn strings_are_carried_as_data_not_markup() {
+    // Markup in a string survives as text: the app renders strings as text only.
+    let mut r = sample_report();
+    r.oom_events[0].message = "<img src=x onerror=alert(1)>".into();
+    let (fragment, _) = encode_fragment(&r, &view(), 0).unwrap();
+    assert_eq!(decode(&fragment).unwrap().oom_events[0].message, "<img src=x onerror=alert(1)>");
+}
+
+#[test]
+fn a_huge_report_is_reduced_to_fit_and_says_so() {
+    let mut r = sample_report();
+    for m in 0..30 {
+        let mut module = r.modules[0].clone();
+        module.name = format!("module_{m}");
+        module.heap_bytes = (0..200_000u64).map(|i| (i * 2654435761) % (1 << 30)).collect();
+        module.unpadded_heap_bytes = module.heap_bytes.clone();
+        r.modules.push(module);
+    }
+    let (fragment, reductions) = encode_fragment(&r, &view(), 0).unwrap();
+    assert!(fragment.len() <= MAX_BUDGET, "{}", fragment.len());
+    assert!(!reductions.is_empty());
+    let back = decode(&fragment).unwrap();
+    assert_eq!(back.shared.unwrap().reductions, reductions);
+    assert_eq!(back.modules.len(), r.modules.len());
+    for (a, b) in back.modules.iter().zip(&r.modules) {
+        assert_eq!(a.heap_bytes.iter().max(), b.heap_bytes.iter().max(), "peak kept exactly");
+    }
+}
