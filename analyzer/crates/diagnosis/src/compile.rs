@@ -12,7 +12,7 @@
 use oomscope_report::{BufferCategory, TreeKind};
 use serde_json::json;
 
-use crate::facts::{gib, pct_fact, pct_text, signed, Alloc, AllocSource, CompileFacts};
+use crate::facts::{gib, pct_fact, pct_text, signed, total, Alloc, AllocSource, CompileFacts};
 use crate::node::NodeEval;
 use crate::tree::tree_definition;
 use crate::Evaluation;
@@ -767,17 +767,17 @@ fn aggregate(f: &CompileFacts<'_>, limit: u64, nodes: &mut Vec<NodeEval>, walk: 
         arch.reason = "The error does not say how much memory the program needs.".into();
     }
     if let Some(m) = f.module {
-        let offloadable: u64 = f
-            .allocs
-            .iter()
-            .filter(|a| {
-                matches!(
-                    a.category,
-                    Some(BufferCategory::Parameter | BufferCategory::Output)
-                )
-            })
-            .map(|a| a.size)
-            .sum();
+        let offloadable = total(
+            f.allocs
+                .iter()
+                .filter(|a| {
+                    matches!(
+                        a.category,
+                        Some(BufferCategory::Parameter | BufferCategory::Output)
+                    )
+                })
+                .map(|a| a.size),
+        );
         arch.action(
             "host_offload",
             &format!("Parameters and outputs live at the peak of {}: {}.", m.display_name(), gib(offloadable)),
@@ -941,7 +941,7 @@ fn padding_estimate(f: &CompileFacts<'_>, scope: &str) -> Option<Estimate> {
     if known.is_empty() {
         return None;
     }
-    let bytes: u64 = known.iter().filter_map(|a| a.padding()).sum();
+    let bytes = total(known.iter().filter_map(|a| a.padding()));
     Some(Estimate {
         bytes,
         detail: format!("{} of padding in {scope}", gib(bytes)),
@@ -958,20 +958,20 @@ fn bf16_estimate(f: &CompileFacts<'_>, scope: &str) -> Option<Estimate> {
     if f32s.is_empty() {
         return None;
     }
-    let total: u64 = f32s.iter().map(|a| a.size).sum();
+    let f32_bytes = total(f32s.iter().map(|a| a.size));
     Some(Estimate {
-        bytes: total / 2,
+        bytes: f32_bytes / 2,
         detail: format!(
             "{} f32 buffer{} of {scope} take{} {}; in bfloat16 they would take about {}.",
             f32s.len(),
             if f32s.len() == 1 { "" } else { "s" },
             if f32s.len() == 1 { "s" } else { "" },
-            gib(total),
-            gib(total - total / 2)
+            gib(f32_bytes),
+            gib(f32_bytes - f32_bytes / 2)
         ),
         how: format!(
             "half of the f32 bytes among {scope} ({} ÷ 2); assumes bf16 halves each padded size",
-            gib(total)
+            gib(f32_bytes)
         ),
     })
 }
@@ -988,7 +988,7 @@ fn donate_estimate(f: &CompileFacts<'_>) -> Option<Estimate> {
             .iter()
             .filter(|a| a.category == Some(BufferCategory::Output))
             .collect();
-        let param_bytes: u64 = params.iter().map(|a| a.size).sum();
+        let param_bytes = total(params.iter().map(|a| a.size));
         let mut matched = 0u64;
         let mut matched_count = 0usize;
         for p in &params {
@@ -1000,7 +1000,7 @@ fn donate_estimate(f: &CompileFacts<'_>) -> Option<Estimate> {
                 .position(|o| o.array.as_ref().is_some_and(|s| s.key() == key))
             {
                 outputs.swap_remove(i);
-                matched += p.size;
+                matched = matched.saturating_add(p.size);
                 matched_count += 1;
             }
         }
@@ -1065,17 +1065,17 @@ fn batch_estimate(f: &CompileFacts<'_>, peak: Option<u64>, scope: &str) -> Optio
             continue;
         }
         match by_leading.iter_mut().find(|(d, _)| *d == lead) {
-            Some(entry) => entry.1 += a.size,
+            Some(entry) => entry.1 = entry.1.saturating_add(a.size),
             None => by_leading.push((lead, a.size)),
         }
     }
     let (batch, _) = by_leading.into_iter().max_by_key(|(_, bytes)| *bytes)?;
-    let scaling: u64 = f
-        .allocs
-        .iter()
-        .filter(|a| a.array.as_ref().is_some_and(|s| s.dims.contains(&batch)))
-        .map(|a| a.size)
-        .sum();
+    let scaling = total(
+        f.allocs
+            .iter()
+            .filter(|a| a.array.as_ref().is_some_and(|s| s.dims.contains(&batch)))
+            .map(|a| a.size),
+    );
     let peak = peak.filter(|p| *p > 0)?;
     Some(Estimate {
         bytes: scaling / 2,
@@ -1102,7 +1102,7 @@ fn checkpoint_estimate(f: &CompileFacts<'_>) -> Option<Estimate> {
         .iter()
         .filter(|b| b.category == BufferCategory::Temporary && b.start < p && b.end > p)
         .collect();
-    let held_bytes: u64 = held.iter().map(|b| b.size_bytes).sum();
+    let held_bytes = total(held.iter().map(|b| b.size_bytes));
     // Recomputing brings one of them back while the backward pass uses it.
     let recomputed = held.iter().map(|b| b.size_bytes).max().unwrap_or(0);
     let bytes = held_bytes - recomputed;

@@ -288,6 +288,11 @@ pub(crate) fn truncate(text: &str, max_chars: usize) -> String {
     }
 }
 
+/// Σ of byte counts, saturating (sizes come from untrusted input).
+pub(crate) fn total(sizes: impl IntoIterator<Item = u64>) -> u64 {
+    sizes.into_iter().fold(0, u64::saturating_add)
+}
+
 /// Saturating `u64` → `i64` for estimates.
 pub(crate) fn signed(bytes: u64) -> i64 {
     i64::try_from(bytes).unwrap_or(i64::MAX)

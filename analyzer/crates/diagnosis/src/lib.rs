@@ -87,7 +87,7 @@ fn evaluate(report: &Report) -> Evaluation {
         None => compile::not_reached("No compile-time OOM error is loaded."),
     };
     let mut nodes = compile_nodes;
-    nodes.extend(rt.nodes.iter().cloned());
+    nodes.extend(rt.nodes);
     match (tree, ct) {
         (TreeKind::CompileHbmOom, Some(c)) => Evaluation {
             tree,
@@ -95,11 +95,37 @@ fn evaluate(report: &Report) -> Evaluation {
             nodes,
             headline: c.headline,
         },
+        (TreeKind::None, _) => Evaluation {
+            tree,
+            path: rt.path,
+            nodes,
+            headline: none_headline(report),
+        },
         _ => Evaluation {
             tree,
             path: rt.path,
             nodes,
             headline: rt.headline,
         },
+    }
+}
+
+/// No error and no trend: say what was looked at.
+fn none_headline(report: &Report) -> String {
+    let largest = report
+        .modules
+        .iter()
+        .filter(|m| m.memory_space == 0)
+        .max_by_key(|m| m.peak_bytes);
+    match largest {
+        Some(m) => format!(
+            "No out-of-memory error found; the largest module peak is {} ({})",
+            oomscope_report::units::format_bytes(m.peak_bytes),
+            m.display_name()
+        ),
+        None if !report.step_series.is_empty() => {
+            "No out-of-memory error found and memory does not grow over the steps".to_string()
+        }
+        None => "No out-of-memory error found".to_string(),
     }
 }

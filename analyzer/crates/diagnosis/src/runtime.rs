@@ -5,7 +5,7 @@
 
 use oomscope_report::{BufferCategory, OomEvent, Report, StepSeries, TreeKind};
 
-use crate::facts::{gib, is_compile_kind, pct_fact, pct_text, signed};
+use crate::facts::{gib, is_compile_kind, pct_fact, pct_text, signed, total};
 use crate::node::NodeEval;
 use crate::shape::parse_array;
 use crate::tree::tree_definition;
@@ -44,7 +44,7 @@ impl Trend<'_> {
             && self.growth > 0.0
     }
     fn jump_total(&self) -> u64 {
-        self.jumps.iter().map(|j| j.1).sum()
+        total(self.jumps.iter().map(|j| j.1))
     }
     /// The jumps make at least half of the net growth.
     fn spiky(&self) -> bool {
@@ -168,7 +168,7 @@ fn lingering(report: &Report) -> Option<(usize, u64, usize, String)> {
                 }
                 None => {
                     extra += 1;
-                    extra_bytes += size;
+                    extra_bytes = extra_bytes.saturating_add(*size);
                 }
             }
         }

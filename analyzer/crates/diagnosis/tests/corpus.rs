@@ -224,6 +224,13 @@ fn compiler_runs_select_their_paths() {
         2
     );
 
+    let fits = verdict(&dir_report(&corpus().join("xla-runs/new-libtpu-fits")));
+    assert!(
+        fits.headline
+            .starts_with("No out-of-memory error found; the largest module peak is"),
+        "{}",
+        fits.headline
+    );
     for fits in ["new-libtpu-fits", "cpu-xplane", "tf-cpu-allocator"] {
         assert_eq!(
             diagnose(&dir_report(&corpus().join("xla-runs").join(fits))).tree,

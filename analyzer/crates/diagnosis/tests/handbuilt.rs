@@ -496,3 +496,102 @@ fn empty_report_and_definition() {
         }
     }
 }
+
+/// Extreme and inconsistent numbers (as a hostile or corrupt input could
+/// give) produce a diagnosis, never a panic or an overflow.
+#[test]
+fn hostile_numbers_never_panic() {
+    let max = u64::MAX;
+    let huge = |shape: &str, cat| PeakBuffer {
+        shape: shape.into(),
+        size_bytes: max,
+        unpadded_bytes: max,
+        category: cat,
+        ..Default::default()
+    };
+    let module = ModuleReport {
+        peak_bytes: max,
+        peak_position: max,
+        peak_buffers: vec![
+            huge("f32[18446744073709551615,2]", BufferCategory::Parameter),
+            huge("f32[18446744073709551615,2]", BufferCategory::Output),
+            huge("f32[18446744073709551615,2]", BufferCategory::Output),
+            huge("f32[9,9", BufferCategory::Temporary),
+            huge("(f32[1])", BufferCategory::Temporary),
+            huge("", BufferCategory::Temporary),
+        ],
+        buffers: vec![
+            BufferLifetime {
+                size_bytes: max,
+                start: 0,
+                end: max,
+                ..Default::default()
+            },
+            BufferLifetime {
+                size_bytes: max,
+                start: 1,
+                end: max,
+                ..Default::default()
+            },
+        ],
+        ..Default::default()
+    };
+    let events = [
+        OomEvent {
+            used_bytes: Some(max),
+            limit_bytes: Some(1),
+            exceeded_bytes: Some(max),
+            arguments_bytes: Some(max),
+            output_bytes: Some(max),
+            hlo_temp_padded_bytes: Some(0),
+            hlo_temp_unpadded_bytes: Some(max),
+            ..Default::default()
+        },
+        OomEvent {
+            limit_bytes: Some(0),
+            used_bytes: Some(0),
+            ..Default::default()
+        },
+        OomEvent {
+            kind: OomKind::TpuSparsecore,
+            tensorcore_bytes: Some(max),
+            sparsecore_bytes: Some(max),
+            limit_bytes: Some(0),
+            ..Default::default()
+        },
+        OomEvent {
+            kind: OomKind::TpuCompileOtherSpace,
+            memory_space: "smem".into(),
+            requested_bytes: Some(max),
+            limit_bytes: Some(max),
+            ..Default::default()
+        },
+        OomEvent {
+            kind: OomKind::TorchCuda,
+            requested_bytes: Some(max),
+            total_capacity_bytes: Some(0),
+            ..Default::default()
+        },
+    ];
+    let points: Vec<StepPoint> = [(5, max), (5, 0), (4, max), (u64::MAX, 1)]
+        .iter()
+        .map(|&(step, bytes)| StepPoint { step, bytes })
+        .collect();
+    for event in events {
+        let mut r = with_event(event);
+        r.modules.push(module.clone());
+        for slope in [Some(f64::NAN), Some(f64::INFINITY), Some(-1e300), None] {
+            r.step_series = vec![StepSeries {
+                points: points.clone(),
+                slope_bytes_per_step: slope,
+                spikes: vec![5, 4, u64::MAX],
+                sawtooth_period_steps: Some(u64::MAX),
+                ..Default::default()
+            }];
+            let d = diagnose(&r);
+            assert!(!d.nodes.is_empty());
+            serde_json::to_string(&d).unwrap();
+            let _ = verdict(&r);
+        }
+    }
+}
