@@ -33,7 +33,7 @@ pub(crate) fn evaluate(f: &CompileFacts<'_>) -> Evaluation {
         for id in ["large_allocations", "aggregate"] {
             nodes.push(NodeEval::new(
                 id,
-                "Not reached: the SparseCore usage alone exceeds half of the limit.",
+                "Not reached: SparseCore usage dominates, so section 1 decides.",
             ));
         }
     }
@@ -109,10 +109,11 @@ fn tc_sc_balance(
             return None;
         }
     };
-    let half = limit / 2;
-    let leaf = if sc > half && sc >= tc {
+    // One side is "high" when it uses at least twice the other (two thirds
+    // of the sum); otherwise both are moderate and the chip is simply full.
+    let leaf = if sc >= tc.saturating_mul(2) {
         "tc_sc_balance.sparsecore_high"
-    } else if tc > half {
+    } else if tc >= sc.saturating_mul(2) {
         "tc_sc_balance.tensorcore_high"
     } else {
         "tc_sc_balance.balanced"
@@ -142,18 +143,20 @@ fn tc_sc_balance(
         "tc_sc_balance.sparsecore_high",
         if leaf == "tc_sc_balance.sparsecore_high" {
             format!(
-                "SparseCore uses {} = {} of the limit, more than TensorCore's {}: SparseCore memory must shrink by {} ({} of its usage).",
+                "SparseCore uses {} = {} of the limit, {:.1}× TensorCore's {}: SparseCore memory must shrink by {} ({} of its usage).",
                 gib(sc),
                 pct_text(sc, limit),
+                ratio(sc, tc),
                 gib(tc),
                 gib(excess),
                 pct_text(excess, sc)
             )
         } else {
             format!(
-                "SparseCore uses {} = {} of the limit, not the larger share above 50%.",
+                "SparseCore uses {} = {} of the limit, less than twice TensorCore's {}.",
                 gib(sc),
-                pct_text(sc, limit)
+                pct_text(sc, limit),
+                gib(tc)
             )
         },
     );
@@ -179,11 +182,13 @@ fn tc_sc_balance(
     let mut tc_node = NodeEval::new(
         "tc_sc_balance.tensorcore_high",
         format!(
-            "TensorCore uses {} = {} of the limit{}.",
+            "TensorCore uses {} = {} of the limit, {:.1}× SparseCore's {}{}.",
             gib(tc),
             pct_text(tc, limit),
+            ratio(tc, sc),
+            gib(sc),
             if leaf == "tc_sc_balance.tensorcore_high" {
-                ", the larger share: the allocations decide (sections 2 and 3)"
+                ": the allocations decide (sections 2 and 3)"
             } else {
                 ""
             }
@@ -193,14 +198,14 @@ fn tc_sc_balance(
     nodes.push(tc_node);
     let balanced_reason = if leaf == "tc_sc_balance.balanced" {
         format!(
-            "Neither is above 50% of the {} limit ({} and {}) but their sum is {} over: the chip is full; reduce both.",
-            gib(limit),
+            "Neither uses twice the other ({} and {} of the {} limit) but together they are {} over: the chip is full; reduce both.",
             pct_text(tc, limit),
             pct_text(sc, limit),
+            gib(limit),
             gib(excess)
         )
     } else {
-        "One side alone is above 50% of the limit.".to_string()
+        "One side uses at least twice the other.".to_string()
     };
     nodes.push(NodeEval::new("tc_sc_balance.balanced", balanced_reason));
 
@@ -213,6 +218,11 @@ fn tc_sc_balance(
         );
     }
     Some(leaf)
+}
+
+/// `a / b`, for "1.5× the other" (∞ prints as `inf`).
+fn ratio(a: u64, b: u64) -> f64 {
+    a as f64 / b as f64
 }
 
 // ---------------------------------------------------------------------------

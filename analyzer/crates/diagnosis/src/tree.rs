@@ -58,7 +58,7 @@ static TREE: &[NodeDef] = &[
         parent: Some("tc_sc_balance"),
         tree: TreeKind::CompileHbmOom,
         title: "SparseCore usage high",
-        condition: "SparseCore usage is the larger of the two and alone is more than 50% of the limit.",
+        condition: "SparseCore uses at least twice what TensorCore uses (two thirds of the sum).",
         continues_to: &[],
         actions: &[
             action(
@@ -84,7 +84,7 @@ static TREE: &[NodeDef] = &[
         parent: Some("tc_sc_balance"),
         tree: TreeKind::CompileHbmOom,
         title: "TensorCore usage high",
-        condition: "TensorCore usage is the larger of the two and alone is more than 50% of the limit: continue with the allocations.",
+        condition: "TensorCore uses at least twice what SparseCore uses: continue with the allocations.",
         continues_to: &["large_allocations", "aggregate"],
         actions: &[],
     },
@@ -93,7 +93,7 @@ static TREE: &[NodeDef] = &[
         parent: Some("tc_sc_balance"),
         tree: TreeKind::CompileHbmOom,
         title: "Both moderate: the chip is full",
-        condition: "Neither alone is more than 50% of the limit but their sum exceeds it: reduce both, with the advice of all three sections.",
+        condition: "Neither uses twice the other but their sum exceeds the limit: the chip is full; reduce both, with the advice of all three sections.",
         continues_to: &["large_allocations", "aggregate"],
         actions: &[],
     },

@@ -595,3 +595,128 @@ fn hostile_numbers_never_panic() {
         }
     }
 }
+
+/// TensorCore above half the limit continues into sections 2 and 3; the
+/// listing then decides (numbers shaped like corpus/logs/58 with a listing).
+#[test]
+fn tensorcore_high_continues_with_the_allocations() {
+    let mut e = OomEvent {
+        kind: OomKind::TpuSparsecore,
+        memory_space: "hbm".into(),
+        tensorcore_bytes: Some(g("80.00G")),
+        sparsecore_bytes: Some(g("20.00G")),
+        limit_bytes: Some(g("95.74G")),
+        ..Default::default()
+    };
+    e.top_allocations = vec![listed(
+        1,
+        "60.00G",
+        "f32[8,2013265920]",
+        "60.00G",
+        "jit(step)/dot_general",
+        "model.py:12",
+    )];
+    let d = diagnose(&with_event(e.clone()));
+    assert_eq!(
+        d.path,
+        [
+            "tc_sc_balance",
+            "tc_sc_balance.tensorcore_high",
+            "large_allocations",
+            "large_allocations.sharding"
+        ]
+    );
+    // Neither twice the other: balanced, then the allocations.
+    e.tensorcore_bytes = Some(g("50.00G"));
+    e.sparsecore_bytes = Some(g("40.00G"));
+    e.limit_bytes = Some(g("80.00G"));
+    e.top_allocations[0].size_bytes = g("10.00G");
+    let d = diagnose(&with_event(e));
+    assert_eq!(d.path[..2], ["tc_sc_balance", "tc_sc_balance.balanced"]);
+    assert_eq!(d.path[2], "aggregate");
+}
+
+#[test]
+fn a_debug_callback_buffer_selects_debug_artifacts() {
+    let mut e = compile_event("20.00G", "15.75G", "4.25G");
+    e.top_allocations = vec![listed(
+        1,
+        "12.00G",
+        "f32[3221225472]",
+        "12.00G",
+        "jit(f)/debug_callback",
+        "train.py:40",
+    )];
+    let d = diagnose(&with_event(e));
+    assert_eq!(
+        d.path,
+        ["large_allocations", "large_allocations.debug_artifacts"]
+    );
+    assert_eq!(
+        estimate(&d, "large_allocations.debug_artifacts", "jax.debug.print"),
+        g("12.00G") as i64
+    );
+}
+
+/// Padding that covers the excess selects A; a complete module list with no
+/// cheap saving selects C.
+#[test]
+fn padding_or_architecture_from_a_module() {
+    let gib = 1u64 << 30;
+    let buf = |shape: &str, size: u64, unpadded: u64, cat| PeakBuffer {
+        shape: shape.into(),
+        size_bytes: size,
+        unpadded_bytes: unpadded,
+        category: cat,
+        ..Default::default()
+    };
+    // Buffers padded to twice their size (3 GiB holding 1.5 GiB), 1-D so no
+    // batch dimension shows.
+    let mut m = ModuleReport {
+        name: "jit_f".into(),
+        peak_bytes: 9 * gib,
+        peak_buffers: vec![
+            buf(
+                "s32[100,129,65536]",
+                3 * gib,
+                3 * gib / 2,
+                BufferCategory::Temporary,
+            ),
+            buf(
+                "s32[100,129,65536]",
+                3 * gib,
+                3 * gib / 2,
+                BufferCategory::Temporary,
+            ),
+            buf(
+                "s32[100,129,65536]",
+                3 * gib,
+                3 * gib / 2,
+                BufferCategory::Temporary,
+            ),
+        ],
+        ..Default::default()
+    };
+    let mut r = with_event(compile_event("9G", "7G", "2G"));
+    r.modules.push(m.clone());
+    let d = diagnose(&r);
+    assert_eq!(d.path, ["aggregate", "aggregate.padding"]);
+    assert_eq!(
+        estimate(&d, "aggregate.padding", "multiples"),
+        (9 * gib / 2) as i64
+    );
+
+    for b in &mut m.peak_buffers {
+        b.unpadded_bytes = b.size_bytes;
+        b.shape = "s32[805306368]".into();
+    }
+    r.modules = vec![m];
+    let d = diagnose(&r);
+    assert_eq!(d.path, ["aggregate", "aggregate.architecture"]);
+    // ceil(9 / 7) = 2 chips, 4.5 GiB each.
+    assert_eq!(node(&d, "aggregate.architecture").facts["chips_to_fit"], 2);
+    assert_eq!(
+        node(&d, "aggregate.architecture").facts["per_chip_bytes"],
+        9 * gib / 2
+    );
+}
