@@ -492,10 +492,18 @@ fn estimate_values<'a>(
             })
             .collect()
     };
+    let nested = nested_positions(module, &position);
     for (instruction, index, assigned) in candidates {
         let Some(&defined) = position.get(instruction) else {
+            // Defined inside a computation an entry instruction calls (a while
+            // body, a called computation): live while that instruction runs.
+            if let Some(&caller) = nested.get(instruction) {
+                let mut value = make_value(instruction, index, assigned, hlo);
+                (value.start, value.end) = (caller, caller);
+                values.push(value);
+            }
             continue;
-        }; // not in the entry schedule
+        };
         let mut value = make_value(instruction, index, assigned, hlo);
         let is_parameter = hlo
             .get(instruction)
@@ -517,6 +525,48 @@ fn estimate_values<'a>(
         values.push(value);
     }
     (sequence, values, true)
+}
+
+/// Entry position of the instruction that (transitively) calls the computation
+/// each non-entry instruction belongs to. Called computations are found by
+/// name among the caller's attributes (`body=`, `condition=`, `calls=`,
+/// `to_apply=`, `branch_computations={...}`, with or without `%`).
+fn nested_positions<'a>(
+    module: &HloModule<'a>,
+    entry_position: &HashMap<&str, u64>,
+) -> HashMap<&'a str, u64> {
+    let computations: HashMap<&str, &crate::hlo::HloComputation<'a>> =
+        module.computations.iter().map(|c| (c.name, c)).collect();
+    let mut computation_position: HashMap<&str, u64> = HashMap::new();
+    let mut stack: Vec<(&HloInstruction<'a>, u64)> = module
+        .entry_computation()
+        .map(|entry| {
+            entry
+                .instructions
+                .iter()
+                .filter_map(|i| Some((i, *entry_position.get(i.name)?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    while let Some((caller, at)) = stack.pop() {
+        let called = caller
+            .attributes
+            .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
+            .filter_map(|token| computations.get(token));
+        for computation in called {
+            if computation.is_entry || computation_position.contains_key(computation.name) {
+                continue;
+            }
+            computation_position.insert(computation.name, at);
+            stack.extend(computation.instructions.iter().map(|i| (i, at)));
+        }
+    }
+    module
+        .computations
+        .iter()
+        .filter_map(|c| Some((c, *computation_position.get(c.name)?)))
+        .flat_map(|(c, at)| c.instructions.iter().map(move |i| (i.name, at)))
+        .collect()
 }
 
 struct Totals {
