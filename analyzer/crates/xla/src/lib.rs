@@ -1,1 +1,153 @@
-//! Decode XProf xplane.pb and xla.HloProto; the Memory Viewer analysis identical to XProf's.
+//! Decode XProf profiles (`*.xplane.pb`, an `XSpace`, possibly gzipped) and
+//! `xla.HloProto` files, and compute XProf's Memory Viewer analysis from them
+//! with the same numbers as `xprof==2.24.2`.
+//!
+//! - [`source`]: [`ReadAt`], the random-access byte source (a slice, or a
+//!   `File` read by slices in the browser worker) and the bounded wire reader;
+//! - [`xspace`]: lazy plane lookup (`/host:metadata`, `/host:CPU`), gzip streaming;
+//! - [`memory_viewer`]: the Memory Viewer analysis → [`ModuleReport`];
+//! - [`shape`]: `ShapeProto` → `oomscope_layout::Shape`, shape text, unpadded sizes.
+
+pub mod error;
+pub mod memory_viewer;
+pub mod shape;
+pub mod source;
+pub mod xspace;
+
+pub use error::{XlaError, XlaErrorKind};
+pub use source::ReadAt;
+pub use xspace::{read_plane, read_planes, ProfiledModule, HOST_CPU_PLANE, METADATA_PLANE};
+
+use memory_viewer::Module;
+use oomscope_proto::prost::Message;
+use oomscope_proto::tensorflow::profiler::XPlane;
+use oomscope_proto::xla::HloProto;
+use oomscope_report::ModuleReport;
+
+/// Decodes a serialized `xla.HloProto` (the `*.hlo.pb` of an XLA dump).
+pub fn decode_hlo_proto(input_name: &str, bytes: &[u8]) -> Result<HloProto, XlaError> {
+    let hlo = HloProto::decode(bytes).map_err(|e| {
+        XlaError::new(
+            input_name,
+            XlaErrorKind::Malformed,
+            format!("not an xla.HloProto (truncated or another format): {e}"),
+        )
+    })?;
+    if hlo
+        .hlo_module
+        .as_ref()
+        .is_none_or(|m| m.computations.is_empty())
+    {
+        return Err(XlaError::new(
+            input_name,
+            XlaErrorKind::Malformed,
+            "not an xla.HloProto: it holds no HLO module",
+        ));
+    }
+    Ok(hlo)
+}
+
+/// The Memory Viewer analysis of every memory space of one HloProto. A space
+/// whose heap trace XProf would reject is left out; when every space fails the
+/// first error is returned.
+pub fn analyze_hlo(
+    input_name: &str,
+    hlo: &HloProto,
+    program_id: Option<i64>,
+) -> Result<Vec<ModuleReport>, XlaError> {
+    let module = Module::new(input_name, hlo)?;
+    let mut reports = Vec::new();
+    let mut first_error = None;
+    for space in module.memory_spaces() {
+        match module.analyze(input_name, space) {
+            Ok(mut report) => {
+                report.program_id = program_id;
+                reports.push(report);
+            }
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match (reports.is_empty(), first_error) {
+        (true, Some(e)) => Err(e),
+        (true, None) => Err(XlaError::new(
+            input_name,
+            XlaErrorKind::NoBufferAssignment,
+            "the buffer assignment has no allocations",
+        )),
+        _ => Ok(reports),
+    }
+}
+
+/// Decodes an `*.hlo.pb` and analyses it ([`analyze_hlo`]).
+pub fn analyze_hlo_proto(input_name: &str, bytes: &[u8]) -> Result<Vec<ModuleReport>, XlaError> {
+    let hlo = decode_hlo_proto(input_name, bytes)?;
+    analyze_hlo(input_name, &hlo, None)
+}
+
+/// The compiled modules of an XSpace's `/host:metadata` plane.
+pub fn profiled_modules(
+    input_name: &str,
+    src: &dyn ReadAt,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Vec<ProfiledModule>, XlaError> {
+    let planes: Vec<XPlane> =
+        read_planes(input_name, src, &|name| name == METADATA_PLANE, progress)?;
+    if planes.is_empty() {
+        return Err(XlaError::new(
+            input_name,
+            XlaErrorKind::NoHlo,
+            "the profile has no /host:metadata plane, so no HLO modules (not an XProf profile, or captured without HLO)",
+        ));
+    }
+    let modules: Vec<ProfiledModule> = planes
+        .iter()
+        .flat_map(xspace::hlo_protos_from_metadata_plane)
+        .collect();
+    if modules.is_empty() {
+        return Err(XlaError::new(
+            input_name,
+            XlaErrorKind::NoHlo,
+            "the profile's /host:metadata plane holds no HloProto",
+        ));
+    }
+    Ok(modules)
+}
+
+/// The Memory Viewer analysis of every module (and memory space) of an XProf
+/// profile. Reads only the `/host:metadata` plane; `progress(done, total)`
+/// reports bytes of the source read. Modules without a usable buffer
+/// assignment are left out; when none is usable the first error is returned.
+pub fn analyze_xspace(
+    input_name: &str,
+    src: &dyn ReadAt,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Vec<ModuleReport>, XlaError> {
+    let modules = profiled_modules(input_name, src, progress)?;
+    let mut reports = Vec::new();
+    let mut first_error = None;
+    for module in &modules {
+        match analyze_hlo(input_name, &module.hlo, Some(module.program_id)) {
+            Ok(mut r) => {
+                for report in &mut r {
+                    report.source_kind = "xplane".into();
+                }
+                reports.extend(r);
+            }
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if reports.is_empty() {
+        return Err(first_error.unwrap_or_else(|| {
+            XlaError::new(
+                input_name,
+                XlaErrorKind::NoHlo,
+                "no module of the profile has a buffer assignment",
+            )
+        }));
+    }
+    Ok(reports)
+}

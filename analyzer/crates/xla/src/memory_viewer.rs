@@ -1,0 +1,733 @@
+//! XProf's Memory Viewer analysis of one HloProto in one memory space,
+//! reproducing `xprof/convert/hlo_proto_to_memory_visualization_utils.cc`
+//! (PyPI `xprof==2.24.2`) number for number:
+//!
+//! - logical buffers are those assigned to some buffer allocation; padded size
+//!   = `LogicalBufferProto.size`, unpadded = the layout-free size of the
+//!   buffer's subshape;
+//! - the heap-simulator trace replayed is the one owned by the first
+//!   non-indefinite allocation of the colour (a trace is owned by the
+//!   allocation of its first event's buffer), else the trace with the most
+//!   events of that colour;
+//! - replay: ALLOC adds the buffer, FREE drops a reference and removes the
+//!   canonical buffer at zero, SHARE_WITH takes a reference on the canonical
+//!   buffer (and re-adds its memory when it had been freed); the heap size is
+//!   recorded before each event, plus once at the end;
+//! - indefinite allocations (entry parameters, constants, maybe-live-out) are
+//!   added to every point and, for memory space 0, listed first at the peak;
+//! - buffers under 16 KiB at the peak are merged into one "small" entry.
+
+use crate::error::{XlaError, XlaErrorKind};
+use crate::shape::{
+    human_string_with_layout, shape_from_proto, subshape, unpadded_buffer_bytes,
+    xprof_display_subshape,
+};
+use oomscope_proto::xla::heap_simulator_trace::event::Kind as EventKind;
+use oomscope_proto::xla::{
+    BufferAllocationProto, HeapSimulatorTrace, HloInstructionProto, HloProto, LogicalBufferProto,
+    StackFrameIndexProto,
+};
+use oomscope_report::{BufferCategory, BufferLifetime, ModuleReport, PeakBuffer};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// XProf's default: buffers smaller than this are merged at the peak.
+pub const SMALL_BUFFER_BYTES: u64 = 16 * 1024;
+
+/// Whether an allocation lives for the whole program (XProf 2.24.2 counts
+/// thread-local allocations as ordinary ones).
+fn is_indefinite(a: &BufferAllocationProto) -> bool {
+    a.is_entry_computation_parameter || a.is_constant || a.maybe_live_out
+}
+
+fn category(a: &BufferAllocationProto) -> BufferCategory {
+    if a.is_entry_computation_parameter {
+        BufferCategory::Parameter
+    } else if a.maybe_live_out {
+        BufferCategory::Output
+    } else if a.is_thread_local {
+        BufferCategory::ThreadLocal
+    } else if a.is_constant {
+        BufferCategory::Constant
+    } else {
+        BufferCategory::Temporary
+    }
+}
+
+fn bytes(size: i64) -> u64 {
+    u64::try_from(size).unwrap_or(0)
+}
+
+/// A logical buffer assigned to an allocation, with what the views show of it.
+struct Buffer<'a> {
+    proto: &'a LogicalBufferProto,
+    allocation: usize,
+    instruction: &'a HloInstructionProto,
+    /// Offset inside its allocation.
+    offset: i64,
+    unpadded: u64,
+}
+
+impl Buffer<'_> {
+    fn id(&self) -> i64 {
+        self.proto.id
+    }
+    fn size(&self) -> u64 {
+        bytes(self.proto.size)
+    }
+    fn shape_index(&self) -> &[i64] {
+        self.proto
+            .defined_at
+            .as_ref()
+            .map_or(&[], |d| d.shape_index.as_slice())
+    }
+    /// `name{i,j}` for a tuple element, else the instruction name.
+    fn name_with_shape_index(&self) -> String {
+        let index = self.shape_index();
+        if index.is_empty() {
+            self.instruction.name.clone()
+        } else {
+            let parts: Vec<String> = index.iter().map(i64::to_string).collect();
+            format!("{}{{{}}}", self.instruction.name, parts.join(","))
+        }
+    }
+    fn shape_text(&self) -> String {
+        match &self.instruction.shape {
+            Some(shape) => human_string_with_layout(&shape_from_proto(xprof_display_subshape(
+                shape,
+                self.shape_index(),
+            ))),
+            None => String::new(),
+        }
+    }
+    fn op_name(&self) -> String {
+        self.instruction
+            .metadata
+            .as_ref()
+            .map(|m| m.op_name.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// The HloProto indexed the way XProf's `HloProtoBufferWrapper` indexes it.
+pub struct Module<'a> {
+    hlo: &'a HloProto,
+    allocations: Vec<&'a BufferAllocationProto>,
+    /// Heap-simulator trace owned by each allocation (same index as `allocations`).
+    allocation_trace: Vec<Option<usize>>,
+    buffers: Vec<Buffer<'a>>,
+    buffer_by_id: HashMap<i64, usize>,
+}
+
+impl<'a> Module<'a> {
+    pub fn new(input: &str, hlo: &'a HloProto) -> Result<Self, XlaError> {
+        let (Some(module), Some(assignment)) =
+            (hlo.hlo_module.as_ref(), hlo.buffer_assignment.as_ref())
+        else {
+            return Err(XlaError::new(
+                input,
+                XlaErrorKind::NoBufferAssignment,
+                "the HloProto has no module or no buffer assignment (dump it after optimizations)",
+            ));
+        };
+        let mut instructions: HashMap<i64, &HloInstructionProto> = HashMap::new();
+        for computation in &module.computations {
+            for instruction in &computation.instructions {
+                instructions.insert(instruction.id, instruction);
+            }
+        }
+        let logical: HashMap<i64, &LogicalBufferProto> = assignment
+            .logical_buffers
+            .iter()
+            .map(|b| (b.id, b))
+            .collect();
+        let allocations: Vec<&BufferAllocationProto> =
+            assignment.buffer_allocations.iter().collect();
+        let mut buffers = Vec::new();
+        let mut buffer_by_id = HashMap::new();
+        for (allocation_index, allocation) in allocations.iter().enumerate() {
+            for assigned in &allocation.assigned {
+                let Some(&proto) = logical.get(&assigned.logical_buffer_id) else {
+                    continue;
+                };
+                let defined_at = proto.defined_at.as_ref();
+                let Some(&instruction) =
+                    instructions.get(&defined_at.map_or(0, |d| d.instruction_id))
+                else {
+                    continue;
+                };
+                let index = defined_at.map_or(&[][..], |d| d.shape_index.as_slice());
+                let unpadded = instruction
+                    .shape
+                    .as_ref()
+                    .and_then(|s| subshape(s, index))
+                    .map_or(0, |s| unpadded_buffer_bytes(&shape_from_proto(s)));
+                buffer_by_id.insert(proto.id, buffers.len());
+                buffers.push(Buffer {
+                    proto,
+                    allocation: allocation_index,
+                    instruction,
+                    offset: assigned.offset,
+                    unpadded,
+                });
+            }
+        }
+        let mut allocation_trace = vec![None; allocations.len()];
+        for (trace_index, trace) in assignment.heap_simulator_traces.iter().enumerate() {
+            let Some(first) = trace.events.first() else {
+                continue;
+            };
+            if let Some(&b) = buffer_by_id.get(&first.buffer_id) {
+                if let Some(slot) = buffers
+                    .get(b)
+                    .and_then(|b| allocation_trace.get_mut(b.allocation))
+                {
+                    *slot = Some(trace_index);
+                }
+            }
+        }
+        Ok(Module {
+            hlo,
+            allocations,
+            allocation_trace,
+            buffers,
+            buffer_by_id,
+        })
+    }
+
+    /// Memory spaces (allocation colours) present, ascending.
+    pub fn memory_spaces(&self) -> Vec<i64> {
+        let spaces: BTreeSet<i64> = self.allocations.iter().map(|a| a.color).collect();
+        spaces.into_iter().collect()
+    }
+
+    fn traces(&self) -> &'a [HeapSimulatorTrace] {
+        self.hlo
+            .buffer_assignment
+            .as_ref()
+            .map_or(&[], |a| a.heap_simulator_traces.as_slice())
+    }
+
+    fn stack_frames(&self) -> Option<&'a StackFrameIndexProto> {
+        self.hlo
+            .hlo_module
+            .as_ref()
+            .and_then(|m| m.stack_frame_index.as_ref())
+    }
+
+    fn buffer(&self, id: i64) -> Option<usize> {
+        self.buffer_by_id.get(&id).copied()
+    }
+
+    fn trace_for(&self, color: i64) -> Option<usize> {
+        let owned = self
+            .allocations
+            .iter()
+            .zip(&self.allocation_trace)
+            .filter(|(a, _)| a.color == color && !is_indefinite(a))
+            .find_map(|(_, t)| *t);
+        if owned.is_some() {
+            return owned;
+        }
+        let mut best: Option<(usize, usize)> = None;
+        for (i, trace) in self.traces().iter().enumerate() {
+            let count = trace
+                .events
+                .iter()
+                .filter(|e| {
+                    self.buffer(e.buffer_id)
+                        .and_then(|b| self.buffers.get(b))
+                        .is_some_and(|b| b.proto.color == color)
+                })
+                .count();
+            if count > best.map_or(0, |(_, c)| c) {
+                best = Some((i, count));
+            }
+        }
+        best.map(|(i, _)| i)
+    }
+
+    fn source(&self, instruction: &HloInstructionProto) -> String {
+        let Some(metadata) = &instruction.metadata else {
+            return String::new();
+        };
+        if !metadata.source_file.is_empty() {
+            return format!("{}:{}", metadata.source_file, metadata.source_line);
+        }
+        // The innermost frame of the stack-frame index: `file:line`.
+        let Some(index) = self.stack_frames() else {
+            return String::new();
+        };
+        let frame_id = metadata.stack_frame_id;
+        let Some(frame) = usize::try_from(frame_id)
+            .ok()
+            .and_then(|i| i.checked_sub(1))
+            .and_then(|i| index.stack_frames.get(i))
+        else {
+            return String::new();
+        };
+        let location = usize::try_from(frame.file_location_id)
+            .ok()
+            .and_then(|i| i.checked_sub(1))
+            .and_then(|i| index.file_locations.get(i));
+        let (file, line) = match location {
+            Some(loc) => (
+                usize::try_from(loc.file_name_id)
+                    .ok()
+                    .and_then(|i| i.checked_sub(1))
+                    .and_then(|i| index.file_names.get(i))
+                    .map_or("", String::as_str),
+                loc.line,
+            ),
+            None => ("", -1),
+        };
+        // XProf parses `file:line:col` by splitting on ':'; a file name with a
+        // colon keeps only its first part there, and so here.
+        let file = file.split(':').next().unwrap_or("");
+        if file.is_empty() && location.is_none() {
+            return String::new();
+        }
+        format!("{file}:{line}")
+    }
+
+    fn peak_buffer(&self, b: &Buffer<'_>) -> PeakBuffer {
+        let allocation = self.allocations.get(b.allocation);
+        PeakBuffer {
+            name: b.name_with_shape_index(),
+            shape: b.shape_text(),
+            size_bytes: b.size(),
+            unpadded_bytes: b.unpadded,
+            op_name: b.op_name(),
+            source: self.source(b.instruction),
+            category: allocation.map_or(BufferCategory::Temporary, |a| category(a)),
+            logical_buffer_id: Some(b.id()),
+            opcode: b.instruction.opcode.clone(),
+        }
+    }
+
+    /// The Memory Viewer analysis for memory space `color`.
+    pub fn analyze(&self, input: &str, color: i64) -> Result<ModuleReport, XlaError> {
+        let module = self.hlo.hlo_module.as_ref();
+        let mut report = ModuleReport {
+            name: module.map(|m| m.name.clone()).unwrap_or_default(),
+            memory_space: color,
+            source_kind: "hlo_proto".into(),
+            input: input.to_string(),
+            peak_kind: "heap_simulator".into(),
+            ..ModuleReport::default()
+        };
+        let replay = match self.trace_for(color).and_then(|t| self.traces().get(t)) {
+            Some(trace) => Some(self.replay(input, trace)?),
+            None => None,
+        };
+
+        // Indefinite allocations: the largest logical buffer of each stands for it.
+        let mut indefinite_heap_bytes = 0u64;
+        let mut heap_objects: Vec<PeakBuffer> = Vec::new();
+        let mut small_bytes = 0u64;
+        let mut add_object = |buffer: &Buffer<'_>, objects: &mut Vec<PeakBuffer>| {
+            if buffer.size() < SMALL_BUFFER_BYTES {
+                small_bytes += buffer.size();
+            } else {
+                objects.push(self.peak_buffer(buffer));
+            }
+        };
+        for (allocation_index, allocation) in self.allocations.iter().enumerate() {
+            if allocation.color != color || !is_indefinite(allocation) {
+                continue;
+            }
+            let mut best: Option<&Buffer<'_>> = None;
+            for assigned in &allocation.assigned {
+                let Some(b) = self
+                    .buffer(assigned.logical_buffer_id)
+                    .and_then(|i| self.buffers.get(i))
+                else {
+                    continue;
+                };
+                // A buffer re-assigned to a later allocation belongs to that one.
+                if b.allocation != allocation_index {
+                    continue;
+                }
+                if b.size() > best.map_or(0, Buffer::size) {
+                    best = Some(b);
+                }
+            }
+            if let Some(best) = best {
+                indefinite_heap_bytes += bytes(allocation.size);
+                if color == 0 {
+                    add_object(best, &mut heap_objects);
+                }
+            }
+        }
+
+        if let Some(replay) = &replay {
+            for &id in &replay.peak_buffers {
+                let Some(b) = self.buffer(id).and_then(|i| self.buffers.get(i)) else {
+                    break;
+                };
+                add_object(b, &mut heap_objects);
+            }
+            report.heap_bytes = replay
+                .heap
+                .iter()
+                .map(|&h| h + indefinite_heap_bytes)
+                .collect();
+            report.unpadded_heap_bytes = replay
+                .unpadded_heap
+                .iter()
+                .map(|&h| h + indefinite_heap_bytes)
+                .collect();
+            report.peak_bytes = replay.peak + indefinite_heap_bytes;
+            report.peak_unpadded_bytes = replay.peak_unpadded + indefinite_heap_bytes;
+            report.peak_position = replay.peak_position;
+            report.instructions = replay.instructions.clone();
+            report.buffers = self.lifetimes(color, replay);
+        } else {
+            report.peak_bytes = indefinite_heap_bytes;
+            report.peak_unpadded_bytes = indefinite_heap_bytes;
+        }
+        if small_bytes != 0 {
+            heap_objects.push(PeakBuffer {
+                name: format!("small (<{SMALL_BUFFER_BYTES} bytes)"),
+                size_bytes: small_bytes,
+                category: BufferCategory::Small,
+                ..PeakBuffer::default()
+            });
+        }
+        report.peak_buffers = heap_objects;
+
+        for allocation in self.allocations.iter().filter(|a| a.color == color) {
+            let size = bytes(allocation.size);
+            if allocation.is_entry_computation_parameter {
+                report.parameters_bytes += size;
+            }
+            if allocation.maybe_live_out {
+                report.maybe_live_out_bytes += size;
+            }
+            if is_indefinite(allocation) {
+                report.indefinite_bytes += size;
+            }
+            // `xla::ComputeTotalAllocationBytes` leaves thread-local allocations out.
+            if !allocation.is_thread_local {
+                report.total_allocation_bytes += size;
+            }
+        }
+        Ok(report)
+    }
+
+    /// Every buffer with a lifetime in the replayed trace (an ALLOC, or a
+    /// SHARE_WITH that reuses freed memory), stacked by its allocation
+    /// (XProf's `buffer_blocks`).
+    fn lifetimes(&self, color: i64, replay: &Replay) -> Vec<BufferLifetime> {
+        let mut out = Vec::new();
+        let mut allocation_offset = 0u64;
+        for (allocation_index, allocation) in self.allocations.iter().enumerate() {
+            if allocation.color != color || is_indefinite(allocation) {
+                continue;
+            }
+            if self
+                .allocation_trace
+                .get(allocation_index)
+                .copied()
+                .flatten()
+                .is_none()
+            {
+                continue;
+            }
+            for assigned in &allocation.assigned {
+                let Some(i) = self.buffer(assigned.logical_buffer_id) else {
+                    continue;
+                };
+                let (Some(b), Some(state)) = (self.buffers.get(i), replay.state.get(i)) else {
+                    continue;
+                };
+                let Some((start, end)) = state.span else {
+                    continue;
+                };
+                let peak = self.peak_buffer(b);
+                out.push(BufferLifetime {
+                    id: b.id(),
+                    name: peak.name,
+                    shape: peak.shape,
+                    size_bytes: peak.size_bytes,
+                    unpadded_bytes: peak.unpadded_bytes,
+                    start,
+                    end,
+                    category: peak.category,
+                    op_name: peak.op_name,
+                    source: peak.source,
+                    opcode: peak.opcode,
+                    offset_bytes: allocation_offset + bytes(b.offset),
+                });
+            }
+            allocation_offset += bytes(allocation.size);
+        }
+        out
+    }
+
+    fn replay(&self, input: &str, trace: &HeapSimulatorTrace) -> Result<Replay, XlaError> {
+        let mut replay = Replay::new(self.buffers.len(), trace.events.len());
+        let mut seen_allocations = BTreeSet::new();
+        for (event_index, event) in trace.events.iter().enumerate() {
+            replay.heap.push(replay.heap_now);
+            replay.unpadded_heap.push(replay.unpadded_now);
+            replay.instructions.push(event.instruction_name.clone());
+            let Some(b) = self.buffer(event.buffer_id) else {
+                continue;
+            };
+            if let Some(allocation) = self.buffers.get(b).map(|b| b.allocation) {
+                seen_allocations.insert(allocation);
+            }
+            replay
+                .step(self, event, b, event_index, false)
+                .map_err(|m| XlaError::new(input, XlaErrorKind::BadTrace, m))?;
+        }
+        replay.heap.push(replay.heap_now);
+        replay.unpadded_heap.push(replay.unpadded_now);
+        replay.instructions.push(String::new());
+        if seen_allocations.len() != 1 {
+            return Err(XlaError::new(
+                input,
+                XlaErrorKind::BadTrace,
+                format!(
+                    "the heap-simulator trace spans {} buffer allocations, not one (XProf rejects it too)",
+                    seen_allocations.len()
+                ),
+            ));
+        }
+        // Second pass up to the peak event for the live buffers in program order.
+        if let Some(peak_event) = replay.peak_event {
+            let mut again = Replay::new(self.buffers.len(), trace.events.len());
+            for (event_index, event) in trace.events.iter().enumerate().take(peak_event + 1) {
+                again.heap.push(again.heap_now);
+                let Some(b) = self.buffer(event.buffer_id) else {
+                    continue;
+                };
+                again
+                    .step(self, event, b, event_index, true)
+                    .map_err(|m| XlaError::new(input, XlaErrorKind::BadTrace, m))?;
+            }
+            replay.peak_buffers = again
+                .live
+                .values()
+                .map(|&id| again.display.get(&id).copied().unwrap_or(id))
+                .collect();
+        }
+        Ok(replay)
+    }
+}
+
+#[derive(Clone, Default)]
+struct BufferState {
+    ref_count: i64,
+    /// The buffer this one shares memory with (SHARE_WITH).
+    canonical: Option<usize>,
+    span: Option<(u64, u64)>,
+}
+
+/// State of a heap-simulator replay.
+struct Replay {
+    state: Vec<BufferState>,
+    last_position: u64,
+    heap_now: u64,
+    unpadded_now: u64,
+    heap: Vec<u64>,
+    unpadded_heap: Vec<u64>,
+    instructions: Vec<String>,
+    peak: u64,
+    peak_unpadded: u64,
+    peak_position: u64,
+    peak_event: Option<usize>,
+    /// Live canonical buffer ids in the order they were added (second pass only).
+    live: BTreeMap<u64, i64>,
+    live_keys: HashMap<i64, Vec<u64>>,
+    next_key: u64,
+    /// Root canonical buffer id → the sharer now using its memory.
+    display: HashMap<i64, i64>,
+    /// Peak buffers (display ids) in program order.
+    peak_buffers: Vec<i64>,
+}
+
+impl Replay {
+    fn new(buffers: usize, events: usize) -> Self {
+        Replay {
+            state: vec![BufferState::default(); buffers],
+            last_position: events.saturating_sub(1) as u64,
+            heap_now: 0,
+            unpadded_now: 0,
+            heap: Vec::with_capacity(events + 1),
+            unpadded_heap: Vec::with_capacity(events + 1),
+            instructions: Vec::with_capacity(events + 1),
+            peak: 0,
+            peak_unpadded: 0,
+            peak_position: 0,
+            peak_event: None,
+            live: BTreeMap::new(),
+            live_keys: HashMap::new(),
+            next_key: 0,
+            display: HashMap::new(),
+            peak_buffers: Vec::new(),
+        }
+    }
+
+    fn position(&self) -> u64 {
+        self.heap.len().saturating_sub(1) as u64
+    }
+
+    fn root(&self, mut b: usize) -> usize {
+        // Share chains are acyclic in valid traces; bound the walk anyway.
+        for _ in 0..=self.state.len() {
+            match self.state.get(b).and_then(|s| s.canonical) {
+                Some(c) => b = c,
+                None => break,
+            }
+        }
+        b
+    }
+
+    fn add_ref(&mut self, b: usize) -> i64 {
+        let root = self.root(b);
+        match self.state.get_mut(root) {
+            Some(s) => {
+                s.ref_count += 1;
+                s.ref_count
+            }
+            None => 0,
+        }
+    }
+
+    fn drop_ref(&mut self, b: usize) -> i64 {
+        let root = self.root(b);
+        match self.state.get_mut(root) {
+            Some(s) => {
+                s.ref_count -= 1;
+                s.ref_count
+            }
+            None => 0,
+        }
+    }
+
+    fn increase(
+        &mut self,
+        module: &Module<'_>,
+        b: usize,
+        event_index: usize,
+        init_span: bool,
+        track: bool,
+    ) {
+        let Some(buffer) = module.buffers.get(b) else {
+            return;
+        };
+        if track {
+            let key = self.next_key;
+            self.next_key += 1;
+            self.live.insert(key, buffer.id());
+            self.live_keys.entry(buffer.id()).or_default().push(key);
+        }
+        self.heap_now += buffer.size();
+        self.unpadded_now += buffer.unpadded;
+        if self.heap_now > self.peak {
+            self.peak = self.heap_now;
+            self.peak_unpadded = self.unpadded_now;
+            self.peak_position = self.position();
+            self.peak_event = Some(event_index);
+        }
+        if init_span {
+            let start = self.position();
+            if let Some(s) = self.state.get_mut(b) {
+                s.span = Some((start, self.last_position));
+            }
+        }
+    }
+
+    fn decrease(&mut self, module: &Module<'_>, root: usize, track: bool) -> Result<(), String> {
+        let Some(buffer) = module.buffers.get(root) else {
+            return Ok(());
+        };
+        if track {
+            for key in self.live_keys.remove(&buffer.id()).unwrap_or_default() {
+                self.live.remove(&key);
+            }
+        }
+        self.heap_now = self.heap_now.checked_sub(buffer.size()).ok_or_else(|| {
+            format!(
+                "the heap size goes negative when buffer {} is freed",
+                buffer.id()
+            )
+        })?;
+        self.unpadded_now = self.unpadded_now.saturating_sub(buffer.unpadded);
+        // The root's lifetime ends at its first release; once a sharer has
+        // reused the memory, the sharer's own FREE ends the sharer's span
+        // and the root's stays as it was (XProf 2.24.2).
+        if !self.display.contains_key(&buffer.id()) {
+            let end = self.position();
+            if let Some((_, e)) = self.state.get_mut(root).and_then(|s| s.span.as_mut()) {
+                *e = end;
+            }
+        }
+        Ok(())
+    }
+
+    fn step(
+        &mut self,
+        module: &Module<'_>,
+        event: &oomscope_proto::xla::heap_simulator_trace::Event,
+        b: usize,
+        event_index: usize,
+        track: bool,
+    ) -> Result<(), String> {
+        match EventKind::try_from(event.kind) {
+            Ok(EventKind::Alloc) => {
+                self.add_ref(b);
+                self.increase(module, b, event_index, true, track);
+            }
+            Ok(EventKind::Free) => {
+                let refs = self.drop_ref(b);
+                if refs < 0 {
+                    return Err(format!(
+                        "buffer {} is freed more times than it is allocated",
+                        event.buffer_id
+                    ));
+                }
+                if refs == 0 {
+                    let root = self.root(b);
+                    self.decrease(module, root, track)?;
+                }
+                let end = self.position();
+                if let Some(s) = self.state.get_mut(b) {
+                    if s.canonical.is_some() {
+                        if let Some((_, e)) = s.span.as_mut() {
+                            *e = end;
+                        }
+                    }
+                }
+            }
+            Ok(EventKind::ShareWith) => {
+                let Some(canonical) = module.buffer(event.share_with_canonical_id) else {
+                    return Ok(());
+                };
+                if self.root(canonical) == b {
+                    return Err(format!("buffer {} shares with itself", event.buffer_id));
+                }
+                if let Some(s) = self.state.get_mut(b) {
+                    s.canonical = Some(canonical);
+                }
+                if self.add_ref(canonical) == 1 {
+                    // The canonical buffer had been freed: its memory is reused.
+                    let root = self.root(canonical);
+                    if let (Some(r), Some(sharer)) =
+                        (module.buffers.get(root), module.buffers.get(b))
+                    {
+                        self.display.insert(r.id(), sharer.id());
+                    }
+                    let start = self.position();
+                    if let Some(s) = self.state.get_mut(b) {
+                        s.span = Some((start, self.last_position));
+                    }
+                    self.increase(module, root, event_index, false, track);
+                }
+            }
+            Err(_) => return Err(format!("unknown heap-simulator event kind {}", event.kind)),
+        }
+        Ok(())
+    }
+}
