@@ -1,1 +1,69 @@
-fn main() {}
+//! oomscope's page: a Leptos client-side app that gathers the user's files,
+//! hands them to the analysis worker (`src/bin/worker.rs`) and draws the
+//! `Report` it returns. Nothing here parses inputs.
+//!
+//! Layout: `state` (signals shared through context), `inputs` (files,
+//! folders, drops, paste → named inputs), `worker_client` (the worker's
+//! page side), `example` (the embedded default), `views/` (one component
+//! per view of the report).
+
+mod example;
+mod export;
+mod format;
+mod inputs;
+mod state;
+mod views;
+mod worker_client;
+
+use leptos::prelude::*;
+
+use state::AppState;
+
+fn main() {
+    console_error_panic_hook::set_once();
+    leptos::mount::mount_to_body(App);
+}
+
+#[component]
+fn App() -> impl IntoView {
+    let state = AppState::new();
+    provide_context(state);
+    views::timeline::install_test_hook(state);
+    example::load(state);
+    offline::register_service_worker();
+
+    view! {
+        <views::header::Header/>
+        <main id="main">
+            <views::notice::Notice/>
+            <views::drop_zone::DropZone/>
+            <views::progress::ProgressList/>
+            <views::report::ReportView/>
+        </main>
+        <footer class="page-footer">
+            "oomscope analyses your files inside this page; nothing is uploaded. "
+            "Works offline once loaded."
+        </footer>
+    }
+}
+
+mod offline {
+    //! Registers `sw.js`, which caches the page's versioned assets so that
+    //! it opens without a network after the first visit.
+
+    use wasm_bindgen::JsValue;
+
+    pub fn register_service_worker() {
+        let Some(window) = web_sys::window() else {
+            return;
+        };
+        let navigator = window.navigator();
+        // Absent outside secure contexts (and in some private modes).
+        let available = js_sys::Reflect::get(&navigator, &JsValue::from_str("serviceWorker"))
+            .is_ok_and(|v| !v.is_undefined() && !v.is_null());
+        if available {
+            // Best effort: the page works without it, only not offline.
+            let _ = navigator.service_worker().register("./sw.js");
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! The analysis Web Worker (`oomscope-worker`): receives the page's inputs,
+//! reads `File`s itself (synchronously, in slices, so the page never holds
+//! their bytes), runs `oomscope_analyzer::analyze` and posts progress and the
+//! report back. All parsing happens here, never on the page's thread.
+//!
+//! Built by trunk as `data-type="worker"` with a loader shim; see
+//! `oomscope_app::protocol` for the messages.
+
+use js_sys::{ArrayBuffer, Reflect, Uint8Array};
+use oomscope_analyzer::{analyze, InputFile, Progress};
+use oomscope_app::protocol::{
+    AnalyzeRequest, ProgressThrottle, WorkerMessage, MAX_INPUT_BYTES, PAYLOADS_FIELD, REQUEST_FIELD,
+};
+use oomscope_report::{units::format_bytes, InputError};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{Blob, DedicatedWorkerGlobalScope, FileReaderSync, MessageEvent};
+
+/// Bytes read from a `File` per synchronous read: bounds the transient copy.
+const READ_SLICE_BYTES: u64 = 16 << 20;
+
+fn main() {
+    console_error_panic_hook::set_once();
+    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let handler_scope = scope.clone();
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+        run_job(&handler_scope, &event.data());
+    });
+    scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    // The handler lives as long as the worker.
+    on_message.forget();
+    post(&scope, &WorkerMessage::Ready);
+}
+
+fn post(scope: &DedicatedWorkerGlobalScope, message: &WorkerMessage) {
+    // Posting a string to our own page cannot meaningfully fail; if it does
+    // the page notices the missing answer through the worker's error event.
+    let _ = scope.post_message(&JsValue::from_str(&message.to_json()));
+}
+
+fn run_job(scope: &DedicatedWorkerGlobalScope, data: &JsValue) {
+    let request = Reflect::get(data, &JsValue::from_str(REQUEST_FIELD))
+        .ok()
+        .and_then(|v| v.as_string())
+        .ok_or_else(|| "the message has no request".to_string())
+        .and_then(|json| {
+            serde_json::from_str::<AnalyzeRequest>(&json).map_err(|e| format!("bad request: {e}"))
+        });
+    let request = match request {
+        Ok(request) => request,
+        Err(message) => {
+            post(scope, &WorkerMessage::Failed { job: 0, message });
+            return;
+        }
+    };
+    let payloads: js_sys::Array = Reflect::get(data, &JsValue::from_str(PAYLOADS_FIELD))
+        .ok()
+        .and_then(|v| v.dyn_into().ok())
+        .unwrap_or_default();
+
+    let job = request.job;
+    let mut throttle = ProgressThrottle::default();
+    let mut send_progress = |p: Progress| {
+        if throttle.should_send(&p.input, &p.stage, p.done_bytes, p.total_bytes) {
+            post(
+                scope,
+                &WorkerMessage::Progress {
+                    job,
+                    input: p.input,
+                    done_bytes: p.done_bytes,
+                    total_bytes: p.total_bytes,
+                    stage: p.stage,
+                },
+            );
+        }
+    };
+
+    let mut files = Vec::with_capacity(request.files.len());
+    let mut load_errors = Vec::new();
+    for (index, file) in request.files.iter().enumerate() {
+        let payload = payloads.get(index as u32);
+        match load_payload(&file.name, &payload, &mut send_progress) {
+            Ok(data) => files.push(InputFile {
+                name: file.name.clone(),
+                data,
+            }),
+            Err(message) => load_errors.push(InputError {
+                input: file.name.clone(),
+                message,
+            }),
+        }
+    }
+
+    let mut report = analyze(files, &mut send_progress);
+    load_errors.append(&mut report.errors);
+    report.errors = load_errors;
+    match serde_json::to_string(&report) {
+        Ok(report_json) => post(scope, &WorkerMessage::Done { job, report_json }),
+        Err(e) => post(
+            scope,
+            &WorkerMessage::Failed {
+                job,
+                message: format!("report: {e}"),
+            },
+        ),
+    }
+}
+
+/// The bytes of one input: an `ArrayBuffer` (moved in from the page) or a
+/// `Blob`/`File` read here in slices.
+fn load_payload(
+    name: &str,
+    payload: &JsValue,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Vec<u8>, String> {
+    if let Some(buffer) = payload.dyn_ref::<ArrayBuffer>() {
+        let size = u64::from(buffer.byte_length());
+        check_size(size)?;
+        return Ok(Uint8Array::new(buffer).to_vec());
+    }
+    let blob = payload
+        .dyn_ref::<Blob>()
+        .ok_or_else(|| "the page sent no data for this input".to_string())?;
+    let size = blob.size() as u64;
+    check_size(size)?;
+    let mut data = Vec::new();
+    data.try_reserve_exact(size as usize).map_err(|_| {
+        format!(
+            "not enough memory to load {} in the browser",
+            format_bytes(size)
+        )
+    })?;
+    data.resize(size as usize, 0);
+    let reader = FileReaderSync::new().map_err(|e| format!("cannot read files here: {e:?}"))?;
+    let mut start = 0u64;
+    while start < size {
+        let end = (start + READ_SLICE_BYTES).min(size);
+        let slice = blob
+            .slice_with_f64_and_f64(start as f64, end as f64)
+            .map_err(|e| format!("cannot slice the file: {e:?}"))?;
+        let buffer = reader
+            .read_as_array_buffer(&slice)
+            .map_err(|e| format!("the browser could not read the file: {}", js_error_text(&e)))?;
+        let bytes = Uint8Array::new(&buffer);
+        let got = u64::from(bytes.length());
+        if got != end - start {
+            return Err(format!(
+                "the file changed while reading it ({} bytes expected at offset {start}, {got} read)",
+                end - start
+            ));
+        }
+        bytes.copy_to(&mut data[start as usize..end as usize]);
+        start = end;
+        progress(Progress {
+            input: name.to_string(),
+            done_bytes: start,
+            total_bytes: size,
+            stage: "loading".to_string(),
+        });
+    }
+    Ok(data)
+}
+
+fn check_size(size: u64) -> Result<(), String> {
+    if size > MAX_INPUT_BYTES {
+        return Err(format!(
+            "{} is larger than the {} the browser can load; run `oomscope analyze` on it instead",
+            format_bytes(size),
+            format_bytes(MAX_INPUT_BYTES)
+        ));
+    }
+    Ok(())
+}
+
+fn js_error_text(value: &JsValue) -> String {
+    value
+        .dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| value.as_string())
+        .unwrap_or_else(|| format!("{value:?}"))
+}

@@ -1,0 +1,141 @@
+//! The messages between the page and the analysis Web Worker.
+//!
+//! The page posts one JS object per analysis job:
+//! `{ request: <AnalyzeRequest as JSON>, payloads: [Blob | ArrayBuffer, ...] }`,
+//! where `payloads[i]` holds the bytes of `request.files[i]`. Payloads are
+//! never copied by the page: `File`s (which are `Blob`s) are handed over as
+//! handles and read by the worker itself, bytes the page owns (the embedded
+//! example, a pasted log) travel as transferred `ArrayBuffer`s.
+//!
+//! The worker answers with JSON strings of [`WorkerMessage`]: `Ready` once it
+//! listens, then for each job a stream of `Progress` and one `Done` carrying
+//! the report.
+
+use serde::{Deserialize, Serialize};
+
+/// Script the page starts the worker from (trunk's loader shim for the
+/// `oomscope-worker` binary; worker outputs are not hashed by trunk).
+pub const WORKER_SCRIPT: &str = "./oomscope-worker_loader.js";
+
+/// Field of the page's message holding the [`AnalyzeRequest`] JSON.
+pub const REQUEST_FIELD: &str = "request";
+/// Field of the page's message holding the payload array.
+pub const PAYLOADS_FIELD: &str = "payloads";
+
+/// Largest single input the browser build loads into memory. wasm32 has a
+/// 4 GiB address space shared by the decoded data structures, so bigger
+/// inputs get a per-file error pointing to the command line instead of
+/// taking the worker down.
+pub const MAX_INPUT_BYTES: u64 = 1536 << 20;
+
+/// One analysis job: the inputs in payload order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnalyzeRequest {
+    /// Increasing job number, echoed in every answer so that a late answer
+    /// to a superseded job is ignored.
+    pub job: u32,
+    pub files: Vec<RequestFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestFile {
+    /// Path relative to what was dropped, e.g. `dump/module_0001.after_optimizations.txt`.
+    pub name: String,
+    pub size_bytes: u64,
+}
+
+/// Everything the worker says to the page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum WorkerMessage {
+    /// The worker's message handler is installed; jobs may be posted.
+    Ready,
+    Progress {
+        job: u32,
+        input: String,
+        done_bytes: u64,
+        total_bytes: u64,
+        stage: String,
+    },
+    /// The finished report, as the analyzer's JSON.
+    Done { job: u32, report_json: String },
+    /// The job could not run at all (e.g. a malformed message).
+    Failed { job: u32, message: String },
+}
+
+impl WorkerMessage {
+    pub fn to_json(&self) -> String {
+        // Serializing these plain structs cannot fail; keep a readable
+        // message rather than a panic should it ever.
+        serde_json::to_string(self)
+            .unwrap_or_else(|e| format!(r#"{{"type":"failed","job":0,"message":"{e}"}}"#))
+    }
+
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        serde_json::from_str(text).map_err(|e| format!("unreadable worker message: {e}"))
+    }
+}
+
+/// Decides which progress updates are worth a message: the first and last
+/// of each input and stage, and otherwise one per percent of the input.
+#[derive(Debug, Default)]
+pub struct ProgressThrottle {
+    input: String,
+    stage: String,
+    last_percent: u64,
+}
+
+impl ProgressThrottle {
+    pub fn should_send(&mut self, input: &str, stage: &str, done: u64, total: u64) -> bool {
+        let percent = if total == 0 {
+            100
+        } else {
+            done.saturating_mul(100) / total
+        };
+        let changed = input != self.input || stage != self.stage;
+        if changed {
+            self.input = input.to_string();
+            self.stage = stage.to_string();
+            self.last_percent = percent;
+            return true;
+        }
+        if percent > self.last_percent {
+            self.last_percent = percent;
+            return true;
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worker_messages_round_trip_as_tagged_json() {
+        let msg = WorkerMessage::Progress {
+            job: 3,
+            input: "dump/a.txt".into(),
+            done_bytes: 10,
+            total_bytes: 20,
+            stage: "reading".into(),
+        };
+        let json = msg.to_json();
+        assert!(json.contains(r#""type":"progress""#), "{json}");
+        assert_eq!(WorkerMessage::from_json(&json), Ok(msg));
+        assert!(WorkerMessage::from_json("{").is_err());
+    }
+
+    #[test]
+    fn throttle_sends_stage_changes_and_whole_percents_only() {
+        let mut t = ProgressThrottle::default();
+        assert!(t.should_send("a", "reading", 0, 1000));
+        assert!(!t.should_send("a", "reading", 5, 1000));
+        assert!(t.should_send("a", "reading", 10, 1000));
+        assert!(!t.should_send("a", "reading", 11, 1000));
+        assert!(t.should_send("a", "parsing", 11, 1000));
+        assert!(t.should_send("a", "parsing", 1000, 1000));
+        assert!(!t.should_send("a", "parsing", 1000, 1000));
+        assert!(t.should_send("b", "reading", 0, 0));
+    }
+}

@@ -1,0 +1,277 @@
+//! The memory viewer of one compiled module: pickers for the memory space
+//! and the module, the module's figures (labelled with which peak they are),
+//! its heap over program order, and the buffers live at the peak.
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use oomscope_report::{BufferCategory, ModuleReport, Report};
+
+use crate::format::{base_name, memory_space_name, percent, Bytes};
+use crate::views::chart::{LineChart, Marker, RefLine, Series};
+
+/// Peak buffers listed before "show all".
+const BUFFER_ROWS: usize = 50;
+
+#[component]
+pub fn ModulesView(report: Arc<Report>) -> impl IntoView {
+    if report.modules.is_empty() {
+        return view! {
+            <section class="card" id="modules" aria-labelledby="modules-title">
+                <h2 id="modules-title">"Memory by module"</h2>
+                <p class="muted">
+                    "No compiled module in these inputs. Add an XLA dump folder ("
+                    <code>"XLA_FLAGS=--xla_dump_to=DIR"</code>
+                    "), an HloProto or an XProf profile to see the heap over program order and the buffers live at the peak."
+                </p>
+            </section>
+        }
+        .into_any();
+    }
+
+    let mut spaces: Vec<i64> = report.modules.iter().map(|m| m.memory_space).collect();
+    spaces.sort_unstable();
+    spaces.dedup();
+    let space = RwSignal::new(if spaces.contains(&0) { 0 } else { spaces[0] });
+    let module_index = RwSignal::new(largest_in_space(&report, space.get_untracked()));
+
+    let report_for_options = report.clone();
+    let module_options = move || {
+        let current = space.get();
+        report_for_options
+            .modules
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.memory_space == current)
+            .map(|(i, m)| {
+                let label = format!("{} — peak {}", m.display_name(), oomscope_report::units::format_bytes(m.peak_bytes));
+                view! { <option value=i.to_string() selected=move || module_index.get() == i>{label}</option> }
+            })
+            .collect_view()
+    };
+    let report_for_space = report.clone();
+    let on_space = move |ev: leptos::ev::Event| {
+        if let Ok(value) = event_target_value(&ev).parse::<i64>() {
+            space.set(value);
+            module_index.set(largest_in_space(&report_for_space, value));
+        }
+    };
+    let on_module = move |ev: leptos::ev::Event| {
+        if let Ok(value) = event_target_value(&ev).parse::<usize>() {
+            module_index.set(value);
+        }
+    };
+    let limit = hbm_limit(&report);
+    let report_for_detail = report.clone();
+    let detail = move || {
+        let module = report_for_detail.modules.get(module_index.get())?.clone();
+        let limit = if module.memory_space == 0 {
+            limit
+        } else {
+            None
+        };
+        Some(view! { <ModuleDetail module=module limit=limit/> })
+    };
+    let count = report.modules.len();
+
+    view! {
+        <section class="card" id="modules" aria-labelledby="modules-title">
+            <div class="section-head">
+                <h2 id="modules-title">"Memory by module"</h2>
+                <span class="muted">{format!("{count} module analysis{}", if count == 1 { "" } else { "es" })}</span>
+            </div>
+            <div class="pickers">
+                <label>
+                    <span>"Memory space"</span>
+                    <select id="space-picker" on:change=on_space prop:value=move || space.get().to_string()>
+                        {spaces
+                            .iter()
+                            .map(|s| view! { <option value=s.to_string()>{memory_space_name(*s)}</option> })
+                            .collect_view()}
+                    </select>
+                </label>
+                <label class="grow">
+                    <span>"Module"</span>
+                    <select id="module-picker" on:change=on_module>{module_options}</select>
+                </label>
+            </div>
+            {detail}
+        </section>
+    }
+    .into_any()
+}
+
+fn largest_in_space(report: &Report, space: i64) -> usize {
+    report
+        .modules
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.memory_space == space)
+        .max_by_key(|(_, m)| m.peak_bytes)
+        .map(|(i, _)| i)
+        .unwrap_or(0)
+}
+
+/// The HBM limit an OOM event states, to draw against HBM heaps.
+fn hbm_limit(report: &Report) -> Option<u64> {
+    report
+        .oom_events
+        .iter()
+        .find(|e| e.memory_space.eq_ignore_ascii_case("hbm"))
+        .and_then(|e| e.limit_bytes)
+}
+
+fn peak_kind_label(kind: &str) -> String {
+    match kind {
+        "heap_simulator" => "heap-simulator peak (as XProf's Memory Viewer)".to_string(),
+        "live_range" => "live-range peak (sum of values live at one point, unpadded)".to_string(),
+        "" => "peak".to_string(),
+        other => format!("{other} peak"),
+    }
+}
+
+#[component]
+fn ModuleDetail(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
+    let peak_share = limit
+        .and_then(|l| percent(module.peak_bytes, l))
+        .map(|p| format!("{p} of the HBM limit"));
+    let chart = (!module.heap_bytes.is_empty()).then(|| {
+        let padded: Vec<(f64, f64)> =
+            module.heap_bytes.iter().enumerate().map(|(i, b)| (i as f64, *b as f64)).collect();
+        let unpadded: Vec<(f64, f64)> =
+            module.unpadded_heap_bytes.iter().enumerate().map(|(i, b)| (i as f64, *b as f64)).collect();
+        let mut series = vec![Series { label: "Heap (padded)".into(), points: padded, color: "#0969da", dashed: false }];
+        if !unpadded.is_empty() {
+            series.push(Series { label: "Heap (unpadded)".into(), points: unpadded, color: "#8250df", dashed: true });
+        }
+        let lines = limit
+            .map(|l| vec![RefLine { label: format!("HBM limit {}", oomscope_report::units::format_bytes(l)), bytes: l as f64, color: "#cf222e" }])
+            .unwrap_or_default();
+        let marker = Some(Marker {
+            x: module.peak_position as f64,
+            label: format!("peak {} at {}", oomscope_report::units::format_bytes(module.peak_bytes), module.peak_position),
+        });
+        let description = format!(
+            "Heap size over program order for {}: peak {} at position {} of {}.",
+            module.display_name(),
+            oomscope_report::units::format_bytes(module.peak_bytes),
+            module.peak_position,
+            module.heap_bytes.len()
+        );
+        view! { <LineChart series=series lines=lines marker=marker x_label="program order (heap-simulator event)" description=description/> }
+    });
+    let buffers = module.peak_buffers.clone();
+    let peak = module.peak_bytes;
+    view! {
+        <div class="module-detail" data-module=module.display_name()>
+            <p class="module-source muted">
+                {peak_kind_label(&module.peak_kind)} " · from " {module.source_kind.clone()} " "
+                <span class="mono" title=module.input.clone()>{base_name(&module.input).to_string()}</span>
+            </p>
+            <dl class="stats">
+                <div class="stat" data-field="peak">
+                    <dt>"Peak"</dt>
+                    <dd><Bytes value=module.peak_bytes/>{peak_share.map(|n| view! { <span class="stat-note">{n}</span> })}</dd>
+                </div>
+                <div class="stat" data-field="peak_unpadded">
+                    <dt>"Peak, unpadded"</dt>
+                    <dd><Bytes value=module.peak_unpadded_bytes/></dd>
+                </div>
+                <div class="stat" data-field="parameters">
+                    <dt>"Parameters"</dt>
+                    <dd><Bytes value=module.parameters_bytes/></dd>
+                </div>
+                <div class="stat" data-field="live_out">
+                    <dt>"Maybe live out"</dt>
+                    <dd><Bytes value=module.maybe_live_out_bytes/></dd>
+                </div>
+                <div class="stat" data-field="total_allocation">
+                    <dt>"Total allocation"</dt>
+                    <dd><Bytes value=module.total_allocation_bytes/></dd>
+                </div>
+                {module.compiler_peak_bytes.map(|b| view! {
+                    <div class="stat" data-field="compiler_peak">
+                        <dt>"Compiler's own figure"</dt>
+                        <dd><Bytes value=b/></dd>
+                    </div>
+                })}
+            </dl>
+            {chart}
+            <crate::views::timeline::Timeline module=module.clone() limit=limit/>
+            <PeakBuffers buffers=buffers peak=peak/>
+        </div>
+    }
+}
+
+fn category_name(category: BufferCategory) -> &'static str {
+    match category {
+        BufferCategory::Parameter => "parameter",
+        BufferCategory::Output => "output",
+        BufferCategory::ThreadLocal => "thread-local",
+        BufferCategory::Constant => "constant",
+        BufferCategory::Temporary => "temporary",
+        BufferCategory::Small => "small (merged)",
+    }
+}
+
+#[component]
+fn PeakBuffers(buffers: Vec<oomscope_report::PeakBuffer>, peak: u64) -> impl IntoView {
+    if buffers.is_empty() {
+        return view! { <p class="muted">"The input lists no buffers at the peak."</p> }.into_any();
+    }
+    let mut buffers = buffers;
+    buffers.sort_by(|a, b| b.size_bytes.cmp(&a.size_bytes));
+    let total = buffers.len();
+    let show_all = RwSignal::new(false);
+    let rows = move || {
+        let shown = if show_all.get() {
+            total
+        } else {
+            total.min(BUFFER_ROWS)
+        };
+        buffers[..shown]
+            .iter()
+            .map(|b| {
+                let padding = b.size_bytes.saturating_sub(b.unpadded_bytes);
+                view! {
+                    <tr>
+                        <td class="mono" title=b.name.clone()>{b.name.clone()}</td>
+                        <td class="num"><Bytes value=b.size_bytes/></td>
+                        <td class="num">{percent(b.size_bytes, peak).unwrap_or_default()}</td>
+                        <td class="num">{(padding > 0).then(|| view! { <Bytes value=padding/> })}</td>
+                        <td>{category_name(b.category)}</td>
+                        <td class="mono shape">{b.shape.clone()}</td>
+                        <td class="mono" title=b.op_name.clone()>{b.op_name.clone()}</td>
+                        <td class="mono">{b.source.clone()}</td>
+                    </tr>
+                }
+            })
+            .collect_view()
+    };
+    view! {
+        <h3 class="subhead">{format!("Buffers live at the peak ({total})")}</h3>
+        <div class="table-scroll">
+            <table class="data peak-buffers">
+                <thead>
+                    <tr>
+                        <th scope="col">"Buffer"</th>
+                        <th scope="col" class="num">"Size"</th>
+                        <th scope="col" class="num">"Of peak"</th>
+                        <th scope="col" class="num">"Padding"</th>
+                        <th scope="col">"Kind"</th>
+                        <th scope="col">"Shape"</th>
+                        <th scope="col">"Operation"</th>
+                        <th scope="col">"Source"</th>
+                    </tr>
+                </thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+        <Show when=move || { !show_all.get() && total > BUFFER_ROWS }>
+            <button type="button" class="button small secondary" on:click=move |_| show_all.set(true)>
+                {format!("Show all {total} buffers")}
+            </button>
+        </Show>
+    }
+    .into_any()
+}

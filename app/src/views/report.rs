@@ -1,0 +1,52 @@
+//! The report page: which views appear, in which order. Each section is its
+//! own component taking the report (or the part it draws).
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use oomscope_report::Report;
+
+use crate::example;
+use crate::state::{use_state, ReportOrigin};
+use crate::views::{diagnosis, inputs, modules, padding, steps, verdict};
+
+#[component]
+pub fn ReportView() -> impl IntoView {
+    let state = use_state();
+    move || {
+        let origin = state.origin.get();
+        state
+            .report
+            .get()
+            .map(|report| view! { <ReportSections report=report origin=origin/> })
+    }
+}
+
+#[component]
+fn ReportSections(report: Arc<Report>, origin: Option<ReportOrigin>) -> impl IntoView {
+    let banner = match origin {
+        Some(ReportOrigin::Example(name)) => Some(view! {
+            <p class="example-banner" role="note">
+                <strong>"Example report. "</strong>
+                "This is oomscope's analysis of "
+                <code>{name}</code>
+                ", the compile log and XLA dump folder of a real JAX program compiled for TPU"
+                {(!example::EXAMPLE_DESCRIPTION.is_empty()).then(|| format!(" ({})", example::EXAMPLE_DESCRIPTION))}
+                ". Drop your own files to replace it."
+            </p>
+        }),
+        _ => None,
+    };
+    view! {
+        <article class="report" aria-label="Report">
+            {banner}
+            <verdict::Verdict report=report.clone()/>
+            <inputs::InputErrors report=report.clone()/>
+            <diagnosis::DiagnosisView report=report.clone()/>
+            <modules::ModulesView report=report.clone()/>
+            <padding::PaddingView report=report.clone()/>
+            <steps::StepsView report=report.clone()/>
+            <inputs::InputsView report=report/>
+        </article>
+    }
+}

@@ -1,0 +1,263 @@
+//! The verdict at the top of the report: what ran out, where, used against
+//! the limit, the excess (bytes and % of the limit), the decision tree's
+//! selected leaf, and the largest allocations ranked with their share of the
+//! limit.
+//!
+//! The headline comes from the first OOM event of the report; without one it
+//! says so and points at the largest module peak instead.
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use oomscope_report::{DiagnosisNode, OomEvent, OomKind, Report, TopAllocation};
+
+use crate::format::{base_name, percent, Bytes};
+
+pub fn kind_title(event: &OomEvent) -> String {
+    let space = event.memory_space.to_uppercase();
+    match event.kind {
+        OomKind::TpuCompileHbm => "TPU compile-time HBM out of memory".to_string(),
+        OomKind::TpuCompileOtherSpace => format!("TPU compile-time out of memory in {space}"),
+        OomKind::TpuSparsecore => "TPU SparseCore HBM out of memory".to_string(),
+        OomKind::TpuRuntime => "TPU runtime allocation failed".to_string(),
+        OomKind::XlaGpu => "XLA GPU out of memory".to_string(),
+        OomKind::TorchCuda => "PyTorch CUDA out of memory".to_string(),
+        OomKind::TorchXla => "PyTorch/XLA out of memory".to_string(),
+    }
+}
+
+/// The limit an event was measured against.
+pub fn limit_of(event: &OomEvent) -> Option<u64> {
+    event.limit_bytes.or(event.total_capacity_bytes)
+}
+
+/// The excess over the limit: as printed, else used − limit when both are known.
+pub fn excess_of(event: &OomEvent) -> Option<u64> {
+    event.exceeded_bytes.or_else(|| {
+        let (used, limit) = (event.used_bytes?, limit_of(event)?);
+        used.checked_sub(limit)
+    })
+}
+
+#[component]
+pub fn Verdict(report: Arc<Report>) -> impl IntoView {
+    let leaf = selected_leaf(&report).cloned();
+    let body = match report.oom_events.first() {
+        Some(event) => view! { <EventVerdict event=event.clone() leaf=leaf/> }.into_any(),
+        None => view! { <NoOomVerdict report=report.clone()/> }.into_any(),
+    };
+    let others = report
+        .oom_events
+        .iter()
+        .skip(1)
+        .cloned()
+        .collect::<Vec<_>>();
+    let others = (!others.is_empty()).then(|| view! { <OtherEvents events=others/> });
+    view! {
+        <section class="card verdict" aria-labelledby="verdict-title">
+            {body}
+            {others}
+        </section>
+    }
+}
+
+fn selected_leaf(report: &Report) -> Option<&DiagnosisNode> {
+    let leaf_id = report.diagnosis.path.last()?;
+    report.diagnosis.nodes.iter().find(|n| &n.id == leaf_id)
+}
+
+#[component]
+fn EventVerdict(event: OomEvent, leaf: Option<DiagnosisNode>) -> impl IntoView {
+    let limit = limit_of(&event);
+    let excess = excess_of(&event);
+    let location = format!(
+        "{}, line {}{}",
+        event.input,
+        event.line,
+        if event.repeats > 1 {
+            format!(" (repeated {}×)", event.repeats)
+        } else {
+            String::new()
+        }
+    );
+    let excess_share = excess.zip(limit).and_then(|(e, l)| percent(e, l));
+
+    let stat = |label: &'static str,
+                field: &'static str,
+                value: Option<u64>,
+                note: Option<String>| {
+        value.map(|v| {
+            view! {
+                <div class="stat" data-field=field>
+                    <dt>{label}</dt>
+                    <dd><Bytes value=v/>{note.map(|n| view! { <span class="stat-note">{n}</span> })}</dd>
+                </div>
+            }
+        })
+    };
+    let used_share = event
+        .used_bytes
+        .zip(limit)
+        .and_then(|(u, l)| percent(u, l))
+        .map(|p| format!("{p} of the limit"));
+    let requested_share = event
+        .requested_bytes
+        .zip(limit)
+        .and_then(|(r, l)| percent(r, l))
+        .map(|p| format!("{p} of the limit"));
+
+    let leaf_view = leaf.map(|node| {
+        let title = if node.title.is_empty() {
+            node.id.clone()
+        } else {
+            node.title.clone()
+        };
+        view! {
+            <p class="verdict-leaf" data-node=node.id.clone()>
+                <span class="label">"Decision tree: "</span>
+                <a href="#diagnosis">{title}</a>
+                " — " {node.reason.clone()}
+            </p>
+        }
+    });
+    let allocations = (!event.top_allocations.is_empty()).then(|| {
+        view! { <TopAllocations allocations=event.top_allocations.clone() limit=limit/> }
+    });
+
+    view! {
+        <div class="verdict-head">
+            <h2 id="verdict-title" class="verdict-title">{kind_title(&event)}</h2>
+            <p class="verdict-where">
+                <span class="badge">{event.memory_space.to_uppercase()}</span>
+                " " {location}
+            </p>
+        </div>
+        {(!event.message.is_empty()).then(|| view! { <pre class="verdict-message">{event.message.clone()}</pre> })}
+        <dl class="stats">
+            {stat("Used", "used", event.used_bytes, used_share)}
+            {stat("Limit", "limit", limit, None)}
+            {stat("Over the limit by", "excess", excess, excess_share.map(|p| format!("{p} of the limit")))}
+            {stat("Requested", "requested", event.requested_bytes, requested_share)}
+            {stat("Free", "free", event.free_bytes, None)}
+            {stat("Program", "program", event.program_bytes, None)}
+            {stat("Arguments", "arguments", event.arguments_bytes, None)}
+            {stat("HLO temporaries", "hlo_temp", event.hlo_temp_bytes, None)}
+            {stat("TensorCore", "tensorcore", event.tensorcore_bytes, None)}
+            {stat("SparseCore", "sparsecore", event.sparsecore_bytes, None)}
+        </dl>
+        {leaf_view}
+        {allocations}
+    }
+}
+
+#[component]
+fn TopAllocations(allocations: Vec<TopAllocation>, limit: Option<u64>) -> impl IntoView {
+    let rows = allocations
+        .into_iter()
+        .map(|a| {
+            let share = limit.filter(|l| *l > 0).map(|l| a.size_bytes as f64 * 100.0 / l as f64);
+            let share_text = limit.and_then(|l| percent(a.size_bytes, l)).unwrap_or_default();
+            let bar_width = format!("{:.1}%", share.unwrap_or(0.0).min(100.0));
+            let what = a.op_name.clone().or(a.xla_label.clone()).unwrap_or_default();
+            view! {
+                <tr data-rank=a.rank.to_string()>
+                    <td class="num">{a.rank}</td>
+                    <td class="num"><Bytes value=a.size_bytes/></td>
+                    <td class="share">
+                        <span class="share-text">{share_text}</span>
+                        <span class="share-bar" aria-hidden="true"><span style:width=bar_width></span></span>
+                    </td>
+                    <td class="mono shape">{a.shape.clone()}</td>
+                    <td class="mono" title=what.clone()>{what.clone()}</td>
+                    <td class="mono">{a.source.clone().unwrap_or_default()}</td>
+                    <td class="num">{a.padding_bytes.filter(|p| *p > 0).map(|p| view! { <Bytes value=p/> })}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <h3 class="subhead">"Largest allocations"</h3>
+        <div class="table-scroll">
+            <table class="data allocations">
+                <thead>
+                    <tr>
+                        <th scope="col" class="num">"#"</th>
+                        <th scope="col" class="num">"Size"</th>
+                        <th scope="col">"Share of limit"</th>
+                        <th scope="col">"Shape"</th>
+                        <th scope="col">"Operation"</th>
+                        <th scope="col">"Source"</th>
+                        <th scope="col" class="num">"Padding"</th>
+                    </tr>
+                </thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+}
+
+#[component]
+fn NoOomVerdict(report: Arc<Report>) -> impl IntoView {
+    let largest = report.modules.iter().max_by_key(|m| m.peak_bytes).cloned();
+    let detail = match largest {
+        Some(module) => view! {
+            <p>
+                "The largest peak among the analysed modules is "
+                <strong><Bytes value=module.peak_bytes/></strong>
+                " in " <code>{module.display_name()}</code>
+                " (" {module.peak_kind.clone()} ", from " {base_name(&module.input).to_string()} ")."
+            </p>
+        }
+        .into_any(),
+        None if report.inputs.is_empty() && report.errors.is_empty() => {
+            view! { <p>"No input was given."</p> }.into_any()
+        }
+        None => view! { <p>"Nothing in these inputs describes memory use; see the inputs and errors below."</p> }
+            .into_any(),
+    };
+    view! {
+        <h2 id="verdict-title" class="verdict-title">"No out-of-memory error found"</h2>
+        {detail}
+    }
+}
+
+#[component]
+fn OtherEvents(events: Vec<OomEvent>) -> impl IntoView {
+    let count = events.len();
+    let rows = events
+        .into_iter()
+        .map(|e| {
+            let limit = limit_of(&e);
+            view! {
+                <tr>
+                    <td>{kind_title(&e)}</td>
+                    <td>{e.memory_space.to_uppercase()}</td>
+                    <td class="mono">{format!("{}:{}", e.input, e.line)}</td>
+                    <td class="num">{e.used_bytes.or(e.requested_bytes).map(|v| view! { <Bytes value=v/> })}</td>
+                    <td class="num">{limit.map(|v| view! { <Bytes value=v/> })}</td>
+                    <td class="num">{e.repeats}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <details class="other-events">
+            <summary>{format!("{count} more out-of-memory error{} in these inputs", if count == 1 { "" } else { "s" })}</summary>
+            <div class="table-scroll">
+                <table class="data">
+                    <thead>
+                        <tr>
+                            <th scope="col">"Error"</th>
+                            <th scope="col">"Space"</th>
+                            <th scope="col">"Where"</th>
+                            <th scope="col" class="num">"Used / requested"</th>
+                            <th scope="col" class="num">"Limit"</th>
+                            <th scope="col" class="num">"Repeats"</th>
+                        </tr>
+                    </thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            </div>
+        </details>
+    }
+}

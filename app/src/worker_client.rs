@@ -1,0 +1,247 @@
+//! The page's side of the analysis worker: starts it, posts jobs, and turns
+//! its messages into state updates. One job at a time; a new job supersedes
+//! the running one (its late answers are ignored by job number). If the
+//! worker dies (a crash, or its script failed to load), the page says so and
+//! starts a fresh worker for the next job.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use js_sys::{Array, Object, Reflect};
+use leptos::prelude::*;
+use oomscope_app::protocol::{
+    AnalyzeRequest, RequestFile, WorkerMessage, PAYLOADS_FIELD, REQUEST_FIELD, WORKER_SCRIPT,
+};
+use oomscope_report::Report;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{Event, MessageEvent, Worker};
+
+use crate::inputs::{PageInput, Payload};
+use crate::state::{AppState, FileProgress, Job, ReportOrigin};
+
+struct Client {
+    worker: Worker,
+    ready: bool,
+    /// A job posted before the worker said it listens.
+    pending: Option<(JsValue, Array)>,
+    // The handlers live as long as the worker.
+    _on_message: Closure<dyn FnMut(MessageEvent)>,
+    _on_error: Closure<dyn FnMut(Event)>,
+}
+
+thread_local! {
+    static CLIENT: RefCell<Option<Client>> = const { RefCell::new(None) };
+    static NEXT_JOB: RefCell<u32> = const { RefCell::new(1) };
+}
+
+/// Analyses `inputs` in the worker; the result replaces the report on screen.
+pub fn submit(state: AppState, inputs: Vec<PageInput>, origin: ReportOrigin) {
+    let id = NEXT_JOB.with(|n| {
+        let id = *n.borrow();
+        *n.borrow_mut() = id.wrapping_add(1);
+        id
+    });
+    let request = AnalyzeRequest {
+        job: id,
+        files: inputs
+            .iter()
+            .map(|i| RequestFile {
+                name: i.name.clone(),
+                size_bytes: i.size_bytes,
+            })
+            .collect(),
+    };
+    let payloads = Array::new();
+    let transfer = Array::new();
+    for input in &inputs {
+        match &input.payload {
+            Payload::Blob(blob) => {
+                payloads.push(blob);
+            }
+            Payload::Bytes(buffer) => {
+                payloads.push(buffer);
+                transfer.push(buffer);
+            }
+        }
+    }
+    let message = Object::new();
+    let request_json = serde_json::to_string(&request).unwrap_or_default();
+    let _ = Reflect::set(&message, &REQUEST_FIELD.into(), &request_json.into());
+    let _ = Reflect::set(&message, &PAYLOADS_FIELD.into(), &payloads);
+
+    state.notice.set(None);
+    state.job.set(Some(Job {
+        id,
+        origin,
+        files: inputs
+            .iter()
+            .map(|i| FileProgress {
+                name: i.name.clone(),
+                size_bytes: i.size_bytes,
+                loaded_bytes: 0,
+                stage: String::new(),
+            })
+            .collect(),
+        current: None,
+    }));
+
+    CLIENT.with(|cell| {
+        let mut client = cell.borrow_mut();
+        if client.is_none() {
+            match start_worker(state) {
+                Ok(started) => *client = Some(started),
+                Err(message) => {
+                    state.job.set(None);
+                    state.notice.set(Some(message));
+                    return;
+                }
+            }
+        }
+        let Some(client) = client.as_mut() else {
+            return;
+        };
+        if client.ready {
+            post(state, &client.worker, &message.into(), &transfer);
+        } else {
+            client.pending = Some((message.into(), transfer));
+        }
+    });
+}
+
+fn post(state: AppState, worker: &Worker, message: &JsValue, transfer: &Array) {
+    if let Err(e) = worker.post_message_with_transfer(message, transfer) {
+        state.job.set(None);
+        state.notice.set(Some(format!(
+            "Could not hand the files to the analysis worker: {e:?}"
+        )));
+    }
+}
+
+fn start_worker(state: AppState) -> Result<Client, String> {
+    let worker = Worker::new(WORKER_SCRIPT)
+        .map_err(|e| format!("The analysis worker could not be started: {e:?}"))?;
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+        let text = event.data().as_string().unwrap_or_default();
+        match WorkerMessage::from_json(&text) {
+            Ok(message) => on_worker_message(state, message),
+            Err(e) => state.notice.set(Some(e)),
+        }
+    });
+    // A script error inside the worker is an `ErrorEvent` with a message; a
+    // worker script that failed to load is a plain `Event`.
+    let on_error = Closure::<dyn FnMut(Event)>::new(move |event: Event| {
+        event.prevent_default();
+        let detail = Reflect::get(&event, &JsValue::from_str("message"))
+            .ok()
+            .and_then(|m| m.as_string())
+            .filter(|m| !m.is_empty())
+            .unwrap_or_else(|| "the worker script could not be loaded".to_string());
+        // Drop the dead worker; the next job starts a fresh one.
+        CLIENT.with(|cell| {
+            if let Some(client) = cell.borrow_mut().take() {
+                client.worker.terminate();
+            }
+        });
+        let had_job = state.job.get_untracked().is_some();
+        state.job.set(None);
+        state.notice.set(Some(if had_job {
+            format!(
+                "The analysis stopped unexpectedly ({detail}). The files were not analysed; \
+                 dropping them again starts a fresh worker."
+            )
+        } else {
+            format!("The analysis worker failed to start ({detail}).")
+        }));
+    });
+    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    Ok(Client {
+        worker,
+        ready: false,
+        pending: None,
+        _on_message: on_message,
+        _on_error: on_error,
+    })
+}
+
+fn on_worker_message(state: AppState, message: WorkerMessage) {
+    match message {
+        WorkerMessage::Ready => {
+            let pending = CLIENT.with(|cell| {
+                let mut client = cell.borrow_mut();
+                let client = client.as_mut()?;
+                client.ready = true;
+                client
+                    .pending
+                    .take()
+                    .map(|(m, t)| (client.worker.clone(), m, t))
+            });
+            if let Some((worker, message, transfer)) = pending {
+                post(state, &worker, &message, &transfer);
+            }
+        }
+        WorkerMessage::Progress {
+            job,
+            input,
+            done_bytes,
+            total_bytes,
+            stage,
+        } => {
+            state.job.update(|current| {
+                let Some(current) = current.as_mut().filter(|j| j.id == job) else {
+                    return;
+                };
+                apply_progress(current, &input, &stage, done_bytes, total_bytes);
+            });
+        }
+        WorkerMessage::Done { job, report_json } => {
+            let Some(running) = state.job.get_untracked().filter(|j| j.id == job) else {
+                return;
+            };
+            state.job.set(None);
+            match serde_json::from_str::<Report>(&report_json) {
+                Ok(report) => {
+                    state.report.set(Some(Arc::new(report)));
+                    state.origin.set(Some(running.origin));
+                }
+                Err(e) => state
+                    .notice
+                    .set(Some(format!("The worker's report could not be read: {e}"))),
+            }
+        }
+        WorkerMessage::Failed { job, message } => {
+            if state
+                .job
+                .get_untracked()
+                .is_some_and(|j| j.id == job || job == 0)
+            {
+                state.job.set(None);
+            }
+            state
+                .notice
+                .set(Some(format!("The analysis failed: {message}")));
+        }
+    }
+}
+
+/// `loading` comes from the worker reading a file (bytes of that file);
+/// every other stage comes from the analyzer (bytes over all inputs).
+fn apply_progress(job: &mut Job, input: &str, stage: &str, done: u64, total: u64) {
+    let row = job.files.iter().position(|f| f.name == input);
+    if stage == "loading" {
+        if let Some(row) = row {
+            job.files[row].loaded_bytes = done;
+            job.files[row].stage = stage.to_string();
+        }
+        return;
+    }
+    if let Some(row) = row {
+        for earlier in &mut job.files[..row] {
+            earlier.stage = "done".to_string();
+        }
+        job.files[row].loaded_bytes = job.files[row].size_bytes;
+        job.files[row].stage = stage.to_string();
+    }
+    job.current = Some((input.to_string(), stage.to_string(), done, total));
+}

@@ -1,0 +1,96 @@
+// oomscope's service worker: after the first visit the page opens and
+// analyses files with no network at all.
+//
+// - Versioned assets (trunk's hashed file names) never change under their
+//   name: served from the cache, fetched once.
+// - The page itself and the unversioned files (boot.js, the worker, whose
+//   names trunk does not hash) come from the network when it answers, and
+//   from the cache otherwise.
+// - Each fresh copy of the page names the assets it needs; cached versioned
+//   assets it no longer names are deleted.
+"use strict";
+
+const CACHE = "oomscope";
+const UNVERSIONED = ["./", "./boot.js", "./oomscope-worker_loader.js", "./oomscope-worker.js", "./oomscope-worker_bg.wasm"];
+const VERSIONED = /-[0-9a-f]{8,16}(_bg)?\.[a-z0-9]+$/;
+
+function scopeUrl(path) {
+  return new URL(path, self.registration.scope).href;
+}
+
+// Same-origin asset URLs an index.html refers to.
+function assetsOf(html) {
+  const urls = new Set();
+  for (const match of html.matchAll(/(?:href|src|data-js|data-wasm)="([^"]+)"/g)) {
+    const url = new URL(match[1], self.registration.scope);
+    if (url.origin === self.location.origin && url.pathname !== "/" && VERSIONED.test(url.pathname)) {
+      urls.add(url.href);
+    }
+  }
+  return urls;
+}
+
+async function pruneTo(cache, wanted) {
+  for (const request of await cache.keys()) {
+    const path = new URL(request.url).pathname;
+    if (VERSIONED.test(path) && !wanted.has(request.url)) {
+      await cache.delete(request);
+    }
+  }
+}
+
+self.addEventListener("install", (event) => {
+  event.waitUntil((async () => {
+    const cache = await caches.open(CACHE);
+    const page = await fetch(scopeUrl("./"), { cache: "no-cache" });
+    const html = await page.clone().text();
+    await cache.put(scopeUrl("./"), page);
+    const urls = [...assetsOf(html), ...UNVERSIONED.slice(1).map(scopeUrl)];
+    await Promise.allSettled(urls.map((url) => cache.add(new Request(url, { cache: "no-cache" }))));
+    await self.skipWaiting();
+  })());
+});
+
+self.addEventListener("activate", (event) => {
+  event.waitUntil(self.clients.claim());
+});
+
+async function cacheFirst(request) {
+  const cache = await caches.open(CACHE);
+  const cached = await cache.match(request);
+  if (cached) return cached;
+  const response = await fetch(request);
+  if (response.ok) await cache.put(request, response.clone());
+  return response;
+}
+
+async function networkFirst(request, cacheKey) {
+  const cache = await caches.open(CACHE);
+  try {
+    const response = await fetch(request);
+    if (response.ok) {
+      await cache.put(cacheKey, response.clone());
+      if (cacheKey === scopeUrl("./")) {
+        await pruneTo(cache, assetsOf(await response.clone().text()));
+      }
+    }
+    return response;
+  } catch (offline) {
+    const cached = await cache.match(cacheKey);
+    if (cached) return cached;
+    throw offline;
+  }
+}
+
+self.addEventListener("fetch", (event) => {
+  const request = event.request;
+  const url = new URL(request.url);
+  if (request.method !== "GET" || url.origin !== self.location.origin) return;
+  if (request.mode === "navigate") {
+    event.respondWith(networkFirst(request, scopeUrl("./")));
+  } else if (VERSIONED.test(url.pathname)) {
+    event.respondWith(cacheFirst(request));
+  } else {
+    event.respondWith(networkFirst(request, request.url));
+  }
+});

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds the page with trunk (release) and runs the browser tests against it.
+# Prints node's test runner output (TAP). Needs: trunk 0.21.14 and
+# wasm-bindgen-cli (= the wasm-bindgen version in Cargo.lock) on PATH, the
+# wasm32-unknown-unknown target, node >= 20, Debian's /usr/bin/chromium, and
+# crates already fetched (trunk runs cargo --offline; `cargo fetch` once).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+
+cd "$root"
+trunk build --release
+
+cd "$here"
+if [ ! -d node_modules/playwright-core ]; then
+  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund
+fi
+rm -rf out
+exec node --test --test-reporter=tap page.test.mjs
