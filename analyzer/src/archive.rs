@@ -146,7 +146,7 @@ fn unzip(file: &InputFile, budget: &mut Budget, errors: &mut Vec<(String, String
         if entry.is_dir() {
             continue;
         }
-        let entry_name = entry.name().to_string();
+        let entry_name = entry.name().map(|n| n.into_owned()).unwrap_or_else(|_| format!("entry {i}"));
         match budget.read_bounded(&file.name, &entry_name, entry) {
             Ok(data) => out.push(InputFile { name: join(&file.name, &entry_name), data }),
             Err(e) => {

@@ -45,7 +45,12 @@ pub fn analyze(files: Vec<InputFile>, progress: &mut dyn FnMut(Progress)) -> Rep
         let size = file.data.len() as u64;
         if archive::container_of(&file.name, &file.data).is_some() {
             progress(Progress { input: file.name.clone(), done_bytes: done, total_bytes: total, stage: "expanding".into() });
-            report.inputs.push(InputInfo { name: file.name.clone(), kind: InputKind::Archive, size_bytes: size });
+            report.inputs.push(InputInfo {
+                name: file.name.clone(),
+                kind: InputKind::Archive,
+                size_bytes: size,
+                content_hash: oomscope_report::content_hash(&file.data),
+            });
             let mut budget = archive::Budget::new(archive::Limits::default());
             let (inner, errors) = archive::expand(file, &mut budget, 0);
             for (input, message) in errors {
@@ -62,33 +67,23 @@ pub fn analyze(files: Vec<InputFile>, progress: &mut dyn FnMut(Progress)) -> Rep
     let mut done = 0u64;
     for (file, explicit) in expanded {
         let size = file.data.len() as u64;
+        let content_hash = oomscope_report::content_hash(&file.data);
         progress(Progress { input: file.name.clone(), done_bytes: done, total_bytes: total, stage: "reading".into() });
         match sniff::sniff(&file.name, &file.data) {
             Sniffed::DumpText => {
-                report.inputs.push(InputInfo { name: file.name.clone(), kind: InputKind::XlaDumpText, size_bytes: size });
+                report.inputs.push(InputInfo { name: file.name.clone(), kind: InputKind::XlaDumpText, size_bytes: size, content_hash });
                 dump_texts.push((file.name, String::from_utf8_lossy(&file.data).into_owned()));
             }
             Sniffed::HloProto => {
-                report.inputs.push(InputInfo { name: file.name.clone(), kind: InputKind::HloProto, size_bytes: size });
+                report.inputs.push(InputInfo { name: file.name.clone(), kind: InputKind::HloProto, size_bytes: size, content_hash });
                 match oomscope_xla::analyze_hlo_proto(&file.name, &file.data) {
                     Ok(modules) => report.modules.extend(modules),
-                    Err(e) => report.errors.push(InputError { input: file.name.clone(), message: format!("{}: {e}", file.name) }),
+                    Err(e) => report.errors.push(InputError { input: file.name.clone(), message: e.to_string() }),
                 }
             }
             Sniffed::Xplane => {
-                report.inputs.push(InputInfo { name: file.name.clone(), kind: InputKind::Xplane, size_bytes: size });
-                let name = file.name.clone();
-                let mut on_progress = |d: u64, t: u64| {
-                    progress(Progress { input: name.clone(), done_bytes: d, total_bytes: t, stage: "decoding profile".into() })
-                };
-                match oomscope_xla::analyze_xspace(&file.name, &file.data.as_slice(), &mut on_progress) {
-                    Ok(modules) => report.modules.extend(modules),
-                    Err(e) => report.errors.push(InputError { input: file.name.clone(), message: format!("{}: {e}", file.name) }),
-                }
-                match oomscope_steps::allocator_profiles(&file.name, &file.data) {
-                    Ok(profiles) => report.allocator_profiles.extend(profiles),
-                    Err(e) => report.errors.push(InputError { input: file.name.clone(), message: format!("{}: {e}", file.name) }),
-                }
+                report.inputs.push(InputInfo { name: file.name.clone(), kind: InputKind::Xplane, size_bytes: size, content_hash });
+                analyze_xplane(&file, &mut report, progress);
             }
             Sniffed::Text => {
                 let text = String::from_utf8_lossy(&file.data);
@@ -110,12 +105,12 @@ pub fn analyze(files: Vec<InputFile>, progress: &mut dyn FnMut(Progress)) -> Rep
                 for s in &mut series {
                     oomscope_steps::analyze_series(s);
                 }
-                report.inputs.push(InputInfo { name: file.name.clone(), kind, size_bytes: size });
+                report.inputs.push(InputInfo { name: file.name.clone(), kind, size_bytes: size, content_hash });
                 report.oom_events.extend(events);
                 report.step_series.extend(series);
             }
             Sniffed::Unrecognised(what) => {
-                report.inputs.push(InputInfo { name: file.name.clone(), kind: InputKind::Unknown, size_bytes: size });
+                report.inputs.push(InputInfo { name: file.name.clone(), kind: InputKind::Unknown, size_bytes: size, content_hash });
                 // Inside a dropped folder or archive, files of other kinds (scripts,
                 // images) are normal and skipped quietly; a file dropped on its own
                 // that we cannot read deserves an explanation.
@@ -143,15 +138,40 @@ pub fn analyze(files: Vec<InputFile>, progress: &mut dyn FnMut(Progress)) -> Rep
     report
 }
 
+/// An XProf profile: the Memory Viewer of every compiled module (plane
+/// `/host:metadata`) and the allocator timelines (plane `/host:CPU`). Only
+/// those two planes are decoded. A profile holding only one of them is fine;
+/// holding neither is an error naming the file.
+fn analyze_xplane(file: &InputFile, report: &mut Report, progress: &mut dyn FnMut(Progress)) {
+    let src: &dyn oomscope_xla::ReadAt = &file.data;
+    let mut on_progress = |d: u64, t: u64| {
+        progress(Progress { input: file.name.clone(), done_bytes: d, total_bytes: t, stage: "decoding profile".into() })
+    };
+    let modules = oomscope_xla::analyze_xspace(&file.name, src, &mut on_progress);
+    let profiles = oomscope_xla::read_plane(&file.name, src, oomscope_xla::HOST_CPU_PLANE)
+        .map(|plane| plane.map(|p| oomscope_steps::allocator_profiles_from_plane(&file.name, &p)).unwrap_or_default());
+    match (modules, profiles) {
+        (Ok(m), Ok(p)) => {
+            report.modules.extend(m);
+            report.allocator_profiles.extend(p);
+        }
+        (Err(e), Ok(p)) if !p.is_empty() && e.kind == oomscope_xla::XlaErrorKind::NoHlo => report.allocator_profiles.extend(p),
+        (Ok(m), Err(_)) if !m.is_empty() => report.modules.extend(m),
+        (Err(e), _) | (_, Err(e)) => report.errors.push(InputError { input: file.name.clone(), message: e.to_string() }),
+    }
+}
+
 /// A module present both as HloProto and as dump text is reported once: the
 /// proto analysis (it is what XProf shows) wins, and keeps the compiler's own
-/// peak from the text when the proto lacks it.
+/// peak from the text when the proto lacks it. Twins are recognised by
+/// folder and `module_NNNN` prefix, so equally named modules of different
+/// dumps stay apart.
 fn merge_dump_modules(report: &mut Report, text_modules: Vec<oomscope_report::ModuleReport>) {
     for text in text_modules {
-        let twin = report
-            .modules
-            .iter_mut()
-            .find(|m| m.name == text.name && m.memory_space == text.memory_space && m.source_kind != text.source_kind);
+        let key = dump_module_key(&text.input);
+        let twin = report.modules.iter_mut().find(|m| {
+            m.source_kind == "hlo_proto" && m.memory_space == text.memory_space && dump_module_key(&m.input) == key
+        });
         match twin {
             Some(proto) => {
                 if proto.compiler_peak_bytes.is_none() {
@@ -161,4 +181,11 @@ fn merge_dump_modules(report: &mut Report, text_modules: Vec<oomscope_report::Mo
             None => report.modules.push(text),
         }
     }
+}
+
+/// `dir/module_0000.jit_f.cl_1.after_optimizations.txt, …` → `("dir", "module_0000")`.
+fn dump_module_key(inputs: &str) -> (String, String) {
+    let first = inputs.split(", ").next().unwrap_or(inputs);
+    let (dir, base) = first.rsplit_once('/').unwrap_or(("", first));
+    (dir.to_string(), base.split('.').next().unwrap_or(base).to_string())
 }
