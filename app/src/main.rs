@@ -8,7 +8,6 @@
 //! per view of the report).
 
 mod example;
-mod export;
 mod format;
 mod inputs;
 mod state;
@@ -28,7 +27,6 @@ fn main() {
 fn App() -> impl IntoView {
     let state = AppState::new();
     provide_context(state);
-    views::timeline::install_test_hook(state);
     example::load(state);
     offline::register_service_worker();
 

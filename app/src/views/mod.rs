@@ -14,5 +14,4 @@ pub mod padding;
 pub mod progress;
 pub mod report;
 pub mod steps;
-pub mod timeline;
 pub mod verdict;

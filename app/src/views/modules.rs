@@ -197,7 +197,6 @@ fn ModuleDetail(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
                 })}
             </dl>
             {chart}
-            <crate::views::timeline::Timeline module=module.clone() limit=limit/>
             <PeakBuffers buffers=buffers peak=peak/>
         </div>
     }
