@@ -8,6 +8,8 @@
 //! `module_0003.SyncTensorsGraph.212.before_optimizations.txt` (names may hold dots).
 //! Files are grouped by directory and `module_NNNN`.
 
+use std::collections::HashMap;
+
 /// The text files of a dump this crate reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DumpFileKind {
@@ -137,25 +139,23 @@ fn split_module_name(path: &str, kind: DumpFileKind) -> (&str, u64, &str) {
 /// directory and module number.
 pub fn group_modules<'a>(files: &[(&'a str, &'a str)]) -> Vec<DumpModule<'a>> {
     let mut modules: Vec<DumpModule<'a>> = Vec::new();
+    let mut by_prefix: HashMap<&'a str, usize> = HashMap::new();
     for &(path, text) in files {
         let Some(kind) = dump_file_kind(path) else {
             continue;
         };
         let (prefix, number, file_name) = split_module_name(path, kind);
-        let module = match modules.iter_mut().position(|m| m.prefix == prefix) {
-            Some(i) => &mut modules[i],
-            None => {
-                modules.push(DumpModule {
-                    prefix,
-                    number,
-                    file_name,
-                    files: Vec::new(),
-                });
-                let last = modules.len() - 1;
-                &mut modules[last]
-            }
-        };
-        if file_name.len() > module.file_name.len() && kind != DumpFileKind::BufferAssignment {
+        let index = *by_prefix.entry(prefix).or_insert_with(|| {
+            modules.push(DumpModule {
+                prefix,
+                number,
+                file_name,
+                files: Vec::new(),
+            });
+            modules.len() - 1
+        });
+        let module = &mut modules[index];
+        if file_name.len() > module.file_name.len() {
             module.file_name = file_name;
         }
         module.files.push((kind, path, text));
@@ -165,12 +165,8 @@ pub fn group_modules<'a>(files: &[(&'a str, &'a str)]) -> Vec<DumpModule<'a>> {
             .files
             .sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)));
     }
-    modules.sort_by(|a, b| {
-        let dir = |m: &DumpModule<'_>| m.prefix.len() - base_name(m.prefix).len();
-        a.prefix[..dir(a)]
-            .cmp(&b.prefix[..dir(b)])
-            .then(a.number.cmp(&b.number))
-    });
+    let directory = |m: &DumpModule<'a>| &m.prefix[..m.prefix.len() - base_name(m.prefix).len()];
+    modules.sort_by(|a, b| directory(a).cmp(directory(b)).then(a.number.cmp(&b.number)));
     modules
 }
 

@@ -517,3 +517,55 @@ fn estimate_without_live_ranges_is_close() {
     }
     assert!(compared >= 3);
 }
+
+fn fixture_folder(name: &str) -> Vec<(String, String)> {
+    let dir = Path::new(FIXTURES).join(name);
+    assert!(dir.is_dir(), "fixture folder {} is missing", dir.display());
+    read_folder(&dir)
+}
+
+/// Three jitted functions in one dump folder: one module each, in module order.
+#[test]
+fn multi_module_folder() {
+    let files = fixture_folder("fits-multi-module");
+    let reports = reports_of(&files);
+    let names: Vec<&str> = reports
+        .iter()
+        .filter(|r| r.peak_kind == PEAK_KIND_LIVENESS)
+        .map(|r| r.name.as_str())
+        .collect();
+    assert_eq!(names, ["jit_init", "jit_train_step", "jit_eval_step"]);
+    assert_eq!(
+        reports.len(),
+        6,
+        "a liveness and a live-range report per module"
+    );
+}
+
+/// The transformer training step: thousands of instructions, sources from the
+/// stack-frame tables, every buffer with a shape and a lifetime inside the program.
+#[test]
+fn transformer_step_module() {
+    let files = fixture_folder("transformer-step");
+    let reports = reports_of(&files);
+    let liveness = &reports[0];
+    // The live-range file lists 2323 instructions (`    N:name` lines).
+    assert_eq!(liveness.instructions.len(), 2323);
+    assert!(liveness.buffers.len() > 1000, "{}", liveness.buffers.len());
+    let last = liveness.instructions.len() as u64 - 1;
+    assert!(liveness
+        .buffers
+        .iter()
+        .all(|b| b.start <= b.end && b.end <= last && !b.shape.is_empty()));
+    let temps: Vec<_> = liveness
+        .peak_buffers
+        .iter()
+        .filter(|b| b.category == oomscope_report::BufferCategory::Temporary)
+        .collect();
+    assert!(!temps.is_empty());
+    assert!(
+        temps.iter().any(|b| b.source.contains(".py:")),
+        "{:?}",
+        temps.iter().map(|b| &b.source).collect::<Vec<_>>()
+    );
+}
