@@ -8,6 +8,7 @@
 //! per view of the report).
 
 mod example;
+mod export;
 mod format;
 mod inputs;
 mod state;
@@ -27,6 +28,7 @@ fn main() {
 fn App() -> impl IntoView {
     let state = AppState::new();
     provide_context(state);
+    views::timeline::install_test_hook(state);
     example::load(state);
     offline::register_service_worker();
 

@@ -14,4 +14,5 @@ pub mod padding;
 pub mod progress;
 pub mod report;
 pub mod steps;
+pub mod timeline;
 pub mod verdict;

@@ -140,9 +140,9 @@ fn ModuleDetail(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
             module.heap_bytes.iter().enumerate().map(|(i, b)| (i as f64, *b as f64)).collect();
         let unpadded: Vec<(f64, f64)> =
             module.unpadded_heap_bytes.iter().enumerate().map(|(i, b)| (i as f64, *b as f64)).collect();
-        let mut series = vec![Series { label: "Heap (padded)".into(), points: padded, color: "#0969da", dashed: false }];
+        let mut series = vec![Series { label: "Heap (padded)".into(), points: padded, color: "#0969da", dashed: false, steps: true }];
         if !unpadded.is_empty() {
-            series.push(Series { label: "Heap (unpadded)".into(), points: unpadded, color: "#8250df", dashed: true });
+            series.push(Series { label: "Heap (unpadded)".into(), points: unpadded, color: "#8250df", dashed: true, steps: true });
         }
         let lines = limit
             .map(|l| vec![RefLine { label: format!("HBM limit {}", oomscope_report::units::format_bytes(l)), bytes: l as f64, color: "#cf222e" }])
@@ -197,6 +197,7 @@ fn ModuleDetail(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
                 })}
             </dl>
             {chart}
+            <crate::views::timeline::Timeline module=module.clone() limit=limit/>
             <PeakBuffers buffers=buffers peak=peak/>
         </div>
     }
