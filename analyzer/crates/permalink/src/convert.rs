@@ -296,6 +296,7 @@ pub(crate) fn reduce(s: &mut pb::SharedReport, step: usize) {
                 for n in d.nodes.iter_mut().filter(|n| !n.selected) {
                     n.actions.clear();
                     n.facts_json = "{}".into();
+                    n.reason = truncate(&n.reason, 100);
                 }
             }
         }
@@ -316,10 +317,22 @@ pub(crate) fn reduce(s: &mut pb::SharedReport, step: usize) {
                 }
             }
         }
-        _ => s.modules.iter_mut().for_each(|m| {
-            downsample_module(m, 16);
-            m.peak_buffers.truncate(3);
-        }),
+        _ => {
+            s.modules.iter_mut().for_each(|m| {
+                downsample_module(m, 16);
+                m.peak_buffers.truncate(3);
+            });
+            if let Some(d) = &mut s.diagnosis {
+                let path = d.path.clone();
+                d.nodes.retain(|n| n.selected || path.contains(&n.id));
+                for n in &mut d.nodes {
+                    for a in &mut n.actions {
+                        a.text = truncate(&a.text, 240);
+                        a.how = a.how.as_ref().map(|h| truncate(h, 120));
+                    }
+                }
+            }
+        }
     }
 }
 

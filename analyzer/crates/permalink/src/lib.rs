@@ -81,9 +81,9 @@ pub const REDUCTION_STEPS: &[&str] = &[
     "heap curves downsampled to 64 points",
     "step series and allocator timelines downsampled to 64 points",
     "peak buffers limited to the largest 8 per module; top allocations to 10 per error",
-    "decision-tree nodes off the selected path reduced to their verdict",
+    "decision-tree nodes off the selected path reduced to a short reason",
     "padding tables limited to 5 rows; long labels shortened",
-    "heap curves downsampled to 16 points; peak buffers limited to 3",
+    "heap curves downsampled to 16 points; peak buffers limited to 3; decision-tree nodes off the selected path dropped",
 ];
 
 /// Encode `report` as a link under `base_url`, reducing detail until it fits

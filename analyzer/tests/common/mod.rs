@@ -1,0 +1,42 @@
+//! Shared helpers of the facade's integration tests: where the real data is
+//! and how to load a folder the way the CLI and the app do.
+
+use oomscope_analyzer::InputFile;
+use std::path::{Path, PathBuf};
+
+/// `../shared/corpus` beside the repository (CI has it there too).
+pub fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus")
+}
+
+/// The project's committed fixtures.
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
+}
+
+/// Every file below `dir`, named `<dir name>/<relative path>` as when a folder is dropped.
+pub fn load_folder(dir: &Path) -> Vec<InputFile> {
+    let base = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let mut entries: Vec<_> = std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().path()).collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                out.push(InputFile { name: format!("{base}/{rel}"), data: std::fs::read(&p).unwrap() });
+            }
+        }
+    }
+    out
+}
+
+/// Fixture folders (each one compiler or profiler run).
+pub fn fixture_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixtures()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
+    dirs.sort();
+    dirs
+}

@@ -1,0 +1,118 @@
+//! The whole pipeline on real inputs: what users drop, as they drop it.
+
+mod common;
+
+use common::*;
+use oomscope_analyzer::{analyze, InputFile};
+use oomscope_report::{InputKind, OomKind, TreeKind};
+use std::io::Write;
+
+fn analyze_files(files: Vec<InputFile>) -> oomscope_report::Report {
+    analyze(files, &mut |_| {})
+}
+
+#[test]
+fn the_whole_corpus_loads_without_errors() {
+    let r = analyze_files(load_folder(&corpus()));
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    // Every OOM log of the corpus is found (66 is a successful compile: no OOM).
+    let logs_with_oom = ["01_", "38_", "58_", "62_", "63_", "64_", "65_", "72_"];
+    for prefix in logs_with_oom {
+        assert!(r.oom_events.iter().any(|e| e.input.contains(&format!("logs/{prefix}"))), "no event from {prefix}");
+    }
+    assert!(!r.oom_events.iter().any(|e| e.input.contains("logs/66_")), "66 is a negative control");
+    // Each kind of input is recognised.
+    for kind in [InputKind::OomLog, InputKind::XlaDumpText, InputKind::HloProto, InputKind::Xplane, InputKind::StepLog] {
+        assert!(r.inputs.iter().any(|i| i.kind == kind), "no {kind:?}");
+    }
+    assert!(!r.allocator_profiles.is_empty(), "tf-cpu-allocator holds allocator events");
+}
+
+#[test]
+fn old_libtpu_dump_and_log_give_the_compiler_numbers() {
+    let r = analyze_files(load_folder(&corpus().join("xla-runs/old-libtpu-oom")));
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    let e = &r.oom_events[0];
+    assert_eq!(e.kind, OomKind::TpuCompileHbm);
+    // "Used 25.64G of 15.75G hbm. Exceeded hbm capacity by 9.89G."
+    assert_eq!(e.used_bytes, Some((25.64f64 * (1u64 << 30) as f64).round() as u64));
+    assert_eq!(e.limit_bytes, Some(16_911_433_728));
+    assert_eq!(r.diagnosis.tree, TreeKind::CompileHbmOom);
+    assert_eq!(r.diagnosis.path.first().map(String::as_str), Some("tc_sc_balance"));
+    assert!(r.diagnosis.path.iter().any(|p| p == "aggregate"), "{:?}", r.diagnosis.path);
+    assert!(r.modules.iter().any(|m| m.source_kind == "xla_dump_text"));
+}
+
+#[test]
+fn proto_and_text_of_one_module_are_reported_once_with_the_compiler_peak() {
+    let r = analyze_files(load_folder(&corpus().join("xla-runs/new-libtpu-fits")));
+    let hbm: Vec<_> = r.modules.iter().filter(|m| m.memory_space == 0).collect();
+    assert_eq!(hbm.len(), 1, "{:?}", hbm.iter().map(|m| (&m.source_kind, &m.peak_kind)).collect::<Vec<_>>());
+    assert_eq!(hbm[0].source_kind, "hlo_proto");
+    assert!(hbm[0].compiler_peak_bytes.is_some(), "the live-range peak of the text dump is kept");
+}
+
+/// The same dump folder dropped as a folder, a zip and a tar.gz gives the same modules.
+#[test]
+fn archives_give_the_same_report_as_the_folder() {
+    let dir = corpus().join("xla-runs/new-libtpu-oom");
+    let folder = load_folder(&dir);
+    let plain = analyze_files(folder.clone());
+
+    let mut zip_bytes = std::io::Cursor::new(Vec::new());
+    {
+        let mut z = zip::ZipWriter::new(&mut zip_bytes);
+        let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+        for f in &folder {
+            z.start_file(f.name.clone(), opts).unwrap();
+            z.write_all(&f.data).unwrap();
+        }
+        z.finish().unwrap();
+    }
+    let zipped = analyze_files(vec![InputFile { name: "dump.zip".into(), data: zip_bytes.into_inner() }]);
+
+    let mut tar = tar::Builder::new(flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast()));
+    for f in &folder {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(f.data.len() as u64);
+        h.set_mode(0o644);
+        h.set_cksum();
+        tar.append_data(&mut h, &f.name, &f.data[..]).unwrap();
+    }
+    let tgz = tar.into_inner().unwrap().finish().unwrap();
+    let tarred = analyze_files(vec![InputFile { name: "dump.tar.gz".into(), data: tgz }]);
+
+    for other in [&zipped, &tarred] {
+        assert!(other.errors.is_empty(), "{:?}", other.errors);
+        assert_eq!(other.oom_events.len(), plain.oom_events.len());
+        assert_eq!(other.oom_events[0].used_bytes, plain.oom_events[0].used_bytes);
+        let peaks = |r: &oomscope_report::Report| r.modules.iter().map(|m| (m.name.clone(), m.peak_bytes)).collect::<Vec<_>>();
+        assert_eq!(peaks(other), peaks(&plain));
+    }
+}
+
+#[test]
+fn a_png_or_a_truncated_profile_is_a_clear_error_and_the_rest_still_loads() {
+    let log = std::fs::read(corpus().join("logs/72_tpu_compile_hbm.txt")).unwrap();
+    let mut hlo = std::fs::read(corpus().join("xla-runs/new-libtpu-fits/module_0000.jit_f.cl_1014260217.after_optimizations.hlo.pb")).unwrap();
+    hlo.truncate(hlo.len() / 3);
+    let r = analyze_files(vec![
+        InputFile { name: "screenshot.png".into(), data: b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0".to_vec() },
+        InputFile { name: "cut.hlo.pb".into(), data: hlo },
+        InputFile { name: "72.txt".into(), data: log },
+    ]);
+    assert_eq!(r.oom_events.len(), 1, "the good log still loads");
+    assert_eq!(r.errors.len(), 2, "{:?}", r.errors);
+    assert!(r.errors[0].message.starts_with("screenshot.png: ") && r.errors[0].message.contains("PNG image"));
+    assert!(r.errors[1].message.starts_with("cut.hlo.pb: "), "{}", r.errors[1].message);
+}
+
+#[test]
+fn every_fixture_folder_loads_without_errors() {
+    for dir in fixture_dirs() {
+        let r = analyze_files(load_folder(&dir));
+        assert!(r.errors.is_empty(), "{}: {:?}", dir.display(), r.errors);
+        let found = r.oom_events.len() + r.modules.len() + r.step_series.len() + r.allocator_profiles.len();
+        assert!(found > 0, "{}: nothing found", dir.display());
+    }
+}
