@@ -23,6 +23,20 @@ pub struct InputFile {
     pub data: Vec<u8>,
 }
 
+/// A large input read by slices rather than held in memory: in the browser
+/// worker a `File` read with `FileReaderSync`, natively anything seekable.
+/// XProf profiles given this way are decoded plane by plane, so a
+/// multi-gigabyte profile never sits in memory whole.
+pub struct InputSource {
+    pub name: String,
+    pub source: Box<dyn ReadAt>,
+}
+
+pub use oomscope_xla::ReadAt;
+
+/// Sources other than profiles are read whole, up to this size.
+const MAX_WHOLE_READ: u64 = 2 << 30;
+
 /// Progress of a long analysis, reported per input.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Progress {
@@ -36,7 +50,32 @@ pub struct Progress {
 /// an input that cannot be read lands in `report.errors` with a message naming
 /// it, and every other input still loads.
 pub fn analyze(files: Vec<InputFile>, progress: &mut dyn FnMut(Progress)) -> Report {
+    analyze_inputs(files, Vec::new(), progress)
+}
+
+/// [`analyze`] with some inputs given as random-access [`InputSource`]s.
+pub fn analyze_inputs(mut files: Vec<InputFile>, sources: Vec<InputSource>, progress: &mut dyn FnMut(Progress)) -> Report {
     let mut report = Report::new();
+    for s in sources {
+        let len = s.source.len();
+        if sniff::sniff(&s.name, &[]) == Sniffed::Xplane {
+            report.inputs.push(InputInfo { name: s.name.clone(), kind: InputKind::Xplane, size_bytes: len, content_hash: String::new() });
+            analyze_xplane(&s.name, s.source.as_ref(), &mut report, progress);
+            continue;
+        }
+        if len > MAX_WHOLE_READ {
+            report.errors.push(InputError {
+                input: s.name.clone(),
+                message: format!("{}: {} is too large to read whole; only XProf profiles (*.xplane.pb) are read by slices", s.name, oomscope_report::units::format_bytes(len)),
+            });
+            continue;
+        }
+        let mut data = vec![0u8; len as usize];
+        match s.source.read_at(0, &mut data) {
+            Ok(()) => files.push(InputFile { name: s.name, data }),
+            Err(e) => report.errors.push(InputError { input: s.name.clone(), message: format!("{}: cannot read: {e}", s.name) }),
+        }
+    }
     let total: u64 = files.iter().map(|f| f.data.len() as u64).sum();
     let mut done = 0u64;
     let mut expanded = Vec::new();
@@ -83,7 +122,7 @@ pub fn analyze(files: Vec<InputFile>, progress: &mut dyn FnMut(Progress)) -> Rep
             }
             Sniffed::Xplane => {
                 report.inputs.push(InputInfo { name: file.name.clone(), kind: InputKind::Xplane, size_bytes: size, content_hash });
-                analyze_xplane(&file, &mut report, progress);
+                analyze_xplane(&file.name, &file.data, &mut report, progress);
             }
             Sniffed::Text => {
                 let text = String::from_utf8_lossy(&file.data);
@@ -142,14 +181,13 @@ pub fn analyze(files: Vec<InputFile>, progress: &mut dyn FnMut(Progress)) -> Rep
 /// `/host:metadata`) and the allocator timelines (plane `/host:CPU`). Only
 /// those two planes are decoded. A profile holding only one of them is fine;
 /// holding neither is an error naming the file.
-fn analyze_xplane(file: &InputFile, report: &mut Report, progress: &mut dyn FnMut(Progress)) {
-    let src: &dyn oomscope_xla::ReadAt = &file.data;
+fn analyze_xplane(name: &str, src: &dyn ReadAt, report: &mut Report, progress: &mut dyn FnMut(Progress)) {
     let mut on_progress = |d: u64, t: u64| {
-        progress(Progress { input: file.name.clone(), done_bytes: d, total_bytes: t, stage: "decoding profile".into() })
+        progress(Progress { input: name.to_string(), done_bytes: d, total_bytes: t, stage: "decoding profile".into() })
     };
-    let modules = oomscope_xla::analyze_xspace(&file.name, src, &mut on_progress);
-    let profiles = oomscope_xla::read_plane(&file.name, src, oomscope_xla::HOST_CPU_PLANE)
-        .map(|plane| plane.map(|p| oomscope_steps::allocator_profiles_from_plane(&file.name, &p)).unwrap_or_default());
+    let modules = oomscope_xla::analyze_xspace(name, src, &mut on_progress);
+    let profiles = oomscope_xla::read_plane(name, src, oomscope_xla::HOST_CPU_PLANE)
+        .map(|plane| plane.map(|p| oomscope_steps::allocator_profiles_from_plane(name, &p)).unwrap_or_default());
     match (modules, profiles) {
         (Ok(m), Ok(p)) => {
             report.modules.extend(m);
@@ -157,7 +195,7 @@ fn analyze_xplane(file: &InputFile, report: &mut Report, progress: &mut dyn FnMu
         }
         (Err(e), Ok(p)) if !p.is_empty() && e.kind == oomscope_xla::XlaErrorKind::NoHlo => report.allocator_profiles.extend(p),
         (Ok(m), Err(_)) if !m.is_empty() => report.modules.extend(m),
-        (Err(e), _) | (_, Err(e)) => report.errors.push(InputError { input: file.name.clone(), message: e.to_string() }),
+        (Err(e), _) | (_, Err(e)) => report.errors.push(InputError { input: name.to_string(), message: e.to_string() }),
     }
 }
 
