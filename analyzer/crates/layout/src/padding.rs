@@ -21,6 +21,10 @@ use std::collections::HashMap;
 /// How many shapes [`module_padding`] and [`event_padding`] list in `top`.
 pub const TOP_ENTRIES: usize = 20;
 
+/// Highest rank [`dimension_breakdown`] and [`suggest_fix`] look into (their
+/// work grows with the square of the rank; real ranks are far lower).
+pub const MAX_ANALYSED_RANK: usize = 32;
+
 /// The sizes `oomscope size SHAPE` prints for one shape.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SizeInfo {
@@ -61,20 +65,25 @@ pub struct DimPadding {
     pub padding_bytes: u64,
 }
 
-/// Per dimension, the bytes its rounding costs. Empty for untiled layouts.
+/// Per dimension, the bytes its rounding costs. Empty for untiled layouts
+/// and ranks above [`MAX_ANALYSED_RANK`].
 pub fn dimension_breakdown(array: &ArrayShape) -> Vec<DimPadding> {
+    if array.dims.len() > MAX_ANALYSED_RANK {
+        return Vec::new();
+    }
     let (Some((multiples, beyond_rank)), Some((padded, _))) =
         (array.tile_multiples(), array.tiled_dims())
     else {
         return Vec::new();
     };
     let total = array.bytes_of_tiled(&padded, beyond_rank);
+    let sizes = array.split_dims();
     let order = array.minor_to_major();
     order
         .iter()
         .enumerate()
         .filter_map(|(minor_position, &dimension)| {
-            let size = array.max_split_size(dimension);
+            let size = sizes.get(dimension).copied()?;
             let mut exact = padded.clone();
             *exact.get_mut(dimension)? = size;
             Some(DimPadding {
@@ -211,8 +220,12 @@ fn transpose_candidates(array: &ArrayShape) -> Vec<(Change, ArrayShape)> {
 
 /// The change that saves the most padded bytes for this array: the nearest
 /// aligned (smaller) size of one dimension, or a layout with other minor
-/// dimensions. `None` when nothing saves bytes.
+/// dimensions. `None` when nothing saves bytes or the rank is above
+/// [`MAX_ANALYSED_RANK`].
 pub fn suggest_fix(array: &ArrayShape) -> Option<Suggestion> {
+    if array.dims.len() > MAX_ANALYSED_RANK {
+        return None;
+    }
     let padded = array.padded_bytes();
     let unpadded = array.unpadded_bytes();
     if padded <= unpadded {

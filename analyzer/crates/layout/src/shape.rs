@@ -198,35 +198,43 @@ impl ArrayShape {
         (0..rank).rev().collect()
     }
 
-    /// The size of dimension `dim` that one piece of a split array holds
-    /// (`LayoutUtil::MaxSplitSize`): the largest piece when the layout splits
-    /// the dimension (`SC(d:i,j)`), else the whole dimension.
+    /// Each dimension's size as one piece of the array holds it
+    /// (`LayoutUtil::MaxSplitSize`), indexed by dimension number: the largest
+    /// piece when the layout splits the dimension (`SC(d:i,j)`), else the
+    /// whole dimension.
     ///
     /// The `d` of a split counts dimensions in major-to-minor (physical)
     /// order, not by dimension number: libtpu's sizes of
     /// `s8[1000,333]{0,1:...SC(0:168)}` (split 333) and
     /// `u32[1023,5,17]{0,2,1:...SC(0:3)}` (split 5) on v5p say so.
-    pub fn max_split_size(&self, dim: usize) -> u64 {
-        let size = self.dims.get(dim).map_or(0, |&d| dim_count(d));
-        let Some(layout) = &self.layout else {
-            return size;
+    pub fn split_dims(&self) -> Vec<u64> {
+        let mut sizes: Vec<u64> = self.dims.iter().map(|&d| dim_count(d)).collect();
+        let Some(layout) = self.layout.as_ref().filter(|l| !l.split_configs.is_empty()) else {
+            return sizes;
         };
         let major_to_minor: Vec<usize> = self.minor_to_major().into_iter().rev().collect();
-        let split = layout.split_configs.iter().rev().find(|c| {
-            usize::try_from(c.dimension)
+        // The last split of a dimension wins, as upstream.
+        let mut splits = vec![None; sizes.len()];
+        for split in &layout.split_configs {
+            let dim = usize::try_from(split.dimension)
                 .ok()
-                .and_then(|d| major_to_minor.get(d))
-                == Some(&dim)
-        });
-        let Some(split) = split else { return size };
-        let mut largest = 0u64;
-        let mut last_index = 0u64;
-        for &index in &split.split_indices {
-            let index = dim_count(index);
-            largest = largest.max(index.saturating_sub(last_index));
-            last_index = index;
+                .and_then(|d| major_to_minor.get(d));
+            if let Some(slot) = dim.and_then(|&d| splits.get_mut(d)) {
+                *slot = Some(split);
+            }
         }
-        largest.max(size.saturating_sub(last_index))
+        for (size, split) in sizes.iter_mut().zip(splits) {
+            let Some(split) = split else { continue };
+            let mut largest = 0u64;
+            let mut last_index = 0u64;
+            for &index in &split.split_indices {
+                let index = dim_count(index);
+                largest = largest.max(index.saturating_sub(last_index));
+                last_index = index;
+            }
+            *size = largest.max(size.saturating_sub(last_index));
+        }
+        sizes
     }
 
     /// What the first tile rounds each dimension up to a multiple of
@@ -255,10 +263,11 @@ impl ArrayShape {
     /// the tile's elements beyond the rank. `None` when the layout has no tiles.
     pub fn tiled_dims(&self) -> Option<(Vec<u64>, u64)> {
         let (multiples, beyond_rank) = self.tile_multiples()?;
-        let padded = multiples
-            .iter()
-            .enumerate()
-            .map(|(dim, &m)| round_up(self.max_split_size(dim), m))
+        let padded = self
+            .split_dims()
+            .into_iter()
+            .zip(&multiples)
+            .map(|(size, &m)| round_up(size, m))
             .collect();
         Some((padded, beyond_rank))
     }

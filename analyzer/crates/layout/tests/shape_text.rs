@@ -170,6 +170,22 @@ fn hostile_input_errors_or_saturates_never_panics() {
             );
         }
     }
+    // A rank of a hundred thousand parses, sizes, and is not analysed.
+    let rank = 100_000;
+    let high_rank = format!(
+        "f32[{}]{{{}:T(8,128)}}",
+        vec!["3"; rank].join(","),
+        (0..rank)
+            .rev()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let shape = parse_shape(&high_rank).unwrap();
+    assert_eq!(shape.padded_bytes(), u64::MAX);
+    let array = shape.as_array().unwrap();
+    assert!(oomscope_layout::dimension_breakdown(array).is_empty());
+    assert!(oomscope_layout::suggest_fix(array).is_none());
     // A million tuple elements parse and size in linear time.
     let wide = format!("({})", vec!["f32[]{:T(128)}"; 1_000_000].join(", "));
     let shape = parse_shape(&wide).unwrap();
@@ -179,4 +195,32 @@ fn hostile_input_errors_or_saturates_never_panics() {
     for end in 0..valid.len() {
         let _ = parse_shape(&valid[..end]);
     }
+}
+
+#[test]
+fn split_dimensions_count_at_their_largest_piece() {
+    // libtpu v5p (padding zoo): 17 split at 16 → pieces of 16 and 1.
+    let shape = parse_shape("u8[17,4099]{1,0:T(8,128)(4,1)S(1)SC(0:16)}").unwrap();
+    assert_eq!(shape.as_array().unwrap().split_dims(), vec![16, 4099]);
+    assert_eq!(shape.padded_bytes(), 16 * 4224);
+    // A hostile split list on a high rank stays linear.
+    let rank = 50_000;
+    let text = format!(
+        "f32[{}]{{{}:T(8,128)SC{}}}",
+        vec!["3"; rank].join(","),
+        (0..rank)
+            .rev()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+        (0..rank).map(|d| format!("({d}:1,2)")).collect::<String>()
+    );
+    let shape = parse_shape(&text).unwrap();
+    assert!(shape
+        .as_array()
+        .unwrap()
+        .split_dims()
+        .iter()
+        .all(|&d| d == 1));
+    assert_eq!(shape.padded_bytes(), 8 * 128 * 4);
 }
