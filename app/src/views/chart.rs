@@ -19,6 +19,9 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     pub color: &'static str,
     pub dashed: bool,
+    /// Hold each value until the next point (a heap between events) rather
+    /// than interpolating (a sampled quantity).
+    pub steps: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -188,12 +191,18 @@ fn draw(
         ctx.set_line_width(if s.dashed { 1.25 } else { 1.75 });
         let _ = ctx.set_line_dash(&dash(if s.dashed { &[4.0, 3.0] } else { &[] }));
         ctx.begin_path();
-        for (i, (x, y)) in points.iter().enumerate() {
-            if i == 0 {
-                ctx.move_to(to_x(*x), to_y(*y));
-            } else {
-                ctx.line_to(to_x(*x), to_y(*y));
+        let mut previous_y = None;
+        for (x, y) in &points {
+            match previous_y {
+                None => ctx.move_to(to_x(*x), to_y(*y)),
+                Some(held) => {
+                    if s.steps {
+                        ctx.line_to(to_x(*x), to_y(held));
+                    }
+                    ctx.line_to(to_x(*x), to_y(*y));
+                }
             }
+            previous_y = Some(*y);
         }
         ctx.stroke();
         let _ = ctx.set_line_dash(&dash(&[]));

@@ -68,9 +68,21 @@ fn TreeNode(node: DiagnosisNode, all: Vec<DiagnosisNode>, path: Vec<String>) -> 
         .facts
         .iter()
         .map(|(key, value)| {
-            let shown = match value.as_u64().filter(|_| key.ends_with("_bytes")) {
-                Some(bytes) => view! { <Bytes value=bytes/> }.into_any(),
-                None => view! { <span>{value.to_string()}</span> }.into_any(),
+            let shown = match value {
+                serde_json::Value::Number(n) if key.ends_with("_bytes") && n.as_u64().is_some() => {
+                    view! { <Bytes value=n.as_u64().unwrap_or_default()/> }.into_any()
+                }
+                serde_json::Value::String(text) => view! { <span>{text.clone()}</span> }.into_any(),
+                // Lists and records are for the full tree view; here, their size.
+                serde_json::Value::Array(items) => {
+                    view! { <span class="muted">{format!("{} items", items.len())}</span> }
+                        .into_any()
+                }
+                serde_json::Value::Object(fields) => {
+                    view! { <span class="muted">{format!("{} fields", fields.len())}</span> }
+                        .into_any()
+                }
+                other => view! { <span>{other.to_string()}</span> }.into_any(),
             };
             view! { <div class="fact"><dt class="mono">{key.clone()}</dt><dd>{shown}</dd></div> }
         })

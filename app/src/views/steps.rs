@@ -68,7 +68,7 @@ fn OneSeries(series: StepSeries) -> impl IntoView {
     let chart = (series.points.len() > 1).then(|| {
         view! {
             <LineChart
-                series=vec![Series { label: series.metric.clone(), points, color: "#0969da", dashed: false }]
+                series=vec![Series { label: series.metric.clone(), points, color: "#0969da", dashed: false, steps: false }]
                 lines=lines
                 marker=None
                 x_label="step"

@@ -152,13 +152,27 @@ fn EventVerdict(event: OomEvent, leaf: Option<DiagnosisNode>) -> impl IntoView {
 
 #[component]
 fn TopAllocations(allocations: Vec<TopAllocation>, limit: Option<u64>) -> impl IntoView {
+    // Columns the message does not fill for any entry are left out.
+    let what_of = |a: &TopAllocation| {
+        a.op_name
+            .clone()
+            .or(a.xla_label.clone())
+            .unwrap_or_default()
+    };
+    let has_what = allocations.iter().any(|a| !what_of(a).is_empty());
+    let has_source = allocations.iter().any(|a| a.source.is_some());
+    let has_padding = allocations
+        .iter()
+        .any(|a| a.padding_bytes.is_some_and(|p| p > 0));
     let rows = allocations
         .into_iter()
         .map(|a| {
             let share = limit.filter(|l| *l > 0).map(|l| a.size_bytes as f64 * 100.0 / l as f64);
             let share_text = limit.and_then(|l| percent(a.size_bytes, l)).unwrap_or_default();
             let bar_width = format!("{:.1}%", share.unwrap_or(0.0).min(100.0));
-            let what = a.op_name.clone().or(a.xla_label.clone()).unwrap_or_default();
+            let what = what_of(&a);
+            let source = a.source.clone().unwrap_or_default();
+            let padding = a.padding_bytes.filter(|p| *p > 0);
             view! {
                 <tr data-rank=a.rank.to_string()>
                     <td class="num">{a.rank}</td>
@@ -168,9 +182,9 @@ fn TopAllocations(allocations: Vec<TopAllocation>, limit: Option<u64>) -> impl I
                         <span class="share-bar" aria-hidden="true"><span style:width=bar_width></span></span>
                     </td>
                     <td class="mono shape">{a.shape.clone()}</td>
-                    <td class="mono" title=what.clone()>{what.clone()}</td>
-                    <td class="mono">{a.source.clone().unwrap_or_default()}</td>
-                    <td class="num">{a.padding_bytes.filter(|p| *p > 0).map(|p| view! { <Bytes value=p/> })}</td>
+                    {has_what.then(|| view! { <td class="mono" title=what.clone()>{what.clone()}</td> })}
+                    {has_source.then(|| view! { <td class="mono">{source.clone()}</td> })}
+                    {has_padding.then(|| view! { <td class="num">{padding.map(|p| view! { <Bytes value=p/> })}</td> })}
                 </tr>
             }
         })
@@ -185,9 +199,9 @@ fn TopAllocations(allocations: Vec<TopAllocation>, limit: Option<u64>) -> impl I
                         <th scope="col" class="num">"Size"</th>
                         <th scope="col">"Share of limit"</th>
                         <th scope="col">"Shape"</th>
-                        <th scope="col">"Operation"</th>
-                        <th scope="col">"Source"</th>
-                        <th scope="col" class="num">"Padding"</th>
+                        {has_what.then(|| view! { <th scope="col">"Operation"</th> })}
+                        {has_source.then(|| view! { <th scope="col">"Source"</th> })}
+                        {has_padding.then(|| view! { <th scope="col" class="num">"Padding"</th> })}
                     </tr>
                 </thead>
                 <tbody>{rows}</tbody>
