@@ -16,6 +16,6 @@ pub use padding::{
     SizeInfo, Suggestion,
 };
 pub use shape::{
-    parse_counted_shape, parse_shape, parse_shape_prefix, ArrayShape, Layout, Shape, ShapeError,
-    SplitConfig, Tile,
+    parse_counted_shape, parse_counted_shape_list, parse_shape, parse_shape_prefix, ArrayShape,
+    Layout, Shape, ShapeError, SplitConfig, Tile,
 };

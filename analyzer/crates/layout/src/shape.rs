@@ -530,26 +530,37 @@ pub fn parse_shape_prefix(text: &str) -> Result<(Shape, usize), ShapeError> {
 /// Parses a shape with the repeat count memory usage reports put in front of
 /// it: `5×bf16[8,128]{1,0}` or `5xbf16[8,128]{1,0}`. Without a count the count is 1.
 pub fn parse_counted_shape(text: &str) -> Result<(u64, Shape), ShapeError> {
-    let trimmed = text.trim();
-    let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
-    if digits > 0 {
-        let rest = &trimmed[digits..];
-        let after = rest.strip_prefix('×').or_else(|| rest.strip_prefix('x'));
-        if let Some(shape_text) = after {
-            let count = trimmed[..digits].parse::<u64>().map_err(|_| ShapeError {
-                offset: 0,
-                message: "repeat count too large".into(),
-            })?;
-            let offset = trimmed.len() - shape_text.len();
-            return parse_shape(shape_text)
-                .map(|shape| (count, shape))
-                .map_err(|e| ShapeError {
-                    offset: e.offset + offset,
-                    message: e.message,
-                });
-        }
+    let mut parser = Parser {
+        text: text.as_bytes(),
+        pos: 0,
+    };
+    parser.skip_space();
+    let counted = parser.counted_shape()?;
+    parser.skip_space();
+    if parser.pos != parser.text.len() {
+        return Err(parser.error("unexpected text after the shape"));
     }
-    parse_shape(trimmed).map(|shape| (1, shape))
+    Ok(counted)
+}
+
+/// Parses the `shapes_list` column of a memory usage report: counted shapes
+/// separated by commas, e.g. `f32[], s32[8192], 6×u32[]` or
+/// `(f32[4096], f32[4096], u32[])`.
+pub fn parse_counted_shape_list(text: &str) -> Result<Vec<(u64, Shape)>, ShapeError> {
+    let mut parser = Parser {
+        text: text.as_bytes(),
+        pos: 0,
+    };
+    let mut shapes = Vec::new();
+    loop {
+        parser.skip_space();
+        shapes.push(parser.counted_shape()?);
+        parser.skip_space();
+        if parser.pos == parser.text.len() {
+            return Ok(shapes);
+        }
+        parser.expect(b',')?;
+    }
 }
 
 struct Parser<'a> {
@@ -641,6 +652,28 @@ impl<'a> Parser<'a> {
     /// The text read since `start` (ASCII by construction of the callers).
     fn text_since(&self, start: usize) -> &'a str {
         std::str::from_utf8(self.text.get(start..self.pos).unwrap_or_default()).unwrap_or("")
+    }
+
+    /// `[N× | Nx] shape`: a shape with an optional repeat count.
+    fn counted_shape(&mut self) -> Result<(u64, Shape), ShapeError> {
+        let start = self.pos;
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.pos += 1;
+        }
+        let mut count = 1;
+        if self.pos > start {
+            let digits = self.text_since(start);
+            if self.rest().starts_with("×".as_bytes()) {
+                self.pos += "×".len();
+            } else {
+                self.expect(b'x')?;
+            }
+            count = digits.parse::<u64>().map_err(|_| ShapeError {
+                offset: start,
+                message: format!("repeat count {digits} out of range"),
+            })?;
+        }
+        Ok((count, self.shape(0)?))
     }
 
     fn shape(&mut self, depth: usize) -> Result<Shape, ShapeError> {

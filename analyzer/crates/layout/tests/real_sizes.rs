@@ -355,3 +355,39 @@ fn largest_program_allocations_in_logs_equal_ours() {
         mismatches.join("\n")
     );
 }
+
+/// Memory usage reports list, per allocation, `used_by_n_values` and the
+/// values' shapes with repeat counts (`s32[], 6×u32[]`): the counts add up.
+#[test]
+fn memory_usage_report_shape_lists_parse_and_count_their_values() {
+    let mut files = Vec::new();
+    files_under(&corpus(), "memory-usage-report.txt", &mut files);
+    files_under(&fixtures(), "memory-usage-report.txt", &mut files);
+    assert!(files.len() >= 5, "{files:?}");
+    let mut rows = 0;
+    for file in &files {
+        for line in std::fs::read_to_string(file).unwrap().lines() {
+            let columns: Vec<&str> = line.split(';').map(str::trim).collect();
+            let [_, _, _, n_values, shapes] = columns.as_slice() else {
+                continue;
+            };
+            let Ok(n_values) = n_values.parse::<u64>() else {
+                continue;
+            };
+            let list = oomscope_layout::parse_counted_shape_list(shapes)
+                .unwrap_or_else(|e| panic!("{}: {shapes}: {e}", file.display()));
+            assert_eq!(
+                list.iter().map(|(count, _)| count).sum::<u64>(),
+                n_values,
+                "{}: {line}",
+                file.display()
+            );
+            rows += 1;
+        }
+    }
+    eprintln!(
+        "parsed {rows} memory usage report rows in {} files",
+        files.len()
+    );
+    assert!(rows >= 100);
+}
