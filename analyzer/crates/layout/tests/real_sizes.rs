@@ -69,6 +69,7 @@ fn buffer_assignment_sizes_equal_the_compilers() {
     );
     let mut arrays = 0;
     let mut untiled = 0;
+    let mut element_types = std::collections::BTreeSet::new();
     let mut tuples = 0;
     let mut mismatches = Vec::new();
     for file in &files {
@@ -80,6 +81,7 @@ fn buffer_assignment_sizes_equal_the_compilers() {
             let ours = match &shape {
                 Shape::Array(array) if is_tiled_or_sync_flag(array) => {
                     arrays += 1;
+                    element_types.insert(array.element_type.name());
                     array.padded_bytes()
                 }
                 // Untiled arrays outside the sync-flag space S(2) (scalars of
@@ -121,6 +123,15 @@ fn buffer_assignment_sizes_equal_the_compilers() {
         );
     }
     mismatches.dedup();
+    // The padding zoo's types are all covered.
+    for name in [
+        "bf16", "f16", "f32", "s8", "u8", "s4", "u4", "s16", "s32", "u32", "pred", "f8e4m3fn",
+    ] {
+        assert!(
+            element_types.contains(name),
+            "no {name} buffer checked; seen {element_types:?}"
+        );
+    }
     eprintln!(
         "checked {arrays} tiled or sync-flag array values, {untiled} other untiled, {tuples} tuples in {} buffer assignment files",
         files.len()
