@@ -119,14 +119,13 @@ fn hlo_proto_logical_buffer_sizes_equal_the_compilers() {
             let tpu_default = array
                 .layout
                 .as_ref()
-                .is_some_and(|l| l.tiles.is_empty() && l.memory_space != 2)
-                && array.padded_bytes() != size;
+                .is_none_or(|l| l.tiles.is_empty() && l.memory_space != 2);
             let ours = if tpu_default {
                 untiled += 1;
                 let mut tiled = array.clone();
-                if let Some(l) = tiled.layout.as_mut() {
-                    l.tiles = vec![Tile { dims: vec![8, 128] }];
-                }
+                let layout = tiled.layout.get_or_insert_with(Layout::default);
+                layout.minor_to_major = (0..array.dims.len() as i64).rev().collect();
+                layout.tiles = vec![Tile { dims: vec![8, 128] }];
                 tiled.padded_bytes()
             } else {
                 checked += 1;
