@@ -289,6 +289,9 @@ pub fn suggest_fix(array: &ArrayShape) -> Option<Suggestion> {
 /// One buffer's padding.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BufferPadding {
+    /// The buffer's id in the module (`BufferLifetime::id`, a peak buffer's
+    /// `logical_buffer_id`), to find it in the timeline; `None` when unknown.
+    pub id: Option<i64>,
     pub name: String,
     pub shape: String,
     pub op_name: String,
@@ -302,6 +305,7 @@ pub struct BufferPadding {
 
 impl BufferPadding {
     fn new(
+        id: Option<i64>,
         name: &str,
         shape: &str,
         op_name: &str,
@@ -316,6 +320,7 @@ impl BufferPadding {
             _ => padded,
         });
         BufferPadding {
+            id,
             name: name.to_string(),
             shape: shape.to_string(),
             op_name: op_name.to_string(),
@@ -344,6 +349,7 @@ pub fn buffer_padding(m: &ModuleReport) -> Vec<BufferPadding> {
             .map(|b| {
                 let unpadded = known(b.unpadded_bytes, b.size_bytes);
                 BufferPadding::new(
+                    Some(b.id),
                     &b.name,
                     &b.shape,
                     &b.op_name,
@@ -362,6 +368,7 @@ fn peak_buffer_padding(m: &ModuleReport) -> Vec<BufferPadding> {
         .map(|b| {
             let unpadded = known(b.unpadded_bytes, b.size_bytes);
             BufferPadding::new(
+                b.logical_buffer_id,
                 &b.name,
                 &b.shape,
                 &b.op_name,
@@ -505,6 +512,7 @@ pub fn event_padding(e: &OomEvent) -> Option<PaddingSummary> {
             let name = a.xla_label.clone().unwrap_or_default();
             match parse_shape(&a.shape) {
                 Ok(Shape::Array(array)) => BufferPadding::new(
+                    None,
                     &name,
                     &a.shape,
                     &op_name,
@@ -516,7 +524,15 @@ pub fn event_padding(e: &OomEvent) -> Option<PaddingSummary> {
                     let unpadded = a
                         .unpadded_bytes
                         .or(a.padding_bytes.map(|p| a.size_bytes.saturating_sub(p)));
-                    BufferPadding::new(&name, &a.shape, &op_name, &source, a.size_bytes, unpadded)
+                    BufferPadding::new(
+                        None,
+                        &name,
+                        &a.shape,
+                        &op_name,
+                        &source,
+                        a.size_bytes,
+                        unpadded,
+                    )
                 }
             }
         })

@@ -187,6 +187,14 @@ fn module_padding_over_a_real_buffer_assignment() {
     // No peak buffers and no peak numbers: no peak padding.
     assert_eq!(summary.peak_padding_bytes, 0);
 
+    // Per buffer, with the id that finds it in the timeline.
+    let per_buffer = oomscope_layout::buffer_padding(&module);
+    assert_eq!(per_buffer.len(), module.buffers.len());
+    assert!(per_buffer
+        .iter()
+        .zip(&module.buffers)
+        .all(|(p, b)| p.id == Some(b.id) && p.padded_bytes == b.size_bytes));
+
     // Grouping by op name covers the same bytes.
     let by_op = padding_groups(&module, GroupBy::OpName);
     assert_eq!(
