@@ -258,8 +258,8 @@ impl Allocator {
         let peak_step = self
             .snapshots
             .iter()
-            .filter(|s| s.in_use() == self.summary.peak_in_use)
-            .last()
+            .rev()
+            .find(|s| s.in_use() == self.summary.peak_in_use)
             .map_or(0, |s| s.step_id);
         let mut unmapped = self.summary.peak_heap;
         let mut unmapped_dealloc: i64 = 0;

@@ -35,6 +35,7 @@
 
 use oomscope_report::units::{binary_multiplier, scale};
 use oomscope_report::{StepPoint, StepSeries};
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// Every memory-per-step series found in `text`, in order of first appearance.
@@ -71,6 +72,8 @@ struct SeriesSet {
     input: String,
     index: HashMap<(String, String, String), usize>,
     series: Vec<StepSeries>,
+    /// The series pushed to last.
+    last: Option<usize>,
 }
 
 impl SeriesSet {
@@ -79,23 +82,33 @@ impl SeriesSet {
             input: input.to_string(),
             index: HashMap::new(),
             series: Vec::new(),
+            last: None,
         }
     }
 
     fn get(&mut self, source: &str, device: &str, metric: &str, unit: &str) -> &mut StepSeries {
-        let key = (source.to_string(), device.to_string(), metric.to_string());
-        let next = self.series.len();
-        let i = *self.index.entry(key).or_insert(next);
-        if i == next {
-            self.series.push(StepSeries {
-                source: source.to_string(),
-                input: self.input.clone(),
-                device: device.to_string(),
-                metric: metric.to_string(),
-                unit: unit.to_string(),
-                ..Default::default()
-            });
-        }
+        // Logs repeat the same few series line after line: try the last one first.
+        let same = |s: &StepSeries| s.source == source && s.device == device && s.metric == metric;
+        let i = match self.last {
+            Some(i) if self.series.get(i).is_some_and(same) => i,
+            _ => {
+                let key = (source.to_string(), device.to_string(), metric.to_string());
+                let next = self.series.len();
+                let i = *self.index.entry(key).or_insert(next);
+                if i == next {
+                    self.series.push(StepSeries {
+                        source: source.to_string(),
+                        input: self.input.clone(),
+                        device: device.to_string(),
+                        metric: metric.to_string(),
+                        unit: unit.to_string(),
+                        ..Default::default()
+                    });
+                }
+                i
+            }
+        };
+        self.last = Some(i);
         &mut self.series[i]
     }
 
@@ -316,13 +329,10 @@ impl LogReader {
             };
             self.set
                 .push(TORCHTITAN, device, &metric, &kv.unit, step, kv.bytes);
-            if let Some(pct) = kv.pct {
-                let key = (TORCHTITAN.to_string(), device.to_string(), metric.clone());
-                if let Some(&i) = self.set.index.get(&key) {
-                    let best = self.torchtitan_pct.entry(i).or_insert((kv.bytes, pct));
-                    if pct > best.1 {
-                        *best = (kv.bytes, pct);
-                    }
+            if let (Some(pct), Some(i)) = (kv.pct, self.set.last) {
+                let best = self.torchtitan_pct.entry(i).or_insert((kv.bytes, pct));
+                if pct > best.1 {
+                    *best = (kv.bytes, pct);
                 }
             }
         }
@@ -421,7 +431,14 @@ const MAX_LINE: usize = 64 * 1024;
 
 /// Removes ANSI escape sequences (`ESC [ ... m` and other CSI sequences) and
 /// the bare `[31m` remnants left when the ESC byte was lost in copying.
-fn strip_ansi(line: &str) -> String {
+fn strip_ansi(line: &str) -> Cow<'_, str> {
+    let bytes = line.as_bytes();
+    let has_code = bytes.iter().enumerate().any(|(i, &b)| {
+        b == 0x1b || (b == b'[' && bytes.get(i + 1).is_some_and(u8::is_ascii_digit))
+    });
+    if !has_code {
+        return Cow::Borrowed(line);
+    }
     let mut out = String::with_capacity(line.len());
     let mut chars = line.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
@@ -452,7 +469,7 @@ fn strip_ansi(line: &str) -> String {
         }
         out.push(c);
     }
-    out
+    Cow::Owned(out)
 }
 
 /// `[rank3]:rest` (torchrun) or `[default3]:rest` → ("rank 3", rest).
@@ -485,20 +502,19 @@ fn find_cuda_device(line: &str) -> Option<String> {
 /// The step number of a line: `step: N`, `step N`, `Step N:`, `step=N`,
 /// `iter N`, `iteration: N`. Returns (step, is `validate step`, text after it).
 fn find_step(line: &str) -> Option<(u64, bool, &str)> {
-    let lower = line.to_ascii_lowercase();
+    let bytes = line.as_bytes();
     for word in ["step", "iteration", "iter"] {
         let mut from = 0;
-        while let Some(off) = lower.get(from..).and_then(|l| l.find(word)) {
-            let pos = from + off;
+        while let Some(pos) = find_ascii_ci(bytes, word.as_bytes(), from) {
             from = pos + word.len();
             let before_ok = pos == 0
-                || !lower
-                    .as_bytes()
+                || !bytes
                     .get(pos - 1)
                     .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
             if !before_ok {
                 continue;
             }
+            // `pos` starts an ASCII match, so it is a char boundary.
             let after = line.get(pos + word.len()..)?;
             let sep_len = after.len() - after.trim_start_matches([' ', ':', '=', '\t', '#']).len();
             let after = &after[sep_len..];
@@ -510,13 +526,22 @@ fn find_step(line: &str) -> Option<(u64, bool, &str)> {
                 if rest.starts_with('.') && rest[1..].starts_with(|c: char| c.is_ascii_digit()) {
                     continue;
                 }
-                let validation = lower[..pos].trim_end().ends_with("validate")
-                    || lower[..pos].trim_end().ends_with("validation");
+                let before = line[..pos].trim_end().as_bytes();
+                let validation = ["validate", "validation"].iter().any(|w| {
+                    before.len() >= w.len()
+                        && before[before.len() - w.len()..].eq_ignore_ascii_case(w.as_bytes())
+                });
                 return Some((n, validation, rest));
             }
         }
     }
     None
+}
+
+/// Position of an ASCII `needle` in `hay` at or after `from`, ignoring ASCII case.
+fn find_ascii_ci(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
+    let last = hay.len().checked_sub(needle.len())?;
+    (from..=last).find(|&i| hay[i..i + needle.len()].eq_ignore_ascii_case(needle))
 }
 
 /// torchtitan's `CUDA capacity: NVIDIA H100 80GB HBM3 with 79.11GiB memory`.
@@ -726,16 +751,12 @@ fn parse_csv(input_name: &str, text: &str) -> Option<Vec<StepSeries>> {
     let has_header = header
         .iter()
         .any(|h| parse_float(h).is_none_or(|(_, rest)| !rest.is_empty()));
-    let (step_col, value_cols, data_first): (
-        usize,
-        Vec<(usize, String, u64, String)>,
-        Option<&str>,
-    ) = if has_header {
+    let (step_col, value_cols, data_first) = if has_header {
         let step_col = header_lower
             .iter()
             .position(|h| h == "step" || h.starts_with("step") || h.contains("iter"))?;
         let name_hint = input_name.to_ascii_lowercase();
-        let cols = header_lower
+        let cols: Vec<CsvColumn> = header_lower
             .iter()
             .enumerate()
             .filter(|(i, h)| {
@@ -746,16 +767,16 @@ fn parse_csv(input_name: &str, text: &str) -> Option<Vec<StepSeries>> {
                     && !h.contains('%')
             })
             .map(|(i, h)| {
-                let (unit, mult) = csv_unit(h)
-                    .or_else(|| {
-                        if h == "value" {
-                            csv_unit(&name_hint)
-                        } else {
-                            None
-                        }
-                    })
-                    .unwrap_or(("B".to_string(), 1));
-                (i, metric_name(&header[i]), mult, unit)
+                // TensorBoard exports name the tag only in the file name.
+                let named =
+                    csv_unit(h).or_else(|| (h == "value").then(|| csv_unit(&name_hint)).flatten());
+                let (unit, multiplier) = named.unwrap_or(("B", 1));
+                CsvColumn {
+                    index: i,
+                    metric: metric_name(&header[i]),
+                    multiplier,
+                    unit,
+                }
             })
             .collect();
         (step_col, cols, None)
@@ -763,11 +784,13 @@ fn parse_csv(input_name: &str, text: &str) -> Option<Vec<StepSeries>> {
         if header.len() != 2 {
             return None;
         }
-        (
-            0,
-            vec![(1, "bytes".to_string(), 1, "B".to_string())],
-            Some(first),
-        )
+        let bytes = CsvColumn {
+            index: 1,
+            metric: "bytes".to_string(),
+            multiplier: 1,
+            unit: "B",
+        };
+        (0, vec![bytes], Some(first))
     };
     if value_cols.is_empty() {
         return None;
@@ -794,9 +817,16 @@ fn parse_csv(input_name: &str, text: &str) -> Option<Vec<StepSeries>> {
             continue;
         };
         rows += 1;
-        for (col, metric, mult, unit) in &value_cols {
-            if let Some((v, "")) = cells.get(*col).and_then(|c| parse_float(c)) {
-                set.push(CSV, "", metric, unit, step as u64, scale(v, *mult));
+        for col in &value_cols {
+            if let Some((v, "")) = cells.get(col.index).and_then(|c| parse_float(c)) {
+                set.push(
+                    CSV,
+                    "",
+                    &col.metric,
+                    col.unit,
+                    step as u64,
+                    scale(v, col.multiplier),
+                );
             }
         }
     }
@@ -804,22 +834,25 @@ fn parse_csv(input_name: &str, text: &str) -> Option<Vec<StepSeries>> {
     (rows > 0 && rows >= bad).then_some(set.series)
 }
 
-/// Unit named in a CSV header or file name: `memory_gib`, `reserved (MiB)`, `bytes`.
-fn csv_unit(h: &str) -> Option<(String, u64)> {
+/// A value column of a CSV table.
+struct CsvColumn {
+    index: usize,
+    metric: String,
+    multiplier: u64,
+    unit: &'static str,
+}
+
+/// Unit named in a CSV header or file name by a whole word: `memory_gib`,
+/// `reserved (MiB)`, `max_reserved(GiB)`, `bytes`.
+fn csv_unit(h: &str) -> Option<(&'static str, u64)> {
     let h = h.to_ascii_lowercase();
-    for (needle, unit) in [
-        ("gib", "GiB"),
-        ("gb", "GB"),
-        ("mib", "MiB"),
-        ("mb", "MB"),
-        ("kib", "KiB"),
-        ("kb", "KB"),
-    ] {
-        if h.contains(needle) {
-            return Some((unit.to_string(), binary_multiplier(unit)?));
+    let words: Vec<&str> = h.split(|c: char| !c.is_ascii_alphanumeric()).collect();
+    for unit in ["GiB", "GB", "MiB", "MB", "KiB", "KB"] {
+        if words.iter().any(|w| w.eq_ignore_ascii_case(unit)) {
+            return Some((unit, binary_multiplier(unit)?));
         }
     }
-    h.contains("bytes").then(|| ("B".to_string(), 1))
+    words.contains(&"bytes").then_some(("B", 1))
 }
 
 #[cfg(test)]

@@ -152,3 +152,33 @@ fn too_few_points_say_nothing() {
     assert_eq!(s.slope_bytes_per_step, None);
     assert_eq!(classify(&s), Trend::Flat);
 }
+
+#[test]
+fn growth_with_a_sawtooth_reports_both() {
+    // Seed 003: slow growth plus a sawtooth whose period is the log interval.
+    let mib = 1u64 << 20;
+    let pts = (0..2000u64).map(|i| (i, 10 * GIB + i * mib + (i % 50) * 8 * mib));
+    let mut s = series(pts, Some(16 * GIB));
+    analyze_series(&mut s);
+    match classify(&s) {
+        Trend::SteadyGrowth {
+            slope_bytes_per_step,
+            sawtooth_period_steps,
+            projected_limit_step,
+        } => {
+            assert!(
+                (slope_bytes_per_step - mib as f64).abs() < 0.1 * mib as f64,
+                "{slope_bytes_per_step}"
+            );
+            assert_eq!(sawtooth_period_steps, Some(50));
+            assert!(projected_limit_step.is_some());
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(s.sawtooth_period_steps, Some(50));
+    assert!(
+        s.spikes.is_empty(),
+        "drops are releases, not spikes: {:?}",
+        s.spikes
+    );
+}

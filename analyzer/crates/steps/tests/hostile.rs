@@ -43,12 +43,29 @@ fn huge_and_odd_numbers_saturate() {
         \tUsing (GB) 1e400 / 0 (inf%) on TPU_0(process=0)\n\
         | 0 | 99999999999 GiB / 0.00 GiB | 100% |\n\
         step,bytes\n1,1e999\n";
-    for mut s in parse_step_log("huge", text) {
-        analyze_series(&mut s);
-        let _ = classify(&s);
-        for p in &s.points {
-            assert!(p.bytes <= u64::MAX);
-        }
+    let mut series = parse_step_log("huge", text);
+    let titan = series
+        .iter()
+        .find(|s| s.source == "torchtitan")
+        .expect("torchtitan series");
+    let got: Vec<(u64, u64)> = titan.points.iter().map(|p| (p.step, p.bytes)).collect();
+    assert_eq!(
+        got,
+        [(1, u64::MAX), (2, u64::MAX), (u64::MAX, 1 << 30), (3, 0)],
+        "sizes saturate"
+    );
+    let chip = series
+        .iter()
+        .find(|s| s.source == "tpu-info")
+        .expect("tpu-info series");
+    assert_eq!(chip.points[0].bytes, u64::MAX);
+    assert!(
+        series.iter().all(|s| s.source != "maxtext"),
+        "1e400 is not a number"
+    );
+    for s in &mut series {
+        analyze_series(s);
+        let _ = classify(s);
     }
 }
 
@@ -59,9 +76,13 @@ fn a_million_lines_parse_and_analyse() {
         let gib = 10.0 + step as f64 * 1e-6 + if step % 1000 < 3 { 0.5 } else { 0.0 };
         text.push_str(&format!("[rank0]:[titan] - root - INFO - step: {step}  loss:  1.0000  memory: {gib:5.2}GiB(12.50%)  tps: 1\n"));
     }
+    let t = std::time::Instant::now();
     let mut series = parse_step_log("big", &text);
+    eprintln!("parse {:?}", t.elapsed());
     assert_eq!(series.len(), 1);
     assert_eq!(series[0].points.len(), 1_000_000);
+    let t = std::time::Instant::now();
     analyze_series(&mut series[0]);
+    eprintln!("analyze {:?}", t.elapsed());
     assert!(series[0].points.len() <= 2000);
 }
