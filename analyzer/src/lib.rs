@@ -170,7 +170,10 @@ pub fn analyze_inputs(mut files: Vec<InputFile>, sources: Vec<InputSource>, prog
     }
 
     for module in &mut report.modules {
-        module.padding = Some(oomscope_layout::padding::module_padding(module));
+        module.padding = Some(oomscope_layout::module_padding(module));
+    }
+    for event in &mut report.oom_events {
+        event.padding = oomscope_layout::event_padding(event);
     }
     report.diagnosis = oomscope_diagnosis::diagnose(&report);
     progress(Progress { input: String::new(), done_bytes: total, total_bytes: total, stage: "done".into() });

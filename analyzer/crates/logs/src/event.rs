@@ -342,6 +342,7 @@ fn to_event(input: &str, m: Merged) -> OomEvent {
         extra: r.extra.iter().map(|(k, v)| (k.clone(), v.bytes)).collect(),
         top_allocations: r.top,
         top_arguments: r.top_arguments,
+        padding: None,
     }
 }
 

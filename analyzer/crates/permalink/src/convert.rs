@@ -97,6 +97,7 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
                 repeats: e.repeats,
                 message: truncate(&e.message, 600),
                 numbers: numbers_of(e).into_iter().collect(),
+                padding: e.padding.as_ref().map(padding_to_shared),
                 top_allocations: e
                     .top_allocations
                     .iter()
@@ -189,6 +190,47 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
     }
 }
 
+fn padding_to_shared(p: &PaddingSummary) -> pb::Padding {
+    pb::Padding {
+        total_padding_bytes: p.total_padding_bytes,
+        peak_padding_bytes: p.peak_padding_bytes,
+        top: p
+            .top
+            .iter()
+            .map(|t| pb::PaddingEntry {
+                shape: t.shape.clone(),
+                count: t.count,
+                padding_bytes: t.padding_bytes,
+                expansion: t.expansion,
+                suggestion: t.suggestion.clone(),
+                suggestion_saves_bytes: t.suggestion_saves_bytes,
+            })
+            .collect(),
+    }
+}
+
+fn padding_from_shared(p: pb::Padding) -> Result<PaddingSummary, LinkError> {
+    check_len("padding rows", &p.top)?;
+    Ok(PaddingSummary {
+        total_padding_bytes: p.total_padding_bytes,
+        peak_padding_bytes: p.peak_padding_bytes,
+        top: p
+            .top
+            .into_iter()
+            .map(|t| {
+                Ok(PaddingEntry {
+                    shape: check_str("shape", t.shape)?,
+                    count: t.count,
+                    padding_bytes: t.padding_bytes,
+                    expansion: finite("expansion", t.expansion)?,
+                    suggestion: check_str("suggestion", t.suggestion)?,
+                    suggestion_saves_bytes: t.suggestion_saves_bytes,
+                })
+            })
+            .collect::<Result<_, LinkError>>()?,
+    })
+}
+
 fn module_to_shared(m: &ModuleReport) -> pb::Module {
     let positions: Vec<u64> =
         if m.heap_positions.is_empty() { (0..m.heap_bytes.len() as u64).collect() } else { m.heap_positions.clone() };
@@ -227,22 +269,7 @@ fn module_to_shared(m: &ModuleReport) -> pb::Module {
         total_allocation_bytes: m.total_allocation_bytes,
         indefinite_bytes: m.indefinite_bytes,
         compiler_peak_bytes: m.compiler_peak_bytes,
-        padding: m.padding.as_ref().map(|p| pb::Padding {
-            total_padding_bytes: p.total_padding_bytes,
-            peak_padding_bytes: p.peak_padding_bytes,
-            top: p
-                .top
-                .iter()
-                .map(|t| pb::PaddingEntry {
-                    shape: t.shape.clone(),
-                    count: t.count,
-                    padding_bytes: t.padding_bytes,
-                    expansion: t.expansion,
-                    suggestion: t.suggestion.clone(),
-                    suggestion_saves_bytes: t.suggestion_saves_bytes,
-                })
-                .collect(),
-        }),
+        padding: m.padding.as_ref().map(padding_to_shared),
         program_points,
     }
 }
@@ -310,6 +337,9 @@ pub(crate) fn reduce(s: &mut pb::SharedReport, step: usize) {
                 }
             }
             for e in &mut s.oom_events {
+                if let Some(p) = &mut e.padding {
+                    p.top.truncate(5);
+                }
                 e.message = truncate(&e.message, 160);
                 for a in &mut e.top_allocations {
                     a.xla_label = a.xla_label.as_ref().map(|l| truncate(l, 60));
@@ -514,6 +544,7 @@ fn event_from_shared(e: pb::OomEvent) -> Result<OomEvent, LinkError> {
         }
     }
     let mut ev: OomEvent = serde_json::from_value(base).map_err(|e| LinkError::Invalid(format!("bad error numbers: {e}")))?;
+    ev.padding = e.padding.map(padding_from_shared).transpose()?;
     check_len("top allocations", &e.top_allocations)?;
     for a in e.top_allocations {
         ev.top_allocations.push(TopAllocation {
@@ -584,30 +615,7 @@ fn module_from_shared(m: pb::Module) -> Result<ModuleReport, LinkError> {
         indefinite_bytes: m.indefinite_bytes,
         compiler_peak_bytes: m.compiler_peak_bytes,
         buffers: Vec::new(),
-        padding: match m.padding {
-            Some(p) => {
-                check_len("padding rows", &p.top)?;
-                Some(PaddingSummary {
-                    total_padding_bytes: p.total_padding_bytes,
-                    peak_padding_bytes: p.peak_padding_bytes,
-                    top: p
-                        .top
-                        .into_iter()
-                        .map(|t| {
-                            Ok(PaddingEntry {
-                                shape: check_str("shape", t.shape)?,
-                                count: t.count,
-                                padding_bytes: t.padding_bytes,
-                                expansion: finite("expansion", t.expansion)?,
-                                suggestion: check_str("suggestion", t.suggestion)?,
-                                suggestion_saves_bytes: t.suggestion_saves_bytes,
-                            })
-                        })
-                        .collect::<Result<_, LinkError>>()?,
-                })
-            }
-            None => None,
-        },
+        padding: m.padding.map(padding_from_shared).transpose()?,
         instructions: Vec::new(),
     })
 }

@@ -177,6 +177,9 @@ pub struct OomEvent {
     pub extra: BTreeMap<String, u64>,
     #[serde(default)]
     pub top_allocations: Vec<TopAllocation>,
+    /// Padding waste of the listed allocations, from the layout model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub padding: Option<PaddingSummary>,
     /// A separate "Largest program arguments and outputs" listing (TPU), when printed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub top_arguments: Vec<TopAllocation>,
