@@ -24,29 +24,24 @@
 //! Integer stats are read from `int64_value` only and strings from `str_value`
 //! or a `ref_value` naming a stat metadata, exactly as XProf's visitor does.
 
-use oomscope_proto::prost::Message;
-use oomscope_proto::tensorflow::profiler::{x_event, x_stat, XPlane, XSpace, XStat};
+use oomscope_proto::tensorflow::profiler::{x_event, x_stat, XPlane, XStat};
 use oomscope_report::{ActiveAllocation, AllocatorPoint, AllocatorProfile};
+use oomscope_xla::{read_plane, HOST_CPU_PLANE};
 use std::collections::HashMap;
 
-/// XProf's name of the host plane holding the allocator events.
-pub const HOST_PLANE: &str = "/host:CPU";
 /// XProf's `max_num_snapshots` default for the timeline.
 pub const MAX_TIMELINE_SNAPSHOTS: usize = 1000;
 
-/// Allocator profiles of a serialized `XSpace`; empty when it has no host
-/// plane or no allocator events.
+/// Allocator profiles of a serialized `XSpace` (plain or gzipped); empty when
+/// it has no host plane or no allocator events. Only the `/host:CPU` plane is
+/// decoded (oomscope-xla's lazy plane reader skips the others).
 pub fn allocator_profiles(
     input_name: &str,
     xplane_bytes: &[u8],
 ) -> Result<Vec<AllocatorProfile>, String> {
-    let space =
-        XSpace::decode(xplane_bytes).map_err(|e| format!("not a valid XSpace (xplane.pb): {e}"))?;
-    Ok(space
-        .planes
-        .iter()
-        .find(|p| p.name == HOST_PLANE)
-        .map(|plane| allocator_profiles_from_plane(input_name, plane))
+    let plane = read_plane(input_name, &xplane_bytes, HOST_CPU_PLANE).map_err(|e| e.to_string())?;
+    Ok(plane
+        .map(|plane| allocator_profiles_from_plane(input_name, &plane))
         .unwrap_or_default())
 }
 

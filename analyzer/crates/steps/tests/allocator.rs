@@ -109,3 +109,208 @@ fn garbage_is_an_error_not_a_panic() {
         let _ = allocator_profiles("truncated", &bytes[..cut]);
     }
 }
+
+mod built {
+    //! Planes built by hand for what the TF profile does not exercise: names by
+    //! `ref_value`, `device_ordinal` ids, stack bytes, unmapped heap, a stat of
+    //! the wrong type, and the peak moving to the last event that reaches it.
+    use oomscope_proto::tensorflow::profiler::{
+        x_event, x_stat, XEvent, XEventMetadata, XLine, XPlane, XStat, XStatMetadata,
+    };
+    use oomscope_steps::allocator_profiles_from_plane;
+
+    const NAMES: [(i64, &str); 14] = [
+        (10, "allocator_name"),
+        (11, "bytes_reserved"),
+        (12, "bytes_allocated"),
+        (13, "bytes_available"),
+        (14, "peak_bytes_in_use"),
+        (15, "requested_bytes"),
+        (16, "allocation_bytes"),
+        (17, "addr"),
+        (18, "tf_op"),
+        (19, "data_type"),
+        (20, "shape"),
+        (21, "GPU_0_bfc"),
+        (22, "region_type"),
+        (23, "device_ordinal"),
+    ];
+
+    fn int(id: i64, v: i64) -> XStat {
+        XStat {
+            metadata_id: id,
+            value: Some(x_stat::Value::Int64Value(v)),
+        }
+    }
+    fn text(id: i64, v: &str) -> XStat {
+        XStat {
+            metadata_id: id,
+            value: Some(x_stat::Value::StrValue(v.to_string())),
+        }
+    }
+    fn event(kind: i64, t: i64, stats: Vec<XStat>) -> XEvent {
+        XEvent {
+            metadata_id: kind,
+            data: Some(x_event::Data::OffsetPs(t)),
+            stats,
+            ..Default::default()
+        }
+    }
+    /// (stack, heap, free, requested, allocation, address) of one event on GPU_0_bfc.
+    fn bfc(kind: i64, t: i64, v: [i64; 6], op: &str, dtype: i64, shape: &str) -> XEvent {
+        let mut stats = vec![XStat {
+            metadata_id: 10,
+            value: Some(x_stat::Value::RefValue(21)),
+        }];
+        stats.extend(
+            [11, 12, 13, 15, 16, 17]
+                .iter()
+                .zip(v)
+                .map(|(id, v)| int(*id, v)),
+        );
+        stats.extend([
+            text(18, op),
+            int(19, dtype),
+            text(20, shape),
+            text(22, "output"),
+        ]);
+        event(kind, t, stats)
+    }
+
+    fn plane() -> XPlane {
+        let mut p = XPlane {
+            name: "/host:CPU".into(),
+            ..Default::default()
+        };
+        for (id, name) in [
+            (1, "MemoryAllocation"),
+            (2, "MemoryDeallocation"),
+            (3, "SomethingElse"),
+        ] {
+            p.event_metadata.insert(
+                id,
+                XEventMetadata {
+                    id,
+                    name: name.into(),
+                    ..Default::default()
+                },
+            );
+        }
+        for (id, name) in NAMES {
+            p.stat_metadata.insert(
+                id,
+                XStatMetadata {
+                    id,
+                    name: name.into(),
+                    ..Default::default()
+                },
+            );
+        }
+        let gpu = vec![
+            bfc(1, 1000, [100, 1000, 9000, 900, 1000, 1], "a", 1, "[10]"),
+            bfc(1, 2000, [100, 3000, 7000, 2000, 2000, 2], "b", 14, "[20]"),
+            event(3, 2500, vec![int(12, 1 << 40)]),
+            bfc(2, 3000, [100, 1000, 9000, 0, 2000, 2], "", 0, ""),
+            bfc(1, 4000, [100, 3000, 7000, 2000, 2000, 3], "b", 14, "[20]"),
+        ];
+        let ordinal = vec![
+            event(
+                1,
+                500,
+                vec![
+                    int(23, 0),
+                    int(12, 500),
+                    int(13, 100),
+                    int(15, 100),
+                    int(16, 200),
+                    int(17, 9),
+                ],
+            ),
+            // bytes_allocated as uint64: XProf's IntValue reads 0 from it.
+            event(
+                1,
+                600,
+                vec![
+                    int(23, 0),
+                    XStat {
+                        metadata_id: 12,
+                        value: Some(x_stat::Value::Uint64Value(999)),
+                    },
+                ],
+            ),
+        ];
+        p.lines = vec![
+            XLine {
+                events: gpu,
+                ..Default::default()
+            },
+            XLine {
+                events: ordinal,
+                ..Default::default()
+            },
+        ];
+        p
+    }
+
+    #[test]
+    fn by_hand() {
+        let profiles = allocator_profiles_from_plane("built", &plane());
+        let names: Vec<&str> = profiles.iter().map(|p| p.allocator.as_str()).collect();
+        assert_eq!(names, ["0", "GPU_0_bfc"]);
+
+        let gpu = &profiles[1];
+        // 3100 in use at t=2000 and again at t=4000: the later one is the peak.
+        assert_eq!(
+            (
+                gpu.peak_heap_bytes,
+                gpu.peak_stack_bytes,
+                gpu.peak_time_ps,
+                gpu.capacity_bytes
+            ),
+            (3000, 100, 4000, 10100)
+        );
+        assert_eq!(
+            gpu.timeline.len(),
+            4,
+            "the non-allocator event is not a snapshot"
+        );
+        let rows: Vec<(u64, u64, &str, &str, &str, u64)> = gpu
+            .active_at_peak
+            .iter()
+            .map(|a| {
+                (
+                    a.allocation_bytes,
+                    a.requested_bytes,
+                    a.op_name.as_str(),
+                    a.data_type.as_str(),
+                    a.shape.as_str(),
+                    a.occurrences,
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                (2000, 2000, "b", "bfloat16", "[20]", 1),
+                (1000, 900, "a", "float", "[10]", 1),
+                (100, 100, "stack", "INVALID", "unknown", 1)
+            ]
+        );
+
+        let ordinal = &profiles[0];
+        assert_eq!(ordinal.peak_heap_bytes, 500);
+        assert_eq!(
+            ordinal.timeline[1].heap_bytes, 0,
+            "uint64 stat read as XProf does"
+        );
+        let rows: Vec<(u64, &str)> = ordinal
+            .active_at_peak
+            .iter()
+            .map(|a| (a.allocation_bytes, a.op_name.as_str()))
+            .collect();
+        assert_eq!(
+            rows,
+            [(300, "unused preallocated device memory"), (200, "")]
+        );
+    }
+}
