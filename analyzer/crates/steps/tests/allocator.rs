@@ -101,6 +101,19 @@ fn equals_xprof_memory_profile_on_a_real_tf_cpu_profile() {
 }
 
 #[test]
+fn gzipped_profile_gives_the_same_profiles() {
+    use std::io::Write;
+    let bytes = std::fs::read(format!("{DIR}vm.xplane.pb")).expect("vm.xplane.pb");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&bytes).expect("gzip");
+    let gzipped = gz.finish().expect("gzip");
+    assert_eq!(
+        allocator_profiles("vm.xplane.pb.gz", &gzipped),
+        allocator_profiles("vm.xplane.pb.gz", &bytes)
+    );
+}
+
+#[test]
 fn garbage_is_an_error_not_a_panic() {
     assert!(allocator_profiles("x", b"\xff\xff\xff\xff not a protobuf").is_err());
     assert_eq!(allocator_profiles("empty", b"").expect("empty XSpace"), []);
