@@ -22,6 +22,10 @@
 //!   `peak_memory_active:47.32` (GiB). The step is the line's `step`/`iter`
 //!   number; without one, the print's ordinal. Out-of-memory messages are left
 //!   to the OOM-log parser.
+//! - **Allocator statistics dicts** printed per step: JAX/XLA
+//!   `device.memory_stats()` (`bytes_in_use`, `peak_bytes_in_use`, with
+//!   `bytes_limit` as the limit) and PyTorch/XLA `xm.get_memory_info()`
+//!   (`bytes_used`/`bytes_limit`, older `kb_free`/`kb_total`), source `memory_stats`.
 //! - **tpu-info** tables captured over time (`watch tpu-info`, `--streaming`):
 //!   rows `| 0 | 18.45 GiB / 31.25 GiB | 100.00% |` (or the box-drawn variant);
 //!   each header row naming HBM usage starts a new snapshot, and the snapshot
@@ -53,11 +57,11 @@ pub fn parse_step_log(input_name: &str, text: &str) -> Vec<StepSeries> {
 }
 
 /// Whether the start of a file looks like a log with memory per step: one of
-/// the specific formats, or at least two PyTorch memory prints.
+/// the specific formats, or at least two free-form memory prints.
 pub fn looks_like_step_log(head: &str) -> bool {
     parse_step_log("", head)
         .iter()
-        .any(|s| s.source != PYTORCH || s.points.len() >= 2)
+        .any(|s| (s.source != PYTORCH && s.source != MEMORY_STATS) || s.points.len() >= 2)
 }
 
 const TORCHTITAN: &str = "torchtitan";
@@ -65,6 +69,7 @@ const MAXTEXT: &str = "maxtext";
 const PYTORCH: &str = "pytorch";
 const TORCHTUNE: &str = "torchtune";
 const TPU_INFO: &str = "tpu-info";
+const MEMORY_STATS: &str = "memory_stats";
 const CSV: &str = "csv";
 
 /// Series under construction, keyed by (source, device, metric).
@@ -351,14 +356,20 @@ impl LogReader {
         let step = find_step(line).map(|(s, _, _)| s);
         let device = rank
             .map(str::to_string)
-            .or_else(|| find_cuda_device(line))
+            .or_else(|| find_device(line))
             .unwrap_or_default();
-        let mut found: Vec<(String, String, u64, &'static str)> = Vec::new();
+        let mut found: Vec<Found> = Vec::new();
         for kv in scan_sizes(line) {
             let key = kv.key.to_ascii_lowercase();
             // TPU/XLA messages write one-letter units (`528.00M`); PyTorch prints do not.
             if kv.unit.len() >= 2 && is_pytorch_memory_key(&key) {
-                found.push((metric_name(&kv.key), kv.unit, kv.bytes, PYTORCH));
+                found.push(Found {
+                    metric: metric_name(&kv.key),
+                    unit: kv.unit,
+                    bytes: kv.bytes,
+                    limit: None,
+                    source: PYTORCH,
+                });
             }
         }
         // torchtune: `peak_memory_active:47.32 peak_memory_alloc:... peak_memory_reserved:...` in GiB.
@@ -369,17 +380,26 @@ impl LogReader {
             let key = &after[..colon];
             if let Some((v, _)) = parse_float(&after[colon + 1..]) {
                 if key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                    found.push((
-                        key.to_string(),
-                        "GiB".to_string(),
-                        scale(v, 1 << 30),
-                        TORCHTUNE,
-                    ));
+                    found.push(Found {
+                        metric: key.to_string(),
+                        unit: "GiB".to_string(),
+                        bytes: scale(v, 1 << 30),
+                        limit: None,
+                        source: TORCHTUNE,
+                    });
                 }
             }
             rest = &after[colon..];
         }
-        for (metric, unit, bytes, source) in found {
+        found.extend(memory_stats_dict(line));
+        for Found {
+            metric,
+            unit,
+            bytes,
+            limit,
+            source,
+        } in found
+        {
             let step = match step {
                 Some(s) => s,
                 None => {
@@ -392,7 +412,10 @@ impl LogReader {
                     s
                 }
             };
-            self.set.push(source, &device, &metric, &unit, step, bytes);
+            let s = self.set.push(source, &device, &metric, &unit, step, bytes);
+            if limit.is_some() {
+                s.limit_bytes = limit;
+            }
         }
     }
 }
@@ -487,12 +510,84 @@ fn split_rank_prefix(line: &str) -> (Option<String>, &str) {
     (None, line)
 }
 
-/// `cuda:1` or `GPU 1` named in a line → "cuda:1".
-fn find_cuda_device(line: &str) -> Option<String> {
-    for prefix in ["cuda:", "GPU "] {
+/// The device a print names: `cuda:1` (also written `GPU 1`), `xla:0`, `TPU_3`.
+fn find_device(line: &str) -> Option<String> {
+    for (prefix, name) in [
+        ("cuda:", "cuda:"),
+        ("GPU ", "cuda:"),
+        ("xla:", "xla:"),
+        ("TPU_", "TPU_"),
+    ] {
         if let Some(pos) = line.find(prefix) {
             if let Some((n, _)) = parse_uint(&line[pos + prefix.len()..]) {
-                return Some(format!("cuda:{n}"));
+                return Some(format!("{name}{n}"));
+            }
+        }
+    }
+    None
+}
+
+/// One memory value found in a print.
+struct Found {
+    metric: String,
+    unit: String,
+    bytes: u64,
+    limit: Option<u64>,
+    source: &'static str,
+}
+
+/// Printed allocator statistics dicts: JAX/XLA `device.memory_stats()`
+/// (`{'bytes_in_use': N, 'peak_bytes_in_use': N, 'bytes_limit': N, ...}`) and
+/// PyTorch/XLA `xm.get_memory_info()` (`{'bytes_used': N, 'bytes_limit': N}`,
+/// older `{'kb_free': N, 'kb_total': N}`). Integers are bytes (KiB for `kb_`).
+fn memory_stats_dict(line: &str) -> Vec<Found> {
+    let limit = dict_int(line, "bytes_limit");
+    let mut out: Vec<Found> = ["bytes_in_use", "peak_bytes_in_use", "bytes_used"]
+        .iter()
+        .filter_map(|key| {
+            let bytes = dict_int(line, key)?;
+            Some(Found {
+                metric: key.to_string(),
+                unit: "B".to_string(),
+                bytes,
+                limit,
+                source: MEMORY_STATS,
+            })
+        })
+        .collect();
+    if let (Some(free), Some(total)) = (dict_int(line, "kb_free"), dict_int(line, "kb_total")) {
+        out.push(Found {
+            metric: "used".to_string(),
+            unit: "KiB".to_string(),
+            bytes: total.saturating_sub(free).saturating_mul(1024),
+            limit: Some(total.saturating_mul(1024)),
+            source: MEMORY_STATS,
+        });
+    }
+    out
+}
+
+/// The integer after a whole-word dict key: `'key': N`, `"key": N`, `key=N`.
+fn dict_int(line: &str, key: &str) -> Option<u64> {
+    let bytes = line.as_bytes();
+    let mut from = 0;
+    while let Some(off) = line.get(from..)?.find(key) {
+        let pos = from + off;
+        from = pos + key.len();
+        let word_start = pos == 0
+            || !bytes
+                .get(pos - 1)
+                .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
+        let after = line
+            .get(from..)?
+            .trim_start_matches(['\'', '"'])
+            .trim_start();
+        let Some(after) = after.strip_prefix([':', '=']) else {
+            continue;
+        };
+        if word_start {
+            if let Some((v, _)) = parse_uint(after.trim_start()) {
+                return Some(v);
             }
         }
     }

@@ -290,3 +290,38 @@ fn csv_with_header_and_units() {
     assert!(looks_like_step_log("step,bytes\n1,100\n2,200\n"));
     assert!(!looks_like_step_log("name,age\nbob,3\n"));
 }
+
+#[test]
+fn allocator_stats_dicts_jax_and_torch_xla() {
+    let text = "step 1 {'num_allocs': 10, 'bytes_in_use': 1000, 'peak_bytes_in_use': 1500, 'largest_alloc_size': 9, 'bytes_limit': 16000} on TPU_0\n\
+        step 2 {'num_allocs': 12, 'bytes_in_use': 2000, 'peak_bytes_in_use': 2500, 'bytes_limit': 16000} on TPU_0\n\
+        [rank2]:step=5 xla:0 {'bytes_used': 4096, 'bytes_limit': 8192}\n\
+        epoch 0 xla:1 {'kb_free': 1000, 'kb_total': 3000}\n";
+    let series = parse_step_log("dicts", text);
+    let in_use = find(&series, "TPU_0", "bytes_in_use");
+    assert_eq!(in_use.source, "memory_stats");
+    assert_eq!(
+        in_use
+            .points
+            .iter()
+            .map(|p| (p.step, p.bytes))
+            .collect::<Vec<_>>(),
+        [(1, 1000), (2, 2000)]
+    );
+    assert_eq!(in_use.limit_bytes, Some(16000));
+    assert_eq!(
+        find(&series, "TPU_0", "peak_bytes_in_use").points[1].bytes,
+        2500
+    );
+    let used = find(&series, "rank 2", "bytes_used");
+    assert_eq!(
+        (used.points[0].step, used.points[0].bytes, used.limit_bytes),
+        (5, 4096, Some(8192))
+    );
+    let kb = find(&series, "xla:1", "used");
+    assert_eq!(
+        (kb.points[0].bytes, kb.limit_bytes),
+        (2000 * 1024, Some(3000 * 1024))
+    );
+    assert_eq!(series.len(), 4, "{series:#?}");
+}
