@@ -206,7 +206,12 @@ impl Allocator {
             peak_stack_bytes: non_negative(sum.peak_stack),
             peak_time_ps: non_negative(sum.peak_time_ps),
             capacity_bytes: non_negative(sum.capacity),
-            fragmentation_at_peak: sum.peak_fragmentation,
+            // JSON has no NaN (BFC reports it with nothing in use): 0 then.
+            fragmentation_at_peak: if sum.peak_fragmentation.is_finite() {
+                sum.peak_fragmentation
+            } else {
+                0.0
+            },
             timeline,
             active_at_peak,
         }

@@ -977,6 +977,22 @@ mod tests {
     }
 
     #[test]
+    fn tpu_info_box_drawn_table() {
+        // The layout of older tpu-info releases (rich box-drawing tables).
+        let text = "┏━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┓\n\
+            ┃ Chip ┃ HBM usage             ┃ Duty cycle ┃\n\
+            ┡━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━┩\n\
+            │ 0    │ 13.49 GiB / 15.75 GiB │      0.00% │\n\
+            │ 1    │ 0.00 GiB / 15.75 GiB  │      0.00% │\n\
+            └──────┴───────────────────────┴────────────┘\n";
+        let series = parse_step_log("box", text);
+        assert_eq!(series.len(), 2);
+        assert_eq!(series[0].device, "chip 0");
+        assert_eq!(series[0].points[0].bytes, scale(13.49, 1 << 30));
+        assert_eq!(series[1].limit_bytes, Some(scale(15.75, 1 << 30)));
+    }
+
+    #[test]
     fn step_numbers() {
         assert_eq!(find_step("step: 14  loss").map(|s| s.0), Some(14));
         assert_eq!(find_step("Step 3 | loss:2.4").map(|s| s.0), Some(3));
