@@ -36,6 +36,10 @@ fn real_leak_is_steady_growth_with_the_true_slope() {
     let truth = header(&text, "true_growth_bytes_per_step") as f64;
     assert_eq!(truth, 2_097_152.0);
     let slope = s.slope_bytes_per_step.expect("slope");
+    eprintln!(
+        "leak: slope {slope:.0} B/step vs true {truth}; limit {:?}; projected {:?}",
+        s.limit_bytes, s.projected_limit_step
+    );
     assert!(
         (slope - truth).abs() <= 0.10 * truth,
         "slope {slope} vs true {truth}"
