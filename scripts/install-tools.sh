@@ -26,6 +26,14 @@ if [ -n "$WB_VERSION" ] && ! wasm-bindgen --version 2>/dev/null | grep -q "$WB_V
 fi
 
 if [ "${1:-}" = "--browser" ]; then
+  # The fuzz smoke run compiles libFuzzer (C++).
+  if ! command -v c++ >/dev/null; then
+    log "installing a C++ compiler for libFuzzer"
+    export DEBIAN_FRONTEND=noninteractive
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+    $SUDO apt-get update -q
+    $SUDO apt-get install -y -q g++
+  fi
   if ! command -v chromium >/dev/null; then
     log "installing Debian's chromium"
     export DEBIAN_FRONTEND=noninteractive

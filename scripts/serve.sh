@@ -4,4 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-tools.sh
+cargo fetch --quiet
 exec trunk serve --offline --address 127.0.0.1 --port "${PORT:-8080}" "$@"

@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
 # Installs what is missing, then runs every test: the analyzer's unit and
-# integration tests on real data, the fuzz smoke run, and the browser tests
-# in headless Chromium against the trunk-built page.
+# integration tests on real data, the browser tests in headless Chromium
+# against the trunk-built page, and a fuzz smoke run of every decoder.
+#
+#   FUZZ_SECONDS=N scripts/test.sh   # seconds per fuzz target (default 15; 0 skips)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-tools.sh --browser
+# trunk runs cargo offline: fetch every crate first.
+cargo fetch --quiet
 
 echo "== cargo test (analyzer, natively)"
 cargo test --workspace --exclude oomscope-app
 
 echo "== browser tests (trunk build + Chromium)"
 tests/e2e/run.sh
+
+if [ "${FUZZ_SECONDS:-15}" != 0 ]; then
+  echo "== fuzz smoke run (${FUZZ_SECONDS:-15} s per target)"
+  scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
+fi
