@@ -4,5 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-tools.sh
-cargo fetch --quiet
+cargo fetch --quiet 2>/dev/null || echo "[serve] no network: using the crates already fetched" >&2
 exec trunk serve --offline --address 127.0.0.1 --port "${PORT:-8080}" "$@"
