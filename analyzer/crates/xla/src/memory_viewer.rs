@@ -269,23 +269,21 @@ impl<'a> Module<'a> {
             .ok()
             .and_then(|i| i.checked_sub(1))
             .and_then(|i| index.file_locations.get(i));
-        let (file, line) = match location {
-            Some(loc) => (
-                usize::try_from(loc.file_name_id)
-                    .ok()
-                    .and_then(|i| i.checked_sub(1))
-                    .and_then(|i| index.file_names.get(i))
-                    .map_or("", String::as_str),
-                loc.line,
-            ),
-            None => ("", -1),
+        let Some(location) = location else {
+            return String::new();
         };
+        let file = usize::try_from(location.file_name_id)
+            .ok()
+            .and_then(|i| i.checked_sub(1))
+            .and_then(|i| index.file_names.get(i))
+            .map_or("", String::as_str);
         // XProf parses `file:line:col` by splitting on ':'; a file name with a
-        // colon keeps only its first part there, and so here.
+        // colon keeps only its first part there, and so here; no file, no source.
         let file = file.split(':').next().unwrap_or("");
-        if file.is_empty() && location.is_none() {
+        if file.is_empty() {
             return String::new();
         }
+        let line = location.line;
         format!("{file}:{line}")
     }
 
