@@ -16,4 +16,5 @@ if [ ! -d node_modules/playwright-core ]; then
   PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund
 fi
 rm -rf out
-exec node --test --test-reporter=tap page.test.mjs
+# Every *.test.mjs here (each view may add its own file).
+exec node --test --test-reporter=tap ./*.test.mjs

@@ -1,13 +1,18 @@
 //! The analysis Web Worker (`oomscope-worker`): receives the page's inputs,
 //! reads `File`s itself (synchronously, in slices, so the page never holds
-//! their bytes), runs `oomscope_analyzer::analyze` and posts progress and the
-//! report back. All parsing happens here, never on the page's thread.
+//! their bytes), runs `oomscope_analyzer::analyze_inputs` and posts progress
+//! and the report back. All parsing happens here, never on the page's thread.
+//!
+//! XProf profiles (which can be gigabytes) are not loaded at all: they go to
+//! the analyzer as random-access sources ([`BlobSource`]) that it reads plane
+//! by plane. Every other file is loaded whole, with progress.
 //!
 //! Built by trunk as `data-type="worker"` with a loader shim; see
 //! `oomscope_app::protocol` for the messages.
 
 use js_sys::{ArrayBuffer, Reflect, Uint8Array};
-use oomscope_analyzer::{analyze, InputFile, Progress};
+use oomscope_analyzer::sniff::{sniff, Sniffed};
+use oomscope_analyzer::{analyze_inputs, InputFile, InputSource, Progress, ReadAt};
 use oomscope_app::protocol::{
     AnalyzeRequest, ProgressThrottle, WorkerMessage, MAX_INPUT_BYTES, PAYLOADS_FIELD, REQUEST_FIELD,
 };
@@ -76,9 +81,17 @@ fn run_job(scope: &DedicatedWorkerGlobalScope, data: &JsValue) {
     };
 
     let mut files = Vec::with_capacity(request.files.len());
+    let mut sources = Vec::new();
     let mut load_errors = Vec::new();
     for (index, file) in request.files.iter().enumerate() {
         let payload = payloads.get(index as u32);
+        if let Some(source) = profile_source(&file.name, &payload) {
+            sources.push(InputSource {
+                name: file.name.clone(),
+                source: Box::new(source),
+            });
+            continue;
+        }
         match load_payload(&file.name, &payload, &mut send_progress) {
             Ok(data) => files.push(InputFile {
                 name: file.name.clone(),
@@ -91,7 +104,7 @@ fn run_job(scope: &DedicatedWorkerGlobalScope, data: &JsValue) {
         }
     }
 
-    let mut report = analyze(files, &mut send_progress);
+    let mut report = analyze_inputs(files, sources, &mut send_progress);
     load_errors.append(&mut report.errors);
     report.errors = load_errors;
     match serde_json::to_string(&report) {
@@ -159,6 +172,61 @@ fn load_payload(
         });
     }
     Ok(data)
+}
+
+/// A file the analyzer reads by slices: an XProf profile on disk.
+fn profile_source(name: &str, payload: &JsValue) -> Option<BlobSource> {
+    let blob = payload.dyn_ref::<Blob>()?;
+    if sniff(name, &[]) != Sniffed::Xplane {
+        return None;
+    }
+    let reader = FileReaderSync::new().ok()?;
+    Some(BlobSource {
+        blob: blob.clone(),
+        size: blob.size() as u64,
+        reader,
+    })
+}
+
+/// Random access to a `Blob` through synchronous reads of its slices.
+struct BlobSource {
+    blob: Blob,
+    size: u64,
+    reader: FileReaderSync,
+}
+
+impl ReadAt for BlobSource {
+    fn len(&self) -> u64 {
+        self.size
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        let io_error = |message: String| std::io::Error::other(message);
+        let end = offset
+            .checked_add(buf.len() as u64)
+            .filter(|end| *end <= self.size)
+            .ok_or_else(|| io_error(format!("read past the end of the file (offset {offset})")))?;
+        let mut start = offset;
+        while start < end {
+            let stop = (start + READ_SLICE_BYTES).min(end);
+            let slice = self
+                .blob
+                .slice_with_f64_and_f64(start as f64, stop as f64)
+                .map_err(|e| io_error(js_error_text(&e)))?;
+            let buffer = self
+                .reader
+                .read_as_array_buffer(&slice)
+                .map_err(|e| io_error(js_error_text(&e)))?;
+            let bytes = Uint8Array::new(&buffer);
+            if u64::from(bytes.length()) != stop - start {
+                return Err(io_error("the file changed while reading it".to_string()));
+            }
+            let at = (start - offset) as usize;
+            bytes.copy_to(&mut buf[at..at + (stop - start) as usize]);
+            start = stop;
+        }
+        Ok(())
+    }
 }
 
 fn check_size(size: u64) -> Result<(), String> {
