@@ -22,7 +22,9 @@ fn tree_title(tree: TreeKind) -> &'static str {
 #[component]
 pub fn DiagnosisView(report: Arc<Report>) -> impl IntoView {
     let diagnosis = &report.diagnosis;
-    if diagnosis.nodes.is_empty() {
+    // Without an OOM or a growth trend there is no tree to walk.
+    if diagnosis.nodes.is_empty() || (diagnosis.tree == TreeKind::None && diagnosis.path.is_empty())
+    {
         return ().into_any();
     }
     let path = diagnosis.path.clone();

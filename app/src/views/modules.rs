@@ -32,8 +32,18 @@ pub fn ModulesView(report: Arc<Report>) -> impl IntoView {
     let mut spaces: Vec<i64> = report.modules.iter().map(|m| m.memory_space).collect();
     spaces.sort_unstable();
     spaces.dedup();
-    let space = RwSignal::new(if spaces.contains(&0) { 0 } else { spaces[0] });
-    let module_index = RwSignal::new(largest_in_space(&report, space.get_untracked()));
+    // A shared report opens on the module its sender had selected.
+    let shared_module = report
+        .shared
+        .as_ref()
+        .map(|s| s.view.module as usize)
+        .filter(|i| *i < report.modules.len());
+    let space = RwSignal::new(match shared_module {
+        Some(i) => report.modules[i].memory_space,
+        None if spaces.contains(&0) => 0,
+        None => spaces[0],
+    });
+    let module_index = RwSignal::new(shared_module.unwrap_or_else(|| largest_in_space(&report, space.get_untracked())));
 
     let report_for_options = report.clone();
     let module_options = move || {
@@ -61,6 +71,20 @@ pub fn ModulesView(report: Arc<Report>) -> impl IntoView {
             module_index.set(value);
         }
     };
+    // Another view asked to show a buffer: switch to its module.
+    let report_for_focus = report.clone();
+    let buffer_focus = crate::state::use_state().buffer_focus;
+    Effect::new(move |_| {
+        let Some(focus) = buffer_focus.get() else {
+            return;
+        };
+        if let Some(i) = report_for_focus.modules.iter().position(|m| {
+            m.memory_space == focus.memory_space && m.display_name() == focus.module
+        }) {
+            space.set(focus.memory_space);
+            module_index.set(i);
+        }
+    });
     let limit = hbm_limit(&report);
     let report_for_detail = report.clone();
     let detail = move || {
@@ -135,11 +159,14 @@ fn ModuleDetail(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
     let peak_share = limit
         .and_then(|l| percent(module.peak_bytes, l))
         .map(|p| format!("{p} of the HBM limit"));
-    let chart = (!module.heap_bytes.is_empty()).then(|| {
-        let padded: Vec<(f64, f64)> =
-            module.heap_bytes.iter().enumerate().map(|(i, b)| (i as f64, *b as f64)).collect();
+    // With buffer lifetimes the timeline draws the heap (and every buffer);
+    // without them this simple heap chart is the picture.
+    let chart = (!module.heap_bytes.is_empty() && module.buffers.is_empty()).then(|| {
+        // A downsampled curve (shared report) gives each point's position.
+        let at = |i: usize| module.heap_positions.get(i).map_or(i as f64, |p| *p as f64);
+        let padded: Vec<(f64, f64)> = module.heap_bytes.iter().enumerate().map(|(i, b)| (at(i), *b as f64)).collect();
         let unpadded: Vec<(f64, f64)> =
-            module.unpadded_heap_bytes.iter().enumerate().map(|(i, b)| (i as f64, *b as f64)).collect();
+            module.unpadded_heap_bytes.iter().enumerate().map(|(i, b)| (at(i), *b as f64)).collect();
         let mut series = vec![Series { label: "Heap (padded)".into(), points: padded, color: "#0969da", dashed: false, steps: true }];
         if !unpadded.is_empty() {
             series.push(Series { label: "Heap (unpadded)".into(), points: unpadded, color: "#8250df", dashed: true, steps: true });
@@ -156,7 +183,7 @@ fn ModuleDetail(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
             module.display_name(),
             oomscope_report::units::format_bytes(module.peak_bytes),
             module.peak_position,
-            module.heap_bytes.len()
+            module.heap_positions.last().map_or(module.heap_bytes.len() as u64, |p| p + 1)
         );
         view! { <LineChart series=series lines=lines marker=marker x_label="program order (heap-simulator event)" description=description/> }
     });
@@ -249,7 +276,7 @@ fn PeakBuffers(buffers: Vec<oomscope_report::PeakBuffer>, peak: u64) -> impl Int
             .collect_view()
     };
     view! {
-        <h3 class="subhead">{format!("Buffers live at the peak ({total})")}</h3>
+        <h3 class="subhead">{format!("Buffers live at the peak, as XProf's Memory Viewer lists them ({total})")}</h3>
         <div class="table-scroll">
             <table class="data peak-buffers">
                 <thead>
