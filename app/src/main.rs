@@ -29,7 +29,10 @@ fn App() -> impl IntoView {
     let state = AppState::new();
     provide_context(state);
     views::timeline::install_test_hook(state);
-    example::load(state);
+    // A link in the URL shows the report it carries, not the example.
+    if !views::share::open_from_location(state) {
+        example::load(state);
+    }
     offline::register_service_worker();
 
     view! {

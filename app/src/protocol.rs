@@ -22,6 +22,27 @@ pub const REQUEST_FIELD: &str = "request";
 /// Field of the page's message holding the payload array.
 pub const PAYLOADS_FIELD: &str = "payloads";
 
+/// Field of the page's message holding a [`LinkRequest`] JSON instead of
+/// an analysis job.
+pub const LINK_FIELD: &str = "link";
+
+/// Permalink work, done in the worker: links are untrusted input, so they
+/// are never decoded on the page's thread.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum LinkRequest {
+    /// Decode a link (or its `#r=…` fragment) into a report.
+    Open { job: u32, link: String },
+    /// Encode a report (the analyzer's JSON) as a link under `base_url`.
+    Make {
+        job: u32,
+        report_json: String,
+        base_url: String,
+        view: oomscope_report::ViewState,
+        created_unix_ms: u64,
+    },
+}
+
 /// Largest single input the browser build loads into memory. wasm32 has a
 /// 4 GiB address space shared by the decoded data structures, so bigger
 /// inputs get a per-file error pointing to the command line instead of
@@ -61,6 +82,12 @@ pub enum WorkerMessage {
     Done { job: u32, report_json: String },
     /// The job could not run at all (e.g. a malformed message).
     Failed { job: u32, message: String },
+    /// A link decoded into this report (the analyzer's JSON, `shared` set).
+    LinkOpened { job: u32, report_json: String },
+    /// A link made for the report on screen.
+    LinkMade { job: u32, url: String, reductions: Vec<String> },
+    /// A link could not be opened or made: the reason, for the user.
+    LinkFailed { job: u32, message: String },
 }
 
 impl WorkerMessage {

@@ -3,6 +3,9 @@
 //! the running one (its late answers are ignored by job number). If the
 //! worker dies (a crash, or its script failed to load), the page says so and
 //! starts a fresh worker for the next job.
+//!
+//! Permalinks are opened and made by the worker too ([`open_link`],
+//! [`make_link`]): a link is untrusted input and is never decoded here.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -10,9 +13,10 @@ use std::sync::Arc;
 use js_sys::{Array, Object, Reflect};
 use leptos::prelude::*;
 use oomscope_app::protocol::{
-    AnalyzeRequest, RequestFile, WorkerMessage, PAYLOADS_FIELD, REQUEST_FIELD, WORKER_SCRIPT,
+    AnalyzeRequest, LinkRequest, RequestFile, WorkerMessage, LINK_FIELD, PAYLOADS_FIELD,
+    REQUEST_FIELD, WORKER_SCRIPT,
 };
-use oomscope_report::Report;
+use oomscope_report::{Report, ViewState};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{Event, MessageEvent, Worker};
@@ -33,15 +37,62 @@ struct Client {
 thread_local! {
     static CLIENT: RefCell<Option<Client>> = const { RefCell::new(None) };
     static NEXT_JOB: RefCell<u32> = const { RefCell::new(1) };
+    /// The latest link being opened; older answers are ignored.
+    static OPEN_JOB: RefCell<u32> = const { RefCell::new(0) };
+    /// The link being made and who wants it.
+    static MAKE_JOB: RefCell<Option<(u32, LinkCallback)>> = const { RefCell::new(None) };
+}
+
+/// Receives a made link (`url`, reductions applied) or why it failed.
+pub type LinkCallback = Box<dyn FnOnce(Result<(String, Vec<String>), String>)>;
+
+fn next_job() -> u32 {
+    NEXT_JOB.with(|n| {
+        let id = *n.borrow();
+        *n.borrow_mut() = id.wrapping_add(1);
+        id
+    })
+}
+
+/// Decodes `link` (a URL or its `#r=…` fragment) in the worker; the report
+/// replaces the one on screen, or the page says why the link is refused.
+pub fn open_link(state: AppState, link: String) {
+    let job = next_job();
+    OPEN_JOB.with(|j| *j.borrow_mut() = job);
+    post_link(state, &LinkRequest::Open { job, link });
+}
+
+/// Encodes `report` as a link under `base_url` in the worker.
+pub fn make_link(
+    state: AppState,
+    report: &Report,
+    base_url: String,
+    view: ViewState,
+    created_unix_ms: u64,
+    done: LinkCallback,
+) {
+    let report_json = match serde_json::to_string(report) {
+        Ok(json) => json,
+        Err(e) => return done(Err(format!("the report could not be written: {e}"))),
+    };
+    let job = next_job();
+    MAKE_JOB.with(|m| *m.borrow_mut() = Some((job, done)));
+    post_link(
+        state,
+        &LinkRequest::Make { job, report_json, base_url, view, created_unix_ms },
+    );
+}
+
+fn post_link(state: AppState, request: &LinkRequest) {
+    let message = Object::new();
+    let json = serde_json::to_string(request).unwrap_or_default();
+    let _ = Reflect::set(&message, &LINK_FIELD.into(), &json.into());
+    send(state, message.into(), Array::new());
 }
 
 /// Analyses `inputs` in the worker; the result replaces the report on screen.
 pub fn submit(state: AppState, inputs: Vec<PageInput>, origin: ReportOrigin) {
-    let id = NEXT_JOB.with(|n| {
-        let id = *n.borrow();
-        *n.borrow_mut() = id.wrapping_add(1);
-        id
-    });
+    let id = next_job();
     let request = AnalyzeRequest {
         job: id,
         files: inputs
@@ -85,7 +136,12 @@ pub fn submit(state: AppState, inputs: Vec<PageInput>, origin: ReportOrigin) {
             .collect(),
         current: None,
     }));
+    send(state, message.into(), transfer);
+}
 
+/// Posts `message` to the worker, starting it if needed; a message posted
+/// before the worker listens waits (and replaces an older waiting one).
+fn send(state: AppState, message: JsValue, transfer: Array) {
     CLIENT.with(|cell| {
         let mut client = cell.borrow_mut();
         if client.is_none() {
@@ -102,9 +158,9 @@ pub fn submit(state: AppState, inputs: Vec<PageInput>, origin: ReportOrigin) {
             return;
         };
         if client.ready {
-            post(state, &client.worker, &message.into(), &transfer);
+            post(state, &client.worker, &message, &transfer);
         } else {
-            client.pending = Some((message.into(), transfer));
+            client.pending = Some((message, transfer));
         }
     });
 }
@@ -210,6 +266,37 @@ fn on_worker_message(state: AppState, message: WorkerMessage) {
                     .set(Some(format!("The worker's report could not be read: {e}"))),
             }
         }
+        WorkerMessage::LinkOpened { job, report_json } => {
+            let latest = OPEN_JOB.with(|j| *j.borrow()) == job;
+            let newer_analysis = state.job.get_untracked().is_some_and(|j| j.id > job);
+            if !latest || newer_analysis {
+                return;
+            }
+            match serde_json::from_str::<Report>(&report_json) {
+                Ok(report) => {
+                    state.notice.set(None);
+                    state.report.set(Some(Arc::new(report)));
+                    state.origin.set(Some(ReportOrigin::User));
+                }
+                Err(e) => state
+                    .notice
+                    .set(Some(format!("The shared report could not be read: {e}"))),
+            }
+        }
+        WorkerMessage::LinkMade { job, url, reductions } => {
+            if let Some(done) = take_make_callback(job) {
+                done(Ok((url, reductions)));
+            }
+        }
+        WorkerMessage::LinkFailed { job, message } => {
+            if let Some(done) = take_make_callback(job) {
+                done(Err(message));
+            } else if job == 0 || OPEN_JOB.with(|j| *j.borrow()) == job {
+                state
+                    .notice
+                    .set(Some(format!("This shared link could not be opened: {message}")));
+            }
+        }
         WorkerMessage::Failed { job, message } => {
             if state
                 .job
@@ -223,6 +310,17 @@ fn on_worker_message(state: AppState, message: WorkerMessage) {
                 .set(Some(format!("The analysis failed: {message}")));
         }
     }
+}
+
+fn take_make_callback(job: u32) -> Option<LinkCallback> {
+    MAKE_JOB.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.as_ref().is_some_and(|(j, _)| *j == job) {
+            m.take().map(|(_, done)| done)
+        } else {
+            None
+        }
+    })
 }
 
 /// `loading` comes from the worker reading a file (bytes of that file);

@@ -14,7 +14,8 @@ use js_sys::{ArrayBuffer, Reflect, Uint8Array};
 use oomscope_analyzer::sniff::{sniff, Sniffed};
 use oomscope_analyzer::{analyze_inputs, InputFile, InputSource, Progress, ReadAt};
 use oomscope_app::protocol::{
-    AnalyzeRequest, ProgressThrottle, WorkerMessage, MAX_INPUT_BYTES, PAYLOADS_FIELD, REQUEST_FIELD,
+    AnalyzeRequest, LinkRequest, ProgressThrottle, WorkerMessage, LINK_FIELD, MAX_INPUT_BYTES,
+    PAYLOADS_FIELD, REQUEST_FIELD,
 };
 use oomscope_report::{units::format_bytes, InputError};
 use wasm_bindgen::prelude::*;
@@ -29,7 +30,11 @@ fn main() {
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
     let handler_scope = scope.clone();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-        run_job(&handler_scope, &event.data());
+        let data = event.data();
+        match Reflect::get(&data, &JsValue::from_str(LINK_FIELD)).ok().and_then(|v| v.as_string()) {
+            Some(link_json) => run_link(&handler_scope, &link_json),
+            None => run_job(&handler_scope, &data),
+        }
     });
     scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     // The handler lives as long as the worker.
@@ -117,6 +122,40 @@ fn run_job(scope: &DedicatedWorkerGlobalScope, data: &JsValue) {
             },
         ),
     }
+}
+
+/// Opens or makes a permalink. Decoding happens only here: a link is
+/// untrusted input, and `oomscope_permalink::decode` bounds and validates it.
+fn run_link(scope: &DedicatedWorkerGlobalScope, link_json: &str) {
+    let request = match serde_json::from_str::<LinkRequest>(link_json) {
+        Ok(request) => request,
+        Err(e) => {
+            let message = format!("bad link request: {e}");
+            post(scope, &WorkerMessage::LinkFailed { job: 0, message });
+            return;
+        }
+    };
+    let answer = match request {
+        LinkRequest::Open { job, link } => match oomscope_permalink::decode(&link)
+            .map_err(|e| e.to_string())
+            .and_then(|report| serde_json::to_string(&report).map_err(|e| format!("report: {e}")))
+        {
+            Ok(report_json) => WorkerMessage::LinkOpened { job, report_json },
+            Err(message) => WorkerMessage::LinkFailed { job, message },
+        },
+        LinkRequest::Make { job, report_json, base_url, view, created_unix_ms } => {
+            match serde_json::from_str::<oomscope_report::Report>(&report_json)
+                .map_err(|e| format!("the report on screen could not be read: {e}"))
+                .and_then(|report| {
+                    oomscope_permalink::encode_link_at(&report, &base_url, &view, created_unix_ms)
+                        .map_err(|e| e.to_string())
+                }) {
+                Ok(link) => WorkerMessage::LinkMade { job, url: link.url, reductions: link.reductions },
+                Err(message) => WorkerMessage::LinkFailed { job, message },
+            }
+        }
+    };
+    post(scope, &answer);
 }
 
 /// The bytes of one input: an `ArrayBuffer` (moved in from the page) or a

@@ -31,6 +31,7 @@ pub fn Header() -> impl IntoView {
                     "Show the example"
                 </button>
             </Show>
+            <crate::views::share::CopyLink/>
         </header>
     }
 }

@@ -40,6 +40,7 @@ fn ReportSections(report: Arc<Report>, origin: Option<ReportOrigin>) -> impl Int
     view! {
         <article class="report" aria-label="Report">
             {banner}
+            <crate::views::share::SharedBanner report=report.clone()/>
             <verdict::Verdict report=report.clone()/>
             <inputs::InputErrors report=report.clone()/>
             <diagnosis::DiagnosisView report=report.clone()/>
