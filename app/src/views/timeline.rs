@@ -11,8 +11,11 @@
 //!
 //! Speed: [`index::TimelineIndex`] is built once per module; a frame
 //! culls by binary search and rasterises the visible bands into one image
-//! ([`render::rasterize`]), so 200,000 buffers pan smoothly. Frames are
-//! drawn in `requestAnimationFrame`, at most one per display frame.
+//! ([`render::rasterize`]: each band at least a device pixel, so sub-pixel
+//! buffers merge into per-pixel fills), for a window three views wide that
+//! is kept while the zoom, colouring and emphasis stay the same: panning
+//! and hovering only blit it and redraw the overlays. Frames are drawn in
+//! `requestAnimationFrame`, at most one per display frame.
 //!
 //! Test hook: `window.__oomscope_load_report(json)` (installed by
 //! [`install_test_hook`]) shows a report given as the analyzer's JSON, as
@@ -34,14 +37,14 @@ use leptos::prelude::*;
 use oomscope_report::units::format_bytes;
 use oomscope_report::{ModuleReport, Report};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::{Clamped, JsCast};
+use wasm_bindgen::JsCast;
 use web_sys::CanvasRenderingContext2d;
 
 use crate::export::{self, CanvasPainter, SvgWriter};
 use crate::format::{group_digits, percent, Bytes};
 use crate::state::{AppState, ReportOrigin};
 use index::{category_name, looks_like_gradient, Band, Flag, TimelineIndex, CATEGORIES};
-use render::{ColourBy, Emphasis, Frame};
+use render::{ColourBy, Emphasis, Frame, RasterArea};
 
 /// Canvas height in CSS pixels.
 const HEIGHT: f64 = 460.0;
@@ -78,6 +81,18 @@ pub fn install_test_hook(state: AppState) {
     );
     // The hook lives as long as the page.
     hook.forget();
+}
+
+/// The bands rasterised for a window of positions at one zoom level.
+struct RasterCache {
+    /// (span bits, plot width, plot height, colouring, emphasis id).
+    key: (u64, u32, u32, ColourBy, usize),
+    /// Position at the image's first column.
+    x0: f64,
+    width: u32,
+    image: web_sys::ImageData,
+    /// Bands in the window.
+    drawn: usize,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -163,6 +178,7 @@ pub fn Timeline(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
         }
     };
     let pixels: Rc<RefCell<Vec<u8>>> = Rc::new(RefCell::new(Vec::new()));
+    let cache: Rc<RefCell<Option<RasterCache>>> = Rc::new(RefCell::new(None));
     let scheduled = Rc::new(Cell::new(false));
     let draw = {
         let (module, index, peak_mask) = (module.clone(), index.clone(), peak_mask.clone());
@@ -198,23 +214,50 @@ pub fn Timeline(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
             let _ = ctx.set_transform(1.0, 0.0, 0.0, 1.0, 0.0, 0.0);
             ctx.set_fill_style_str("#ffffff");
             ctx.fill_rect(0.0, 0.0, f64::from(dw), f64::from(dh));
-            let mut pixels = pixels.borrow_mut();
-            let (pw, ph, drawn) = render::rasterize(
-                &index,
-                &frame,
-                ratio,
-                colour_by.get_untracked(),
-                &Emphasis { mask },
-                &mut pixels,
-            );
-            if let Ok(image) =
-                web_sys::ImageData::new_with_u8_clamped_array_and_sh(Clamped(&pixels[..]), pw, ph)
-            {
-                let _ = ctx.put_image_data(
-                    &image,
-                    (frame.plot_left() * ratio).round(),
+            let mask_id = match (&search, peak_only.get_untracked()) {
+                (Some(s), _) => Arc::as_ptr(s) as usize,
+                (None, true) => 1,
+                (None, false) => 0,
+            };
+            let pw = (frame.plot_width() * ratio).round().max(1.0);
+            let ph = (frame.plot_height() * ratio).round().max(1.0);
+            let span = frame.x1 - frame.x0;
+            let sx = pw / span;
+            let key = (span.to_bits(), pw as u32, ph as u32, colour_by.get_untracked(), mask_id);
+            let mut cache = cache.borrow_mut();
+            let reusable = cache.as_ref().is_some_and(|c: &RasterCache| {
+                c.key == key && frame.x0 >= c.x0 && (frame.x0 - c.x0) * sx + pw <= f64::from(c.width) + 0.5
+            });
+            if !reusable {
+                // A window three views wide (clipped to the program), so
+                // that panning at this zoom level only moves the image.
+                let x0 = (frame.x0 - span).max(0.0);
+                let x1 = (frame.x1 + span).min(full.1).max(x0 + span);
+                let width = ((x1 - x0) * sx).round().max(pw);
+                let area = RasterArea { x0, x1: x0 + width / sx, y_max, width: width as usize, height: ph as usize };
+                let mut pixels = pixels.borrow_mut();
+                let drawn = render::rasterize(&index, &area, colour_by.get_untracked(), &Emphasis { mask }, &mut pixels);
+                // Copied out of wasm memory: a view into it would detach
+                // when the memory grows.
+                let data = js_sys::Uint8ClampedArray::new_with_length(pixels.len() as u32);
+                data.copy_from(&pixels);
+                *cache = web_sys::ImageData::new_with_js_u8_clamped_array_and_sh(&data, width as u32, ph as u32)
+                    .ok()
+                    .map(|image| RasterCache { key, x0, width: width as u32, image, drawn });
+            }
+            let mut drawn = 0;
+            if let Some(c) = cache.as_ref() {
+                let offset = ((frame.x0 - c.x0) * sx).round().clamp(0.0, (f64::from(c.width) - pw).max(0.0));
+                let _ = ctx.put_image_data_with_dirty_x_and_dirty_y_and_dirty_width_and_dirty_height(
+                    &c.image,
+                    (frame.plot_left() * ratio).round() - offset,
                     (frame.plot_top() * ratio).round(),
+                    offset,
+                    0.0,
+                    pw,
+                    ph,
                 );
+                drawn = c.drawn;
             }
             let _ = ctx.set_transform(ratio, 0.0, 0.0, ratio, 0.0, 0.0);
             let mut painter = CanvasPainter { ctx: &ctx };
@@ -850,7 +893,17 @@ fn PinnedBuffer(
             .cloned()
     };
     let defined = name_at(b.start);
-    let last_use = name_at(end);
+    // A heap-simulator trace names a free event after the freed buffer's own
+    // instruction; the instruction that last used it is then the nearest
+    // earlier position naming another one. A dump's positions are the
+    // instructions themselves.
+    let last_use = match name_at(end) {
+        Some(own) if end > b.start && defined.as_ref() == Some(&own) => (b.start..end)
+            .rev()
+            .find_map(|p| name_at(p).filter(|n| *n != own))
+            .map(|n| format!("{n} (the instruction before its free at {end})")),
+        other => other,
+    };
     let during: Vec<(u64, String)> = (b.start..=end)
         .take(INSTRUCTION_ROWS)
         .filter_map(|p| name_at(p).map(|n| (p, n)))
@@ -869,8 +922,8 @@ fn PinnedBuffer(
                 <div><dt>"Size"</dt><dd><Bytes value=b.size_bytes/>{padding_note(b.size_bytes, b.unpadded_bytes)}</dd></div>
                 <div><dt>"Kind"</dt><dd>{category_name(b.category)}</dd></div>
                 <div><dt>"Lifetime"</dt><dd>{lifetime_text(b.start, b.end)}</dd></div>
-                <div><dt>"Defined by"</dt><dd class="mono">{defined.unwrap_or_else(|| "(not recorded)".into())}</dd></div>
-                <div><dt>"Last used by"</dt><dd class="mono">{last_use.unwrap_or_else(|| "(not recorded)".into())}</dd></div>
+                <div><dt>"Defined by"</dt><dd class="mono" data-field="defined">{defined.unwrap_or_else(|| "(not recorded)".into())}</dd></div>
+                <div><dt>"Last used by"</dt><dd class="mono" data-field="last-use">{last_use.unwrap_or_else(|| "(not recorded)".into())}</dd></div>
                 {(!b.op_name.is_empty()).then(|| view! { <div><dt>"Op"</dt><dd class="mono">{b.op_name.clone()}</dd></div> })}
                 {(!b.source.is_empty()).then(|| view! { <div><dt>"Source"</dt><dd class="mono">{b.source.clone()}</dd></div> })}
             </dl>

@@ -156,27 +156,35 @@ pub struct Emphasis<'a> {
     pub mask: Option<&'a [bool]>,
 }
 
-/// Rasterises the bands of the plot area into `pixels` (RGBA, `w × h`
-/// device pixels, `ratio` device pixels per CSS pixel). Returns how many
-/// bands were drawn.
+/// A raster of the bands: positions `[x0, x1)` across `width` pixels,
+/// bytes `[0, y_max]` up `height` pixels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RasterArea {
+    pub x0: f64,
+    pub x1: f64,
+    pub y_max: f64,
+    pub width: usize,
+    pub height: usize,
+}
+
+/// Rasterises the bands into `pixels` (RGBA, `width × height`). Returns how
+/// many bands were drawn.
 pub fn rasterize(
     index: &TimelineIndex,
-    frame: &Frame,
-    ratio: f64,
+    area: &RasterArea,
     by: ColourBy,
     emphasis: &Emphasis<'_>,
     pixels: &mut Vec<u8>,
-) -> (u32, u32, usize) {
-    let w = (frame.plot_width() * ratio).round().max(1.0) as usize;
-    let h = (frame.plot_height() * ratio).round().max(1.0) as usize;
+) -> usize {
+    let (w, h) = (area.width.max(1), area.height.max(1));
     pixels.clear();
     pixels.resize(w * h * 4, 255);
-    let sx = w as f64 / (frame.x1 - frame.x0);
-    let sy = h as f64 / frame.y_max;
-    let col = |position: f64| ((position - frame.x0) * sx).floor().clamp(0.0, w as f64) as usize;
+    let sx = w as f64 / (area.x1 - area.x0);
+    let sy = h as f64 / area.y_max;
+    let col = |position: f64| ((position - area.x0) * sx).floor().clamp(0.0, w as f64) as usize;
     let row = |bytes: f64| (h as f64 - bytes * sy).floor().clamp(0.0, h as f64) as usize;
 
-    let (step, count) = byte_ticks(frame.y_max / 1.0001);
+    let (step, count) = byte_ticks(area.y_max / 1.0001);
     for i in 1..=count {
         let r = row(step * f64::from(i));
         if r < h {
@@ -189,7 +197,7 @@ pub fn rasterize(
     }
 
     let mut drawn = 0usize;
-    index.for_each_visible(frame.x0, frame.x1, |band| {
+    index.for_each_visible(area.x0, area.x1, |band| {
         let c0 = col(band.start as f64);
         let c1 = col(band.end as f64).max(c0 + 1).min(w);
         let r0 = row(band.y1 as f64);
@@ -212,7 +220,7 @@ pub fn rasterize(
         }
         drawn += 1;
     });
-    (w as u32, h as u32, drawn)
+    drawn
 }
 
 /// A colour three quarters of the way to white.
