@@ -86,23 +86,21 @@ pub fn analyze_hlo_proto(input_name: &str, bytes: &[u8]) -> Result<Vec<ModuleRep
     analyze_hlo(input_name, &hlo, None)
 }
 
-/// The compiled modules of an XSpace's `/host:metadata` plane.
-pub fn profiled_modules(
+/// The compiled modules of the `/host:metadata` planes among `planes`.
+pub fn modules_of_planes(
     input_name: &str,
-    src: &dyn ReadAt,
-    progress: &mut dyn FnMut(u64, u64),
+    planes: &[XPlane],
 ) -> Result<Vec<ProfiledModule>, XlaError> {
-    let planes: Vec<XPlane> =
-        read_planes(input_name, src, &|name| name == METADATA_PLANE, progress)?;
-    if planes.is_empty() {
+    let metadata: Vec<&XPlane> = planes.iter().filter(|p| p.name == METADATA_PLANE).collect();
+    if metadata.is_empty() {
         return Err(XlaError::new(
             input_name,
             XlaErrorKind::NoHlo,
             "the profile has no /host:metadata plane, so no HLO modules (not an XProf profile, or captured without HLO)",
         ));
     }
-    let modules: Vec<ProfiledModule> = planes
-        .iter()
+    let modules: Vec<ProfiledModule> = metadata
+        .into_iter()
         .flat_map(xspace::hlo_protos_from_metadata_plane)
         .collect();
     if modules.is_empty() {
@@ -115,16 +113,13 @@ pub fn profiled_modules(
     Ok(modules)
 }
 
-/// The Memory Viewer analysis of every module (and memory space) of an XProf
-/// profile. Reads only the `/host:metadata` plane; `progress(done, total)`
-/// reports bytes of the source read. Modules without a usable buffer
-/// assignment are left out; when none is usable the first error is returned.
-pub fn analyze_xspace(
-    input_name: &str,
-    src: &dyn ReadAt,
-    progress: &mut dyn FnMut(u64, u64),
-) -> Result<Vec<ModuleReport>, XlaError> {
-    let modules = profiled_modules(input_name, src, progress)?;
+/// The Memory Viewer analysis of every module (and memory space) found in the
+/// `/host:metadata` planes among `planes` (other planes are ignored), for
+/// callers that read several planes in one pass with [`read_planes`].
+/// Modules without a usable buffer assignment are left out; when none is
+/// usable the first error is returned.
+pub fn analyze_planes(input_name: &str, planes: &[XPlane]) -> Result<Vec<ModuleReport>, XlaError> {
+    let modules = modules_of_planes(input_name, planes)?;
     let mut reports = Vec::new();
     let mut first_error = None;
     for module in &modules {
@@ -150,4 +145,16 @@ pub fn analyze_xspace(
         }));
     }
     Ok(reports)
+}
+
+/// The Memory Viewer analysis of every module (and memory space) of an XProf
+/// profile ([`analyze_planes`]). Reads only the `/host:metadata` plane;
+/// `progress(done, total)` reports bytes of the source read.
+pub fn analyze_xspace(
+    input_name: &str,
+    src: &dyn ReadAt,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Vec<ModuleReport>, XlaError> {
+    let planes = read_planes(input_name, src, &|name| name == METADATA_PLANE, progress)?;
+    analyze_planes(input_name, &planes)
 }

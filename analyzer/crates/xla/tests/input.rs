@@ -308,3 +308,21 @@ fn gigantic_declared_length() {
         BAD,
     );
 }
+
+#[test]
+fn one_pass_over_metadata_and_host_cpu() {
+    let bytes = gzip(&cpu_xplane());
+    let planes = oomscope_xla::read_planes(
+        "vm.xplane.pb",
+        &bytes,
+        &|name| name == oomscope_xla::METADATA_PLANE || name == HOST_CPU_PLANE,
+        &mut |_, _| {},
+    )
+    .expect("planes");
+    assert!(planes.iter().any(|p| p.name == HOST_CPU_PLANE));
+    let reports = oomscope_xla::analyze_planes("vm.xplane.pb", &planes).expect("analysis");
+    assert_eq!(
+        reports,
+        analyze_xspace("vm.xplane.pb", &cpu_xplane(), &mut |_, _| {}).expect("analysis")
+    );
+}
