@@ -50,7 +50,7 @@ type Assigned<'b, 'a> = Option<(&'b Allocation<'a>, &'b AssignedValue<'a>)>;
 struct Value<'a> {
     id: i64,
     instruction: &'a str,
-    index: &'a str,
+    index: Cow<'a, str>,
     shape: Cow<'a, str>,
     /// Buffer-assignment size, else the layout's padded size.
     padded: u64,
@@ -329,7 +329,7 @@ fn assigned_values<'b, 'a>(
 /// Build a value from what is known about it: its assignment, else its HLO instruction.
 fn make_value<'a>(
     instruction: &'a str,
-    index: &'a str,
+    index: Cow<'a, str>,
     assigned: Assigned<'_, 'a>,
     hlo: &HashMap<&'a str, &HloInstruction<'a>>,
 ) -> Value<'a> {
@@ -337,7 +337,7 @@ fn make_value<'a>(
     let (shape_text, shape): (Cow<'a, str>, Option<Shape>) = match assigned {
         Some((_, v)) => (Cow::Borrowed(v.shape), parse_shape(v.shape).ok()),
         None => match defining.and_then(|i| parse_shape(i.shape).ok()) {
-            Some(full) => match subshape(&full, index) {
+            Some(full) => match subshape(&full, &index) {
                 Some(sub) => (Cow::Owned(sub.to_string()), Some(sub.clone())),
                 None => (Cow::Borrowed(""), None),
             },
@@ -399,7 +399,7 @@ fn values_from_live_ranges<'a>(
         .map(|range| {
             let mut value = make_value(
                 range.instruction,
-                range.index,
+                Cow::Borrowed(range.index),
                 assigned.get(&(range.instruction, range.index)).copied(),
                 hlo,
             );
@@ -436,7 +436,15 @@ fn estimate_values<'a>(
             users.entry(operand).or_default().push(inst.name);
         }
     }
-    let last_use = |name: &str| -> Option<u64> {
+    // The last use of the buffer at `index` of `name`: direct users, and users
+    // of the get-tuple-element (of that element), bitcast and tuple
+    // instructions that forward it.
+    let last_use = |name: &str, index: &str| -> Option<u64> {
+        let element = index
+            .trim_start_matches('{')
+            .split([',', '}'])
+            .next()
+            .unwrap_or("");
         let mut stack = vec![name];
         let mut seen = 0usize;
         let mut latest = None;
@@ -446,11 +454,21 @@ fn estimate_values<'a>(
                 break; // bound the walk on cyclic (malformed) input
             }
             for &user in users.get(current).map(Vec::as_slice).unwrap_or(&[]) {
+                let Some(user_instruction) = hlo.get(user) else {
+                    continue;
+                };
+                let other_element = current == name
+                    && user_instruction.opcode == "get-tuple-element"
+                    && !element.is_empty()
+                    && user_instruction.attribute("index") != Some(element);
+                if other_element {
+                    continue;
+                }
                 latest = latest.max(position.get(user).copied());
-                if hlo
-                    .get(user)
-                    .is_some_and(|i| matches!(i.opcode, "get-tuple-element" | "bitcast" | "tuple"))
-                {
+                if matches!(
+                    user_instruction.opcode,
+                    "get-tuple-element" | "bitcast" | "tuple"
+                ) {
                     stack.push(user);
                 }
             }
@@ -475,12 +493,21 @@ fn estimate_values<'a>(
         .collect();
 
     let mut values = Vec::new();
-    let candidates: Vec<(&'a str, &'a str, Assigned<'_, 'a>)> = if ba.allocations.is_empty() {
+    let candidates: Vec<(&'a str, Cow<'a, str>, Assigned<'_, 'a>)> = if ba.allocations.is_empty() {
+        // HLO alone: one value per buffer an instruction defines (the array
+        // leaves of a tuple-shaped fusion, call, while, ...), not for the
+        // instructions that only forward or wrap their operands' buffers.
         entry
             .instructions
             .iter()
-            .filter(|i| !matches!(i.opcode, "get-tuple-element" | "bitcast"))
-            .map(|i| (i.name, "{}", None))
+            .filter(|i| !matches!(i.opcode, "get-tuple-element" | "bitcast" | "tuple"))
+            .flat_map(|i| {
+                let indices = match parse_shape(i.shape) {
+                    Ok(shape @ Shape::Tuple(_)) => leaf_indices(&shape),
+                    _ => vec![Cow::Borrowed("{}")],
+                };
+                indices.into_iter().map(move |index| (i.name, index, None))
+            })
             .collect()
     } else {
         ba.allocations
@@ -488,7 +515,7 @@ fn estimate_values<'a>(
             .flat_map(|a| {
                 a.values
                     .iter()
-                    .map(move |v| (v.instruction, v.index, Some((a, v))))
+                    .map(move |v| (v.instruction, Cow::Borrowed(v.index), Some((a, v))))
             })
             .collect()
     };
@@ -504,6 +531,7 @@ fn estimate_values<'a>(
             }
             continue;
         };
+        let recorded_end = recorded_uses.get(&(instruction, &*index)).copied();
         let mut value = make_value(instruction, index, assigned, hlo);
         let is_parameter = hlo
             .get(instruction)
@@ -515,16 +543,37 @@ fn estimate_values<'a>(
         {
             last
         } else {
-            recorded_uses
-                .get(&(instruction, index))
-                .copied()
-                .or_else(|| last_use(instruction))
+            recorded_end
+                .or_else(|| last_use(instruction, &value.index))
                 .unwrap_or(defined)
         }
         .max(value.start);
         values.push(value);
     }
     (sequence, values, true)
+}
+
+/// Printed shape indices (`{0}`, `{1,2}`) of the array leaves of a tuple shape.
+fn leaf_indices(shape: &Shape) -> Vec<Cow<'static, str>> {
+    fn walk(shape: &Shape, path: &mut Vec<usize>, out: &mut Vec<Cow<'static, str>>) {
+        match shape {
+            Shape::Tuple(elements) => {
+                for (i, element) in elements.iter().enumerate() {
+                    path.push(i);
+                    walk(element, path, out);
+                    path.pop();
+                }
+            }
+            Shape::Array(_) => {
+                let joined: Vec<String> = path.iter().map(usize::to_string).collect();
+                out.push(Cow::Owned(format!("{{{}}}", joined.join(","))));
+            }
+            Shape::Token | Shape::Opaque => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(shape, &mut Vec::new(), &mut out);
+    out
 }
 
 /// Entry position of the instruction that (transitively) calls the computation
@@ -823,7 +872,7 @@ fn live_range_report(
     live_at.sort_by(|a, b| {
         b.logical
             .cmp(&a.logical)
-            .then_with(|| (a.instruction, a.index).cmp(&(b.instruction, b.index)))
+            .then_with(|| (a.instruction, &a.index).cmp(&(b.instruction, &b.index)))
     });
     ModuleReport {
         peak_kind: PEAK_KIND_LIVE_RANGE.into(),

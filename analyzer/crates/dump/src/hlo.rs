@@ -616,7 +616,13 @@ fn parse_metadata(attributes: &str) -> Metadata<'_> {
         i += 1;
         let value = if bytes.get(i) == Some(&b'"') {
             let close = skip_string(bytes, i).min(bytes.len());
-            let v = &inner[i + 1..close.max(i + 1)];
+            // An unterminated string ends before its line's last byte, which
+            // may be inside a multi-byte character: end at a char boundary.
+            let mut end = close.max(i + 1);
+            while !inner.is_char_boundary(end) {
+                end -= 1;
+            }
+            let v = &inner[i + 1..end];
             i = close + 1;
             v
         } else {

@@ -569,3 +569,39 @@ fn transformer_step_module() {
         temps.iter().map(|b| &b.source).collect::<Vec<_>>()
     );
 }
+
+/// Only the optimized HLO text (as pasted into an issue): lifetimes and sizes
+/// are estimated from the schedule and the layouts. For the fits module the
+/// three f32[32768,30001] buffers (padded to 3933208576 bytes by the layout)
+/// are live together when sin.1 runs, as the full dump says.
+#[test]
+fn hlo_text_alone() {
+    let files = corpus_folder("new-libtpu-fits");
+    let hlo: Vec<(String, String)> = files
+        .into_iter()
+        .filter(|(name, _)| name.ends_with("after_optimizations.txt"))
+        .collect();
+    let reports = reports_of(&hlo);
+    assert_eq!(reports.len(), 1);
+    let estimate = &reports[0];
+    assert_eq!(estimate.peak_kind, oomscope_dump::PEAK_KIND_ESTIMATED);
+    assert_eq!(
+        estimate.instructions[estimate.peak_position as usize],
+        "sin.1"
+    );
+    let big: Vec<&str> = estimate
+        .peak_buffers
+        .iter()
+        .filter(|b| b.size_bytes == 3933208576)
+        .map(|b| b.name.as_str())
+        .collect();
+    assert_eq!(big, ["fusion.5{0}", "fusion.5{1}", "sin.1"]);
+    // Parameters by their shapes: x, w1, w2, labels.
+    let parameters: u64 = estimate
+        .peak_buffers
+        .iter()
+        .filter(|b| b.category == oomscope_report::BufferCategory::Parameter)
+        .map(|b| b.size_bytes)
+        .sum();
+    assert_eq!(parameters, 131072000 + 120320000 + 16363520 + 16003072);
+}
