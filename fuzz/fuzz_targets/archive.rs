@@ -6,7 +6,10 @@ use oomscope_analyzer::{analyze, InputFile};
 
 fuzz_target!(|data: &[u8]| {
     for name in ["x.zip", "x.tar.gz", "x.gz"] {
-        let file = InputFile { name: name.to_string(), data: data.to_vec() };
+        let file = InputFile {
+            name: name.to_string(),
+            data: data.to_vec(),
+        };
         let _ = analyze(vec![file], &mut |_| {});
     }
 });

@@ -5,7 +5,9 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let _ = oomscope_xla::analyze_xspace("fuzz.xplane.pb", &data, &mut |_, _| {});
-    if let Ok(Some(plane)) = oomscope_xla::read_plane("fuzz.xplane.pb", &data, oomscope_xla::HOST_CPU_PLANE) {
+    if let Ok(Some(plane)) =
+        oomscope_xla::read_plane("fuzz.xplane.pb", &data, oomscope_xla::HOST_CPU_PLANE)
+    {
         let _ = oomscope_steps::allocator_profiles_from_plane("fuzz.xplane.pb", &plane);
     }
 });

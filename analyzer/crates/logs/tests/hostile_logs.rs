@@ -1,0 +1,41 @@
+//! Hostile logs: a million OOM messages (the same one, or all different) and
+//! one enormous line of keywords. The result stays bounded: repeats merge,
+//! distinct events stop at a cap, and a line cannot trigger unbounded rescans.
+
+use oomscope_logs::parse_oom_log;
+
+fn torch_oom(mib: u64) -> String {
+    format!(
+        "RuntimeError: CUDA out of memory. Tried to allocate {mib}.00 MiB (GPU 0; 7.93 GiB total capacity; \
+         130.35 MiB already allocated; 6.94 MiB free; 144.00 MiB reserved in total by PyTorch)\n"
+    )
+}
+
+#[test]
+fn a_million_repeats_of_one_oom_are_one_event() {
+    let line = torch_oom(36);
+    let text = line.repeat(1_000_000);
+    let events = parse_oom_log("repeats.log", &text);
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0].repeats, 1_000_000);
+    assert_eq!(events[0].requested_bytes, Some(36 << 20));
+}
+
+#[test]
+fn a_million_different_ooms_stop_at_the_event_cap() {
+    let text: String = (1..=1_000_000u64).map(torch_oom).collect();
+    let events = parse_oom_log("distinct.log", &text);
+    assert!(
+        !events.is_empty() && events.len() <= 10_000,
+        "{}",
+        events.len()
+    );
+    assert_eq!(events[0].requested_bytes, Some(1 << 20));
+}
+
+#[test]
+fn one_line_of_a_million_keywords_is_read_once() {
+    let text = "Ran out of memory Requires CUDA out of memory ".repeat(1_000_000);
+    let events = parse_oom_log("keywords.log", &text);
+    assert!(events.len() <= 10_000, "{}", events.len());
+}
