@@ -188,9 +188,22 @@ fn analyze_xplane(name: &str, src: &dyn ReadAt, report: &mut Report, progress: &
     let mut on_progress = |d: u64, t: u64| {
         progress(Progress { input: name.to_string(), done_bytes: d, total_bytes: t, stage: "decoding profile".into() })
     };
-    let modules = oomscope_xla::analyze_xspace(name, src, &mut on_progress);
-    let profiles = oomscope_xla::read_plane(name, src, oomscope_xla::HOST_CPU_PLANE)
-        .map(|plane| plane.map(|p| oomscope_steps::allocator_profiles_from_plane(name, &p)).unwrap_or_default());
+    // One pass over the source reads both planes (for a gzipped profile, one
+    // decompression); every other plane is skipped unread.
+    let wanted = |plane: &str| plane == oomscope_xla::METADATA_PLANE || plane == oomscope_xla::HOST_CPU_PLANE;
+    let planes = match oomscope_xla::read_planes(name, src, &wanted, &mut on_progress) {
+        Ok(p) => p,
+        Err(e) => {
+            report.errors.push(InputError { input: name.to_string(), message: e.to_string() });
+            return;
+        }
+    };
+    let modules = oomscope_xla::analyze_planes(name, &planes);
+    let profiles: Result<Vec<_>, oomscope_xla::XlaError> = Ok(planes
+        .iter()
+        .filter(|p| p.name == oomscope_xla::HOST_CPU_PLANE)
+        .flat_map(|p| oomscope_steps::allocator_profiles_from_plane(name, p))
+        .collect());
     match (modules, profiles) {
         (Ok(m), Ok(p)) => {
             report.modules.extend(m);
