@@ -64,7 +64,8 @@ for target in "${TARGETS[@]}"; do
     -print_final_stats=1 >"$logfile" 2>&1 || status=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$logfile" | tail -1)
   if [ "$status" -ne 0 ]; then
-    tail -n 40 "$logfile" >&2
+    # The panic message and libFuzzer's verdict (the full log echoes the input).
+    grep -E -A2 "panicked at|ERROR: libFuzzer|SUMMARY: libFuzzer|^Failing input" "$logfile" | cut -c1-300 >&2 || tail -n 20 "$logfile" >&2
     failed+=("$target")
     summary+=("$(printf '%-12s FAILED (exit %s) after %s executions; see fuzz/artifacts/%s/' "$target" "$status" "${runs:-?}" "$target")")
   else

@@ -77,21 +77,34 @@ impl Budget {
         self.limits.max_total_bytes.saturating_sub(self.used_bytes)
     }
 
-    /// Read `reader` fully, charging the bytes to the budget.
+    /// Read `reader` fully, charging the bytes to the budget. Memory is
+    /// reserved fallibly, so running out of it (a wasm32 worker has at most
+    /// 4 GiB, less than the byte limit needs while a buffer grows) is an
+    /// error naming the archive instead of an abort.
     fn read_bounded(&mut self, archive: &str, entry: &str, reader: impl Read) -> Result<Vec<u8>, String> {
         let cap = self.remaining();
+        let mut reader = reader.take(cap.saturating_add(1));
         let mut out = Vec::new();
-        let read = reader
-            .take(cap.saturating_add(1))
-            .read_to_end(&mut out)
-            .map_err(|e| format!("{archive}: {entry}: cannot decompress: {e}"))?;
-        if read as u64 > cap {
+        let mut chunk = vec![0u8; 1 << 16];
+        loop {
+            let n = match reader.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(format!("{archive}: {entry}: cannot decompress: {e}")),
+            };
+            out.try_reserve(n).map_err(|_| {
+                format!("{archive}: {entry}: out of memory after expanding {} bytes; stopped (archive bomb?)", out.len())
+            })?;
+            out.extend_from_slice(chunk.get(..n).unwrap_or_default());
+        }
+        if out.len() as u64 > cap {
             return Err(format!(
                 "{archive}: expands to more than {} bytes; stopped (archive bomb?)",
                 self.limits.max_total_bytes
             ));
         }
-        self.used_bytes += read as u64;
+        self.used_bytes += out.len() as u64;
         Ok(out)
     }
 }
