@@ -46,6 +46,19 @@ pub struct AppState {
     /// Problems found before analysis, e.g. a dropped folder that could not
     /// be listed: (path, message). Shown with the report's own errors.
     pub gather_errors: RwSignal<Vec<(String, String)>>,
+    /// A buffer another view (e.g. the padding table) asks the module view
+    /// and its timeline to show and pin.
+    pub buffer_focus: RwSignal<Option<BufferFocus>>,
+}
+
+/// Which buffer to show: the module by its display name and memory space,
+/// the buffer by its id in the module (or its name when the id is unknown).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BufferFocus {
+    pub module: String,
+    pub memory_space: i64,
+    pub buffer_id: Option<i64>,
+    pub buffer_name: String,
 }
 
 impl AppState {
@@ -56,6 +69,7 @@ impl AppState {
             job: RwSignal::new(None),
             notice: RwSignal::new(None),
             gather_errors: RwSignal::new(Vec::new()),
+            buffer_focus: RwSignal::new(None),
         }
     }
 }
