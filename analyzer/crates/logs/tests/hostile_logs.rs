@@ -1,8 +1,8 @@
 //! Hostile logs: 10^5 repeats of one OOM message, 10^5 different ones, and
-//! (parsing is linear, so 10^6 lines only take ten times as long: a minute in a
-//! debug build, too slow for every test run)
 //! one enormous line of keywords. The result stays bounded: repeats merge,
 //! distinct events stop at a cap, and a line cannot trigger unbounded rescans.
+//! Parsing is linear, so 10^6 lines take ten times as long (a minute in a
+//! debug build, too slow for every test run).
 
 use oomscope_logs::parse_oom_log;
 
