@@ -207,6 +207,22 @@ test("a corpus log chosen with the page's file input shows its OOM numbers", asy
   await screenshot("corpus-log.png");
 });
 
+test("a file dropped on the page is analysed", async () => {
+  const file = path.join(CORPUS, "logs/58_tpu_sparsecore.txt");
+  const expect = expectLine(file);
+  await page.evaluate((text) => {
+    const transfer = new DataTransfer();
+    transfer.items.add(new File([text], "dropped sparsecore.log", { type: "text/plain" }));
+    for (const type of ["dragenter", "dragover", "drop"]) {
+      document.body.dispatchEvent(new DragEvent(type, { dataTransfer: transfer, bubbles: true, cancelable: true }));
+    }
+  }, fs.readFileSync(file, "utf8"));
+  await waitForVerdictFrom("dropped sparsecore.log");
+  assert.equal(await bytesOf(page.locator('.verdict [data-field="tensorcore"] .bytes')), expectValue(expect, "tensorcore_hbm"));
+  assert.equal(await bytesOf(page.locator('.verdict [data-field="sparsecore"] .bytes')), expectValue(expect, "sparsecore_hbm"));
+  assert.equal(await bytesOf(page.locator('.verdict [data-field="limit"] .bytes')), expectValue(expect, "available"));
+});
+
 test("a whole folder chosen with the folder picker is analysed as a dump", async () => {
   await page.setInputFiles("#folder-input", FIXTURE);
   await page.locator("#modules .module-detail").waitFor({ timeout: TIMEOUT });
