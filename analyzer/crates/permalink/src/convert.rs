@@ -132,6 +132,8 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
                 projected_limit_step: s.projected_limit_step,
                 sawtooth_period_steps: s.sawtooth_period_steps,
                 spikes: s.spikes.clone(),
+                seconds_per_step: s.seconds_per_step,
+                projected_limit_seconds: s.projected_limit_seconds,
             })
             .collect(),
         allocator_profiles: r
@@ -431,6 +433,8 @@ pub(crate) fn from_shared(s: pb::SharedReport) -> Result<Report, LinkError> {
                 check_len("spikes", &st.spikes)?;
                 st.spikes
             },
+            seconds_per_step: st.seconds_per_step.map(|x| finite("step time", x)).transpose()?,
+            projected_limit_seconds: st.projected_limit_seconds.map(|x| finite("projected time", x)).transpose()?,
         });
     }
     check_len("allocator profiles", &s.allocator_profiles)?;

@@ -371,6 +371,12 @@ pub struct StepSeries {
     pub slope_bytes_per_step: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub projected_limit_step: Option<u64>,
+    /// Median wall time of a step, when the log prints step times.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub seconds_per_step: Option<f64>,
+    /// Wall time from the last logged step until `projected_limit_step`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub projected_limit_seconds: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub sawtooth_period_steps: Option<u64>,
     /// Steps at which a sudden jump (change point) was found.

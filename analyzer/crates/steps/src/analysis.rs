@@ -64,6 +64,13 @@ pub fn analyze_series(s: &mut StepSeries) {
         } => *projected_limit_step,
         _ => None,
     };
+    let last_step = s.points.last().map(|p| p.step);
+    s.projected_limit_seconds = match (s.projected_limit_step, last_step, s.seconds_per_step) {
+        (Some(limit), Some(last), Some(secs)) if secs.is_finite() && secs > 0.0 => {
+            Some(limit.saturating_sub(last) as f64 * secs)
+        }
+        _ => None,
+    };
     s.points = downsample(&s.points, MAX_POINTS);
 }
 

@@ -137,6 +137,8 @@ struct LogReader {
     set: SeriesSet,
     /// Last maxtext `completed step: N`.
     maxtext_step: u64,
+    /// Step wall times printed by maxtext (`completed step: N, seconds: X`).
+    step_seconds: Vec<f64>,
     /// `tpu-info` snapshot counter (incremented by each HBM-usage header row).
     tpu_info_snapshot: Option<u64>,
     /// Ordinal of PyTorch prints without a step number, per series key.
@@ -153,6 +155,7 @@ impl LogReader {
         LogReader {
             set: SeriesSet::new(input),
             maxtext_step: 0,
+            step_seconds: Vec::new(),
             tpu_info_snapshot: None,
             pytorch_ordinals: HashMap::new(),
             torchtitan_capacity: None,
@@ -173,6 +176,16 @@ impl LogReader {
     }
 
     fn finish(mut self) -> Vec<StepSeries> {
+        // The median step time ignores the first, compiling steps' outliers.
+        let seconds_per_step = if self.step_seconds.is_empty() {
+            None
+        } else {
+            self.step_seconds.sort_by(f64::total_cmp);
+            Some(self.step_seconds[self.step_seconds.len() / 2])
+        };
+        for s in &mut self.set.series {
+            s.seconds_per_step = seconds_per_step;
+        }
         for (i, s) in self.set.series.iter_mut().enumerate() {
             if s.source != TORCHTITAN || s.limit_bytes.is_some() {
                 continue;
@@ -194,6 +207,13 @@ impl LogReader {
             if let Some((step, _)) = parse_uint(line[pos + "completed step:".len()..].trim_start())
             {
                 self.maxtext_step = step;
+            }
+            if let Some(at) = line.find("seconds:") {
+                if let Some((secs, _)) = parse_float(line[at + "seconds:".len()..].trim_start()) {
+                    if secs.is_finite() && secs >= 0.0 {
+                        self.step_seconds.push(secs);
+                    }
+                }
             }
             return true;
         }
