@@ -218,6 +218,10 @@ fn summary(r: &Report) -> String {
             st.points.len(),
             st.slope_bytes_per_step.map(|x| format!(", trend {}/step", format_bytes(x.max(0.0) as u64))).unwrap_or_default()
         );
+        if let Some(step) = st.projected_limit_step {
+            let when = st.projected_limit_seconds.map(|s| format!(", in about {:.1} h", s / 3600.0)).unwrap_or_default();
+            let _ = writeln!(s, "  at this slope the limit is reached at step {step}{when} (estimate)");
+        }
     }
     for p in &r.allocator_profiles {
         let _ = writeln!(s, "\nAllocator {}: peak heap {} at {} ps", p.allocator, format_bytes(p.peak_heap_bytes), p.peak_time_ps);
