@@ -1,0 +1,262 @@
+// Permalinks in the browser: "Copy link" on the example report, the link
+// opened in a fresh browser context (no shared storage, no worker state)
+// shows the same verdict; hostile links (truncated, bit-flipped, newer
+// version, decompression bomb, oversized) give a clear error and leave the
+// page usable; strings a link carries are shown as text, never as HTML.
+//
+// The numbers compared are the original page's own (the example's
+// verdict, itself checked against the fixture's compile log in
+// page.test.mjs): the point here is that the link carries them unchanged.
+// Every request is recorded; any request to another origin fails the run.
+//
+// Environment: CHROMIUM (default /usr/bin/chromium), OOMSCOPE_CORPUS
+// (default ../shared/corpus beside the repository).
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import fs from "node:fs";
+import path from "node:path";
+import zlib from "node:zlib";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(HERE, "../..");
+const DIST = path.join(ROOT, "dist");
+const OUT = path.join(HERE, "out");
+const CORPUS = process.env.OOMSCOPE_CORPUS || path.resolve(ROOT, "../shared/corpus");
+const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+const TIMEOUT = 60_000;
+const HOSTILE_NAME = "<img src=x onerror=window.__xss=1>.txt";
+
+const CONTENT_TYPES = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".wasm": "application/wasm",
+  ".css": "text/css; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".json": "application/json",
+};
+
+let server;
+let origin;
+let browser;
+const contexts = [];
+const foreignRequests = [];
+const pageErrors = [];
+// The link made from the example, and the example's verdict numbers.
+let exampleLink;
+let exampleNumbers;
+
+function serveDist(req, res) {
+  const url = new URL(req.url, "http://localhost");
+  let file = path.normalize(path.join(DIST, decodeURIComponent(url.pathname)));
+  if (!file.startsWith(DIST)) {
+    res.writeHead(403).end();
+    return;
+  }
+  if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, "index.html");
+  fs.readFile(file, (err, body) => {
+    if (err) {
+      res.writeHead(404, { "content-type": "text/plain" }).end("not found");
+      return;
+    }
+    res.writeHead(200, {
+      "content-type": CONTENT_TYPES[path.extname(file)] || "application/octet-stream",
+      "cache-control": "no-cache",
+    });
+    res.end(body);
+  });
+}
+
+/** A fresh browser context (own storage, own workers) and a page in it. */
+async function freshPage() {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  contexts.push(context);
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin });
+  await context.route("**/*", (route) => {
+    const url = route.request().url();
+    if (new URL(url).origin !== origin) {
+      foreignRequests.push(url);
+      return route.abort("blockedbyclient");
+    }
+    return route.continue();
+  });
+  context.on("request", (request) => {
+    const url = request.url();
+    if (!url.startsWith("data:") && !url.startsWith("blob:") && new URL(url).origin !== origin) {
+      foreignRequests.push(url);
+    }
+  });
+  const page = await context.newPage();
+  page.on("pageerror", (error) => pageErrors.push(String(error)));
+  return page;
+}
+
+async function bytesOf(page, selector) {
+  return Number(await page.locator(selector).first().getAttribute("data-bytes", { timeout: TIMEOUT }));
+}
+
+/** The figures a reader compares: the verdict and the selected module's. */
+async function verdictNumbers(page) {
+  const numbers = {};
+  for (const field of ["used", "limit", "excess"]) {
+    numbers[field] = await bytesOf(page, `.verdict [data-field="${field}"] .bytes`);
+  }
+  numbers.kind = (await page.locator("#verdict-title").first().textContent()).trim();
+  numbers.modulePeak = await bytesOf(page, '#modules .module-detail [data-field="peak"] .bytes');
+  numbers.module = await page.locator("#module-picker").inputValue();
+  return numbers;
+}
+
+/** Clicks "Copy link" and returns the link the page made. */
+async function copyLink(page) {
+  await page.click("#copy-link");
+  await page.locator("#share-link").waitFor({ timeout: TIMEOUT });
+  await page.locator('.share-status[data-copied="true"]').waitFor({ timeout: TIMEOUT });
+  const link = await page.locator("#share-link").inputValue();
+  const clipboard = await page.evaluate(() => navigator.clipboard.readText());
+  assert.equal(clipboard, link, "the clipboard holds the link shown");
+  const status = await page.locator(".share-status").getAttribute("data-length");
+  assert.equal(Number(status), link.length, "the page states the link's length");
+  return link;
+}
+
+/** Opens `url` in a fresh context and waits for the error banner. */
+async function openHostile(url) {
+  const page = await freshPage();
+  await page.goto(url, { timeout: TIMEOUT });
+  const notice = page.locator(".notice", { hasText: "This shared link could not be opened" });
+  await notice.waitFor({ timeout: TIMEOUT });
+  return { page, message: (await notice.textContent()).trim() };
+}
+
+/** The payload of a link, and the link rebuilt around another payload. */
+function payloadOf(link) {
+  const m = /#r=1\.([A-Za-z0-9_-]+)$/.exec(link);
+  assert.ok(m, `not a version-1 link: ${link.slice(0, 80)}…`);
+  return m[1];
+}
+
+before(async () => {
+  assert.ok(fs.existsSync(path.join(DIST, "index.html")), "dist/index.html missing: run `trunk build --release` first");
+  fs.mkdirSync(OUT, { recursive: true });
+  server = http.createServer(serveDist);
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  origin = `http://127.0.0.1:${server.address().port}`;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ],
+  });
+});
+
+after(async () => {
+  for (const context of contexts) await context.close();
+  await browser?.close();
+  await new Promise((resolve) => (server ? server.close(resolve) : resolve()));
+});
+
+test("Copy link on the example, opened in a fresh context, shows the same verdict", async () => {
+  const page = await freshPage();
+  await page.goto(origin + "/", { timeout: TIMEOUT });
+  await page.locator(".example-banner").waitFor({ timeout: TIMEOUT });
+  await page.locator("#modules .module-detail").waitFor({ timeout: TIMEOUT });
+  exampleNumbers = await verdictNumbers(page);
+  // The sender looks at the module section: the link carries that view.
+  await page.evaluate(() => document.getElementById("modules").scrollIntoView());
+  exampleLink = await copyLink(page);
+  assert.ok(exampleLink.startsWith(origin + "/#r=1."), exampleLink.slice(0, 80));
+  const reduced = await page.locator(".share-reduced").count();
+  console.log(`# example link: ${exampleLink.length} characters, ${reduced ? "reduced" : "not reduced"}`);
+  assert.ok(exampleLink.length <= 4096 + origin.length + 2, "the example (a typical OOM) fits the 4 KB budget");
+  await page.screenshot({ path: path.join(OUT, "share-copied.png") });
+
+  const shared = await freshPage();
+  await shared.goto(exampleLink, { timeout: TIMEOUT });
+  await shared.locator(".shared-banner").waitFor({ timeout: TIMEOUT });
+  await shared.locator("#modules .module-detail").waitFor({ timeout: TIMEOUT });
+  assert.equal(await shared.locator(".example-banner:not(.shared-banner)").count(), 0, "the example must not replace a link");
+  assert.deepEqual(await verdictNumbers(shared), exampleNumbers);
+  const banner = (await shared.locator(".shared-banner").textContent()).replace(/\s+/g, " ");
+  assert.match(banner, /Shared report · made .+ · from .*oom-single-buffer\/compile\.log/);
+  // The heap curve the link carries is drawn.
+  assert.ok(await shared.locator("#modules canvas").first().isVisible(), "the shared module's heap is drawn");
+  // The carried view: the module section is at the top of the viewport.
+  await shared.waitForFunction(() => {
+    const top = document.getElementById("modules").getBoundingClientRect().top;
+    return top < window.innerHeight / 3 && top > -window.innerHeight;
+  }, null, { timeout: TIMEOUT });
+  await shared.screenshot({ path: path.join(OUT, "share-opened.png") });
+  await shared.screenshot({ path: path.join(OUT, "share-opened-full.png"), fullPage: true });
+});
+
+test("hostile links give a clear error and the page keeps working", async () => {
+  assert.ok(exampleLink, "needs the example's link");
+  const payload = payloadOf(exampleLink);
+  const base = origin + "/#r=";
+
+  const truncated = await openHostile(base + "1." + payload.slice(0, Math.floor(payload.length / 2)));
+  assert.match(truncated.message, /damaged or incomplete|invalid report/);
+
+  // Flip one bit of the payload's middle character (still base64url).
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  const mid = Math.floor(payload.length / 2);
+  const flipped = payload.slice(0, mid) + alphabet[alphabet.indexOf(payload[mid]) ^ 1] + payload.slice(mid + 1);
+  const bitFlip = await openHostile(base + "1." + flipped);
+  assert.match(bitFlip.message, /damaged or incomplete|invalid report/);
+
+  const newer = await openHostile(base + "9." + payload);
+  assert.match(newer.message, /newer oomscope/);
+
+  // 16 MiB of zeros deflate to a few KB: a decompression bomb.
+  const bomb = zlib.deflateRawSync(Buffer.alloc(16 << 20)).toString("base64url");
+  const bombed = await openHostile(base + "1." + bomb);
+  assert.match(bombed.message, /expands to more than/);
+
+  const huge = await openHostile(base + "1." + "A".repeat(300_000));
+  assert.match(huge.message, /longer than any oomscope link/);
+
+  // The page still works: the drop zone is there, the example loads on
+  // request, and a good link set by hand (hashchange) opens.
+  const page = huge.page;
+  assert.ok(await page.locator("#file-input").count(), "the drop zone stays usable");
+  await page.screenshot({ path: path.join(OUT, "share-hostile.png") });
+  await page.evaluate((hash) => (window.location.hash = hash), exampleLink.slice(exampleLink.indexOf("#")));
+  await page.locator(".shared-banner").waitFor({ timeout: TIMEOUT });
+  assert.deepEqual(await verdictNumbers(page), exampleNumbers);
+  await page.click("text=Show the example");
+  await page.locator(".example-banner:not(.shared-banner)").waitFor({ timeout: TIMEOUT });
+});
+
+test("strings in a link are shown as text, never run", async () => {
+  const page = await freshPage();
+  await page.goto(origin + "/", { timeout: TIMEOUT });
+  await page.locator(".example-banner").waitFor({ timeout: TIMEOUT });
+  const log = fs.readFileSync(path.join(CORPUS, "logs/01_tpu_compile_hbm.txt"));
+  await page.setInputFiles("#file-input", { name: HOSTILE_NAME, mimeType: "text/plain", buffer: log });
+  await page.locator(".verdict-where", { hasText: HOSTILE_NAME }).waitFor({ timeout: TIMEOUT });
+  const link = await copyLink(page);
+  console.log(`# corpus log 01 link: ${link.length} characters`);
+
+  const shared = await freshPage();
+  await shared.goto(link, { timeout: TIMEOUT });
+  await shared.locator(".shared-banner").waitFor({ timeout: TIMEOUT });
+  assert.equal((await shared.locator(".shared-inputs").textContent()).trim(), HOSTILE_NAME);
+  assert.equal(await shared.locator(".report img").count(), 0, "no element made from a carried string");
+  assert.equal(await shared.evaluate(() => window.__xss), undefined, "no script ran");
+  await shared.screenshot({ path: path.join(OUT, "share-script-text.png") });
+});
+
+test("no request left the page's origin, and no page error", () => {
+  assert.deepEqual(foreignRequests, []);
+  assert.deepEqual(pageErrors, []);
+});
