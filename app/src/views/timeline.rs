@@ -85,7 +85,8 @@ pub fn install_test_hook(state: AppState) {
 
 /// The bands rasterised for a window of positions at one zoom level.
 struct RasterCache {
-    /// (span bits, plot width, plot height, colouring, emphasis id).
+    /// (span in billionths of the program, plot width, plot height,
+    /// colouring, emphasis id).
     key: (u64, u32, u32, ColourBy, usize),
     /// Position at the image's first column.
     x0: f64,
@@ -223,7 +224,8 @@ pub fn Timeline(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
             let ph = (frame.plot_height() * ratio).round().max(1.0);
             let span = frame.x1 - frame.x0;
             let sx = pw / span;
-            let key = (span.to_bits(), pw as u32, ph as u32, colour_by.get_untracked(), mask_id);
+            // Panning keeps the span up to rounding: one part in 10^9.
+            let key = ((span * 1e9 / full.1).round() as u64, pw as u32, ph as u32, colour_by.get_untracked(), mask_id);
             let mut cache = cache.borrow_mut();
             let reusable = cache.as_ref().is_some_and(|c: &RasterCache| {
                 c.key == key && frame.x0 >= c.x0 && (frame.x0 - c.x0) * sx + pw <= f64::from(c.width) + 0.5
@@ -362,27 +364,6 @@ pub fn Timeline(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
             }
         }
     };
-
-    // Another view (the padding table) asked to show a buffer of this module.
-    {
-        let (module, focus_buffer) = (module.clone(), focus_buffer.clone());
-        let buffer_focus = crate::state::use_state().buffer_focus;
-        Effect::new(move |_| {
-            let Some(focus) = buffer_focus.get() else {
-                return;
-            };
-            if focus.module != module.display_name() || focus.memory_space != module.memory_space {
-                return;
-            }
-            let found = module.buffers.iter().position(|b| match focus.buffer_id {
-                Some(id) => b.id == id,
-                None => b.name == focus.buffer_name,
-            });
-            if let Some(i) = found {
-                focus_buffer(i as u32);
-            }
-        });
-    }
 
     // Pointer and keyboard.
     let local = move |ev: &web_sys::MouseEvent| -> Option<(f64, f64, Frame)> {
