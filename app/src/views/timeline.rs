@@ -365,6 +365,27 @@ pub fn Timeline(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
         }
     };
 
+    // Another view (the padding table) asked to show a buffer of this module.
+    {
+        let (module, focus_buffer) = (module.clone(), focus_buffer.clone());
+        let buffer_focus = crate::state::use_state().buffer_focus;
+        Effect::new(move |_| {
+            let Some(focus) = buffer_focus.get() else {
+                return;
+            };
+            if focus.module != module.display_name() || focus.memory_space != module.memory_space {
+                return;
+            }
+            let found = module.buffers.iter().position(|b| match focus.buffer_id {
+                Some(id) => b.id == id,
+                None => b.name == focus.buffer_name,
+            });
+            if let Some(i) = found {
+                focus_buffer(i as u32);
+            }
+        });
+    }
+
     // Pointer and keyboard.
     let local = move |ev: &web_sys::MouseEvent| -> Option<(f64, f64, Frame)> {
         let element = canvas.get_untracked()?;
