@@ -10,8 +10,8 @@ scripts/install-tools.sh --browser
 # trunk runs cargo offline: fetch every crate first.
 cargo fetch --quiet 2>/dev/null || echo "[test] no network: using the crates already fetched" >&2
 
-echo "== cargo test (analyzer, natively)"
-cargo test --workspace --exclude oomscope-app
+echo "== cargo test (analyzer and app logic, natively)"
+cargo test --workspace
 
 echo "== browser tests (trunk build + Chromium)"
 tests/e2e/run.sh
