@@ -147,6 +147,20 @@ fn StepSeriesChart(series: Vec<StepSeries>) -> impl IntoView {
         })
         .collect();
     let has_projection = lines.iter().any(|l| l.projection.is_some());
+    // Widen the axes to the projections at first only when they stay near
+    // the data (within 3× its step span); otherwise the data would be a
+    // sliver, and the notes below state the projection anyway.
+    let (first_step, last_step) = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.0))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+            (lo.min(x), hi.max(x))
+        });
+    let projection_shown = has_projection
+        && lines
+            .iter()
+            .filter_map(|l| l.projection)
+            .all(|(_, (x, _))| x <= last_step + 3.0 * (last_step - first_step));
     let csv = export::csv(
         &[
             "device", "metric", "source", "input", "unit", "step", "bytes",
@@ -248,6 +262,7 @@ fn StepSeriesChart(series: Vec<StepSeries>) -> impl IntoView {
                 file_stem="oomscope-steps"
                 csv=csv
                 projection_toggle=has_projection
+                projection_shown=projection_shown
                 description=description
             />
             <ul class="steps-notes">{notes}</ul>
@@ -368,6 +383,7 @@ fn AllocatorChart(profile: AllocatorProfile) -> impl IntoView {
                 file_stem=format!("oomscope-allocator-{}", export::file_stem(&profile.allocator))
                 csv=csv
                 projection_toggle=false
+                projection_shown=false
                 description=description
             />
             {(active_total > 0).then(|| view! {
@@ -414,10 +430,12 @@ fn PlotView(
     csv: String,
     /// Offer "show the projection to the limit" (it widens the axes).
     projection_toggle: bool,
+    /// Whether the axes include the projection at first.
+    projection_shown: bool,
     description: String,
 ) -> impl IntoView {
     let visible = RwSignal::new(vec![true; lines.len()]);
-    let fit_projection = RwSignal::new(projection_toggle);
+    let fit_projection = RwSignal::new(projection_shown);
     let hover: RwSignal<Option<(f64, f64, Vec<HoverValue>)>> = RwSignal::new(None);
     let notice: RwSignal<Option<String>> = RwSignal::new(None);
     let frame: StoredValue<Option<PlotFrame>> = StoredValue::new(None);
