@@ -288,9 +288,11 @@ test("steps: the leak's slope matches the log's true growth; hover shows the log
   for (const other of ["jax_cpu_steady.log", "jax_cpu_sawtooth.log"]) {
     await page.locator("#steps .series-toggle", { hasText: other }).locator("input").check();
   }
-  await page.locator("#steps .fit-projection").check();
   await page.mouse.move(0, 0);
+  assert.equal(await page.locator("#steps .fit-projection").isChecked(), false, "a projection 30× the data's span is not drawn at first");
   await page.locator("#steps").screenshot({ path: path.join(OUT, "steps.png") });
+  await page.locator("#steps .fit-projection").check();
+  await page.locator("#steps .plot-canvas").first().screenshot({ path: path.join(OUT, "steps-projection.png") });
 
   const toolbar = page.locator("#steps .plot-toolbar").first();
   const svg = (await download(toolbar.locator("button", { hasText: "SVG" }))).body.toString("utf8");

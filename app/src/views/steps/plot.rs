@@ -15,7 +15,7 @@ use crate::export::{Align, CanvasPainter, Painter};
 
 const MARGIN_LEFT: f64 = 84.0;
 const MARGIN_RIGHT: f64 = 20.0;
-const MARGIN_TOP: f64 = 36.0;
+const MARGIN_TOP: f64 = 56.0;
 const MARGIN_BOTTOM: f64 = 44.0;
 const AXIS: &str = "#57606a";
 const GRID: &str = "#e4e7eb";
@@ -130,17 +130,17 @@ impl LinePlot {
         let f = self.frame(width, height);
         p.rect(0.0, 0.0, width, height, "#ffffff", None);
         p.text(f.left, 16.0, &self.title, TEXT, Align::Left, true);
-        // Legend, right-aligned on the title row (text widths estimated).
-        let mut x = width - MARGIN_RIGHT;
-        for line in self.lines.iter().rev() {
-            let label: String = line.label.chars().take(48).collect();
-            p.text(x, 16.0, &label, TEXT, Align::Right, false);
-            x -= label.chars().count() as f64 * 6.6 + 6.0;
-            p.line(&[(x - 18.0, 16.0), (x, 16.0)], line.color, 2.5, &[]);
-            x -= 34.0;
-            if x < f.left + self.title.chars().count() as f64 * 7.5 {
+        // Legend on its own row under the title (text widths estimated).
+        let mut x = f.left;
+        for line in &self.lines {
+            let label: String = line.label.chars().take(60).collect();
+            let item = label.chars().count() as f64 * 6.6 + 34.0;
+            if x + item > width {
                 break;
             }
+            p.line(&[(x, 36.0), (x + 18.0, 36.0)], line.color, 2.5, &[]);
+            p.text(x + 24.0, 36.0, &label, TEXT, Align::Left, false);
+            x += item;
         }
         // Grid, y labels.
         for i in 0..=4 {
@@ -193,6 +193,7 @@ impl LinePlot {
         );
 
         let clip_y = |y: f64| y.clamp(f.top, f.top + f.height);
+        let mut labelled: Vec<f64> = Vec::new();
         for level in &self.levels {
             if level.bytes > f.y_max {
                 continue;
@@ -204,14 +205,18 @@ impl LinePlot {
                 1.5,
                 &[6.0, 4.0],
             );
-            p.text(
-                f.left + f.width - 4.0,
-                y - 9.0,
-                &level.label,
-                level.color,
-                Align::Right,
-                true,
-            );
+            // Near-equal limits (one per series) share one label.
+            if labelled.iter().all(|&b| (b - level.bytes).abs() > 0.01 * b) {
+                p.text(
+                    f.left + f.width - 4.0,
+                    y - 9.0,
+                    &level.label,
+                    level.color,
+                    Align::Right,
+                    true,
+                );
+                labelled.push(level.bytes);
+            }
         }
         for line in &self.lines {
             let pts: Vec<(f64, f64)> = line
