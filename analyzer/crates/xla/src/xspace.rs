@@ -47,6 +47,9 @@ fn wire_error(input: &str, what: &str, e: WireError) -> XlaError {
     }
 }
 
+/// Most bytes of one wanted plane kept in memory (see `read_into`).
+const MAX_KEPT_BYTES: u64 = 1 << 30;
+
 /// Reads every plane whose name `wanted` accepts, in file order.
 /// `progress(done, total)` reports bytes of the source consumed.
 pub fn read_planes(
@@ -173,6 +176,14 @@ impl Stream<'_> {
     /// Appends exactly `n` bytes to `out`; the vector grows as data arrives,
     /// so a lying length costs no more memory than the data really present.
     fn read_into(&mut self, n: u64, out: &mut Vec<u8>) -> Result<(), WireError> {
+        // A kept plane (HloProtos, allocator events) of a real profile is far
+        // below this; a gzip bomb declaring more must not exhaust the worker.
+        if (out.len() as u64).saturating_add(n) > MAX_KEPT_BYTES {
+            return Err(WireError::Malformed(format!(
+                "a wanted plane is larger than {} MiB; oomscope reads at most that much of one plane",
+                MAX_KEPT_BYTES >> 20
+            )));
+        }
         let got = (&mut self.inner)
             .take(n)
             .read_to_end(out)
