@@ -17,4 +17,5 @@ if [ ! -d node_modules/playwright-core ]; then
 fi
 rm -rf out
 # Every *.test.mjs here (each view may add its own file).
-exec node --test --test-reporter=tap ./*.test.mjs
+# One browser at a time: the machines have 2 cores.
+exec node --test --test-concurrency=1 --test-reporter=tap ./*.test.mjs

@@ -1,7 +1,8 @@
 //! Permalinks: a report shared as a link that carries the report itself.
 //!
 //! `Report` → [`oomscope_proto::oomscope::report::SharedReport`] (prost) →
-//! raw deflate → base64url → URL fragment `#r=<version>.<payload>`. The
+//! zlib (deflate with an Adler-32 checksum, so a damaged link is refused
+//! rather than shown with altered numbers) → base64url → URL fragment `#r=<version>.<payload>`. The
 //! fragment is never sent to any server. Links are untrusted input: decoding
 //! bounds decompression, validates every field and rejects unknown versions.
 //!
@@ -129,7 +130,7 @@ pub fn encode_fragment(report: &Report, view: &ViewState, created_unix_ms: u64) 
 
 fn pack(shared: &SharedReport) -> String {
     let bytes = shared.encode_to_vec();
-    let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+    let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
     // Writing to a Vec cannot fail.
     let _ = enc.write_all(&bytes);
     let compressed = enc.finish().unwrap_or_default();
@@ -161,7 +162,7 @@ pub fn decode(link: &str) -> Result<Report, LinkError> {
         .decode(data.trim_end_matches('='))
         .map_err(|e| LinkError::Corrupt(format!("not base64url: {e}")))?;
     let mut bytes = Vec::new();
-    flate2::read::DeflateDecoder::new(&compressed[..])
+    flate2::read::ZlibDecoder::new(&compressed[..])
         .take(MAX_DECODED_BYTES as u64 + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| LinkError::Corrupt(format!("cannot decompress: {e}")))?;
