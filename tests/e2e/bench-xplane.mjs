@@ -1,0 +1,238 @@
+// Throughput and memory benchmark of the analysis of XProf profiles
+// (`*.xplane.pb`) in headless Chromium. Not a test: it prints numbers.
+//
+//   node bench-xplane.mjs FILE.xplane.pb [FILE2 ...] [--timeout SECONDS] [--shots DIR]
+//
+// Grow a real profile to ~1 GB first with tools/bench/make_big_xplane.py.
+// For each file, a fresh browser opens the built page (OOMSCOPE_DIST,
+// default dist/ from `trunk build --release`), the file is chosen with the
+// page's file input (Playwright hands Chromium the path; nothing is copied
+// through the driver) and the wall time from the choice to the report shown
+// (the file's row in the inputs table, progress gone) is measured.
+//
+// Memory is sampled every 100 ms while the analysis runs:
+// - every Chromium process started by this script, from /proc/PID/status:
+//   VmRSS (sampled) and VmHWM (the kernel's own peak, so nothing between
+//   samples is missed). The analysis worker is a thread of the page's
+//   renderer process, so its wasm memory counts there;
+// - the page's JS heap (CDP Performance.getMetrics JSHeapUsedSize);
+// - after the run, the worker's wasm linear memory (it never shrinks, so
+//   its size is the worker's wasm peak).
+// A screenshot of each result page goes to --shots (default /tmp).
+
+import http from "node:http";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(HERE, "../..");
+const DIST = path.resolve(process.env.OOMSCOPE_DIST || path.join(ROOT, "dist"));
+const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+const SAMPLE_MS = 100;
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const i = args.indexOf(name);
+  if (i < 0) return fallback;
+  const [, value] = args.splice(i, 2);
+  return value;
+};
+const TIMEOUT_MS = Number(option("--timeout", 900)) * 1000;
+const SHOTS = option("--shots", "/tmp");
+const FILES = args;
+if (FILES.length === 0) {
+  console.error("usage: node bench-xplane.mjs FILE.xplane.pb [FILE2 ...] [--timeout SECONDS] [--shots DIR]");
+  process.exit(2);
+}
+
+const MiB = 2 ** 20;
+const types = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm", ".css": "text/css", ".svg": "image/svg+xml" };
+const server = http.createServer((req, res) => {
+  const url = new URL(req.url, "http://localhost");
+  let file = path.normalize(path.join(DIST, decodeURIComponent(url.pathname)));
+  if (!file.startsWith(DIST)) return res.writeHead(403).end();
+  if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, "index.html");
+  fs.readFile(file, (err, body) => {
+    if (err) return res.writeHead(404).end();
+    res.writeHead(200, { "content-type": types[path.extname(file)] || "application/octet-stream" }).end(body);
+  });
+});
+await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+const origin = `http://127.0.0.1:${server.address().port}`;
+
+/** Every process below this one: pid → command line. */
+function descendants() {
+  const children = new Map();
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (!children.has(ppid)) children.set(ppid, []);
+      children.get(ppid).push(Number(entry));
+    } catch {
+      // The process ended while listed.
+    }
+  }
+  const found = new Map();
+  const stack = [process.pid];
+  while (stack.length) {
+    for (const child of children.get(stack.pop()) || []) {
+      try {
+        found.set(child, fs.readFileSync(`/proc/${child}/cmdline`, "utf8").split("\0").join(" "));
+      } catch {
+        continue;
+      }
+      stack.push(child);
+    }
+  }
+  return found;
+}
+
+/** VmRSS and VmHWM of a process in bytes, or null once it has ended. */
+function memoryOf(pid) {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+    const kib = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(status)?.[1] || 0) * 1024;
+    return { rss: kib("VmRSS"), hwm: kib("VmHWM") };
+  } catch {
+    return null;
+  }
+}
+
+const kindOf = (cmdline) => /--type=([a-z-]+)/.exec(cmdline)?.[1] || (cmdline.includes("chrom") ? "browser" : "other");
+
+async function bench(file) {
+  const name = path.basename(file);
+  const size = fs.statSync(file).size;
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+  try {
+    const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    page.on("pageerror", (e) => console.error("page error:", String(e)));
+    await page.goto(origin + "/");
+    await page.locator(".verdict").waitFor({ timeout: 120_000 });
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send("Performance.enable");
+
+    const peaks = new Map(); // pid → { kind, rss, hwm }
+    let peakSum = 0;
+    let peakJsHeap = 0;
+    const sample = async () => {
+      let sum = 0;
+      for (const [pid, cmdline] of descendants()) {
+        const m = memoryOf(pid);
+        if (!m) continue;
+        sum += m.rss;
+        const p = peaks.get(pid) || { kind: kindOf(cmdline), rss: 0, hwm: 0 };
+        p.rss = Math.max(p.rss, m.rss);
+        p.hwm = Math.max(p.hwm, m.hwm);
+        peaks.set(pid, p);
+      }
+      peakSum = Math.max(peakSum, sum);
+      try {
+        const { metrics } = await cdp.send("Performance.getMetrics");
+        peakJsHeap = Math.max(peakJsHeap, metrics.find((m) => m.name === "JSHeapUsedSize")?.value || 0);
+      } catch {
+        // The page is gone (a crashed renderer); the process samples remain.
+      }
+    };
+    await sample();
+    const before = new Map([...peaks].map(([pid, p]) => [pid, { ...p }]));
+
+    const t0 = performance.now();
+    await page.setInputFiles("#file-input", file);
+    let outcome = "timeout";
+    while (performance.now() - t0 < TIMEOUT_MS) {
+      await sample();
+      const state = await page
+        .evaluate((input) => {
+          const notice = document.querySelector(".notice");
+          if (notice) return { done: "notice", text: notice.textContent.trim() };
+          const row = document.querySelector(`table.inputs tr[data-input="${CSS.escape(input)}"]`);
+          if (row && !document.querySelector("section.progress")) return { done: "report" };
+          return { done: null };
+        }, name)
+        .catch((e) => ({ done: "page crashed", text: String(e) }));
+      if (state.done) {
+        outcome = state.done + (state.text ? `: ${state.text}` : "");
+        break;
+      }
+      await new Promise((r) => setTimeout(r, SAMPLE_MS));
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    await sample();
+
+    let modules = null;
+    let errors = null;
+    let wasmBytes = null;
+    if (outcome === "report") {
+      modules = await page.locator("#module-picker option").count();
+      errors = await page.locator(`table.inputs tr[data-input="${name}"] .error-message`).allTextContents();
+      const worker = page.workers().find((w) => w.url().includes("oomscope-worker"));
+      // `wasm_bindgen` is the worker script's global; once initialised, calling
+      // it again returns the instance's exports, whose memory never shrinks.
+      wasmBytes = await worker
+        ?.evaluate(async () => (await wasm_bindgen()).memory.buffer.byteLength) // eslint-disable-line no-undef
+        .catch(() => null);
+    }
+    const shot = path.join(SHOTS, `bench-xplane-${name}.png`);
+    await page.screenshot({ path: shot, fullPage: false }).catch(() => {});
+
+    const renderers = [...peaks].filter(([, p]) => p.kind === "renderer");
+    return {
+      name,
+      size,
+      seconds,
+      outcome,
+      modules,
+      errors,
+      wasmBytes,
+      rendererHwm: Math.max(0, ...renderers.map(([, p]) => p.hwm)),
+      rendererRssBefore: Math.max(0, ...renderers.map(([pid]) => before.get(pid)?.rss || 0)),
+      peakSum,
+      peakJsHeap,
+      shot,
+    };
+  } finally {
+    await browser.close();
+  }
+}
+
+const rows = [];
+try {
+  for (const file of FILES) {
+    const row = await bench(file);
+    rows.push(row);
+    console.log(
+      `${row.name}: ${row.outcome} in ${row.seconds.toFixed(2)} s; modules ${row.modules}; ` +
+        `input errors ${JSON.stringify(row.errors)}; screenshot ${row.shot}`,
+    );
+  }
+} finally {
+  server.close();
+}
+
+const mib = (b) => (b == null ? "-" : (b / MiB).toFixed(0));
+const header = ["file", "MiB", "outcome", "s", "MB/s", "renderer peak RSS (VmHWM) MiB", "renderer RSS before MiB", "all chromium peak RSS MiB", "page JS heap peak MiB", "worker wasm memory MiB"];
+const table = rows.map((r) => [
+  r.name,
+  mib(r.size),
+  r.outcome.slice(0, 40),
+  r.seconds.toFixed(2),
+  (r.size / 1e6 / r.seconds).toFixed(1),
+  mib(r.rendererHwm),
+  mib(r.rendererRssBefore),
+  mib(r.peakSum),
+  mib(r.peakJsHeap),
+  mib(r.wasmBytes),
+]);
+const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => String(row[i]).length)));
+const line = (cells) => "| " + cells.map((c, i) => String(c).padEnd(widths[i])).join(" | ") + " |";
+console.log(line(header));
+console.log("|" + widths.map((w) => "-".repeat(w + 2)).join("|") + "|");
+for (const row of table) console.log(line(row));
