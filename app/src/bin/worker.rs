@@ -11,6 +11,7 @@
 //! `oomscope_app::protocol` for the messages.
 
 use js_sys::{ArrayBuffer, Reflect, Uint8Array};
+use std::cell::RefCell;
 use oomscope_analyzer::sniff::{sniff, Sniffed};
 use oomscope_analyzer::{analyze_inputs, InputFile, InputSource, Progress, ReadAt};
 use oomscope_app::protocol::{
@@ -224,14 +225,23 @@ fn profile_source(name: &str, payload: &JsValue) -> Option<BlobSource> {
         blob: blob.clone(),
         size: blob.size() as u64,
         reader,
+        cache: RefCell::new(None),
     })
 }
+
+/// Bytes of the block that serves small reads. Skipping a plane takes a few
+/// tiny reads (field header, id, name) and a large profile has hundreds of
+/// thousands of planes; each `FileReaderSync` call costs about a millisecond,
+/// so tiny reads are answered from one cached block read ahead.
+const CACHE_BLOCK_BYTES: u64 = 1 << 20;
 
 /// Random access to a `Blob` through synchronous reads of its slices.
 struct BlobSource {
     blob: Blob,
     size: u64,
     reader: FileReaderSync,
+    /// The last block read for small reads: (offset, bytes).
+    cache: RefCell<Option<(u64, Vec<u8>)>>,
 }
 
 impl ReadAt for BlobSource {
@@ -240,11 +250,36 @@ impl ReadAt for BlobSource {
     }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
-        let io_error = |message: String| std::io::Error::other(message);
         let end = offset
             .checked_add(buf.len() as u64)
             .filter(|end| *end <= self.size)
-            .ok_or_else(|| io_error(format!("read past the end of the file (offset {offset})")))?;
+            .ok_or_else(|| std::io::Error::other(format!("read past the end of the file (offset {offset})")))?;
+        if buf.len() as u64 >= CACHE_BLOCK_BYTES / 4 {
+            return self.read_direct(offset, buf);
+        }
+        let mut cache = self.cache.borrow_mut();
+        let cached = |c: &Option<(u64, Vec<u8>)>| {
+            matches!(c, Some((start, data)) if offset >= *start && end <= *start + data.len() as u64)
+        };
+        if !cached(&cache) {
+            let stop = offset.saturating_add(CACHE_BLOCK_BYTES).min(self.size);
+            let mut block = vec![0u8; (stop - offset) as usize];
+            self.read_direct(offset, &mut block)?;
+            *cache = Some((offset, block));
+        }
+        if let Some((start, data)) = cache.as_ref() {
+            let at = (offset - start) as usize;
+            buf.copy_from_slice(&data[at..at + buf.len()]);
+        }
+        Ok(())
+    }
+}
+
+impl BlobSource {
+    /// Reads `buf.len()` bytes at `offset` straight from the blob, in slices.
+    fn read_direct(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        let io_error = |message: String| std::io::Error::other(message);
+        let end = offset + buf.len() as u64;
         let mut start = offset;
         while start < end {
             let stop = (start + READ_SLICE_BYTES).min(end);
