@@ -17,6 +17,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { serveFile } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
@@ -27,16 +28,6 @@ const FIXTURE = path.join(ROOT, "fixtures/oom-single-buffer");
 const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const TIMEOUT = 60_000;
 
-const CONTENT_TYPES = {
-  ".html": "text/html; charset=utf-8",
-  ".js": "text/javascript; charset=utf-8",
-  ".mjs": "text/javascript; charset=utf-8",
-  ".wasm": "application/wasm",
-  ".css": "text/css; charset=utf-8",
-  ".svg": "image/svg+xml",
-  ".json": "application/json",
-  ".png": "image/png",
-};
 
 let server;
 let origin;
@@ -82,24 +73,7 @@ function serveDist(req, res) {
     req.socket.destroy();
     return;
   }
-  const url = new URL(req.url, "http://localhost");
-  let file = path.normalize(path.join(DIST, decodeURIComponent(url.pathname)));
-  if (!file.startsWith(DIST)) {
-    res.writeHead(403).end();
-    return;
-  }
-  if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, "index.html");
-  fs.readFile(file, (err, body) => {
-    if (err) {
-      res.writeHead(404, { "content-type": "text/plain" }).end("not found");
-      return;
-    }
-    res.writeHead(200, {
-      "content-type": CONTENT_TYPES[path.extname(file)] || "application/octet-stream",
-      "cache-control": "no-cache",
-    });
-    res.end(body);
-  });
+  serveFile(DIST, req, res);
 }
 
 async function bytesOf(locator) {

@@ -20,6 +20,7 @@ import path from "node:path";
 import zlib from "node:zlib";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { serveFile } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
@@ -30,14 +31,6 @@ const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const TIMEOUT = 60_000;
 const HOSTILE_NAME = "<img src=x onerror=window.__xss=1>.txt";
 
-const CONTENT_TYPES = {
-  ".html": "text/html; charset=utf-8",
-  ".js": "text/javascript; charset=utf-8",
-  ".wasm": "application/wasm",
-  ".css": "text/css; charset=utf-8",
-  ".svg": "image/svg+xml",
-  ".json": "application/json",
-};
 
 let server;
 let origin;
@@ -50,24 +43,7 @@ let exampleLink;
 let exampleNumbers;
 
 function serveDist(req, res) {
-  const url = new URL(req.url, "http://localhost");
-  let file = path.normalize(path.join(DIST, decodeURIComponent(url.pathname)));
-  if (!file.startsWith(DIST)) {
-    res.writeHead(403).end();
-    return;
-  }
-  if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, "index.html");
-  fs.readFile(file, (err, body) => {
-    if (err) {
-      res.writeHead(404, { "content-type": "text/plain" }).end("not found");
-      return;
-    }
-    res.writeHead(200, {
-      "content-type": CONTENT_TYPES[path.extname(file)] || "application/octet-stream",
-      "cache-control": "no-cache",
-    });
-    res.end(body);
-  });
+  serveFile(DIST, req, res);
 }
 
 /** A fresh browser context (own storage, own workers) and a page in it. */

@@ -21,6 +21,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { serveFile } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
@@ -32,14 +33,6 @@ const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const TIMEOUT = 60_000;
 const MIB = 2 ** 20;
 
-const CONTENT_TYPES = {
-  ".html": "text/html; charset=utf-8",
-  ".js": "text/javascript; charset=utf-8",
-  ".wasm": "application/wasm",
-  ".css": "text/css; charset=utf-8",
-  ".svg": "image/svg+xml",
-  ".json": "application/json",
-};
 
 const oracle = JSON.parse(fs.readFileSync(path.join(FIXTURE, `${PREFIX}.memory_viewer.json`), "utf8"));
 const indefinite = Math.round(oracle.indefiniteBufferAllocationMib * MIB);
@@ -53,21 +46,7 @@ let page;
 const pageErrors = [];
 
 function serveDist(req, res) {
-  const url = new URL(req.url, "http://localhost");
-  let file = path.normalize(path.join(DIST, decodeURIComponent(url.pathname)));
-  if (!file.startsWith(DIST)) {
-    res.writeHead(403).end();
-    return;
-  }
-  if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, "index.html");
-  fs.readFile(file, (err, body) => {
-    if (err) {
-      res.writeHead(404).end("not found");
-      return;
-    }
-    res.writeHead(200, { "content-type": CONTENT_TYPES[path.extname(file)] || "application/octet-stream" });
-    res.end(body);
-  });
+  serveFile(DIST, req, res);
 }
 
 /** The canvas's frame as it says in its data attributes. */
