@@ -23,8 +23,31 @@ fn check_round_trip(label: &str, r: &Report) -> usize {
         assert_eq!((a.peak_bytes, a.peak_position, a.heap_bytes.iter().max()), (b.peak_bytes, b.peak_position, b.heap_bytes.iter().max()), "{label}: {}", b.name);
     }
     assert_eq!(back.diagnosis.path, r.diagnosis.path, "{label}");
+    // The buffers the tree cites come back whole (restored from the peak
+    // buffers the link carries), on every node the link keeps with detail.
+    for n in &back.diagnosis.nodes {
+        let original = r.diagnosis.nodes.iter().find(|o| o.id == n.id).unwrap();
+        if n.actions.is_empty() && !original.actions.is_empty() {
+            continue; // reduced to a short reason
+        }
+        assert!(n.cites.len() <= original.cites.len(), "{label}: {}", n.id);
+        assert_eq!(n.cites[..], original.cites[..n.cites.len()], "{label}: {}", n.id);
+    }
+    // The carried peak buffers keep their lifetimes for the shared timeline.
+    let mut lifetimes = 0;
+    for (a, b) in back.modules.iter().zip(&r.modules) {
+        for l in &a.buffers {
+            let original = b.buffers.iter().find(|o| o.id == l.id && o.name == l.name).unwrap_or_else(|| panic!("{label}: {} has no lifetime", l.name));
+            assert_eq!((l.start, l.end, l.offset_bytes, l.size_bytes), (original.start, original.end, original.offset_bytes, original.size_bytes), "{label}: {}", l.name);
+            lifetimes += 1;
+        }
+        if reductions.is_empty() {
+            let with_lifetime = b.peak_buffers.iter().filter(|p| b.buffers.iter().any(|o| Some(o.id) == p.logical_buffer_id && o.name == p.name)).count();
+            assert_eq!(a.buffers.len(), with_lifetime, "{label}: {}", b.name);
+        }
+    }
     assert_eq!(back.shared.as_ref().map(|s| &s.reductions), Some(&reductions));
-    println!("link size {label}: {} bytes{}", fragment.len(), if reductions.is_empty() { String::new() } else { format!(" ({} reductions)", reductions.len()) });
+    println!("link size {label}: {} bytes, {lifetimes} buffer lifetimes{}", fragment.len(), if reductions.is_empty() { String::new() } else { format!(" ({} reductions)", reductions.len()) });
     fragment.len()
 }
 

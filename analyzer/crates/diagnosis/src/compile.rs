@@ -9,7 +9,7 @@
 //! the limit, but removing one still leaves 17.09 GiB: the sum is the
 //! problem, and the tree says so in both nodes.
 
-use oomscope_report::{BufferCategory, TreeKind};
+use oomscope_report::{BufferCategory, CitedBuffer, TreeKind};
 use serde_json::json;
 
 use crate::facts::{gib, pct_fact, pct_text, signed, total, Alloc, AllocSource, CompileFacts};
@@ -315,6 +315,7 @@ fn allocation_sections(f: &CompileFacts<'_>, nodes: &mut Vec<NodeEval>, walk: &m
             gib(without_largest.unwrap_or(0))
         )
     };
+    node.cite("over half the limit", cited(large.iter().copied()));
     for a in large.iter().take(CITED) {
         node.action(
             "find_source",
@@ -454,6 +455,7 @@ fn large_children(
     let largest = large.first().copied();
     let mut dbg = NodeEval::new("large_allocations.debug_artifacts", "");
     dbg.fact("debug_allocations", debug.len());
+    dbg.cite("debug print or host callback", cited(debug.iter().map(|a| **a)));
     if let Some(a) = debug.first() {
         dbg.reason = format!(
             "{} ({}, {} of the limit) comes from a debug print or host callback{}.",
@@ -476,6 +478,7 @@ fn large_children(
     if let Some(a) = largest {
         let replicated = a.label.contains("replicated");
         shard.fact("replicated_label", replicated);
+        shard.cite("kept whole on one chip", [a.cited()]);
         let excess = f.excess.or_else(|| a.size.checked_sub(limit));
         let chips = excess.and_then(|e| chips_to_absorb(a.size, e));
         shard.reason = format!(
@@ -559,6 +562,15 @@ struct Estimate {
     bytes: u64,
     detail: String,
     how: String,
+    /// The buffers it counted, largest first (empty when it counted totals).
+    counted: Vec<CitedBuffer>,
+}
+
+/// `allocs` as cited buffers, largest first.
+fn cited<'a>(allocs: impl IntoIterator<Item = &'a Alloc>) -> Vec<CitedBuffer> {
+    let mut out: Vec<CitedBuffer> = allocs.into_iter().map(Alloc::cited).collect();
+    out.sort_by_key(|b| std::cmp::Reverse(b.size_bytes));
+    out
 }
 
 fn aggregate(f: &CompileFacts<'_>, limit: u64, nodes: &mut Vec<NodeEval>, walk: &mut Walk) {
@@ -612,6 +624,7 @@ fn aggregate(f: &CompileFacts<'_>, limit: u64, nodes: &mut Vec<NodeEval>, walk: 
             gib(limit)
         ),
     };
+    agg.cite("top contributor", cited(f.allocs.iter()));
     for a in f.allocs.iter().take(CITED) {
         agg.action(
             "top_contributor",
@@ -658,6 +671,7 @@ fn aggregate(f: &CompileFacts<'_>, limit: u64, nodes: &mut Vec<NodeEval>, walk: 
     match &padding {
         Some(e) => {
             pad.fact("padding_bytes", e.bytes);
+            pad.cite("padded", e.counted.iter().cloned());
             pad.reason = format!(
                 "Padding is {} ({}), {} the {} excess.",
                 gib(e.bytes),
@@ -712,6 +726,14 @@ fn aggregate(f: &CompileFacts<'_>, limit: u64, nodes: &mut Vec<NodeEval>, walk: 
         match est {
             Some(e) => {
                 cfg.fact(&format!("{key}_saving_bytes"), e.bytes);
+                cfg.cite(
+                    match key {
+                        "bf16" => "f32",
+                        "donate" => "parameter with an output of its shape",
+                        _ => "scales with the batch",
+                    },
+                    e.counted.iter().cloned(),
+                );
                 cfg_parts.push(format!("{key} {}", gib(e.bytes)));
                 cfg.action(key, &e.detail, Some((signed(e.bytes), e.how.clone())));
             }
@@ -859,6 +881,7 @@ fn aggregate(f: &CompileFacts<'_>, limit: u64, nodes: &mut Vec<NodeEval>, walk: 
     match &checkpoint {
         Some(e) => {
             remat.fact("checkpoint_saving_bytes", e.bytes);
+            remat.cite("held across the peak", e.counted.iter().cloned());
             remat.action("checkpoint", &e.detail, Some((signed(e.bytes), e.how.clone())));
         }
         None => remat.action(
@@ -932,6 +955,7 @@ fn padding_estimate(f: &CompileFacts<'_>, scope: &str) -> Option<Estimate> {
             ),
             how: "padding model: Σ (padded − unpadded size) over the buffers live at the peak"
                 .into(),
+            counted: by_padding(f.allocs.iter()),
         });
     }
     if f.allocs_source != AllocSource::ModulePeak {
@@ -944,6 +968,7 @@ fn padding_estimate(f: &CompileFacts<'_>, scope: &str) -> Option<Estimate> {
                 bytes,
                 detail: format!("HLO temporaries: {} padded vs {} unpadded", gib(padded), gib(unpadded)),
                 how: "HLO temp padded − unpadded, as the error prints them (rounded to its 2 decimals)".into(),
+                counted: by_padding(f.allocs.iter()),
             });
         }
     }
@@ -956,6 +981,7 @@ fn padding_estimate(f: &CompileFacts<'_>, scope: &str) -> Option<Estimate> {
         bytes,
         detail: format!("{} of padding in {scope}", gib(bytes)),
         how: format!("Σ (size − unpadded size) over {} of {scope}", known.len()),
+        counted: by_padding(known.iter().copied()),
     })
 }
 
@@ -983,6 +1009,7 @@ fn bf16_estimate(f: &CompileFacts<'_>, scope: &str) -> Option<Estimate> {
             "half of the f32 bytes among {scope} ({} ÷ 2); assumes bf16 halves each padded size",
             gib(f32_bytes)
         ),
+        counted: cited(f32s.iter().copied()),
     })
 }
 
@@ -1001,6 +1028,7 @@ fn donate_estimate(f: &CompileFacts<'_>) -> Option<Estimate> {
         let param_bytes = total(params.iter().map(|a| a.size));
         let mut matched = 0u64;
         let mut matched_count = 0usize;
+        let mut donatable = Vec::new();
         for p in &params {
             let Some(key) = p.array.as_ref().map(|s| s.key()) else {
                 continue;
@@ -1012,6 +1040,7 @@ fn donate_estimate(f: &CompileFacts<'_>) -> Option<Estimate> {
                 outputs.swap_remove(i);
                 matched = matched.saturating_add(p.size);
                 matched_count += 1;
+                donatable.push(*p);
             }
         }
         let detail = if matched_count > 0 {
@@ -1032,6 +1061,7 @@ fn donate_estimate(f: &CompileFacts<'_>) -> Option<Estimate> {
             bytes: matched,
             detail,
             how: "Σ sizes of parameter buffers at the peak matched one-to-one with an output buffer of the same element type and dimensions at the peak".into(),
+            counted: cited(donatable),
         });
     }
     let ev = f.event;
@@ -1053,6 +1083,7 @@ fn donate_estimate(f: &CompileFacts<'_>) -> Option<Estimate> {
             gib(bytes)
         ),
         how: "min(arguments, outputs) − bytes already shared, from the error's totals; an upper bound".into(),
+        counted: Vec::new(),
     })
 }
 
@@ -1080,12 +1111,12 @@ fn batch_estimate(f: &CompileFacts<'_>, peak: Option<u64>, scope: &str) -> Optio
         }
     }
     let (batch, _) = by_leading.into_iter().max_by_key(|(_, bytes)| *bytes)?;
-    let scaling = total(
-        f.allocs
-            .iter()
-            .filter(|a| a.array.as_ref().is_some_and(|s| s.dims.contains(&batch)))
-            .map(|a| a.size),
-    );
+    let scaling_allocs: Vec<&Alloc> = f
+        .allocs
+        .iter()
+        .filter(|a| a.array.as_ref().is_some_and(|s| s.dims.contains(&batch)))
+        .collect();
+    let scaling = total(scaling_allocs.iter().map(|a| a.size));
     let peak = peak.filter(|p| *p > 0)?;
     Some(Estimate {
         bytes: scaling / 2,
@@ -1098,6 +1129,7 @@ fn batch_estimate(f: &CompileFacts<'_>, peak: Option<u64>, scope: &str) -> Optio
         how: format!(
             "{batch} is the leading dimension holding the most bytes among the non-parameter buffers of {scope}, taken as the batch; saving = ½ × Σ sizes of buffers with a dimension of {batch}"
         ),
+        counted: cited(scaling_allocs),
     })
 }
 
@@ -1107,10 +1139,25 @@ fn checkpoint_estimate(f: &CompileFacts<'_>) -> Option<Estimate> {
         return None;
     }
     let p = m.peak_position;
-    let held: Vec<_> = m
+    let mut held: Vec<_> = m
         .buffers
         .iter()
         .filter(|b| b.category == BufferCategory::Temporary && b.start < p && b.end > p)
+        .collect();
+    held.sort_by_key(|b| std::cmp::Reverse(b.size_bytes));
+    let counted = held
+        .iter()
+        .map(|b| CitedBuffer {
+            role: String::new(),
+            name: b.name.clone(),
+            shape: b.shape.clone(),
+            size_bytes: b.size_bytes,
+            source: b.source.clone(),
+            module: m.display_name(),
+            memory_space: m.memory_space,
+            buffer_id: Some(b.id),
+            listing_rank: None,
+        })
         .collect();
     let held_bytes = total(held.iter().map(|b| b.size_bytes));
     // Recomputing brings one of them back while the backward pass uses it.
@@ -1129,7 +1176,18 @@ fn checkpoint_estimate(f: &CompileFacts<'_>) -> Option<Estimate> {
         how: format!(
             "Σ sizes of temporaries whose lifetime [start, end] spans the peak position {p} strictly, less the largest of them (live again while it is recomputed)"
         ),
+        counted,
     })
+}
+
+/// The allocations with padding, most padding first.
+fn by_padding<'a>(allocs: impl IntoIterator<Item = &'a Alloc>) -> Vec<CitedBuffer> {
+    let mut padded: Vec<&Alloc> = allocs
+        .into_iter()
+        .filter(|a| a.padding().is_some_and(|p| p > 0))
+        .collect();
+    padded.sort_by_key(|a| std::cmp::Reverse(a.padding()));
+    padded.into_iter().map(Alloc::cited).collect()
 }
 
 /// Every compile node, unselected, with the same reason.

@@ -3,7 +3,7 @@
 //! excess, the module analysis that matches it and one list of allocations
 //! (complete from a module analysis, or the top-N listing of the log).
 
-use oomscope_report::{BufferCategory, ModuleReport, OomEvent, OomKind, Report};
+use oomscope_report::{BufferCategory, CitedBuffer, ModuleReport, OomEvent, OomKind, Report};
 
 use crate::shape::{parse_array, ArrayShape};
 
@@ -22,6 +22,12 @@ pub(crate) struct Alloc {
     pub label: String,
     pub category: Option<BufferCategory>,
     pub array: Option<ArrayShape>,
+    /// Where the views find it: the module's display name, memory space and
+    /// logical buffer id, or the rank in the log's listing.
+    pub module: String,
+    pub memory_space: i64,
+    pub buffer_id: Option<i64>,
+    pub listing_rank: Option<u32>,
 }
 
 impl Alloc {
@@ -53,6 +59,21 @@ impl Alloc {
 
     pub fn padding(&self) -> Option<u64> {
         self.unpadded.map(|u| self.size.saturating_sub(u))
+    }
+
+    /// This allocation as a node cites it (the node sets the role).
+    pub fn cited(&self) -> CitedBuffer {
+        CitedBuffer {
+            role: String::new(),
+            name: self.name.clone(),
+            shape: self.shape.clone(),
+            size_bytes: self.size,
+            source: self.source.clone(),
+            module: self.module.clone(),
+            memory_space: self.memory_space,
+            buffer_id: self.buffer_id,
+            listing_rank: self.listing_rank,
+        }
     }
 }
 
@@ -160,7 +181,10 @@ pub(crate) fn compile_facts(report: &Report) -> Option<CompileFacts<'_>> {
     };
     let (mut allocs, allocs_source) = if let Some(m) = module {
         (
-            m.peak_buffers.iter().map(alloc_from_peak).collect(),
+            m.peak_buffers
+                .iter()
+                .map(|b| alloc_from_peak(m, b))
+                .collect(),
             AllocSource::ModulePeak,
         )
     } else if !event.top_allocations.is_empty() {
@@ -197,8 +221,12 @@ pub(crate) fn compile_facts(report: &Report) -> Option<CompileFacts<'_>> {
     })
 }
 
-fn alloc_from_peak(b: &oomscope_report::PeakBuffer) -> Alloc {
+fn alloc_from_peak(m: &ModuleReport, b: &oomscope_report::PeakBuffer) -> Alloc {
     Alloc {
+        module: m.display_name(),
+        memory_space: m.memory_space,
+        buffer_id: b.logical_buffer_id,
+        listing_rank: None,
         name: b.name.clone(),
         shape: b.shape.clone(),
         size: b.size_bytes,
@@ -237,6 +265,10 @@ fn alloc_from_listing(t: &oomscope_report::TopAllocation) -> Alloc {
         label,
         category,
         array: parse_array(&t.shape),
+        module: String::new(),
+        memory_space: 0,
+        buffer_id: None,
+        listing_rank: Some(t.rank),
     }
 }
 

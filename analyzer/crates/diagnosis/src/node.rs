@@ -3,10 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use oomscope_report::{DiagnosisAction, DiagnosisNode};
+use oomscope_report::{CitedBuffer, DiagnosisAction, DiagnosisNode};
 use serde_json::Value;
 
 use crate::tree::{action_text, node_def};
+
+/// Buffers a node cites per role: the largest, enough to act on.
+pub(crate) const MAX_CITES: usize = 12;
 
 /// An evaluated node under construction.
 #[derive(Debug, Clone)]
@@ -16,6 +19,7 @@ pub(crate) struct NodeEval {
     pub reason: String,
     pub facts: BTreeMap<String, Value>,
     pub actions: Vec<DiagnosisAction>,
+    pub cites: Vec<CitedBuffer>,
 }
 
 impl NodeEval {
@@ -26,7 +30,17 @@ impl NodeEval {
             reason: reason.into(),
             facts: BTreeMap::new(),
             actions: Vec::new(),
+            cites: Vec::new(),
         }
+    }
+
+    /// Cites `buffers` (at most [`MAX_CITES`] per role) as what this node
+    /// is about, so that the views can link to them.
+    pub fn cite<'b>(&mut self, role: &str, buffers: impl IntoIterator<Item = CitedBuffer>) {
+        self.cites.extend(buffers.into_iter().take(MAX_CITES).map(|mut b| {
+            b.role = role.to_string();
+            b
+        }));
     }
 
     pub fn fact(&mut self, key: &str, value: impl Into<Value>) {
@@ -61,6 +75,7 @@ impl NodeEval {
             reason: self.reason,
             facts: self.facts,
             actions: self.actions,
+            cites: self.cites,
         }
     }
 }

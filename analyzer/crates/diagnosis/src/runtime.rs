@@ -3,7 +3,7 @@
 //! failing request of a runtime OOM, and lingering gradient-sized outputs
 //! from a module analysis.
 
-use oomscope_report::{BufferCategory, OomEvent, Report, StepSeries, TreeKind};
+use oomscope_report::{BufferCategory, CitedBuffer, OomEvent, Report, StepSeries, TreeKind};
 
 use crate::facts::{gib, is_compile_kind, pct_fact, pct_text, signed, total};
 use crate::node::NodeEval;
@@ -127,20 +127,46 @@ pub(crate) fn series_show_problem(report: &Report) -> bool {
         .any(|t| t.grows() || t.spiky() || t.sawtooth().is_some())
 }
 
-/// Output buffers with a parameter's shape beyond the parameters of that
-/// shape: (extra outputs, their bytes, parameters matched, module name).
-fn lingering(report: &Report) -> Option<(usize, u64, usize, String)> {
-    let mut best: Option<(usize, u64, usize, String)> = None;
+/// Outputs of a module with a parameter's shape beyond one per parameter.
+struct Lingering {
+    extra: usize,
+    extra_bytes: u64,
+    matched: usize,
+    module: String,
+    /// The extra outputs, largest first.
+    outputs: Vec<CitedBuffer>,
+}
+
+/// The module whose extra parameter-shaped outputs hold the most bytes.
+fn lingering(report: &Report) -> Option<Lingering> {
+    let mut best: Option<Lingering> = None;
     for m in report.modules.iter().filter(|m| m.memory_space == 0) {
-        let items: Vec<(BufferCategory, String, u64)> = if m.buffers.is_empty() {
+        let cite = |id: Option<i64>, name: &str, shape: &str, size: u64, source: &str| CitedBuffer {
+            role: String::new(),
+            name: name.to_string(),
+            shape: shape.to_string(),
+            size_bytes: size,
+            source: source.to_string(),
+            module: m.display_name(),
+            memory_space: m.memory_space,
+            buffer_id: id,
+            listing_rank: None,
+        };
+        let items: Vec<(BufferCategory, String, CitedBuffer)> = if m.buffers.is_empty() {
             m.peak_buffers
                 .iter()
-                .filter_map(|b| Some((b.category, parse_array(&b.shape)?.key(), b.size_bytes)))
+                .filter_map(|b| {
+                    let key = parse_array(&b.shape)?.key();
+                    Some((b.category, key, cite(b.logical_buffer_id, &b.name, &b.shape, b.size_bytes, &b.source)))
+                })
                 .collect()
         } else {
             m.buffers
                 .iter()
-                .filter_map(|b| Some((b.category, parse_array(&b.shape)?.key(), b.size_bytes)))
+                .filter_map(|b| {
+                    let key = parse_array(&b.shape)?.key();
+                    Some((b.category, key, cite(Some(b.id), &b.name, &b.shape, b.size_bytes, &b.source)))
+                })
                 .collect()
         };
         let mut params: Vec<&String> = items
@@ -149,11 +175,15 @@ fn lingering(report: &Report) -> Option<(usize, u64, usize, String)> {
             .map(|i| &i.1)
             .collect();
         params.sort();
-        let mut extra = 0usize;
-        let mut extra_bytes = 0u64;
-        let mut matched = 0usize;
+        let mut found = Lingering {
+            extra: 0,
+            extra_bytes: 0,
+            matched: 0,
+            module: m.display_name(),
+            outputs: Vec::new(),
+        };
         let mut used = vec![false; params.len()];
-        for (cat, key, size) in &items {
+        for (cat, key, buffer) in &items {
             if *cat != BufferCategory::Output || params.binary_search(&key).is_err() {
                 continue;
             }
@@ -164,16 +194,18 @@ fn lingering(report: &Report) -> Option<(usize, u64, usize, String)> {
             {
                 Some((_, u)) => {
                     *u = true;
-                    matched += 1;
+                    found.matched += 1;
                 }
                 None => {
-                    extra += 1;
-                    extra_bytes = extra_bytes.saturating_add(*size);
+                    found.extra += 1;
+                    found.extra_bytes = found.extra_bytes.saturating_add(buffer.size_bytes);
+                    found.outputs.push(buffer.clone());
                 }
             }
         }
-        if extra > 0 && best.as_ref().is_none_or(|b| extra_bytes > b.1) {
-            best = Some((extra, extra_bytes, matched, m.display_name()));
+        if found.extra > 0 && best.as_ref().is_none_or(|b| found.extra_bytes > b.extra_bytes) {
+            found.outputs.sort_by_key(|b| std::cmp::Reverse(b.size_bytes));
+            best = Some(found);
         }
     }
     best
@@ -368,10 +400,11 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
     // Lingering buffers.
     let mut lingering_node = NodeEval::new(LINGER, "");
     match &linger {
-        Some((extra, bytes, matched, module)) => {
+        Some(Lingering { extra, extra_bytes: bytes, matched, module, outputs }) => {
             lingering_node.fact("extra_outputs", *extra);
             lingering_node.fact("extra_output_bytes", *bytes);
             lingering_node.fact("matched_outputs", *matched);
+            lingering_node.cite("parameter-shaped output", outputs.iter().cloned());
             lingering_node.reason = format!(
                 "{module} returns {extra} output{} with a parameter's shape beyond the {matched} that update parameters ({}): gradient-sized buffers outlive the backward pass.",
                 if *extra == 1 { "" } else { "s" },

@@ -423,3 +423,115 @@ fn checkpoint_estimate_matches_the_remat_pair() {
         "checkpoint",
     );
 }
+
+/// Every buffer a node cites is found where it says: in the module it names
+/// (by logical buffer id, with the same name and size), or at its rank in an
+/// OOM error's listing. The views link to buffers by exactly these keys.
+fn assert_cites_resolve(r: &Report, d: &Diagnosis, name: &str) -> usize {
+    let mut resolved = 0;
+    for n in &d.nodes {
+        for c in &n.cites {
+            let what = format!("{name}: {} cites {} ({})", n.id, c.name, c.role);
+            assert!(!c.role.is_empty(), "{what}: no role");
+            if !c.module.is_empty() {
+                let m = r
+                    .modules
+                    .iter()
+                    .find(|m| m.display_name() == c.module && m.memory_space == c.memory_space)
+                    .unwrap_or_else(|| panic!("{what}: no module {}", c.module));
+                let id = c.buffer_id.unwrap_or_else(|| panic!("{what}: no buffer id"));
+                let in_peak = m
+                    .peak_buffers
+                    .iter()
+                    .any(|b| b.logical_buffer_id == Some(id) && b.name == c.name && b.size_bytes == c.size_bytes);
+                let in_lifetimes = m
+                    .buffers
+                    .iter()
+                    .any(|b| b.id == id && b.name == c.name && b.size_bytes == c.size_bytes);
+                assert!(in_peak || in_lifetimes, "{what}: id {id} not in {}", c.module);
+            } else {
+                let rank = c.listing_rank.unwrap_or_else(|| panic!("{what}: neither module nor rank"));
+                assert!(
+                    r.oom_events.iter().any(|e| e
+                        .top_allocations
+                        .iter()
+                        .any(|a| a.rank == rank && a.size_bytes == c.size_bytes && a.shape == c.shape)),
+                    "{what}: rank {rank} not listed"
+                );
+            }
+            resolved += 1;
+        }
+    }
+    resolved
+}
+
+#[test]
+fn cited_buffers_resolve_in_logs_and_fixtures() {
+    let mut resolved = 0;
+    let logs = corpus().join("logs");
+    for e in std::fs::read_dir(&logs).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "txt") && !p.ends_with("INDEX.md") {
+            let r = log_report(&p);
+            resolved += assert_cites_resolve(&r, &diagnose(&r), &p.display().to_string());
+        }
+    }
+    let from_logs = resolved;
+    for e in std::fs::read_dir(fixtures()).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            let r = dir_report(&p);
+            resolved += assert_cites_resolve(&r, &diagnose(&r), &p.display().to_string());
+        }
+    }
+    eprintln!("{from_logs} cites from corpus logs, {} from fixtures", resolved - from_logs);
+    assert!(from_logs > 20 && resolved > from_logs + 20, "{from_logs} / {resolved}");
+}
+
+/// What a node cites is what its numbers count: the one buffer over the
+/// limit, the f32 buffers bfloat16 would halve, the parameters donation
+/// lets XLA reuse, the temporaries jax.checkpoint would free.
+#[test]
+fn cites_are_what_the_estimates_count() {
+    let r = dir_report(&fixtures().join("oom-single-buffer"));
+    let d = diagnose(&r);
+    let large = node(&d, "large_allocations");
+    // Two f32[32768,100003] buffers, each 13.11 GB on a 16 GiB limit.
+    let half = large.facts["half_limit_bytes"].as_u64().unwrap();
+    assert_eq!(large.cites.len() as u64, large.facts["allocations_over_half"].as_u64().unwrap());
+    assert!(large.cites.iter().all(|c| c.size_bytes > half && c.shape.starts_with("f32[")), "{:?}", large.cites);
+    assert_eq!(Some(large.cites[0].size_bytes), large.facts["largest_bytes"].as_u64());
+    let sharding = &node(&d, "large_allocations.sharding").cites;
+    assert_eq!(sharding.len(), 1);
+    assert_eq!((sharding[0].buffer_id, sharding[0].size_bytes), (large.cites[0].buffer_id, large.cites[0].size_bytes));
+
+    let d = diagnose(&as_if_oom(dir_report(&fixtures().join("pair-dtype/f32"))));
+    let f32s: Vec<_> = node(&d, "aggregate.config").cites.iter().filter(|c| c.role == "f32").collect();
+    assert!(!f32s.is_empty() && f32s.iter().all(|c| c.shape.starts_with("f32[")));
+    if f32s.len() < 12 {
+        let half: u64 = f32s.iter().map(|c| c.size_bytes).sum::<u64>() / 2;
+        assert_eq!(half, estimate(&d, "aggregate.config", "bfloat16"));
+    }
+
+    let d = diagnose(&dir_report(&fixtures().join("pair-donate/plain")));
+    let donated: Vec<_> = node(&d, "aggregate.config")
+        .cites
+        .iter()
+        .filter(|c| c.role.starts_with("parameter"))
+        .collect();
+    assert!(!donated.is_empty());
+    if donated.len() < 12 {
+        let sum: u64 = donated.iter().map(|c| c.size_bytes).sum();
+        assert_eq!(sum, estimate(&d, "aggregate.config", "donate_argnums"));
+    }
+
+    let r = as_if_oom(dir_report(&fixtures().join("pair-remat/plain")));
+    let d = diagnose(&r);
+    let held = &node(&d, "aggregate.remat").cites;
+    assert!(!held.is_empty());
+    let m = r.modules.iter().find(|m| m.display_name() == held[0].module).unwrap();
+    for c in held {
+        let b = m.buffers.iter().find(|b| Some(b.id) == c.buffer_id).unwrap();
+        assert!(b.start < m.peak_position && b.end > m.peak_position, "{c:?} is not held across the peak");
+    }
+}

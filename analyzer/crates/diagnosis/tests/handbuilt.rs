@@ -470,9 +470,13 @@ fn lingering_gradient_outputs() {
     r.modules.push(m);
     let d = diagnose(&r);
     assert_eq!(d.path, ["runtime.lingering_buffers"]);
+    let linger = node(&d, "runtime.lingering_buffers");
+    assert_eq!(linger.facts["extra_outputs"], 1);
+    // The one output beyond the parameter's is cited, in its module.
+    assert_eq!(linger.cites.len(), 1);
     assert_eq!(
-        node(&d, "runtime.lingering_buffers").facts["extra_outputs"],
-        1
+        (linger.cites[0].module.as_str(), linger.cites[0].shape.as_str()),
+        ("train", "f32[32,32]")
     );
 }
 

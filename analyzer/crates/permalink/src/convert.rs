@@ -4,7 +4,7 @@
 use crate::{LinkError, LINK_VERSION};
 use oomscope_proto::oomscope::report as pb;
 use oomscope_report::*;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Largest string a valid link holds (labels are shortened well below this).
 const MAX_STRING: usize = 4096;
@@ -183,6 +183,21 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
                         .iter()
                         .map(|a| pb::DiagnosisAction { text: a.text.clone(), estimate_bytes: a.estimate_bytes, how: a.how.clone() })
                         .collect(),
+                    cites: n
+                        .cites
+                        .iter()
+                        .map(|c| pb::CitedBuffer {
+                            role: c.role.clone(),
+                            name: c.name.clone(),
+                            shape: c.shape.clone(),
+                            size_bytes: c.size_bytes,
+                            source: c.source.clone(),
+                            module: c.module.clone(),
+                            memory_space: c.memory_space,
+                            buffer_id: c.buffer_id,
+                            listing_rank: c.listing_rank,
+                        })
+                        .collect(),
                 })
                 .collect(),
         }),
@@ -239,6 +254,13 @@ fn module_to_shared(m: &ModuleReport) -> pb::Module {
     let program_points = if m.heap_positions.is_empty() { m.heap_bytes.len() as u64 } else { positions.last().map_or(0, |p| p + 1) };
     let mut peak_buffers: Vec<&PeakBuffer> = m.peak_buffers.iter().collect();
     peak_buffers.sort_by(|a, b| b.size_bytes.cmp(&a.size_bytes));
+    // A peak buffer's lifetime, found by its logical id (by name without one).
+    let lifetime = |b: &PeakBuffer| {
+        m.buffers.iter().find(|l| match b.logical_buffer_id {
+            Some(id) => l.id == id && l.name == b.name,
+            None => l.name == b.name,
+        })
+    };
     pb::Module {
         name: m.name.clone(),
         program_id: m.program_id,
@@ -264,6 +286,9 @@ fn module_to_shared(m: &ModuleReport) -> pb::Module {
                 category: enum_name(&b.category),
                 logical_buffer_id: b.logical_buffer_id,
                 opcode: b.opcode.clone(),
+                start: lifetime(b).map(|l| l.start),
+                end: lifetime(b).map(|l| l.end),
+                offset_bytes: lifetime(b).map(|l| l.offset_bytes),
             })
             .collect(),
         parameters_bytes: m.parameters_bytes,
@@ -296,6 +321,86 @@ fn downsample_series(steps: &mut Vec<u64>, values: &mut Vec<u64>, max_points: us
     *values = keep.iter().filter_map(|&i| values.get(i).copied()).collect();
 }
 
+/// A module's display name as [`ModuleReport::display_name`] writes it.
+fn display_name(m: &pb::Module) -> String {
+    match m.program_id {
+        Some(id) => format!("{}({id})", m.name),
+        None => m.name.clone(),
+    }
+}
+
+/// Finds the carried peak buffer a cite names by module and logical id,
+/// through maps, so that resolving every cite of a hostile link stays
+/// linear in its size (and no string is copied per buffer).
+struct PeakBufferIndex<'a> {
+    modules: &'a [pb::Module],
+    by_name: HashMap<String, Vec<usize>>,
+    by_id: HashMap<(usize, i64), &'a pb::PeakBuffer>,
+}
+
+impl<'a> PeakBufferIndex<'a> {
+    fn new(modules: &'a [pb::Module]) -> Self {
+        let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut by_id = HashMap::new();
+        for (i, m) in modules.iter().enumerate() {
+            by_name.entry(display_name(m)).or_default().push(i);
+            for b in &m.peak_buffers {
+                if let Some(id) = b.logical_buffer_id {
+                    by_id.entry((i, id)).or_insert(b);
+                }
+            }
+        }
+        PeakBufferIndex { modules, by_name, by_id }
+    }
+
+    fn get(&self, c: &pb::CitedBuffer) -> Option<&'a pb::PeakBuffer> {
+        let id = c.buffer_id?;
+        self.by_name
+            .get(c.module.as_str())?
+            .iter()
+            .filter(|&&i| self.modules[i].memory_space == c.memory_space)
+            .find_map(|&i| self.by_id.get(&(i, id)).copied())
+    }
+}
+
+/// Leaves out the name, shape and source of cited buffers that the link
+/// carries as peak buffers; [`expand_cites`] restores them on decoding.
+pub(crate) fn compact_cites(s: &mut pb::SharedReport) {
+    let Some(d) = &mut s.diagnosis else { return };
+    let index = PeakBufferIndex::new(&s.modules);
+    for c in d.nodes.iter_mut().flat_map(|n| &mut n.cites) {
+        if let Some(b) = index.get(c) {
+            if b.name == c.name && b.shape == c.shape && b.source == c.source && b.size_bytes == c.size_bytes {
+                c.name.clear();
+                c.shape.clear();
+                c.source.clear();
+            }
+        }
+    }
+}
+
+/// Undoes [`compact_cites`]. The text restored is bounded (a hostile link
+/// could cite one long-named buffer many times).
+fn expand_cites(s: &mut pb::SharedReport) -> Result<(), LinkError> {
+    let Some(d) = &mut s.diagnosis else { return Ok(()) };
+    let index = PeakBufferIndex::new(&s.modules);
+    let mut budget = crate::MAX_DECODED_BYTES;
+    for c in d.nodes.iter_mut().flat_map(|n| &mut n.cites) {
+        if c.name.is_empty() && c.shape.is_empty() {
+            if let Some(b) = index.get(c) {
+                let restored = b.name.len() + b.shape.len() + b.source.len();
+                budget = budget
+                    .checked_sub(restored)
+                    .ok_or_else(|| LinkError::Invalid("the cited buffers name too much text".into()))?;
+                c.name = b.name.clone();
+                c.shape = b.shape.clone();
+                c.source = b.source.clone();
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Apply reduction `step` of [`crate::REDUCTION_STEPS`].
 pub(crate) fn reduce(s: &mut pb::SharedReport, step: usize) {
     match step {
@@ -324,6 +429,7 @@ pub(crate) fn reduce(s: &mut pb::SharedReport, step: usize) {
             if let Some(d) = &mut s.diagnosis {
                 for n in d.nodes.iter_mut().filter(|n| !n.selected) {
                     n.actions.clear();
+                    n.cites.clear();
                     n.facts_json = "{}".into();
                     n.reason = truncate(&n.reason, 100);
                 }
@@ -358,6 +464,7 @@ pub(crate) fn reduce(s: &mut pb::SharedReport, step: usize) {
                 let path = d.path.clone();
                 d.nodes.retain(|n| n.selected || path.contains(&n.id));
                 for n in &mut d.nodes {
+                    n.cites.truncate(3);
                     for a in &mut n.actions {
                         a.text = truncate(&a.text, 240);
                         a.how = a.how.as_ref().map(|h| truncate(h, 120));
@@ -393,8 +500,10 @@ fn finite(what: &str, x: f64) -> Result<f64, LinkError> {
     }
 }
 
-pub(crate) fn from_shared(s: pb::SharedReport) -> Result<Report, LinkError> {
+pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> {
     let mut r = Report::new();
+    check_len("modules", &s.modules)?;
+    expand_cites(&mut s)?;
     check_len("inputs", &s.inputs)?;
     for i in s.inputs {
         r.inputs.push(InputInfo {
@@ -495,6 +604,25 @@ pub(crate) fn from_shared(s: pb::SharedReport) -> Result<Report, LinkError> {
                             .into_iter()
                             .map(|a| Ok(DiagnosisAction { text: check_str("action", a.text)?, estimate_bytes: a.estimate_bytes, how: a.how.map(|h| check_str("estimate method", h)).transpose()? }))
                             .collect::<Result<_, LinkError>>()?,
+                        cites: {
+                            check_len("cited buffers", &n.cites)?;
+                            n.cites
+                                .into_iter()
+                                .map(|c| {
+                                    Ok(CitedBuffer {
+                                        role: check_str("citation role", c.role)?,
+                                        name: check_str("buffer name", c.name)?,
+                                        shape: check_str("shape", c.shape)?,
+                                        size_bytes: c.size_bytes,
+                                        source: check_str("source", c.source)?,
+                                        module: check_str("module name", c.module)?,
+                                        memory_space: c.memory_space,
+                                        buffer_id: c.buffer_id,
+                                        listing_rank: c.listing_rank,
+                                    })
+                                })
+                                .collect::<Result<_, LinkError>>()?
+                        },
                     })
                 })
                 .collect::<Result<_, LinkError>>()?,
@@ -583,6 +711,30 @@ fn module_from_shared(m: pb::Module) -> Result<ModuleReport, LinkError> {
     }
     check_len("peak buffers", &m.peak_buffers)?;
     let full = n as u64 == m.program_points;
+    // The carried peak buffers that have a lifetime, for the timeline (as in
+    // the full analysis, buffers live for the whole program have none).
+    let mut buffers = Vec::new();
+    for b in &m.peak_buffers {
+        if let (Some(start), Some(end)) = (b.start, b.end) {
+            if start > end || end >= m.program_points.max(1) {
+                return Err(LinkError::Invalid(format!("buffer {:?} lives outside the program", truncate(&b.name, 40))));
+            }
+            buffers.push(BufferLifetime {
+                id: b.logical_buffer_id.unwrap_or(-1),
+                name: check_str("buffer name", b.name.clone())?,
+                shape: check_str("shape", b.shape.clone())?,
+                size_bytes: b.size_bytes,
+                unpadded_bytes: b.unpadded_bytes,
+                start,
+                end,
+                category: enum_parse("buffer category", &b.category)?,
+                op_name: check_str("op name", b.op_name.clone())?,
+                source: check_str("source", b.source.clone())?,
+                opcode: check_str("opcode", b.opcode.clone())?,
+                offset_bytes: b.offset_bytes.unwrap_or(0),
+            });
+        }
+    }
     Ok(ModuleReport {
         name: check_str("module name", m.name)?,
         program_id: m.program_id,
@@ -618,7 +770,7 @@ fn module_from_shared(m: pb::Module) -> Result<ModuleReport, LinkError> {
         total_allocation_bytes: m.total_allocation_bytes,
         indefinite_bytes: m.indefinite_bytes,
         compiler_peak_bytes: m.compiler_peak_bytes,
-        buffers: Vec::new(),
+        buffers,
         padding: m.padding.map(padding_from_shared).transpose()?,
         instructions: Vec::new(),
     })

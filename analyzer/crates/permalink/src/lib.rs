@@ -84,7 +84,7 @@ pub const REDUCTION_STEPS: &[&str] = &[
     "peak buffers limited to the largest 8 per module; top allocations to 10 per error",
     "decision-tree nodes off the selected path reduced to a short reason",
     "padding tables limited to 5 rows; long labels shortened",
-    "heap curves downsampled to 16 points; peak buffers limited to 3; decision-tree nodes off the selected path dropped",
+    "heap curves downsampled to 16 points; peak buffers limited to 3; decision-tree nodes off the selected path dropped; cited buffers limited to 3 per node",
 ];
 
 /// Encode `report` as a link under `base_url`, reducing detail until it fits
@@ -129,6 +129,8 @@ pub fn encode_fragment(report: &Report, view: &ViewState, created_unix_ms: u64) 
 }
 
 fn pack(shared: &SharedReport) -> String {
+    let mut shared = shared.clone();
+    convert::compact_cites(&mut shared);
     let bytes = shared.encode_to_vec();
     let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
     // Writing to a Vec cannot fail.

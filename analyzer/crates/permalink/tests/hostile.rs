@@ -193,3 +193,33 @@ fn a_huge_report_is_reduced_to_fit_and_says_so() {
         assert_eq!(a.heap_bytes.iter().max(), b.heap_bytes.iter().max(), "peak kept exactly");
     }
 }
+
+/// Cites name a carried peak buffer instead of repeating it; a link that
+/// cites one long-named buffer very many times is refused, not expanded
+/// into gigabytes of text.
+#[test]
+fn cites_that_expand_too_far_are_refused() {
+    let long = "x".repeat(4000);
+    let module = pb::Module {
+        name: "jit_f".into(),
+        peak_buffers: vec![pb::PeakBuffer { name: long.clone(), shape: long, logical_buffer_id: Some(7), category: "temporary".into(), ..Default::default() }],
+        ..Default::default()
+    };
+    let cite = pb::CitedBuffer { role: "r".into(), module: "jit_f".into(), buffer_id: Some(7), ..Default::default() };
+    let node = |n: usize| pb::DiagnosisNode { id: "aggregate".into(), facts_json: "{}".into(), cites: vec![cite.clone(); n], ..Default::default() };
+    let shared = |n: usize| pb::SharedReport {
+        version: 1,
+        modules: vec![module.clone()],
+        view: Some(pb::ViewState::default()),
+        diagnosis: Some(pb::Diagnosis { tree: "compile_hbm_oom".into(), nodes: vec![node(n)], ..Default::default() }),
+        ..Default::default()
+    };
+    // A few are restored from the peak buffer they name.
+    let back = decode(&raw_link(&shared(3))).unwrap();
+    assert_eq!(back.diagnosis.nodes[0].cites.len(), 3);
+    assert_eq!(back.diagnosis.nodes[0].cites[0].name.len(), 4000);
+    // 50,000 of them would be 400 MB of text.
+    let err = decode(&raw_link(&shared(50_000))).unwrap_err();
+    assert!(matches!(err, LinkError::Invalid(_)), "{err:?}");
+    assert!(err.to_string().contains("cited buffers"), "{err}");
+}

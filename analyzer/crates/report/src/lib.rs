@@ -454,6 +454,37 @@ pub struct DiagnosisNode {
     pub reason: String,
     pub facts: BTreeMap<String, serde_json::Value>,
     pub actions: Vec<DiagnosisAction>,
+    /// The buffers the reason and actions are about, for the views to link
+    /// to (largest first within each role).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cites: Vec<CitedBuffer>,
+}
+
+/// A buffer a decision-tree node cites, and where it lives: in a module
+/// analysis (`module` is set: the timeline and padding views can show it
+/// by `buffer_id`, else by `name`) or in an OOM error's listing of its
+/// largest allocations (`listing_rank` is set: the padding view shows it).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CitedBuffer {
+    /// Why the node cites it, e.g. `over half the limit`, `f32`.
+    pub role: String,
+    pub name: String,
+    pub shape: String,
+    pub size_bytes: u64,
+    /// `file:line` when known.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub source: String,
+    /// Display name (`name(program_id)`) of the module that holds it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub module: String,
+    #[serde(default)]
+    pub memory_space: i64,
+    /// Its logical buffer id in that module.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_id: Option<i64>,
+    /// Its rank (1 = largest) in the OOM error's allocation listing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listing_rank: Option<u32>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
