@@ -4,13 +4,15 @@
 //!
 //! Layout: `state` (signals shared through context), `inputs` (files,
 //! folders, drops, paste → named inputs), `worker_client` (the worker's
-//! page side), `example` (the embedded default), `views/` (one component
-//! per view of the report).
+//! page side), `navigate` (showing a report, the view a link carries,
+//! scrolling to sections), `example` (the embedded default), `views/` (one
+//! component per view of the report).
 
 mod example;
 mod export;
 mod format;
 mod inputs;
+mod navigate;
 mod state;
 mod views;
 mod worker_client;

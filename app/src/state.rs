@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use oomscope_report::Report;
+use oomscope_report::{Report, ViewState};
 
 /// Where the report on screen came from.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,19 +46,78 @@ pub struct AppState {
     /// Problems found before analysis, e.g. a dropped folder that could not
     /// be listed: (path, message). Shown with the report's own errors.
     pub gather_errors: RwSignal<Vec<(String, String)>>,
-    /// A buffer another view (e.g. the padding table) asks the module view
-    /// and its timeline to show and pin.
+    /// A buffer another view (the padding table, the decision tree, an
+    /// opened link) asks the module view, its timeline and the padding view
+    /// to show: the timeline pins it, the padding table selects its row.
     pub buffer_focus: RwSignal<Option<BufferFocus>>,
+    /// What the user has open: the section (`tree`, `timeline`, `padding`,
+    /// `steps`; empty before any interaction), the module picked and the
+    /// selection (see [`Selection`]). A link carries it; opening a link
+    /// restores it.
+    pub open_view: RwSignal<ViewState>,
+}
+
+/// What `ViewState::selection` names (the text form travels in links).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Selection {
+    /// A buffer of the view's module, by logical id.
+    Buffer(i64),
+    /// A buffer of the view's module without an id, by name.
+    BufferName(String),
+    /// A decision-tree node, by id.
+    Node(String),
+}
+
+impl Selection {
+    pub fn parse(text: &str) -> Option<Selection> {
+        if let Some(id) = text.strip_prefix("buffer:") {
+            id.parse().ok().map(Selection::Buffer)
+        } else if let Some(name) = text.strip_prefix("buffer-name:") {
+            Some(Selection::BufferName(name.to_string()))
+        } else {
+            text.strip_prefix("node:").map(|id| Selection::Node(id.to_string()))
+        }
+    }
+
+    /// The selection of a timeline buffer (ids below 0 mean none).
+    pub fn of_buffer(id: i64, name: &str) -> Selection {
+        if id >= 0 {
+            Selection::Buffer(id)
+        } else {
+            Selection::BufferName(name.to_string())
+        }
+    }
+
+    pub fn text(&self) -> String {
+        match self {
+            Selection::Buffer(id) => format!("buffer:{id}"),
+            Selection::BufferName(name) => format!("buffer-name:{name}"),
+            Selection::Node(id) => format!("node:{id}"),
+        }
+    }
 }
 
 /// Which buffer to show: the module by its display name and memory space,
-/// the buffer by its id in the module (or its name when the id is unknown).
+/// the buffer by its id in the module (or its name when the id is unknown);
+/// or, with `module` empty, the allocation of rank `listing_rank` in an OOM
+/// error's listing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BufferFocus {
     pub module: String,
     pub memory_space: i64,
     pub buffer_id: Option<i64>,
     pub buffer_name: String,
+    pub listing_rank: Option<u32>,
+}
+
+impl BufferFocus {
+    /// Whether `id`/`name` is this buffer (by id when known, else by name).
+    pub fn is(&self, id: Option<i64>, name: &str) -> bool {
+        match (self.buffer_id, id) {
+            (Some(a), Some(b)) => a == b,
+            _ => self.buffer_name == name,
+        }
+    }
 }
 
 impl AppState {
@@ -70,6 +129,7 @@ impl AppState {
             notice: RwSignal::new(None),
             gather_errors: RwSignal::new(Vec::new()),
             buffer_focus: RwSignal::new(None),
+            open_view: RwSignal::new(ViewState::default()),
         }
     }
 }

@@ -8,7 +8,6 @@
 //! [`make_link`]): a link is untrusted input and is never decoded here.
 
 use std::cell::RefCell;
-use std::sync::Arc;
 
 use js_sys::{Array, Object, Reflect};
 use leptos::prelude::*;
@@ -257,10 +256,7 @@ fn on_worker_message(state: AppState, message: WorkerMessage) {
             };
             state.job.set(None);
             match serde_json::from_str::<Report>(&report_json) {
-                Ok(report) => {
-                    state.report.set(Some(Arc::new(report)));
-                    state.origin.set(Some(running.origin));
-                }
+                Ok(report) => crate::navigate::show_report(state, report, running.origin),
                 Err(e) => state
                     .notice
                     .set(Some(format!("The worker's report could not be read: {e}"))),
@@ -275,8 +271,7 @@ fn on_worker_message(state: AppState, message: WorkerMessage) {
             match serde_json::from_str::<Report>(&report_json) {
                 Ok(report) => {
                     state.notice.set(None);
-                    state.report.set(Some(Arc::new(report)));
-                    state.origin.set(Some(ReportOrigin::User));
+                    crate::navigate::show_report(state, report, ReportOrigin::User);
                 }
                 Err(e) => state
                     .notice

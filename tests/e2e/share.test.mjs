@@ -20,7 +20,7 @@ import path from "node:path";
 import zlib from "node:zlib";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
-import { serveFile } from "./lib.mjs";
+import { sectionAtTop, serveFile } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
@@ -67,6 +67,8 @@ async function freshPage() {
   });
   const page = await context.newPage();
   page.on("pageerror", (error) => pageErrors.push(String(error)));
+  // A Rust panic's message reaches the console (console_error_panic_hook).
+  page.on("console", (m) => m.type() === "error" && console.log(`# console error: ${m.text().slice(0, 12000)}`));
   return page;
 }
 
@@ -88,7 +90,10 @@ async function verdictNumbers(page) {
 
 /** Clicks "Copy link" and returns the link the page made. */
 async function copyLink(page) {
-  await page.click("#copy-link");
+  // A real click on the sticky header never scrolls; Playwright's click
+  // would first scroll the button "into view" (below the page's
+  // scroll-padding), moving the report the link is about.
+  await page.locator("#copy-link").dispatchEvent("click");
   await page.locator("#share-link").waitFor({ timeout: TIMEOUT });
   await page.locator('.share-status[data-copied="true"]').waitFor({ timeout: TIMEOUT });
   const link = await page.locator("#share-link").inputValue();
@@ -170,10 +175,49 @@ test("Copy link on the example, opened in a fresh context, shows the same verdic
   // The heap curve the link carries is drawn.
   assert.ok(await shared.locator("#modules canvas").first().isVisible(), "the shared module's heap is drawn");
   // The carried view (the module section) is where the page scrolls to.
-  const top = await shared.evaluate(() => document.getElementById("modules").getBoundingClientRect().top);
-  console.log(`# shared page: #modules top at ${top}px after opening`);
+  await sectionAtTop(shared, "modules");
   await shared.screenshot({ path: path.join(OUT, "share-opened.png") });
   await shared.screenshot({ path: path.join(OUT, "share-opened-full.png"), fullPage: true });
+});
+
+test("the pinned buffer and the opened tree node travel with the link", async () => {
+  const page = await freshPage();
+  await page.goto(origin + "/", { timeout: TIMEOUT });
+  await page.locator("#modules .timeline-canvas").waitFor({ timeout: TIMEOUT });
+  // Pin a buffer the tree cites, through its link to the timeline.
+  const cited = page.locator('#diagnosis [data-node="large_allocations"] > details table.cited-buffers tbody tr').first();
+  const name = await cited.getAttribute("data-buffer");
+  await cited.locator('button[data-show="timeline"]').click();
+  await page.locator(`#modules .timeline-pinned[data-buffer="${name}"]`).waitFor({ timeout: TIMEOUT });
+  const pinnedLink = await copyLink(page);
+
+  const shared = await freshPage();
+  await shared.goto(pinnedLink, { timeout: TIMEOUT });
+  await shared.locator(".shared-banner").waitFor({ timeout: TIMEOUT });
+  // The shared timeline draws the peak buffers the link carries, and pins the sender's.
+  await shared.locator(`#modules .timeline-pinned[data-buffer="${name}"]`).waitFor({ timeout: TIMEOUT });
+  await sectionAtTop(shared, "modules");
+  await shared.screenshot({ path: path.join(OUT, "share-pinned.png") });
+
+  // Open a tree node that is off the selected path: the link carries it.
+  const node = shared.locator('#diagnosis [data-node="aggregate"]');
+  assert.equal(await node.locator(":scope > details").getAttribute("open"), null, "off the path, the node starts closed");
+  await node.locator(":scope > details > summary").click();
+  const nodeLink = await copyLink(shared);
+  const opened = await freshPage();
+  await opened.goto(nodeLink, { timeout: TIMEOUT });
+  await opened.locator(".shared-banner").waitFor({ timeout: TIMEOUT });
+  const focused = opened.locator('#diagnosis .tree-node.focused[data-node="aggregate"]');
+  await focused.waitFor({ timeout: TIMEOUT });
+  assert.notEqual(await focused.locator(":scope > details").getAttribute("open"), null, "the carried node is open");
+  await sectionAtTop(opened, "diagnosis");
+
+  // The user's own files replace the shared report, and the stale link
+  // leaves the address bar (a reload must not bring the old report back).
+  await opened.setInputFiles("#file-input", path.join(CORPUS, "logs/58_tpu_sparsecore.txt"));
+  await opened.locator(".verdict-where", { hasText: "58_tpu_sparsecore.txt" }).waitFor({ timeout: TIMEOUT });
+  assert.equal(await opened.evaluate(() => window.location.hash), "");
+  assert.equal(await opened.locator(".shared-banner").count(), 0);
 });
 
 test("hostile links give a clear error and the page keeps working", async () => {

@@ -1,14 +1,21 @@
 //! The troubleshooting decision tree evaluated on the user's data: nodes
 //! nested by id (`aggregate.padding` sits under `aggregate`), the selected
-//! path highlighted, each node expandable to its reason, facts and actions.
-//! (The decision-tree issue builds the full view on this.)
+//! path highlighted, each node expandable to its reason, facts, actions and
+//! the buffers it cites, each linked to the timeline and the padding table
+//! (through [`AppState::buffer_focus`]). The node opened last is the
+//! selection a link carries.
+//!
+//! [`AppState::buffer_focus`]: crate::state::AppState
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use oomscope_report::{DiagnosisNode, Report, TreeKind};
+use oomscope_report::{CitedBuffer, DiagnosisNode, Report, TreeKind};
 
-use crate::format::Bytes;
+use crate::format::{base_name, Bytes};
+use crate::navigate;
+use crate::state::{use_state, BufferFocus, Selection};
 
 fn tree_title(tree: TreeKind) -> &'static str {
     match tree {
@@ -35,6 +42,7 @@ pub fn DiagnosisView(report: Arc<Report>) -> impl IntoView {
         .cloned()
         .collect();
     let nodes = diagnosis.nodes.clone();
+    let links = Arc::new(CiteLinks::new(&report));
     view! {
         <section class="card" id="diagnosis" aria-labelledby="diagnosis-title">
             <div class="section-head">
@@ -42,7 +50,7 @@ pub fn DiagnosisView(report: Arc<Report>) -> impl IntoView {
                 <span class="muted">{tree_title(diagnosis.tree)}</span>
             </div>
             <ul class="tree">
-                {roots.into_iter().map(|node| view! { <TreeNode node=node all=nodes.clone() path=path.clone()/> }).collect_view()}
+                {roots.into_iter().map(|node| view! { <TreeNode node=node all=nodes.clone() path=path.clone() links=links.clone()/> }).collect_view()}
             </ul>
         </section>
     }
@@ -53,9 +61,149 @@ fn parent_id(id: &str) -> Option<&str> {
     id.rsplit_once('.').map(|(parent, _)| parent)
 }
 
+/// Where a cited buffer can be shown: which timelines and padding tables
+/// hold it.
+struct CiteLinks {
+    /// (module display name, memory space, buffer id) of every buffer with a lifetime.
+    timeline: HashSet<(String, i64, i64)>,
+    padding: Box<dyn Fn(&BufferFocus) -> bool + Send + Sync>,
+}
+
+impl CiteLinks {
+    fn new(report: &Report) -> Self {
+        let timeline = report
+            .modules
+            .iter()
+            .flat_map(|m| {
+                let name = m.display_name();
+                m.buffers
+                    .iter()
+                    .map(move |b| (name.clone(), m.memory_space, b.id))
+            })
+            .collect();
+        CiteLinks {
+            timeline,
+            padding: Box::new(crate::views::padding::lists_buffer(report)),
+        }
+    }
+
+    fn focus(cite: &CitedBuffer) -> BufferFocus {
+        BufferFocus {
+            module: cite.module.clone(),
+            memory_space: cite.memory_space,
+            buffer_id: cite.buffer_id,
+            buffer_name: cite.name.clone(),
+            listing_rank: cite.listing_rank,
+        }
+    }
+
+    fn in_timeline(&self, cite: &CitedBuffer) -> bool {
+        cite.buffer_id.is_some_and(|id| {
+            self.timeline
+                .contains(&(cite.module.clone(), cite.memory_space, id))
+        })
+    }
+
+    fn in_padding(&self, cite: &CitedBuffer) -> bool {
+        (self.padding)(&Self::focus(cite))
+    }
+}
+
+/// The buffers a node cites, each with links to the views that show it.
 #[component]
-fn TreeNode(node: DiagnosisNode, all: Vec<DiagnosisNode>, path: Vec<String>) -> impl IntoView {
+fn CitedBuffers(cites: Vec<CitedBuffer>, links: Arc<CiteLinks>) -> impl IntoView {
+    let state = use_state();
+    let show = move |cite: &CitedBuffer, view: &'static str| {
+        let focus = CiteLinks::focus(cite);
+        move |_| {
+            state.open_view.update(|v| v.view = view.to_string());
+            state.buffer_focus.set(Some(focus.clone()));
+            if let Some(id) = navigate::section_of(view) {
+                navigate::scroll_to(id);
+            }
+        }
+    };
+    let rows = cites
+        .iter()
+        .map(|c| {
+            let timeline = links.in_timeline(c).then(|| {
+                view! { <button type="button" class="cite-link" data-show="timeline" on:click=show(c, "timeline")
+                    title="Pin this buffer in the module's timeline">"timeline"</button> }
+            });
+            let padding = links.in_padding(c).then(|| {
+                view! { <button type="button" class="cite-link" data-show="padding" on:click=show(c, "padding")
+                    title="Select this buffer in the padding table">"padding"</button> }
+            });
+            let place = if c.module.is_empty() {
+                c.listing_rank.map(|r| format!("#{r} in the error's listing")).unwrap_or_default()
+            } else {
+                c.module.clone()
+            };
+            view! {
+                <tr data-buffer=c.name.clone() data-role=c.role.clone()>
+                    <td>{c.role.clone()}</td>
+                    <td class="mono" title=place.clone()>{if c.name.is_empty() { place.clone() } else { c.name.clone() }}</td>
+                    <td class="mono shape">{c.shape.clone()}</td>
+                    <td class="num"><Bytes value=c.size_bytes/></td>
+                    <td class="mono" title=c.source.clone()>{base_name(&c.source).to_string()}</td>
+                    <td class="cite-links">{timeline}" "{padding}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="table-scroll">
+            <table class="data cited-buffers">
+                <caption class="muted">"The buffers this step is about"</caption>
+                <thead>
+                    <tr>
+                        <th scope="col">"Why"</th>
+                        <th scope="col">"Buffer"</th>
+                        <th scope="col">"Shape"</th>
+                        <th scope="col" class="num">"Size"</th>
+                        <th scope="col">"Source"</th>
+                        <th scope="col">"Show in"</th>
+                    </tr>
+                </thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+}
+
+#[component]
+fn TreeNode(
+    node: DiagnosisNode,
+    all: Vec<DiagnosisNode>,
+    path: Vec<String>,
+    links: Arc<CiteLinks>,
+) -> impl IntoView {
+    let state = use_state();
     let on_path = path.contains(&node.id);
+    // The node a link opened (or the user opened last) is the selection.
+    let selection = Selection::Node(node.id.clone()).text();
+    let is_selection = {
+        let selection = selection.clone();
+        move || state.open_view.with(|v| v.selection == selection)
+    };
+    let opened_by_link = state.open_view.with_untracked(|v| v.selection == selection);
+    // A click on the summary (or Enter on it) toggles the node; opening it
+    // by hand makes it the selection. (`toggle` events also fire for nodes
+    // opened at mount, so they cannot tell the user's choice.)
+    let on_summary = move |ev: leptos::ev::MouseEvent| {
+        let opening = ev
+            .current_target()
+            .and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::Element>(t).ok())
+            .and_then(|summary| summary.parent_element())
+            .and_then(|d| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlDetailsElement>(d).ok())
+            .is_some_and(|d| !d.open());
+        if opening && state.open_view.with_untracked(|v| v.selection != selection) {
+            state.open_view.update(|v| {
+                v.view = "tree".to_string();
+                v.selection = selection.clone();
+            });
+        }
+    };
     let children: Vec<DiagnosisNode> = all
         .iter()
         .filter(|n| parent_id(&n.id) == Some(node.id.as_str()))
@@ -66,9 +214,12 @@ fn TreeNode(node: DiagnosisNode, all: Vec<DiagnosisNode>, path: Vec<String>) -> 
     } else {
         node.title.clone()
     };
+    let has_cites = !node.cites.is_empty();
     let facts = node
         .facts
         .iter()
+        // The cited-buffer table shows the buffer lists in full.
+        .filter(|(key, _)| !(has_cites && key.as_str() == "buffers"))
         .map(|(key, value)| {
             let shown = match value {
                 serde_json::Value::Number(n) if key.ends_with("_bytes") && n.as_u64().is_some() => {
@@ -107,19 +258,20 @@ fn TreeNode(node: DiagnosisNode, all: Vec<DiagnosisNode>, path: Vec<String>) -> 
         })
         .collect_view();
     view! {
-        <li class="tree-node" class:current=on_path class:selected=node.selected data-node=node.id.clone()>
-            <details open=on_path>
-                <summary>
+        <li class="tree-node" class:current=on_path class:selected=node.selected class:focused=is_selection data-node=node.id.clone()>
+            <details open=on_path || opened_by_link>
+                <summary on:click=on_summary>
                     <span class="node-title">{title}</span>
                     {on_path.then(|| view! { <span class="badge selected-badge">"your data"</span> })}
                 </summary>
                 <p class="node-reason">{node.reason.clone()}</p>
                 {(!node.facts.is_empty()).then(|| view! { <dl class="facts">{facts}</dl> })}
                 {(!node.actions.is_empty()).then(|| view! { <ul class="actions">{actions}</ul> })}
+                {has_cites.then(|| view! { <CitedBuffers cites=node.cites.clone() links=links.clone()/> })}
             </details>
             {(!children.is_empty()).then(|| view! {
                 <ul class="tree">
-                    {children.into_iter().map(|child| view! { <TreeNode node=child all=all.clone() path=path.clone()/> }.into_any()).collect_view()}
+                    {children.into_iter().map(|child| view! { <TreeNode node=child all=all.clone() path=path.clone() links=links.clone()/> }.into_any()).collect_view()}
                 </ul>
             })}
         </li>

@@ -8,6 +8,7 @@ use leptos::prelude::*;
 use oomscope_report::{BufferCategory, ModuleReport, Report};
 
 use crate::format::{base_name, memory_space_name, percent, Bytes};
+use crate::state::Selection;
 use crate::views::chart::{LineChart, Marker, RefLine, Series};
 
 /// Peak buffers listed before "show all".
@@ -44,6 +45,20 @@ pub fn ModulesView(report: Arc<Report>) -> impl IntoView {
         None => spaces[0],
     });
     let module_index = RwSignal::new(shared_module.unwrap_or_else(|| largest_in_space(&report, space.get_untracked())));
+    // The module picked is part of what a link carries.
+    let open_view = crate::state::use_state().open_view;
+    Effect::new(move |_| {
+        let i = module_index.get() as u32;
+        if open_view.with_untracked(|v| v.module != i) {
+            // A buffer selected in another module is not one of this one's.
+            open_view.update(|v| {
+                v.module = i;
+                if matches!(Selection::parse(&v.selection), Some(Selection::Buffer(_) | Selection::BufferName(_))) {
+                    v.selection.clear();
+                }
+            });
+        }
+    });
 
     let report_for_options = report.clone();
     let module_options = move || {

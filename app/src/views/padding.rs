@@ -58,6 +58,35 @@ struct Subject {
     has_timeline: bool,
 }
 
+impl Subject {
+    /// The index in `buffers` of the buffer `focus` names, if this subject
+    /// holds it (with padding: only padded buffers are listed).
+    fn find(&self, focus: &BufferFocus) -> Option<usize> {
+        match &self.module {
+            Some((module, space)) => {
+                if focus.module != *module || focus.memory_space != *space {
+                    return None;
+                }
+                self.buffers.iter().position(|b| focus.is(b.id, &b.name))
+            }
+            // An event's allocations carry their listing rank as the id.
+            None => {
+                let rank = i64::from(focus.listing_rank?);
+                if !focus.module.is_empty() {
+                    return None;
+                }
+                self.buffers.iter().position(|b| b.id == Some(rank))
+            }
+        }
+    }
+}
+
+/// Whether the padding view lists the buffer `focus` names (for links to it).
+pub fn lists_buffer(report: &Report) -> impl Fn(&BufferFocus) -> bool {
+    let subjects = subjects(report);
+    move |focus| subjects.iter().any(|s| s.find(focus).is_some())
+}
+
 fn subjects(report: &Report) -> Vec<Subject> {
     let modules: Vec<Subject> = report
         .modules
@@ -109,7 +138,9 @@ fn subjects(report: &Report) -> Vec<Subject> {
                         ),
                     };
                     BufferPadding {
-                        id: None,
+                        // The rank stands for the id: it is how the
+                        // decision tree cites a listed allocation.
+                        id: Some(i64::from(a.rank)),
                         name: a
                             .xla_label
                             .clone()
@@ -158,6 +189,22 @@ pub fn PaddingView(report: Arc<Report>) -> impl IntoView {
     let chosen = RwSignal::new(first);
     let from_event = subjects[0].module.is_none();
     let subjects = Arc::new(subjects);
+    // Another view asked to show a buffer: open the module (or OOM event)
+    // that lists it; its table selects the row.
+    {
+        let subjects = subjects.clone();
+        let buffer_focus = use_state().buffer_focus;
+        Effect::new(move |_| {
+            let Some(focus) = buffer_focus.get() else {
+                return;
+            };
+            if let Some(i) = subjects.iter().position(|s| s.find(&focus).is_some()) {
+                if chosen.get_untracked() != i {
+                    chosen.set(i);
+                }
+            }
+        });
+    }
     let picker = (subjects.len() > 1).then(|| {
         let options = subjects
             .iter()
@@ -175,7 +222,7 @@ pub fn PaddingView(report: Arc<Report>) -> impl IntoView {
             <div class="pickers">
                 <label class="grow">
                     <span>{if from_event { "OOM event" } else { "Module" }}</span>
-                    <select id="padding-module" on:change=move |ev| {
+                    <select id="padding-module" prop:value=move || chosen.get().to_string() on:change=move |ev| {
                         if let Ok(i) = event_target_value(&ev).parse::<usize>() {
                             chosen.set(i);
                         }
@@ -492,12 +539,38 @@ fn SubjectView(subject: Subject) -> impl IntoView {
                         memory_space: *space,
                         buffer_id: b.id,
                         buffer_name: b.name.clone(),
+                        listing_rank: None,
                     }));
                 }
             }
             selected.set(Some(row));
         }
     };
+
+    // Another view asked to show one of these buffers: select its row.
+    {
+        let (subject, buffer_rows) = (subject.clone(), buffer_rows.clone());
+        Effect::new(move |_| {
+            let Some(focus) = buffer_focus.get() else {
+                return;
+            };
+            let Some(i) = subject.find(&focus) else {
+                return;
+            };
+            let Some(row) = buffer_rows.iter().find(|r| r.buffer == Some(i)).cloned() else {
+                return;
+            };
+            if selected.get_untracked().as_ref() == Some(&row) {
+                return;
+            }
+            grouping.set(Grouping::Buffer);
+            let position = rows.with_untracked(|rows| rows.iter().position(|r| r.key == row.key));
+            if position.is_none_or(|p| p >= TABLE_ROWS) {
+                show_all.set(true);
+            }
+            selected.set(Some(row));
+        });
+    }
 
     let header = move |label: &'static str, key: SortKey, numeric: bool| {
         let aria = move || {
@@ -750,14 +823,7 @@ fn Breakdown(row: Row, has_timeline: bool) -> impl IntoView {
             </tr>
         })
         .collect_view();
-    let show_in_timeline = move |_| {
-        if let Some(element) = web_sys::window()
-            .and_then(|w| w.document())
-            .and_then(|d| d.query_selector("#modules .timeline").ok().flatten())
-        {
-            element.scroll_into_view();
-        }
-    };
+    let show_in_timeline = move |_| crate::navigate::scroll_to("modules");
     view! {
         <div class="padding-breakdown" aria-live="polite" data-key=row.key.clone()>
             <div class="pinned-head">

@@ -37,8 +37,16 @@ fn ReportSections(report: Arc<Report>, origin: Option<ReportOrigin>) -> impl Int
         }),
         _ => None,
     };
+    // The section the user works in is what a link made now would open.
+    let state = use_state();
+    let note = move |ev: &web_sys::Event| crate::navigate::note_section(state, ev);
     view! {
-        <article class="report" aria-label="Report">
+        <article
+            class="report"
+            aria-label="Report"
+            on:pointerdown=move |ev| note(&ev)
+            on:focusin=move |ev| note(&ev)
+        >
             {banner}
             <crate::views::share::SharedBanner report=report.clone()/>
             <verdict::Verdict report=report.clone()/>

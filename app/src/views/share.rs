@@ -7,27 +7,18 @@
 //! decoded on the page's thread. What a link carries is shown as text only
 //! (Leptos escapes text; nothing here sets HTML from report strings).
 //!
-//! Which view the sender had open is the report section at the top of the
-//! viewport; the module is the module picker's choice. Opening a link
-//! scrolls to that section (the module picker restores its module itself).
+//! A link carries what the sender had open ([`crate::navigate::current_view`]);
+//! opening one restores it ([`crate::navigate::show_report`]).
 
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use oomscope_report::{Report, ViewState};
+use oomscope_report::Report;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::state::{use_state, AppState};
 use crate::worker_client;
-
-/// Report sections in page order, with the view name a link carries.
-const SECTIONS: &[(&str, &str)] = &[
-    ("tree", "diagnosis"),
-    ("timeline", "modules"),
-    ("padding", "padding"),
-    ("steps", "steps"),
-];
 
 /// Opens the link in the page's URL fragment, if any, and follows later
 /// fragment changes. Returns whether the page was opened with a link (then
@@ -57,33 +48,6 @@ pub fn open_from_location(state: AppState) -> bool {
 fn link_in_location() -> Option<String> {
     let hash = web_sys::window()?.location().hash().ok()?;
     hash.trim_start_matches('#').starts_with("r=").then_some(hash)
-}
-
-/// What the user has open now, for the link.
-fn current_view() -> ViewState {
-    let Some(document) = web_sys::window().and_then(|w| w.document()) else {
-        return ViewState::default();
-    };
-    let module = document
-        .get_element_by_id("module-picker")
-        .and_then(|e| e.dyn_into::<web_sys::HtmlSelectElement>().ok())
-        .and_then(|select| select.value().parse::<u32>().ok())
-        .unwrap_or(0);
-    let viewport = web_sys::window()
-        .and_then(|w| w.inner_height().ok())
-        .and_then(|h| h.as_f64())
-        .unwrap_or(800.0);
-    // The last section whose top is above the upper third of the viewport.
-    let view = SECTIONS
-        .iter()
-        .filter(|(_, id)| {
-            document
-                .get_element_by_id(id)
-                .is_some_and(|e| e.get_bounding_client_rect().top() < viewport / 3.0)
-        })
-        .last()
-        .map_or("verdict", |(view, _)| view);
-    ViewState { view: view.to_string(), module, selection: String::new() }
 }
 
 /// The link's target: this page, without its fragment.
@@ -127,7 +91,7 @@ pub fn CopyLink() -> impl IntoView {
             state,
             &report,
             base_url(),
-            current_view(),
+            crate::navigate::current_view(state),
             now,
             Box::new(move |result| match result {
                 Ok((url, reductions)) => {
@@ -227,7 +191,7 @@ fn copy_to_clipboard(text: String, done: impl FnOnce(bool) + 'static) {
 }
 
 /// Marks a report opened from a link: when it was made, from which inputs,
-/// what detail the link dropped. Also scrolls to the view the sender had open.
+/// what detail the link dropped.
 #[component]
 pub fn SharedBanner(report: Arc<Report>) -> impl IntoView {
     let Some(shared) = report.shared.clone() else {
@@ -246,9 +210,6 @@ pub fn SharedBanner(report: Arc<Report>) -> impl IntoView {
             </ul>
         }
     });
-    if let Some((_, id)) = SECTIONS.iter().find(|(view, _)| *view == shared.view.view) {
-        scroll_to_later(id);
-    }
     view! {
         <div class="example-banner shared-banner" role="note" data-created=shared.created_unix_ms.to_string()>
             <p>
@@ -265,16 +226,4 @@ pub fn SharedBanner(report: Arc<Report>) -> impl IntoView {
         </div>
     }
     .into_any()
-}
-
-/// Scrolls to the element `id` once the report is on screen.
-fn scroll_to_later(id: &'static str) {
-    let scroll = Closure::once_into_js(move || {
-        if let Some(element) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id(id)) {
-            element.scroll_into_view();
-        }
-    });
-    if let Some(window) = web_sys::window() {
-        let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(scroll.unchecked_ref(), 50);
-    }
 }

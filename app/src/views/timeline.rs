@@ -42,7 +42,7 @@ use web_sys::CanvasRenderingContext2d;
 
 use crate::export::{self, CanvasPainter, SvgWriter};
 use crate::format::{group_digits, percent, Bytes};
-use crate::state::{AppState, ReportOrigin};
+use crate::state::{AppState, ReportOrigin, Selection};
 use index::{category_name, looks_like_gradient, Band, Flag, TimelineIndex, CATEGORIES};
 use render::{ColourBy, Emphasis, Frame, RasterArea};
 
@@ -67,8 +67,7 @@ pub fn install_test_hook(state: AppState) {
     let hook = Closure::<dyn Fn(String) -> JsValue>::new(move |json: String| {
         match serde_json::from_str::<Report>(&json) {
             Ok(report) => {
-                state.origin.set(Some(ReportOrigin::User));
-                state.report.set(Some(Arc::new(report)));
+                crate::navigate::show_report(state, report, ReportOrigin::User);
                 JsValue::UNDEFINED
             }
             Err(e) => JsValue::from_str(&format!("not a report: {e}")),
@@ -309,6 +308,11 @@ pub fn Timeline(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
             let (draw, scheduled) = (draw.clone(), scheduled.clone());
             request_animation_frame(move || {
                 scheduled.set(false);
+                // The report may have been replaced since the frame was
+                // requested: its signals are gone, and so is the canvas.
+                if view.try_get_untracked().is_none() {
+                    return;
+                }
                 draw();
             });
         })
@@ -382,6 +386,32 @@ pub fn Timeline(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
             });
             if let Some(i) = found {
                 focus_buffer(i as u32);
+            }
+        });
+    }
+
+    // The pinned buffer is the selection a link carries.
+    {
+        let module = module.clone();
+        let open_view = crate::state::use_state().open_view;
+        Effect::new(move |mounted: Option<()>| {
+            let selected = pinned
+                .get()
+                .and_then(|i| module.buffers.get(i as usize))
+                .map(|b| Selection::of_buffer(b.id, &b.name).text());
+            let current = open_view.with_untracked(|v| v.selection.clone());
+            match selected {
+                Some(text) if text != current => open_view.update(|v| v.selection = text),
+                // Unpinned (not merely mounted): drop a buffer selection.
+                None if mounted.is_some()
+                    && matches!(
+                        Selection::parse(&current),
+                        Some(Selection::Buffer(_) | Selection::BufferName(_))
+                    ) =>
+                {
+                    open_view.update(|v| v.selection.clear())
+                }
+                _ => {}
             }
         });
     }
@@ -596,6 +626,18 @@ pub fn Timeline(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
         index::Placement::Compiler => "bands at the compiler's buffer offsets",
         index::Placement::Packed => "bands packed first-fit (the input gives no buffer offsets)",
     };
+    // A shared report carries only the largest buffers live at the peak.
+    let shared = crate::state::use_state()
+        .report
+        .with_untracked(|r| r.as_ref().is_some_and(|r| r.shared.is_some()));
+    let buffer_count = if shared {
+        format!(
+            "{} buffers live at the peak, as the link carries them",
+            group_digits(module.buffers.len() as u64)
+        )
+    } else {
+        format!("{} buffers", group_digits(module.buffers.len() as u64))
+    };
     let legend = {
         let index = index.clone();
         move || match colour_by.get() {
@@ -721,7 +763,7 @@ pub fn Timeline(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
         <section class="timeline" aria-label="Buffer lifetimes">
             <div class="timeline-head">
                 <h3 class="subhead">"Buffer lifetimes"</h3>
-                <span class="muted">{format!("{} buffers · {placement_note}", group_digits(module.buffers.len() as u64))}</span>
+                <span class="muted">{format!("{buffer_count} · {placement_note}")}</span>
             </div>
             <div class="timeline-toolbar" role="toolbar" aria-label="Timeline controls">
                 <label class="timeline-search">
