@@ -145,9 +145,9 @@ impl Painter for SvgWriter {
     }
 
     fn text(&mut self, x: f64, y: f64, text: &str, color: &str, align: Align, bold: bool) {
-        let _ = write!(
+        let _ = writeln!(
             self.body,
-            "<text x=\"{x:.1}\" y=\"{y:.1}\" fill=\"{color}\" text-anchor=\"{}\" dominant-baseline=\"middle\"{}>{}</text>\n",
+            "<text x=\"{x:.1}\" y=\"{y:.1}\" fill=\"{color}\" text-anchor=\"{}\" dominant-baseline=\"middle\"{}>{}</text>",
             align.svg(),
             if bold { " font-weight=\"600\"" } else { "" },
             xml_escape(text)

@@ -149,12 +149,11 @@ pub fn current_view(state: AppState) -> ViewState {
         // The last section whose top is above the upper third of the viewport.
         view.view = SECTIONS
             .iter()
-            .filter(|(_, id)| {
+            .rfind(|(_, id)| {
                 document
                     .get_element_by_id(id)
                     .is_some_and(|e| e.get_bounding_client_rect().top() < height / 3.0)
             })
-            .last()
             .map_or("verdict", |(v, _)| v)
             .to_string();
     }

@@ -114,11 +114,7 @@ pub struct ProgressThrottle {
 
 impl ProgressThrottle {
     pub fn should_send(&mut self, input: &str, stage: &str, done: u64, total: u64) -> bool {
-        let percent = if total == 0 {
-            100
-        } else {
-            done.saturating_mul(100) / total
-        };
+        let percent = done.saturating_mul(100).checked_div(total).unwrap_or(100);
         let changed = input != self.input || stage != self.stage;
         if changed {
             self.input = input.to_string();

@@ -262,7 +262,7 @@ fn PeakBuffers(buffers: Vec<oomscope_report::PeakBuffer>, peak: u64) -> impl Int
         return view! { <p class="muted">"The input lists no buffers at the peak."</p> }.into_any();
     }
     let mut buffers = buffers;
-    buffers.sort_by(|a, b| b.size_bytes.cmp(&a.size_bytes));
+    buffers.sort_by_key(|b| std::cmp::Reverse(b.size_bytes));
     let total = buffers.len();
     let show_all = RwSignal::new(false);
     let rows = move || {

@@ -78,7 +78,7 @@ fn median(mut values: Vec<f64>) -> Option<f64> {
     }
     values.sort_by(f64::total_cmp);
     let mid = values.len() / 2;
-    Some(if values.len() % 2 == 0 {
+    Some(if values.len().is_multiple_of(2) {
         (values[mid - 1] + values[mid]) / 2.0
     } else {
         values[mid]
@@ -346,7 +346,7 @@ fn AllocatorChart(profile: AllocatorProfile) -> impl IntoView {
         profile.timeline.len()
     );
     let mut active = profile.active_at_peak.clone();
-    active.sort_by(|a, b| b.allocation_bytes.cmp(&a.allocation_bytes));
+    active.sort_by_key(|a| std::cmp::Reverse(a.allocation_bytes));
     let active_total = active.len();
     let active_rows = active
         .iter()

@@ -253,7 +253,7 @@ fn module_to_shared(m: &ModuleReport) -> pb::Module {
         if m.heap_positions.is_empty() { (0..m.heap_bytes.len() as u64).collect() } else { m.heap_positions.clone() };
     let program_points = if m.heap_positions.is_empty() { m.heap_bytes.len() as u64 } else { positions.last().map_or(0, |p| p + 1) };
     let mut peak_buffers: Vec<&PeakBuffer> = m.peak_buffers.iter().collect();
-    peak_buffers.sort_by(|a, b| b.size_bytes.cmp(&a.size_bytes));
+    peak_buffers.sort_by_key(|b| std::cmp::Reverse(b.size_bytes));
     // A peak buffer's lifetime, found by its logical id (by name without one).
     let lifetime = |b: &PeakBuffer| {
         m.buffers.iter().find(|l| match b.logical_buffer_id {
