@@ -15,16 +15,13 @@
 // median and p95 of both, and the load time (JSON parse + index build +
 // first frame).
 
-import http from "node:http";
-import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
+import { launchChromium, serveDist } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
 const DIST = path.resolve(process.env.OOMSCOPE_DIST || path.join(ROOT, "dist"));
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
@@ -131,28 +128,12 @@ const quantile = (values, q) => {
 };
 
 const report = JSON.stringify(synthesise(BUFFERS));
-const types = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm", ".css": "text/css", ".svg": "image/svg+xml" };
-const server = http.createServer((req, res) => {
-  const url = new URL(req.url, "http://localhost");
-  if (url.pathname === "/__bench/report.json") {
-    res.writeHead(200, { "content-type": "application/json" }).end(report);
-    return;
-  }
-  let file = path.normalize(path.join(DIST, decodeURIComponent(url.pathname)));
-  if (!file.startsWith(DIST)) return res.writeHead(403).end();
-  if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, "index.html");
-  fs.readFile(file, (err, body) => {
-    if (err) return res.writeHead(404).end();
-    res.writeHead(200, { "content-type": types[path.extname(file)] || "application/octet-stream" }).end(body);
-  });
+const { server, origin } = await serveDist(DIST, (req, res) => {
+  if (new URL(req.url, "http://localhost").pathname !== "/__bench/report.json") return false;
+  res.writeHead(200, { "content-type": "application/json" }).end(report);
+  return true;
 });
-await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-const origin = `http://127.0.0.1:${server.address().port}`;
-
-const browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-});
+const browser = await launchChromium();
 try {
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
   page.on("pageerror", (e) => console.error("page error:", String(e)));

@@ -20,16 +20,14 @@
 //   its size is the worker's wasm peak).
 // A screenshot of each result page goes to --shots (default /tmp).
 
-import http from "node:http";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
+import { launchChromium, serveDist } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
 const DIST = path.resolve(process.env.OOMSCOPE_DIST || path.join(ROOT, "dist"));
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const SAMPLE_MS = 100;
 
 const args = process.argv.slice(2);
@@ -48,19 +46,7 @@ if (FILES.length === 0) {
 }
 
 const MiB = 2 ** 20;
-const types = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm", ".css": "text/css", ".svg": "image/svg+xml" };
-const server = http.createServer((req, res) => {
-  const url = new URL(req.url, "http://localhost");
-  let file = path.normalize(path.join(DIST, decodeURIComponent(url.pathname)));
-  if (!file.startsWith(DIST)) return res.writeHead(403).end();
-  if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, "index.html");
-  fs.readFile(file, (err, body) => {
-    if (err) return res.writeHead(404).end();
-    res.writeHead(200, { "content-type": types[path.extname(file)] || "application/octet-stream" }).end(body);
-  });
-});
-await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-const origin = `http://127.0.0.1:${server.address().port}`;
+const { server, origin } = await serveDist(DIST);
 
 /** Every process below this one: pid → command line. */
 function descendants() {
@@ -107,10 +93,7 @@ const kindOf = (cmdline) => /--type=([a-z-]+)/.exec(cmdline)?.[1] || (cmdline.in
 async function bench(file) {
   const name = path.basename(file);
   const size = fs.statSync(file).size;
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
+  const browser = await launchChromium();
   try {
     const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
     page.on("pageerror", (e) => console.error("page error:", String(e)));

@@ -53,10 +53,14 @@ export async function launchChromium() {
   return chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium", args: CHROMIUM_ARGS });
 }
 
-/** Serves `dist` on 127.0.0.1 at a free port; returns { server, origin }. */
-export async function serveDist(dist) {
+/**
+ * Serves `dist` on 127.0.0.1 at a free port; returns { server, origin }.
+ * `before(req, res)`, if given, sees each request first and returns true
+ * when it answered it itself.
+ */
+export async function serveDist(dist, before = () => false) {
   const http = await import("node:http");
-  const server = http.createServer((req, res) => serveFile(dist, req, res));
+  const server = http.createServer((req, res) => before(req, res) || serveFile(dist, req, res));
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   return { server, origin: `http://127.0.0.1:${server.address().port}` };
 }

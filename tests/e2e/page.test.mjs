@@ -12,12 +12,10 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import http from "node:http";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { serveFile } from "./lib.mjs";
+import { launchChromium, serveDist } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
@@ -25,7 +23,6 @@ const DIST = path.join(ROOT, "dist");
 const OUT = path.join(HERE, "out");
 const CORPUS = process.env.OOMSCOPE_CORPUS || path.resolve(ROOT, "../shared/corpus");
 const FIXTURE = path.join(ROOT, "fixtures/oom-single-buffer");
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const TIMEOUT = 60_000;
 
 
@@ -67,13 +64,12 @@ function expectValue(line, key) {
 
 // --- the page --------------------------------------------------------------
 
-function serveDist(req, res) {
-  if (serverDown) {
-    servedWhileDown.push(req.url);
-    req.socket.destroy();
-    return;
-  }
-  serveFile(DIST, req, res);
+/** While the "network" is down, every request is cut. */
+function refuseWhileDown(req) {
+  if (!serverDown) return false;
+  servedWhileDown.push(req.url);
+  req.socket.destroy();
+  return true;
 }
 
 async function bytesOf(locator) {
@@ -94,22 +90,9 @@ async function screenshot(name) {
 before(async () => {
   assert.ok(fs.existsSync(path.join(DIST, "index.html")), "dist/index.html missing: run `trunk build --release` first");
   fs.mkdirSync(OUT, { recursive: true });
-  server = http.createServer(serveDist);
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  origin = `http://127.0.0.1:${server.address().port}`;
+  ({ server, origin } = await serveDist(DIST, refuseWhileDown));
 
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-    ],
-  });
+  browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   // Every request from the page, its workers and its service worker.
   await context.route("**/*", (route) => {

@@ -14,20 +14,17 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import http from "node:http";
 import fs from "node:fs";
 import path from "node:path";
 import zlib from "node:zlib";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { sectionAtTop, serveFile } from "./lib.mjs";
+import { launchChromium, sectionAtTop, serveDist } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
 const DIST = path.join(ROOT, "dist");
 const OUT = path.join(HERE, "out");
 const CORPUS = process.env.OOMSCOPE_CORPUS || path.resolve(ROOT, "../shared/corpus");
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const TIMEOUT = 60_000;
 const HOSTILE_NAME = "<img src=x onerror=window.__xss=1>.txt";
 
@@ -41,10 +38,6 @@ const pageErrors = [];
 // The link made from the example, and the example's verdict numbers.
 let exampleLink;
 let exampleNumbers;
-
-function serveDist(req, res) {
-  serveFile(DIST, req, res);
-}
 
 /** A fresh browser context (own storage, own workers) and a page in it. */
 async function freshPage() {
@@ -126,21 +119,8 @@ function payloadOf(link) {
 before(async () => {
   assert.ok(fs.existsSync(path.join(DIST, "index.html")), "dist/index.html missing: run `trunk build --release` first");
   fs.mkdirSync(OUT, { recursive: true });
-  server = http.createServer(serveDist);
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  origin = `http://127.0.0.1:${server.address().port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-    ],
-  });
+  ({ server, origin } = await serveDist(DIST));
+  browser = await launchChromium();
 });
 
 after(async () => {

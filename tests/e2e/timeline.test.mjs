@@ -16,12 +16,10 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import http from "node:http";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { serveFile } from "./lib.mjs";
+import { launchChromium, serveDist } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
@@ -29,7 +27,6 @@ const DIST = path.resolve(process.env.OOMSCOPE_DIST || path.join(ROOT, "dist"));
 const OUT = path.join(HERE, "out");
 const FIXTURE = path.join(ROOT, "fixtures/transformer-step");
 const PREFIX = "module_0000.jit_adam_step.cl_1014260217";
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const TIMEOUT = 60_000;
 const MIB = 2 ** 20;
 
@@ -44,10 +41,6 @@ let origin;
 let browser;
 let page;
 const pageErrors = [];
-
-function serveDist(req, res) {
-  serveFile(DIST, req, res);
-}
 
 /** The canvas's frame as it says in its data attributes. */
 async function frame() {
@@ -124,21 +117,8 @@ async function waitForRange(predicate) {
 before(async () => {
   assert.ok(fs.existsSync(path.join(DIST, "index.html")), `${DIST}/index.html missing: run \`trunk build --release\` first`);
   fs.mkdirSync(OUT, { recursive: true });
-  server = http.createServer(serveDist);
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  origin = `http://127.0.0.1:${server.address().port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-    ],
-  });
+  ({ server, origin } = await serveDist(DIST));
+  browser = await launchChromium();
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
   page = await context.newPage();
   page.on("pageerror", (error) => pageErrors.push(String(error)));
