@@ -34,6 +34,9 @@ pub struct InputSource {
 
 pub use oomscope_xla::ReadAt;
 
+/// Host planes (`/host:CPU`, one per host) read from one profile.
+const MAX_HOST_PLANES: u64 = 64;
+
 /// Sources other than profiles are read whole, up to this size.
 const MAX_WHOLE_READ: u64 = 2 << 30;
 
@@ -189,8 +192,18 @@ fn analyze_xplane(name: &str, src: &dyn ReadAt, report: &mut Report, progress: &
         progress(Progress { input: name.to_string(), done_bytes: d, total_bytes: t, stage: "decoding profile".into() })
     };
     // One pass over the source reads both planes (for a gzipped profile, one
-    // decompression); every other plane is skipped unread.
-    let wanted = |plane: &str| plane == oomscope_xla::METADATA_PLANE || plane == oomscope_xla::HOST_CPU_PLANE;
+    // decompression); every other plane is skipped unread. A profile has one
+    // host plane per host; past MAX_HOST_PLANES the rest are skipped too, so
+    // a profile of thousands of them cannot exhaust memory.
+    let host_planes = std::cell::Cell::new(0u64);
+    let wanted = |plane: &str| {
+        if plane == oomscope_xla::HOST_CPU_PLANE {
+            host_planes.set(host_planes.get() + 1);
+            host_planes.get() <= MAX_HOST_PLANES
+        } else {
+            plane == oomscope_xla::METADATA_PLANE
+        }
+    };
     let planes = match oomscope_xla::read_planes(name, src, &wanted, &mut on_progress) {
         Ok(p) => p,
         Err(e) => {
@@ -198,6 +211,16 @@ fn analyze_xplane(name: &str, src: &dyn ReadAt, report: &mut Report, progress: &
             return;
         }
     };
+    if host_planes.get() > MAX_HOST_PLANES {
+        report.errors.push(InputError {
+            input: name.to_string(),
+            message: format!(
+                "{name}: the profile has {} {} planes; the allocator timelines of the first {MAX_HOST_PLANES} are shown",
+                host_planes.get(),
+                oomscope_xla::HOST_CPU_PLANE
+            ),
+        });
+    }
     let modules = oomscope_xla::analyze_planes(name, &planes);
     let profiles: Result<Vec<_>, oomscope_xla::XlaError> = Ok(planes
         .iter()

@@ -6,7 +6,7 @@
 //! oomscope size SHAPE... [--json]
 //! ```
 
-use oomscope_analyzer::{analyze, InputFile};
+use oomscope_analyzer::{analyze_inputs, InputFile, InputSource, ReadAt};
 use oomscope_report::units::format_bytes;
 use oomscope_report::Report;
 use std::path::{Path, PathBuf};
@@ -64,14 +64,14 @@ fn cmd_analyze(args: &[String]) -> ExitCode {
         return usage_error("analyze needs at least one PATH");
     }
 
-    let mut files = Vec::new();
+    let mut inputs = Inputs::default();
     let mut unreadable = Vec::new();
     for path in &paths {
-        if let Err(e) = collect(path, path, &mut files) {
+        if let Err(e) = collect(path, path, &mut inputs) {
             unreadable.push(format!("{}: {e}", path.display()));
         }
     }
-    let mut report = analyze(files, &mut |_| {});
+    let mut report = analyze_inputs(inputs.files, inputs.sources, &mut |_| {});
     for message in unreadable {
         report.errors.push(oomscope_report::InputError { input: message.split(':').next().unwrap_or("").into(), message });
     }
@@ -114,9 +114,36 @@ fn usage_error(msg: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// What the command line hands the analyzer: files read whole, and XProf
+/// profiles opened for reading by slices (as the page's worker does), so a
+/// multi-GB profile costs the few planes it needs, not its size in memory.
+#[derive(Default)]
+struct Inputs {
+    files: Vec<InputFile>,
+    sources: Vec<InputSource>,
+}
+
+/// An open file read at offsets.
+struct FileSource {
+    file: std::sync::Mutex<std::fs::File>,
+    len: u64,
+}
+
+impl ReadAt for FileSource {
+    fn len(&self) -> u64 {
+        self.len
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut file = self.file.lock().map_err(|_| std::io::Error::other("file lock poisoned"))?;
+        file.seek(SeekFrom::Start(offset))?;
+        file.read_exact(buf)
+    }
+}
+
 /// Read a file, or every file below a folder, naming each relative to what
 /// the user named (a folder's files get `folder/…`, so they count as part of it).
-fn collect(root: &Path, path: &Path, out: &mut Vec<InputFile>) -> std::io::Result<()> {
+fn collect(root: &Path, path: &Path, out: &mut Inputs) -> std::io::Result<()> {
     let meta = std::fs::metadata(path)?;
     if meta.is_dir() {
         let mut entries: Vec<_> = std::fs::read_dir(path)?.filter_map(Result::ok).map(|e| e.path()).collect();
@@ -126,7 +153,6 @@ fn collect(root: &Path, path: &Path, out: &mut Vec<InputFile>) -> std::io::Resul
         }
         return Ok(());
     }
-    let data = std::fs::read(path)?;
     let name = if path == root {
         path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
     } else {
@@ -134,7 +160,13 @@ fn collect(root: &Path, path: &Path, out: &mut Vec<InputFile>) -> std::io::Resul
         let rel = path.strip_prefix(root).unwrap_or(path);
         format!("{base}/{}", rel.display())
     };
-    out.push(InputFile { name, data });
+    if name.ends_with(".xplane.pb") {
+        let file = std::fs::File::open(path)?;
+        let len = file.metadata()?.len();
+        out.sources.push(InputSource { name, source: Box::new(FileSource { file: std::sync::Mutex::new(file), len }) });
+    } else {
+        out.files.push(InputFile { name, data: std::fs::read(path)? });
+    }
     Ok(())
 }
 

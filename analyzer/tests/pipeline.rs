@@ -148,3 +148,38 @@ fn profiles_read_by_slices_match_profiles_read_whole() {
     assert!(!sliced.modules.is_empty());
     println!("read {} of {} bytes by slices", read.get(), data.len());
 }
+
+/// A profile is one host plane per host. One grown to thousands of
+/// `/host:CPU` planes (copies of a real one, as `tools/bench/make_big_xplane.py
+/// --copies same` makes) reads only the first 64 and says so, instead of
+/// decoding every copy: the 1 GiB variant took 9 GB of memory before.
+#[test]
+fn a_profile_with_thousands_of_host_planes_reads_a_bounded_number() {
+    use oomscope_proto::prost::Message;
+    use oomscope_proto::tensorflow::profiler::XSpace;
+    let data = std::fs::read(fixtures().join("tf-cpu-allocator/profile.xplane.pb")).unwrap();
+    let space = XSpace::decode(data.as_slice()).unwrap();
+    let host = space.planes.iter().find(|p| p.name == "/host:CPU").unwrap().encode_to_vec();
+    let one = analyze_files(vec![InputFile { name: "one.xplane.pb".into(), data: data.clone() }]);
+    assert!(one.errors.is_empty(), "{:?}", one.errors);
+    let per_plane = one.allocator_profiles.len();
+    assert!(per_plane > 0);
+
+    // XSpace field 1 (planes), length-delimited: appended planes are more planes.
+    let mut grown = data;
+    for _ in 0..1000 {
+        grown.push(0x0a);
+        let mut n = host.len() as u64;
+        while n >= 0x80 {
+            grown.push((n as u8) | 0x80);
+            n >>= 7;
+        }
+        grown.push(n as u8);
+        grown.extend_from_slice(&host);
+    }
+    let r = analyze_files(vec![InputFile { name: "grown.xplane.pb".into(), data: grown }]);
+    assert_eq!(r.allocator_profiles.len(), 64 * per_plane);
+    assert_eq!(r.errors.len(), 1, "{:?}", r.errors);
+    assert!(r.errors[0].message.contains("1001 /host:CPU planes"), "{}", r.errors[0].message);
+    assert_eq!(r.modules.len(), one.modules.len(), "the modules are all still read");
+}
