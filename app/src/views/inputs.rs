@@ -21,7 +21,7 @@ fn kind_label(kind: InputKind) -> &'static str {
     }
 }
 
-/// The per-input errors: what could not be read and why.
+/// The per-input problems: what could not be read (or was read only in part) and why.
 #[component]
 pub fn InputErrors(report: Arc<Report>) -> impl IntoView {
     let state = use_state();
@@ -36,9 +36,9 @@ pub fn InputErrors(report: Arc<Report>) -> impl IntoView {
         view! {
             <section class="card errors" role="alert" aria-labelledby="errors-title">
                 <h2 id="errors-title">
-                    {format!("{error_count} input{} could not be read", if error_count == 1 { "" } else { "s" })}
+                    {format!("{error_count} problem{} with the inputs", if error_count == 1 { "" } else { "s" })}
                 </h2>
-                <p class="muted">"Everything else was analysed."</p>
+                <p class="muted">"What could be read was analysed; each problem names its input."</p>
                 <ul>
                     {errors.into_iter().map(|(input, message)| {
                         let key = input.clone();
