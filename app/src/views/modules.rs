@@ -240,7 +240,20 @@ fn ModuleDetail(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
             </dl>
             {chart}
             <crate::views::timeline::Timeline module=module.clone() limit=limit/>
-            <PeakBuffers buffers=buffers peak=peak/>
+            // With a timeline, its own table lists the buffers live at the
+            // peak; XProf's full list (with the buffers live throughout)
+            // stays one click away.
+            {if module.buffers.is_empty() {
+                view! { <PeakBuffers buffers=buffers peak=peak/> }.into_any()
+            } else {
+                view! {
+                    <details class="xprof-peak-list">
+                        <summary>{format!("XProf's Memory Viewer list of the buffers at the peak ({}), with parameters and constants", buffers.len())}</summary>
+                        <PeakBuffers buffers=buffers peak=peak/>
+                    </details>
+                }
+                .into_any()
+            }}
         </div>
     }
 }
