@@ -183,3 +183,25 @@ fn a_profile_with_thousands_of_host_planes_reads_a_bounded_number() {
     assert!(r.errors[0].message.contains("1001 /host:CPU planes"), "{}", r.errors[0].message);
     assert_eq!(r.modules.len(), one.modules.len(), "the modules are all still read");
 }
+
+/// Padding "across all buffers" covers the buffers at the peak, those with
+/// a lifetime band and those live for the whole program (parameters,
+/// constants) alike: it is never less than the padding at the peak.
+#[test]
+fn padding_of_all_buffers_includes_the_peak_buffers() {
+    let mut checked = 0;
+    for dir in fixture_dirs() {
+        let r = analyze(load_folder(&dir), &mut |_| {});
+        for m in r.modules.iter().filter(|m| !m.buffers.is_empty()) {
+            let Some(p) = &m.padding else { continue };
+            let what = format!("{}: {} space {}", dir.display(), m.display_name(), m.memory_space);
+            assert!(p.total_padding_bytes >= p.peak_padding_bytes, "{what}: all {} < peak {}", p.total_padding_bytes, p.peak_padding_bytes);
+            let listed = oomscope_layout::buffer_padding(m);
+            for b in m.peak_buffers.iter().filter(|b| b.category == oomscope_report::BufferCategory::Parameter) {
+                assert!(listed.iter().any(|l| l.name == b.name && l.padded_bytes == b.size_bytes), "{what}: parameter {} missing", b.name);
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "{checked} modules");
+}

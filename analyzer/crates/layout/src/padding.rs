@@ -342,24 +342,34 @@ fn known(unpadded: u64, padded: u64) -> Option<u64> {
 /// the program) when present, else the buffers live at the peak.
 pub fn buffer_padding(m: &ModuleReport) -> Vec<BufferPadding> {
     if m.buffers.is_empty() {
-        peak_buffer_padding(m)
-    } else {
-        m.buffers
-            .iter()
-            .map(|b| {
-                let unpadded = known(b.unpadded_bytes, b.size_bytes);
-                BufferPadding::new(
-                    Some(b.id),
-                    &b.name,
-                    &b.shape,
-                    &b.op_name,
-                    &b.source,
-                    b.size_bytes,
-                    unpadded,
-                )
-            })
-            .collect()
+        return peak_buffer_padding(m);
     }
+    let mut all: Vec<BufferPadding> = m
+        .buffers
+        .iter()
+        .map(|b| {
+            let unpadded = known(b.unpadded_bytes, b.size_bytes);
+            BufferPadding::new(
+                Some(b.id),
+                &b.name,
+                &b.shape,
+                &b.op_name,
+                &b.source,
+                b.size_bytes,
+                unpadded,
+            )
+        })
+        .collect();
+    // Buffers live for the whole program (parameters, constants) have no
+    // lifetime band, but they are at the peak and their padding counts.
+    let on_timeline: std::collections::HashSet<(i64, &str)> =
+        m.buffers.iter().map(|b| (b.id, b.name.as_str())).collect();
+    all.extend(
+        peak_buffer_padding(m)
+            .into_iter()
+            .filter(|b| !on_timeline.contains(&(b.id.unwrap_or(i64::MIN), b.name.as_str()))),
+    );
+    all
 }
 
 fn peak_buffer_padding(m: &ModuleReport) -> Vec<BufferPadding> {
