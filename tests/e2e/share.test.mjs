@@ -200,6 +200,23 @@ test("the pinned buffer and the opened tree node travel with the link", async ()
   assert.equal(await opened.locator(".shared-banner").count(), 0);
 });
 
+test("a padding row selected travels with the link", async () => {
+  const page = await freshPage();
+  await page.goto(origin + "/", { timeout: TIMEOUT });
+  const row = page.locator("#padding table.padding-table tbody tr").last();
+  await row.waitFor({ timeout: TIMEOUT });
+  const name = await row.getAttribute("data-key");
+  await row.click();
+  await page.locator(`#padding table.padding-table tbody tr.selected[data-key="${name}"]`).waitFor({ timeout: TIMEOUT });
+  const link = await copyLink(page);
+
+  const shared = await freshPage();
+  await shared.goto(link, { timeout: TIMEOUT });
+  await shared.locator(".shared-banner").waitFor({ timeout: TIMEOUT });
+  await shared.locator(`#padding table.padding-table tbody tr.selected[data-key="${name}"]`).waitFor({ timeout: TIMEOUT });
+  await sectionAtTop(shared, "padding");
+});
+
 test("hostile links give a clear error and the page keeps working", async () => {
   assert.ok(exampleLink, "needs the example's link");
   const payload = payloadOf(exampleLink);

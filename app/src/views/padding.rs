@@ -29,7 +29,7 @@ use oomscope_report::{PaddingSummary, Report};
 
 use crate::export::{self, SvgWriter};
 use crate::format::{base_name, group_digits, memory_space_name, percent, Bytes};
-use crate::state::{use_state, BufferFocus};
+use crate::state::{use_state, BufferFocus, Selection};
 use crate::views::steps::plot::paint_canvas;
 use bars::Bar;
 
@@ -403,6 +403,7 @@ fn SubjectView(subject: Subject) -> impl IntoView {
     let selected: RwSignal<Option<Row>> = RwSignal::new(None);
     let notice: RwSignal<Option<String>> = RwSignal::new(None);
     let buffer_focus = use_state().buffer_focus;
+    let open_view = use_state().open_view;
 
     let buffer_rows = Arc::new(rows_of(&subject, Grouping::Buffer));
     let rows = {
@@ -534,6 +535,13 @@ fn SubjectView(subject: Subject) -> impl IntoView {
         move |row: Row| {
             if let (Some(i), Some((module, space))) = (row.buffer, subject.module.as_ref()) {
                 if let Some(b) = subject.buffers.get(i) {
+                    // The selection a link carries (the module view follows
+                    // the focus to this module and records it).
+                    let selection = match b.id {
+                        Some(id) => Selection::Buffer(id),
+                        None => Selection::BufferName(b.name.clone()),
+                    };
+                    open_view.update(|v| v.selection = selection.text());
                     buffer_focus.set(Some(BufferFocus {
                         module: module.clone(),
                         memory_space: *space,
