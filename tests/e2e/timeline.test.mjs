@@ -190,10 +190,21 @@ test("clicking a band pins it with its defining and last-using instructions, lin
   const f = await frame();
   const block = bySize.find((b) => b.startStep <= oracle.peakHeapSizePosition && oracle.peakHeapSizePosition <= b.endStep);
   const p = blockCentre(f, block);
+  const scrolledBefore = await page.evaluate(() => window.scrollY);
   await page.mouse.click(f.clientLeft + p.x, f.clientTop + p.y);
   const pinned = page.locator(".timeline-pinned");
   await pinned.waitFor({ timeout: TIMEOUT });
   assert.equal(await pinned.getAttribute("data-buffer"), block.name);
+  // The peak table scrolls its own box to the row; the page stays put
+  // under the pointer.
+  await page.waitForTimeout(100);
+  assert.equal(await page.evaluate(() => window.scrollY), scrolledBefore, "pinning does not scroll the page");
+  const rowInBox = await page.evaluate(() => {
+    const row = document.querySelector("table.timeline-peak tr.selected").getBoundingClientRect();
+    const box = document.querySelector(".timeline-table").getBoundingClientRect();
+    return row.top >= box.top - 1 && row.bottom <= box.bottom + 1;
+  });
+  assert.ok(rowInBox, "the selected row is visible in the table's box");
   // XProf names each heap-simulator event by an instruction: the start
   // event is the defining one; the free event carries the buffer's own
   // name, so the last user is the nearest earlier event of another one.

@@ -1029,10 +1029,19 @@ where
         let Some(document) = web_sys::window().and_then(|w| w.document()) else {
             return;
         };
-        if let Ok(Some(row)) =
-            document.query_selector(&format!("table.timeline-peak tr[data-index=\"{buffer}\"]"))
-        {
-            row.scroll_into_view_with_bool(false);
+        // Scroll the table's own box, never the page: the reader is
+        // looking at the chart (or at the view that asked for the buffer).
+        let row = document
+            .query_selector(&format!("table.timeline-peak tr[data-index=\"{buffer}\"]"))
+            .ok()
+            .flatten();
+        let container = row
+            .as_ref()
+            .and_then(|r| r.closest(".timeline-table").ok().flatten());
+        if let (Some(row), Some(container)) = (row, container) {
+            let below = row.get_bounding_client_rect().top() - container.get_bounding_client_rect().top();
+            let centred = f64::from(container.scroll_top()) + below - f64::from(container.client_height()) / 2.0;
+            container.set_scroll_top(centred.max(0.0) as i32);
         }
     });
     let rows = move || {
