@@ -1,6 +1,9 @@
 //! Shared helpers of the facade's integration tests: where the real data is
 //! and how to load a folder the way the CLI and the app do.
 
+// Each test binary uses some of these helpers.
+#![allow(dead_code)]
+
 use oomscope_analyzer::InputFile;
 use std::path::{Path, PathBuf};
 

@@ -16,6 +16,7 @@ use oomscope_report::{CitedBuffer, DiagnosisNode, Report, TreeKind};
 use crate::format::{base_name, Bytes};
 use crate::navigate;
 use crate::state::{use_state, BufferFocus, Selection};
+use crate::views::table::TableHead;
 
 fn tree_title(tree: TreeKind) -> &'static str {
     match tree {
@@ -155,16 +156,7 @@ fn CitedBuffers(cites: Vec<CitedBuffer>, links: Arc<CiteLinks>) -> impl IntoView
         <div class="table-scroll">
             <table class="data cited-buffers">
                 <caption class="muted">"The buffers this step is about"</caption>
-                <thead>
-                    <tr>
-                        <th scope="col">"Why"</th>
-                        <th scope="col">"Buffer"</th>
-                        <th scope="col">"Shape"</th>
-                        <th scope="col" class="num">"Size"</th>
-                        <th scope="col">"Source"</th>
-                        <th scope="col">"Show in"</th>
-                    </tr>
-                </thead>
+                <TableHead columns=vec![("Why", false), ("Buffer", false), ("Shape", false), ("Size", true), ("Source", false), ("Show in", false)]/>
                 <tbody>{rows}</tbody>
             </table>
         </div>

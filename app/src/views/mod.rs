@@ -15,5 +15,6 @@ pub mod progress;
 pub mod report;
 pub mod share;
 pub mod steps;
+pub mod table;
 pub mod timeline;
 pub mod verdict;

@@ -9,6 +9,7 @@ use oomscope_report::{BufferCategory, ModuleReport, Report};
 
 use crate::format::{base_name, memory_space_name, percent, Bytes};
 use crate::state::Selection;
+use crate::views::table::TableHead;
 use crate::views::chart::{LineChart, Marker, RefLine, Series};
 
 /// Peak buffers listed before "show all".
@@ -307,18 +308,7 @@ fn PeakBuffers(buffers: Vec<oomscope_report::PeakBuffer>, peak: u64) -> impl Int
         <h3 class="subhead">{format!("Buffers live at the peak, as XProf's Memory Viewer lists them ({total})")}</h3>
         <div class="table-scroll">
             <table class="data peak-buffers">
-                <thead>
-                    <tr>
-                        <th scope="col">"Buffer"</th>
-                        <th scope="col" class="num">"Size"</th>
-                        <th scope="col" class="num">"Of peak"</th>
-                        <th scope="col" class="num">"Padding"</th>
-                        <th scope="col">"Kind"</th>
-                        <th scope="col">"Shape"</th>
-                        <th scope="col">"Operation"</th>
-                        <th scope="col">"Source"</th>
-                    </tr>
-                </thead>
+                <TableHead columns=vec![("Buffer", false), ("Size", true), ("Of peak", true), ("Padding", true), ("Kind", false), ("Shape", false), ("Operation", false), ("Source", false)]/>
                 <tbody>{rows}</tbody>
             </table>
         </div>

@@ -21,6 +21,7 @@ use oomscope_report::{AllocatorProfile, Report, StepSeries};
 
 use crate::export::{self, SvgWriter};
 use crate::format::{base_name, group_digits, Bytes};
+use crate::views::table::TableHead;
 use plot::{paint_canvas, Level, LinePlot, PlotFrame, PlotLine, PALETTE};
 
 /// Chart height in CSS pixels.
@@ -269,20 +270,10 @@ fn StepSeriesChart(series: Vec<StepSeries>) -> impl IntoView {
             <div class="table-scroll">
                 <table class="data steps-table">
                     <caption class="visually-hidden">"Step series and their trends"</caption>
-                    <thead>
-                        <tr>
-                            <th scope="col">"Series"</th>
-                            <th scope="col">"Input"</th>
-                            <th scope="col" class="num">"Steps"</th>
-                            <th scope="col" class="num">"First"</th>
-                            <th scope="col" class="num">"Last"</th>
-                            <th scope="col" class="num">"Peak"</th>
-                            <th scope="col" class="num">"Trend"</th>
-                            <th scope="col" class="num">"Limit at step"</th>
-                            <th scope="col" class="num">"Sawtooth"</th>
-                            <th scope="col" class="num">"Jumps"</th>
-                        </tr>
-                    </thead>
+                    <TableHead columns=vec![
+                        ("Series", false), ("Input", false), ("Steps", true), ("First", true), ("Last", true),
+                        ("Peak", true), ("Trend", true), ("Limit at step", true), ("Sawtooth", true), ("Jumps", true),
+                    ]/>
                     <tbody>{rows}</tbody>
                 </table>
             </div>
@@ -390,16 +381,9 @@ fn AllocatorChart(profile: AllocatorProfile) -> impl IntoView {
                 <h4 class="subhead">{format!("Allocations active at the peak ({active_total}, largest {})", active_total.min(ACTIVE_ROWS))}</h4>
                 <div class="table-scroll">
                     <table class="data">
-                        <thead>
-                            <tr>
-                                <th scope="col" class="num">"Allocated"</th>
-                                <th scope="col" class="num">"Requested"</th>
-                                <th scope="col" class="num">"Count"</th>
-                                <th scope="col">"Operation"</th>
-                                <th scope="col">"Shape"</th>
-                                <th scope="col">"Type"</th>
-                            </tr>
-                        </thead>
+                        <TableHead columns=vec![
+                            ("Allocated", true), ("Requested", true), ("Count", true), ("Operation", false), ("Shape", false), ("Type", false),
+                        ]/>
                         <tbody>{active_rows}</tbody>
                     </table>
                 </div>

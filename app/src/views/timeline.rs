@@ -43,6 +43,7 @@ use web_sys::CanvasRenderingContext2d;
 use crate::export::{self, CanvasPainter, SvgWriter};
 use crate::format::{group_digits, percent, Bytes};
 use crate::state::{AppState, ReportOrigin, Selection};
+use crate::views::table::TableHead;
 use index::{category_name, looks_like_gradient, Band, Flag, TimelineIndex, CATEGORIES};
 use render::{ColourBy, Emphasis, Frame, RasterArea};
 
@@ -1085,20 +1086,10 @@ where
         </h4>
         <div class="table-scroll timeline-table">
             <table class="data timeline-peak">
-                <thead>
-                    <tr>
-                        <th scope="col">"Buffer"</th>
-                        <th scope="col" class="num">"Size"</th>
-                        <th scope="col" class="num">"Of peak"</th>
-                        <th scope="col" class="num">"Padding"</th>
-                        <th scope="col">"Kind"</th>
-                        <th scope="col" class="num">"Lifetime"</th>
-                        <th scope="col">"Flag"</th>
-                        <th scope="col">"Shape"</th>
-                        <th scope="col">"Operation"</th>
-                        <th scope="col">"Source"</th>
-                    </tr>
-                </thead>
+                <TableHead columns=vec![
+                    ("Buffer", false), ("Size", true), ("Of peak", true), ("Padding", true), ("Kind", false),
+                    ("Lifetime", true), ("Flag", false), ("Shape", false), ("Operation", false), ("Source", false),
+                ]/>
                 <tbody>{rows}</tbody>
             </table>
         </div>
