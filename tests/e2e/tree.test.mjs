@@ -126,6 +126,22 @@ test("a log's listed allocations are cited by rank and shown in the padding tabl
   assert.equal(await page.locator('#diagnosis button[data-show="timeline"]').count(), 0);
 });
 
+test("long lists of cited buffers show three per reason and unfold on request", async () => {
+  // pair-remat-oom: 58 buffers at the peak; the configuration step cites
+  // f32 buffers, donatable parameters and batch-scaled buffers.
+  await page.setInputFiles("#folder-input", path.join(ROOT, "fixtures/pair-remat-oom"));
+  await page.locator(".verdict-where", { hasText: "pair-remat-oom" }).waitFor({ timeout: TIMEOUT });
+  const config = page.locator('#diagnosis [data-node="aggregate.config"] > details');
+  const rows = config.locator("table.cited-buffers tbody tr");
+  const all = await rows.count();
+  const shown = await rows.evaluateAll((trs) => trs.filter((tr) => tr.offsetParent !== null).map((tr) => tr.dataset.role));
+  const perRole = shown.reduce((m, role) => m.set(role, (m.get(role) || 0) + 1), new Map());
+  assert.ok(perRole.size >= 2 && [...perRole.values()].every((n) => n <= 3), JSON.stringify([...perRole]));
+  assert.ok(all > shown.length, `${all} cited, ${shown.length} shown`);
+  await config.locator("button.cites-more").click();
+  assert.equal(await rows.evaluateAll((trs) => trs.filter((tr) => tr.offsetParent !== null).length), all);
+});
+
 test("no page error", () => {
   assert.deepEqual(pageErrors, []);
 });

@@ -62,6 +62,9 @@ fn parent_id(id: &str) -> Option<&str> {
     id.rsplit_once('.').map(|(parent, _)| parent)
 }
 
+/// Cited buffers shown per role before "show more".
+const CITES_SHOWN_PER_ROLE: usize = 3;
+
 /// Where a cited buffer can be shown: which timelines and padding tables
 /// hold it.
 struct CiteLinks {
@@ -124,9 +127,22 @@ fn CitedBuffers(cites: Vec<CitedBuffer>, links: Arc<CiteLinks>) -> impl IntoView
             }
         }
     };
-    let rows = cites
+    // The first few of each role are shown; the rest unfold on request.
+    let show_all = RwSignal::new(false);
+    let mut seen_per_role: std::collections::HashMap<&str, usize> = Default::default();
+    let first_few: Vec<bool> = cites
         .iter()
         .map(|c| {
+            let n = seen_per_role.entry(c.role.as_str()).or_default();
+            *n += 1;
+            *n <= CITES_SHOWN_PER_ROLE
+        })
+        .collect();
+    let folded = first_few.iter().filter(|f| !**f).count();
+    let rows = cites
+        .iter()
+        .zip(first_few)
+        .map(|(c, first)| {
             let timeline = links.in_timeline(c).then(|| {
                 view! { <button type="button" class="cite-link" data-show="timeline" on:click=show(c, "timeline")
                     title="Pin this buffer in the module's timeline">"timeline"</button> }
@@ -141,7 +157,7 @@ fn CitedBuffers(cites: Vec<CitedBuffer>, links: Arc<CiteLinks>) -> impl IntoView
                 c.module.clone()
             };
             view! {
-                <tr data-buffer=c.name.clone() data-role=c.role.clone()>
+                <tr data-buffer=c.name.clone() data-role=c.role.clone() class:folded=move || !first && !show_all.get()>
                     <td>{c.role.clone()}</td>
                     <td class="mono" title=place.clone()>{if c.name.is_empty() { place.clone() } else { c.name.clone() }}</td>
                     <td class="mono shape">{c.shape.clone()}</td>
@@ -160,6 +176,11 @@ fn CitedBuffers(cites: Vec<CitedBuffer>, links: Arc<CiteLinks>) -> impl IntoView
                 <tbody>{rows}</tbody>
             </table>
         </div>
+        <Show when=move || { folded > 0 && !show_all.get() }>
+            <button type="button" class="button small secondary cites-more" on:click=move |_| show_all.set(true)>
+                {format!("Show {folded} more buffers")}
+            </button>
+        </Show>
     }
 }
 
