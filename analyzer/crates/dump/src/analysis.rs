@@ -32,6 +32,7 @@ use std::collections::HashMap;
 use oomscope_layout::{parse_shape, Shape};
 use oomscope_report::{BufferCategory, BufferLifetime, InputError, ModuleReport, PeakBuffer};
 
+use crate::total_bytes;
 use crate::buffer_assignment::{self, Allocation, AssignedValue, BufferAssignment};
 use crate::group::{DumpFileKind, DumpModule};
 use crate::hlo::{HloInstruction, HloModule};
@@ -635,16 +636,14 @@ impl Totals {
                 .filter(|a| a.color == 0 && !a.kinds.thread_local)
         };
         Totals {
-            parameters: hbm()
-                .filter(|a| a.kinds.parameter.is_some())
-                .map(|a| a.size)
-                .sum(),
-            maybe_live_out: hbm()
-                .filter(|a| a.kinds.maybe_live_out)
-                .map(|a| a.size)
-                .sum(),
-            total: hbm().map(|a| a.size).sum(),
-            indefinite: hbm().filter(|a| is_indefinite(a)).map(|a| a.size).sum(),
+            parameters: total_bytes(
+                hbm()
+                    .filter(|a| a.kinds.parameter.is_some())
+                    .map(|a| a.size),
+            ),
+            maybe_live_out: total_bytes(hbm().filter(|a| a.kinds.maybe_live_out).map(|a| a.size)),
+            total: total_bytes(hbm().map(|a| a.size)),
+            indefinite: total_bytes(hbm().filter(|a| is_indefinite(a)).map(|a| a.size)),
         }
     }
 }
@@ -740,10 +739,11 @@ fn liveness_report(
         totals.indefinite
     } else {
         // No buffer assignment: parameters, constants and outputs by their shapes.
-        hbm.iter()
-            .filter(|v| v.category != BufferCategory::Temporary)
-            .map(|v| v.padded)
-            .sum()
+        total_bytes(
+            hbm.iter()
+                .filter(|v| v.category != BufferCategory::Temporary)
+                .map(|v| v.padded),
+        )
     };
     let is_indefinite = |v: &Value<'_>| {
         v.indefinite || (totals.total == 0 && v.category != BufferCategory::Temporary)
@@ -769,7 +769,7 @@ fn liveness_report(
     let mut heap = series(n, temps.iter().map(|t| (t.1, t.2, t.3)));
     let mut unpadded = series(n, temps.iter().map(|t| (t.1, t.2, t.4)));
     for point in heap.iter_mut().chain(unpadded.iter_mut()) {
-        *point += indefinite_bytes;
+        *point = point.saturating_add(indefinite_bytes);
     }
     let peak_position = heap
         .iter()
@@ -876,8 +876,8 @@ fn live_range_report(
     });
     ModuleReport {
         peak_kind: PEAK_KIND_LIVE_RANGE.into(),
-        peak_bytes: live_at.iter().map(|v| v.padded).sum(),
-        peak_unpadded_bytes: live_at.iter().map(|v| v.logical).sum(),
+        peak_bytes: total_bytes(live_at.iter().map(|v| v.padded)),
+        peak_unpadded_bytes: total_bytes(live_at.iter().map(|v| v.logical)),
         peak_position: position,
         heap_bytes: heap,
         unpadded_heap_bytes: unpadded,

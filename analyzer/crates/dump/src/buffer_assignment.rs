@@ -82,7 +82,7 @@ pub struct BufferAssignment<'a> {
 impl BufferAssignment<'_> {
     /// Sum of the sizes of all allocations (what `Total bytes used` states).
     pub fn allocation_bytes(&self) -> u64 {
-        self.allocations.iter().map(|a| a.size).sum()
+        crate::total_bytes(self.allocations.iter().map(|a| a.size))
     }
 }
 

@@ -38,3 +38,9 @@ pub fn analyze_dump(files: &[(&str, &str)]) -> (Vec<ModuleReport>, Vec<InputErro
     }
     (reports, errors)
 }
+
+/// Σ of byte counts read from text, saturating: hostile sizes must not
+/// overflow (found by the `dump_text` fuzz target).
+pub(crate) fn total_bytes(sizes: impl IntoIterator<Item = u64>) -> u64 {
+    sizes.into_iter().fold(0, u64::saturating_add)
+}

@@ -56,7 +56,7 @@ impl LivePeak<'_> {
     pub fn total_bytes(&self) -> u64 {
         match self.contributors.last().and_then(|c| c.cumulative) {
             Some(total) => total,
-            None => self.contributors.iter().map(|c| c.bytes).sum(),
+            None => crate::total_bytes(self.contributors.iter().map(|c| c.bytes)),
         }
     }
 }

@@ -107,3 +107,28 @@ fn an_unterminated_metadata_string_ending_in_a_multibyte_character() {
                ROOT %x = f32[] parameter(0), metadata={op_name=\"a\u{742}\n}\n";
     let _ = analyze(&[(HLO, hlo)]);
 }
+
+/// Found by `fuzz/fuzz_targets/dump_text.rs`
+/// (`fuzz/regressions/dump_text/sum-of-sizes-overflows.txt`): sizes taken
+/// from hostile text are summed; every sum must saturate, not overflow.
+#[test]
+fn sizes_whose_sum_overflows_u64() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../fuzz/regressions/dump_text/sum-of-sizes-overflows.txt");
+    let bytes = std::fs::read(path).unwrap();
+    let text = String::from_utf8_lossy(&bytes);
+    // As the fuzz target does: parts cut at NUL bytes, one per file kind,
+    // then the whole input under each name.
+    let names = [
+        "module_0000.jit_f.after_optimizations.txt",
+        "module_0000.jit_f.after_optimizations-buffer-assignment.txt",
+        "module_0000.jit_f.after_optimizations-live-range.txt",
+        "module_0000.jit_f.after_optimizations-memory-usage-report.txt",
+        "module_0000.jit_f.after_optimizations-buffer-assignment-values.txt",
+        "module_0000.jit_f.after_optimizations_after_buffer_assignment.txt",
+    ];
+    let together: Vec<(&str, &str)> = names.iter().copied().zip(text.split('\0')).collect();
+    let _ = analyze(&together);
+    for name in names {
+        let _ = analyze(&[(name, &text)]);
+    }
+}
