@@ -15,6 +15,10 @@
 # findings are panics, overflows, hangs and memory blow-ups). libfuzzer-sys
 # compiles libFuzzer from source, so a C++ compiler must be installed.
 #
+# The mutation sequence is fixed by FUZZ_SEED (default 1), so a run is
+# reproducible and CI explores what a local run of at least as many seconds
+# explored; FUZZ_SEED=0 lets libFuzzer pick a fresh seed (for hunting).
+#
 # Each run starts from the committed seeds (fuzz/corpus/<target>/) and every
 # past crash input (fuzz/regressions/<target>/); inputs libFuzzer discovers go
 # to a scratch directory, so the committed corpora do not grow. To refresh a
@@ -60,7 +64,7 @@ for target in "${TARGETS[@]}"; do
   status=0
   cargo fuzz run "${FUZZ_FLAGS[@]}" "$target" \
     "$SCRATCH/$target" "fuzz/corpus/$target" "fuzz/regressions/$target" -- \
-    -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 \
+    -max_total_time="$SECONDS_PER_TARGET" -seed="${FUZZ_SEED:-1}" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 >"$logfile" 2>&1 || status=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$logfile" | tail -1)
   if [ "$status" -ne 0 ]; then
