@@ -79,12 +79,12 @@ impl Selection {
         }
     }
 
-    /// The selection of a timeline buffer (ids below 0 mean none).
-    pub fn of_buffer(id: i64, name: &str) -> Selection {
-        if id >= 0 {
-            Selection::Buffer(id)
-        } else {
-            Selection::BufferName(name.to_string())
+    /// The selection of a buffer: by its logical id when it has one, else by
+    /// name.
+    pub fn of_buffer(id: Option<i64>, name: &str) -> Selection {
+        match id {
+            Some(id) => Selection::Buffer(id),
+            None => Selection::BufferName(name.to_string()),
         }
     }
 

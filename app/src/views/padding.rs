@@ -537,11 +537,7 @@ fn SubjectView(subject: Subject) -> impl IntoView {
                 if let Some(b) = subject.buffers.get(i) {
                     // The selection a link carries (the module view follows
                     // the focus to this module and records it).
-                    let selection = match b.id {
-                        Some(id) => Selection::Buffer(id),
-                        None => Selection::BufferName(b.name.clone()),
-                    };
-                    open_view.update(|v| v.selection = selection.text());
+                    open_view.update(|v| v.selection = Selection::of_buffer(b.id, &b.name).text());
                     buffer_focus.set(Some(BufferFocus {
                         module: module.clone(),
                         memory_space: *space,

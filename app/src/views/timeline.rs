@@ -399,7 +399,8 @@ pub fn Timeline(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
             let selected = pinned
                 .get()
                 .and_then(|i| module.buffers.get(i as usize))
-                .map(|b| Selection::of_buffer(b.id, &b.name).text());
+                // A shared report's lifetimes without a logical id carry -1.
+                .map(|b| Selection::of_buffer((b.id >= 0).then_some(b.id), &b.name).text());
             let current = open_view.with_untracked(|v| v.selection.clone());
             match selected {
                 Some(text) if text != current => open_view.update(|v| v.selection = text),

@@ -12,7 +12,9 @@
 use oomscope_report::{BufferCategory, CitedBuffer, TreeKind};
 use serde_json::json;
 
-use crate::facts::{gib, pct_fact, pct_text, signed, total, Alloc, AllocSource, CompileFacts};
+use crate::facts::{
+    cite_lifetime, gib, pct_fact, pct_text, signed, total, Alloc, AllocSource, CompileFacts,
+};
 use crate::node::NodeEval;
 use crate::tree::tree_definition;
 use crate::Evaluation;
@@ -1145,20 +1147,7 @@ fn checkpoint_estimate(f: &CompileFacts<'_>) -> Option<Estimate> {
         .filter(|b| b.category == BufferCategory::Temporary && b.start < p && b.end > p)
         .collect();
     held.sort_by_key(|b| std::cmp::Reverse(b.size_bytes));
-    let counted = held
-        .iter()
-        .map(|b| CitedBuffer {
-            role: String::new(),
-            name: b.name.clone(),
-            shape: b.shape.clone(),
-            size_bytes: b.size_bytes,
-            source: b.source.clone(),
-            module: m.display_name(),
-            memory_space: m.memory_space,
-            buffer_id: Some(b.id),
-            listing_rank: None,
-        })
-        .collect();
+    let counted = held.iter().map(|b| cite_lifetime(m, b)).collect();
     let held_bytes = total(held.iter().map(|b| b.size_bytes));
     // Recomputing brings one of them back while the backward pass uses it.
     let recomputed = held.iter().map(|b| b.size_bytes).max().unwrap_or(0);

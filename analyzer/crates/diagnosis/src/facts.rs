@@ -3,7 +3,9 @@
 //! excess, the module analysis that matches it and one list of allocations
 //! (complete from a module analysis, or the top-N listing of the log).
 
-use oomscope_report::{BufferCategory, CitedBuffer, ModuleReport, OomEvent, OomKind, Report};
+use oomscope_report::{
+    BufferCategory, BufferLifetime, CitedBuffer, ModuleReport, OomEvent, OomKind, Report,
+};
 
 use crate::shape::{parse_array, ArrayShape};
 
@@ -221,7 +223,7 @@ pub(crate) fn compile_facts(report: &Report) -> Option<CompileFacts<'_>> {
     })
 }
 
-fn alloc_from_peak(m: &ModuleReport, b: &oomscope_report::PeakBuffer) -> Alloc {
+pub(crate) fn alloc_from_peak(m: &ModuleReport, b: &oomscope_report::PeakBuffer) -> Alloc {
     Alloc {
         module: m.display_name(),
         memory_space: m.memory_space,
@@ -236,6 +238,21 @@ fn alloc_from_peak(m: &ModuleReport, b: &oomscope_report::PeakBuffer) -> Alloc {
         label: String::new(),
         category: Some(b.category),
         array: parse_array(&b.shape),
+    }
+}
+
+/// A module's buffer with a lifetime, as a node cites it (the node sets the role).
+pub(crate) fn cite_lifetime(m: &ModuleReport, b: &BufferLifetime) -> CitedBuffer {
+    CitedBuffer {
+        role: String::new(),
+        name: b.name.clone(),
+        shape: b.shape.clone(),
+        size_bytes: b.size_bytes,
+        source: b.source.clone(),
+        module: m.display_name(),
+        memory_space: m.memory_space,
+        buffer_id: Some(b.id),
+        listing_rank: None,
     }
 }
 

@@ -5,7 +5,9 @@
 
 use oomscope_report::{BufferCategory, CitedBuffer, OomEvent, Report, StepSeries, TreeKind};
 
-use crate::facts::{gib, is_compile_kind, pct_fact, pct_text, signed, total};
+use crate::facts::{
+    alloc_from_peak, cite_lifetime, gib, is_compile_kind, pct_fact, pct_text, signed, total,
+};
 use crate::node::NodeEval;
 use crate::shape::parse_array;
 use crate::tree::tree_definition;
@@ -141,33 +143,25 @@ struct Lingering {
 fn lingering(report: &Report) -> Option<Lingering> {
     let mut best: Option<Lingering> = None;
     for m in report.modules.iter().filter(|m| m.memory_space == 0) {
-        let cite = |id: Option<i64>, name: &str, shape: &str, size: u64, source: &str| CitedBuffer {
-            role: String::new(),
-            name: name.to_string(),
-            shape: shape.to_string(),
-            size_bytes: size,
-            source: source.to_string(),
-            module: m.display_name(),
-            memory_space: m.memory_space,
-            buffer_id: id,
-            listing_rank: None,
-        };
-        let items: Vec<(BufferCategory, String, CitedBuffer)> = if m.buffers.is_empty() {
+        // (category, shape key, size, index): buffers with a lifetime when
+        // the module has them, else those at the peak. Only the extra
+        // outputs are cited, so only they are copied.
+        let items: Vec<(BufferCategory, String, u64, usize)> = if m.buffers.is_empty() {
             m.peak_buffers
                 .iter()
-                .filter_map(|b| {
-                    let key = parse_array(&b.shape)?.key();
-                    Some((b.category, key, cite(b.logical_buffer_id, &b.name, &b.shape, b.size_bytes, &b.source)))
-                })
+                .enumerate()
+                .filter_map(|(i, b)| Some((b.category, parse_array(&b.shape)?.key(), b.size_bytes, i)))
                 .collect()
         } else {
             m.buffers
                 .iter()
-                .filter_map(|b| {
-                    let key = parse_array(&b.shape)?.key();
-                    Some((b.category, key, cite(Some(b.id), &b.name, &b.shape, b.size_bytes, &b.source)))
-                })
+                .enumerate()
+                .filter_map(|(i, b)| Some((b.category, parse_array(&b.shape)?.key(), b.size_bytes, i)))
                 .collect()
+        };
+        let cite_at = |i: usize| match m.buffers.get(i) {
+            Some(b) => cite_lifetime(m, b),
+            None => alloc_from_peak(m, &m.peak_buffers[i]).cited(),
         };
         let mut params: Vec<&String> = items
             .iter()
@@ -183,7 +177,7 @@ fn lingering(report: &Report) -> Option<Lingering> {
             outputs: Vec::new(),
         };
         let mut used = vec![false; params.len()];
-        for (cat, key, buffer) in &items {
+        for (cat, key, size, i) in &items {
             if *cat != BufferCategory::Output || params.binary_search(&key).is_err() {
                 continue;
             }
@@ -198,8 +192,8 @@ fn lingering(report: &Report) -> Option<Lingering> {
                 }
                 None => {
                     found.extra += 1;
-                    found.extra_bytes = found.extra_bytes.saturating_add(buffer.size_bytes);
-                    found.outputs.push(buffer.clone());
+                    found.extra_bytes = found.extra_bytes.saturating_add(*size);
+                    found.outputs.push(cite_at(*i));
                 }
             }
         }

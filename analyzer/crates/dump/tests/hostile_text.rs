@@ -108,16 +108,15 @@ fn an_unterminated_metadata_string_ending_in_a_multibyte_character() {
     let _ = analyze(&[(HLO, hlo)]);
 }
 
-/// Found by `fuzz/fuzz_targets/dump_text.rs`
-/// (`fuzz/regressions/dump_text/sum-of-sizes-overflows.txt`): sizes taken
-/// from hostile text are summed; every sum must saturate, not overflow.
+/// Every input the `dump_text` fuzz target ever crashed on
+/// (`fuzz/regressions/dump_text/`), fed as the target feeds it: parts cut at
+/// NUL bytes, one per file kind, then the whole input under each name. Among
+/// them `sum-of-sizes-overflows.txt`: sizes taken from hostile text are
+/// summed, and every sum must saturate, not overflow.
 #[test]
-fn sizes_whose_sum_overflows_u64() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../fuzz/regressions/dump_text/sum-of-sizes-overflows.txt");
-    let bytes = std::fs::read(path).unwrap();
-    let text = String::from_utf8_lossy(&bytes);
-    // As the fuzz target does: parts cut at NUL bytes, one per file kind,
-    // then the whole input under each name.
+fn every_past_fuzz_crash_of_dump_text() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../fuzz/regressions/dump_text");
+    // As in fuzz/fuzz_targets/dump_text.rs.
     let names = [
         "module_0000.jit_f.after_optimizations.txt",
         "module_0000.jit_f.after_optimizations-buffer-assignment.txt",
@@ -126,9 +125,16 @@ fn sizes_whose_sum_overflows_u64() {
         "module_0000.jit_f.after_optimizations-buffer-assignment-values.txt",
         "module_0000.jit_f.after_optimizations_after_buffer_assignment.txt",
     ];
-    let together: Vec<(&str, &str)> = names.iter().copied().zip(text.split('\0')).collect();
-    let _ = analyze(&together);
-    for name in names {
-        let _ = analyze(&[(name, &text)]);
+    let mut inputs: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    inputs.sort();
+    assert!(inputs.iter().any(|p| p.ends_with("sum-of-sizes-overflows.txt")));
+    for path in inputs {
+        let bytes = std::fs::read(&path).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        let together: Vec<(&str, &str)> = names.iter().copied().zip(text.split('\0')).collect();
+        let _ = analyze(&together);
+        for name in names {
+            let _ = analyze(&[(name, &text)]);
+        }
     }
 }

@@ -362,12 +362,11 @@ pub fn buffer_padding(m: &ModuleReport) -> Vec<BufferPadding> {
         .collect();
     // Buffers live for the whole program (parameters, constants) have no
     // lifetime band, but they are at the peak and their padding counts.
-    let on_timeline: std::collections::HashSet<(i64, &str)> =
-        m.buffers.iter().map(|b| (b.id, b.name.as_str())).collect();
     all.extend(
         peak_buffer_padding(m)
             .into_iter()
-            .filter(|b| !on_timeline.contains(&(b.id.unwrap_or(i64::MIN), b.name.as_str()))),
+            .zip(m.peak_buffer_lifetimes())
+            .filter_map(|(b, lifetime)| lifetime.is_none().then_some(b)),
     );
     all
 }

@@ -252,15 +252,9 @@ fn module_to_shared(m: &ModuleReport) -> pb::Module {
     let positions: Vec<u64> =
         if m.heap_positions.is_empty() { (0..m.heap_bytes.len() as u64).collect() } else { m.heap_positions.clone() };
     let program_points = if m.heap_positions.is_empty() { m.heap_bytes.len() as u64 } else { positions.last().map_or(0, |p| p + 1) };
-    let mut peak_buffers: Vec<&PeakBuffer> = m.peak_buffers.iter().collect();
-    peak_buffers.sort_by_key(|b| std::cmp::Reverse(b.size_bytes));
-    // A peak buffer's lifetime, found by its logical id (by name without one).
-    let lifetime = |b: &PeakBuffer| {
-        m.buffers.iter().find(|l| match b.logical_buffer_id {
-            Some(id) => l.id == id && l.name == b.name,
-            None => l.name == b.name,
-        })
-    };
+    let mut peak_buffers: Vec<(&PeakBuffer, Option<&BufferLifetime>)> =
+        m.peak_buffers.iter().zip(m.peak_buffer_lifetimes()).collect();
+    peak_buffers.sort_by_key(|(b, _)| std::cmp::Reverse(b.size_bytes));
     pb::Module {
         name: m.name.clone(),
         program_id: m.program_id,
@@ -276,7 +270,7 @@ fn module_to_shared(m: &ModuleReport) -> pb::Module {
         unpadded_heap_bytes: m.unpadded_heap_bytes.clone(),
         peak_buffers: peak_buffers
             .into_iter()
-            .map(|b| pb::PeakBuffer {
+            .map(|(b, lifetime)| pb::PeakBuffer {
                 name: b.name.clone(),
                 shape: b.shape.clone(),
                 size_bytes: b.size_bytes,
@@ -286,9 +280,9 @@ fn module_to_shared(m: &ModuleReport) -> pb::Module {
                 category: enum_name(&b.category),
                 logical_buffer_id: b.logical_buffer_id,
                 opcode: b.opcode.clone(),
-                start: lifetime(b).map(|l| l.start),
-                end: lifetime(b).map(|l| l.end),
-                offset_bytes: lifetime(b).map(|l| l.offset_bytes),
+                start: lifetime.map(|l| l.start),
+                end: lifetime.map(|l| l.end),
+                offset_bytes: lifetime.map(|l| l.offset_bytes),
             })
             .collect(),
         parameters_bytes: m.parameters_bytes,

@@ -282,6 +282,23 @@ impl ModuleReport {
             None => self.name.clone(),
         }
     }
+
+    /// The lifetime of each peak buffer, in the order of `peak_buffers`:
+    /// the buffer with the same logical id and name (the same name when the
+    /// peak buffer has no id); `None` for buffers live for the whole
+    /// program, which have no lifetime. One pass over `buffers`.
+    pub fn peak_buffer_lifetimes(&self) -> Vec<Option<&BufferLifetime>> {
+        let mut by_key: std::collections::HashMap<(Option<i64>, &str), &BufferLifetime> =
+            std::collections::HashMap::new();
+        for l in &self.buffers {
+            by_key.entry((Some(l.id), l.name.as_str())).or_insert(l);
+            by_key.entry((None, l.name.as_str())).or_insert(l);
+        }
+        self.peak_buffers
+            .iter()
+            .map(|b| by_key.get(&(b.logical_buffer_id, b.name.as_str())).copied())
+            .collect()
+    }
 }
 
 /// A buffer live at the peak.
