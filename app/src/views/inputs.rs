@@ -17,6 +17,9 @@ fn kind_label(kind: InputKind) -> &'static str {
         InputKind::Xplane => "XProf profile",
         InputKind::StepLog => "training log",
         InputKind::Archive => "archive",
+        InputKind::MemorySnapshot => "PyTorch memory snapshot",
+        InputKind::DeviceMemoryProfile => "JAX device memory profile",
+        InputKind::MemoryTimeline => "PyTorch memory timeline",
         InputKind::Unknown => "not recognised",
     }
 }

@@ -9,7 +9,14 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub mod runtime;
+pub mod snapshot;
+pub mod stacks;
 pub mod units;
+
+pub use runtime::{DeviceMemory, DeviceMemoryProfile, MemoryTimeline, TimelineSource};
+pub use snapshot::{LiveAllocation, MemorySnapshot, SnapshotOom};
+pub use stacks::{Frame, FrameKind, StackSample};
 
 /// Version of the JSON report schema.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -23,6 +30,15 @@ pub struct Report {
     pub step_series: Vec<StepSeries>,
     #[serde(default)]
     pub allocator_profiles: Vec<AllocatorProfile>,
+    /// PyTorch memory snapshots, one entry per device (issue 16).
+    #[serde(default)]
+    pub memory_snapshots: Vec<MemorySnapshot>,
+    /// JAX device memory profiles (pprof), one per file (issue 17).
+    #[serde(default)]
+    pub device_memory_profiles: Vec<DeviceMemoryProfile>,
+    /// PyTorch profiler memory timelines and Kineto traces, per device (issue 17).
+    #[serde(default)]
+    pub memory_timelines: Vec<MemoryTimeline>,
     pub diagnosis: Diagnosis,
     pub errors: Vec<InputError>,
     /// Present when this report was opened from a permalink: it is read-only
@@ -79,6 +95,9 @@ pub enum InputKind {
     Xplane,
     StepLog,
     Archive,
+    MemorySnapshot,
+    DeviceMemoryProfile,
+    MemoryTimeline,
     #[default]
     Unknown,
 }
@@ -92,6 +111,9 @@ impl InputKind {
             InputKind::Xplane => "xplane",
             InputKind::StepLog => "step_log",
             InputKind::Archive => "archive",
+            InputKind::MemorySnapshot => "memory_snapshot",
+            InputKind::DeviceMemoryProfile => "device_memory_profile",
+            InputKind::MemoryTimeline => "memory_timeline",
             InputKind::Unknown => "unknown",
         }
     }
