@@ -328,6 +328,10 @@ fn to_event(input: &str, m: Merged) -> OomEvent {
         requested_bytes: g(Field::Requested),
         free_bytes: g(Field::Free),
         reserved_bytes: g(Field::Reserved),
+        // Until the logs reader gives these their own fields, they come
+        // from the extras it already reads.
+        reserved_unallocated_bytes: r.extra.get("reserved_unallocated_bytes").map(|v| v.bytes),
+        private_pools_bytes: r.extra.get("private_pools_bytes").map(|v| v.bytes),
         total_capacity_bytes: g(Field::TotalCapacity),
         allocated_bytes: g(Field::Allocated),
         arguments_bytes: g(Field::Arguments),

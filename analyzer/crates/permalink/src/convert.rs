@@ -538,6 +538,8 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
             },
             seconds_per_step: st.seconds_per_step.map(|x| finite("step time", x)).transpose()?,
             projected_limit_seconds: st.projected_limit_seconds.map(|x| finite("projected time", x)).transpose()?,
+            // Not carried by links yet.
+            allocation_retries: Vec::new(),
         });
     }
     check_len("allocator profiles", &s.allocator_profiles)?;

@@ -171,6 +171,14 @@ pub struct OomEvent {
     pub free_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub reserved_bytes: Option<u64>,
+    /// PyTorch: reserved by the caching allocator but not allocated to a
+    /// tensor (the newest message prints it; older ones give reserved and
+    /// allocated). `reserved_bytes` stays the total reserved.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reserved_unallocated_bytes: Option<u64>,
+    /// PyTorch: allocated in private pools (CUDA graphs).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub private_pools_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub total_capacity_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -421,6 +429,11 @@ pub struct StepSeries {
     /// Steps at which a sudden jump (change point) was found.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub spikes: Vec<u64>,
+    /// Allocator retries the log reports (torchtitan's `N CUDA memory
+    /// allocation retries.`): `bytes` holds the retry count, at the step the
+    /// warning follows.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub allocation_retries: Vec<StepPoint>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
