@@ -493,6 +493,35 @@ pub struct Diagnosis {
     /// Node ids from the root to the selected leaf.
     pub path: Vec<String>,
     pub nodes: Vec<DiagnosisNode>,
+    /// The answer first: the verdict or the next step the user should take.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headline: Option<Headline>,
+}
+
+/// How bad the verdict is: only failures are drawn red.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Out of memory (or certain to be).
+    Failure,
+    /// Fits, but something needs attention (near the limit, growing, padding).
+    Warning,
+    /// Fits, or nothing to decide.
+    #[default]
+    Info,
+}
+
+/// The verdict or next step, with the estimate that justifies it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Headline {
+    /// The decision-tree node this comes from.
+    pub node: String,
+    pub text: String,
+    /// What the step buys (bytes saved), or the headroom for a fit.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub estimate_bytes: Option<u64>,
+    #[serde(default)]
+    pub severity: Severity,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
