@@ -52,6 +52,7 @@ pub fn diagnose(report: &Report) -> Diagnosis {
         tree: e.tree,
         path: e.path,
         nodes: e.nodes,
+        headline: None,
     }
 }
 

@@ -622,6 +622,8 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
                     })
                 })
                 .collect::<Result<_, LinkError>>()?,
+            // Not carried by links yet.
+            headline: None,
         };
     }
     check_len("errors", &s.errors)?;
