@@ -47,7 +47,7 @@ fn sample_report() -> Report {
             .collect(),
         ..Default::default()
     });
-    r.diagnosis = Diagnosis { tree: TreeKind::CompileHbmOom, path: vec!["aggregate".into()], nodes: vec![DiagnosisNode { id: "aggregate".into(), selected: true, reason: "sum too big".into(), ..Default::default() }] };
+    r.diagnosis = Diagnosis { tree: TreeKind::CompileHbmOom, path: vec!["aggregate".into()], nodes: vec![DiagnosisNode { id: "aggregate".into(), selected: true, reason: "sum too big".into(), ..Default::default() }], headline: None };
     r
 }
 
