@@ -3,11 +3,13 @@
 //!
 //! - [`element_type`]: primitive types (names, `xla_data.proto` numbers, bit widths);
 //! - [`shape`]: the shape/layout model, parser, printer and size rules;
+//! - [`tpu`]: what XLA:TPU allocates for arrays whose layout has no tile;
 //! - [`padding`]: padding waste per dimension, per module and per OOM event, with fix suggestions.
 
 pub mod element_type;
 pub mod padding;
 pub mod shape;
+pub mod tpu;
 
 pub use element_type::ElementType;
 pub use padding::{
@@ -15,6 +17,7 @@ pub use padding::{
     padding_groups, size_of, suggest_fix, BufferPadding, Change, DimPadding, GroupBy, PaddingGroup,
     SizeInfo, Suggestion,
 };
+pub use tpu::{tpu_tuple_table_bytes, TUPLE_ENTRY_BYTES, UNTILED_ELEMENT_GRANULE};
 pub use shape::{
     parse_counted_shape, parse_counted_shape_list, parse_shape, parse_shape_prefix, ArrayShape,
     Layout, Shape, ShapeError, SplitConfig, Tile,

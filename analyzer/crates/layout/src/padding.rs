@@ -14,7 +14,7 @@
 
 use crate::shape::{parse_shape, ArrayShape, Shape, ShapeError};
 use oomscope_report::units::format_bytes;
-use oomscope_report::{ModuleReport, OomEvent, PaddingEntry, PaddingSummary};
+use oomscope_report::{ModuleReport, OomEvent, OomKind, PaddingEntry, PaddingSummary};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -507,11 +507,13 @@ pub fn module_padding(m: &ModuleReport) -> PaddingSummary {
 /// Padding of the allocations an OOM message lists (all live at the failing
 /// point, so total and peak padding are the same). The logged sizes are
 /// rounded (`512.00M`); for an array shape the model's exact sizes are used,
-/// as they equal the compiler's. `None` when the message lists no allocations.
+/// as they equal the compiler's (on TPU with its untiled-array rule,
+/// [`ArrayShape::tpu_padded_bytes`]). `None` when the message lists no allocations.
 pub fn event_padding(e: &OomEvent) -> Option<PaddingSummary> {
     if e.top_allocations.is_empty() {
         return None;
     }
+    let on_tpu = !matches!(e.kind, OomKind::XlaGpu | OomKind::TorchCuda);
     let buffers: Vec<BufferPadding> = e
         .top_allocations
         .iter()
@@ -526,7 +528,11 @@ pub fn event_padding(e: &OomEvent) -> Option<PaddingSummary> {
                     &a.shape,
                     &op_name,
                     &source,
-                    array.padded_bytes(),
+                    if on_tpu {
+                        array.tpu_padded_bytes()
+                    } else {
+                        array.padded_bytes()
+                    },
                     Some(array.unpadded_bytes()),
                 ),
                 _ => {

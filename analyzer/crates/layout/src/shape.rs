@@ -12,12 +12,14 @@
 //! This reproduces the compiler's own size of every array buffer in the real
 //! dumps, HloProtos, Memory Viewer oracles and OOM logs we have (see
 //! `tests/`). Two libtpu sizes the shape text alone does not give:
-//! - a tuple's own buffer (its index table) takes one allocation granule on
-//!   TPU, 512 bytes on v4/v5e and 32 on v5p/v6e, whatever its length;
-//!   [`Shape::own_padded_bytes`] gives upstream's 8 bytes per element;
-//! - untiled arrays of sub-computations (e.g. `f32[]` in a reduction's
-//!   thread-local buffers) get the TPU's default `(8,128)` tile (4096 bytes
-//!   for `f32[]`); here an untiled array is sized dense.
+//! - a tuple's own buffer (its index table) takes 4 bytes per element on
+//!   TPU, rounded up to the allocation granule (512 bytes on v4/v5e, 32 on
+//!   v5p/v6e): `tpu::tpu_tuple_table_bytes`; [`Shape::own_padded_bytes`]
+//!   gives upstream's 8 bytes per element;
+//! - untiled arrays (e.g. `f32[]` in a reduction's thread-local buffers)
+//!   take whole vector registers on TPU (4096 bytes for `f32[]`):
+//!   [`ArrayShape::tpu_padded_bytes`] (in `tpu.rs`) gives that size; here an
+//!   untiled array is sized dense, as upstream.
 
 use crate::element_type::ElementType;
 use serde::{Deserialize, Serialize};
@@ -164,7 +166,7 @@ impl ArrayShape {
         }
     }
 
-    fn bytes_of_elements(&self, elements: u64) -> u64 {
+    pub(crate) fn bytes_of_elements(&self, elements: u64) -> u64 {
         elements
             .checked_mul(self.storage_bits())
             .map_or(u64::MAX, |bits| bits.div_ceil(8))
@@ -298,7 +300,7 @@ impl ArrayShape {
             .saturating_add(self.metadata_prefix_bytes())
     }
 
-    fn metadata_prefix_bytes(&self) -> u64 {
+    pub(crate) fn metadata_prefix_bytes(&self) -> u64 {
         self.layout
             .as_ref()
             .map_or(0, |l| dim_count(l.dynamic_shape_metadata_prefix_bytes))

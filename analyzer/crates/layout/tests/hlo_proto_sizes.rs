@@ -114,23 +114,12 @@ fn hlo_proto_logical_buffer_sizes_equal_the_compilers() {
                 continue;
             };
             let size = u64::try_from(buffer.size).unwrap();
-            // Untiled arrays outside the sync-flag space get the TPU's default
-            // (8,128) tiling (see real_sizes.rs), on TPU only.
-            let tpu_default = array
-                .layout
-                .as_ref()
-                .is_none_or(|l| l.tiles.is_empty() && l.memory_space != 2);
-            let ours = if tpu_default {
-                untiled += 1;
-                let mut tiled = array.clone();
-                let layout = tiled.layout.get_or_insert_with(Layout::default);
-                layout.minor_to_major = (0..array.dims.len() as i64).rev().collect();
-                layout.tiles = vec![Tile { dims: vec![8, 128] }];
-                tiled.padded_bytes()
-            } else {
+            if array.is_tiled() {
                 checked += 1;
-                array.padded_bytes()
-            };
+            } else {
+                untiled += 1;
+            }
+            let ours = array.tpu_padded_bytes();
             if ours != size {
                 mismatches.push(format!(
                     "{}: {}: compiler {size}, ours {ours}",
@@ -142,7 +131,7 @@ fn hlo_proto_logical_buffer_sizes_equal_the_compilers() {
     }
     mismatches.dedup();
     eprintln!(
-        "checked {checked} array logical buffers, {untiled} with the TPU default tiling, skipped {other} tuples in {} HloProtos",
+        "checked {checked} tiled array logical buffers, {untiled} untiled, skipped {other} tuples in {} HloProtos",
         files.len()
     );
     assert!(

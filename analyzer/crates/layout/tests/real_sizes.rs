@@ -4,7 +4,7 @@
 //! JSON (padded and unpadded size per buffer) and the "Largest program
 //! allocations" entries of the corpus logs.
 
-use oomscope_layout::{parse_shape, ArrayShape, Layout, Shape, Tile};
+use oomscope_layout::{parse_shape, tpu_tuple_table_bytes, Shape};
 use std::path::{Path, PathBuf};
 
 fn corpus() -> PathBuf {
@@ -33,6 +33,23 @@ fn files_under(root: &Path, suffix: &str, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The TPU's allocation granule for the chip a dump was compiled for
+/// (`topology` in the fixture's `versions.txt`): 32 bytes on v5p and v6e, 512
+/// on v4 and v5e (the corpus dumps are v5e and have no `versions.txt`).
+fn allocation_granule(dump_file: &Path) -> u64 {
+    let versions = dump_file.with_file_name("versions.txt");
+    let text = std::fs::read_to_string(versions).unwrap_or_default();
+    let topology = text
+        .lines()
+        .find_map(|l| l.strip_prefix("topology "))
+        .unwrap_or("v5e");
+    if topology.starts_with("v5p") || topology.starts_with("v6e") {
+        32
+    } else {
+        512
+    }
+}
+
 /// (file, size, shape text) of every value line of a buffer assignment dump.
 fn buffer_assignment_values(path: &Path) -> Vec<(u64, String)> {
     let text = std::fs::read_to_string(path).unwrap();
@@ -51,13 +68,6 @@ fn buffer_assignment_values(path: &Path) -> Vec<(u64, String)> {
     values
 }
 
-fn is_tiled_or_sync_flag(array: &ArrayShape) -> bool {
-    array
-        .layout
-        .as_ref()
-        .is_some_and(|l| !l.tiles.is_empty() || l.memory_space == 2)
-}
-
 #[test]
 fn buffer_assignment_sizes_equal_the_compilers() {
     let mut files = Vec::new();
@@ -73,36 +83,26 @@ fn buffer_assignment_sizes_equal_the_compilers() {
     let mut tuples = 0;
     let mut mismatches = Vec::new();
     for file in &files {
-        let mut tuple_sizes = std::collections::BTreeSet::new();
+        let granule = allocation_granule(file);
         for (size, shape_text) in buffer_assignment_values(file) {
             let shape = parse_shape(&shape_text)
                 .unwrap_or_else(|e| panic!("{}: {shape_text}: {e}", file.display()));
             assert_eq!(shape.to_string(), shape_text, "prints back as read");
             let ours = match &shape {
-                Shape::Array(array) if is_tiled_or_sync_flag(array) => {
-                    arrays += 1;
-                    element_types.insert(array.element_type.name());
-                    array.padded_bytes()
-                }
-                // Untiled arrays outside the sync-flag space S(2) (scalars of
-                // reduction and sort sub-computations, thread-local) get the
-                // TPU's default (8,128) tiling.
                 Shape::Array(array) => {
-                    untiled += 1;
-                    let mut tiled = array.clone();
-                    let layout = tiled.layout.get_or_insert_with(Layout::default);
-                    layout.minor_to_major = (0..array.dims.len() as i64).rev().collect();
-                    layout.tiles = vec![Tile { dims: vec![8, 128] }];
-                    tiled.padded_bytes()
+                    if array.is_tiled() {
+                        arrays += 1;
+                    } else {
+                        untiled += 1;
+                    }
+                    element_types.insert(array.element_type.name());
+                    array.tpu_padded_bytes()
                 }
-                // The TPU gives a tuple's index table one allocation granule:
-                // the same size for every tuple of a module (512 bytes on v4
-                // and v5e, 32 on v5p and v6e); checked below.
-                _ => {
+                Shape::Tuple(elements) => {
                     tuples += 1;
-                    tuple_sizes.insert(size);
-                    size
+                    tpu_tuple_table_bytes(elements.len(), granule)
                 }
+                Shape::Token | Shape::Opaque => size,
             };
             if ours != size {
                 mismatches.push(format!(
@@ -111,16 +111,6 @@ fn buffer_assignment_sizes_equal_the_compilers() {
                 ));
             }
         }
-        assert!(
-            tuple_sizes.len() <= 1,
-            "{}: tuple tables of several sizes {tuple_sizes:?}",
-            file.display()
-        );
-        assert!(
-            tuple_sizes.iter().all(|s| [32, 512].contains(s)),
-            "{}: tuple tables {tuple_sizes:?}",
-            file.display()
-        );
     }
     mismatches.dedup();
     // The padding zoo's types are all covered.
@@ -133,7 +123,7 @@ fn buffer_assignment_sizes_equal_the_compilers() {
         );
     }
     eprintln!(
-        "checked {arrays} tiled or sync-flag array values, {untiled} other untiled, {tuples} tuples in {} buffer assignment files",
+        "checked {arrays} tiled array values, {untiled} untiled, {tuples} tuples in {} buffer assignment files",
         files.len()
     );
     assert!(
@@ -401,4 +391,101 @@ fn memory_usage_report_shape_lists_parse_and_count_their_values() {
         files.len()
     );
     assert!(rows >= 100);
+}
+
+/// The scalar zoo (`tools/fixtures/programs/scalar_zoo.py`): scalars and tiny
+/// arrays of every dtype in every memory space the compiler uses, on four TPU
+/// generations and three libtpu versions. Every array value of every buffer
+/// assignment must have the compiler's size, and the zoo must really hold the
+/// cases the untiled rule is about (so this cannot pass on an empty folder).
+#[test]
+fn scalar_zoo_sizes_equal_the_compilers_on_every_generation_and_libtpu() {
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(fixtures())
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("scalar-zoo-"))
+        })
+        .collect();
+    folders.sort();
+    let names: Vec<String> = folders
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    for chip in ["v4", "v5e", "v5p", "v6e", "mid", "old"] {
+        assert!(
+            names.contains(&format!("scalar-zoo-{chip}")),
+            "scalar-zoo-{chip} missing: {names:?}"
+        );
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    let mut mismatches = Vec::new();
+    let mut checked = 0;
+    for folder in &folders {
+        let mut files = Vec::new();
+        files_under(folder, "buffer-assignment.txt", &mut files);
+        assert!(!files.is_empty(), "{}: no buffer assignment", folder.display());
+        for file in &files {
+            let granule = allocation_granule(file);
+            for (size, shape_text) in buffer_assignment_values(file) {
+                let shape = parse_shape(&shape_text)
+                    .unwrap_or_else(|e| panic!("{}: {shape_text}: {e}", file.display()));
+                let array = match shape {
+                    Shape::Array(array) => array,
+                    Shape::Tuple(elements) => {
+                        let ours = tpu_tuple_table_bytes(elements.len(), granule);
+                        seen.insert(format!("tuple of {} bytes", ours));
+                        if ours != size {
+                            mismatches.push(format!(
+                                "{}: {shape_text}: compiler {size}, ours {ours}",
+                                file.display()
+                            ));
+                        }
+                        continue;
+                    }
+                    Shape::Token | Shape::Opaque => continue,
+                };
+                checked += 1;
+                let space = array.memory_space();
+                let kind = match (array.is_tiled(), array.dims.is_empty()) {
+                    (false, true) => "untiled scalar",
+                    (false, false) => "untiled array",
+                    (true, true) => "tiled scalar",
+                    (true, false) => "tiled array",
+                };
+                seen.insert(format!("{kind} {} S({space})", array.element_type.name()));
+                seen.insert(format!("S({space})"));
+                if array.tpu_padded_bytes() != size {
+                    mismatches.push(format!(
+                        "{}: {shape_text}: compiler {size}, ours {}",
+                        file.display(),
+                        array.tpu_padded_bytes()
+                    ));
+                }
+            }
+        }
+    }
+    eprintln!("checked {checked} scalar zoo array values: {seen:?}");
+    for case in [
+        "untiled scalar pred S(0)",
+        "untiled scalar bf16 S(0)",
+        "untiled scalar s32 S(0)",
+        "untiled scalar pred S(6)",
+        "untiled scalar u32 S(2)",
+        "tiled scalar pred S(6)",
+        "tiled scalar f32 S(5)",
+        "tiled scalar s8 S(0)",
+        "tiled scalar f8e4m3fn S(0)",
+        "S(1)",
+        "tuple of 64 bytes",
+    ] {
+        assert!(seen.contains(case), "the zoo has no {case}: {seen:?}");
+    }
+    assert!(
+        mismatches.is_empty(),
+        "{} mismatches:\n{}",
+        mismatches.len(),
+        mismatches.join("\n")
+    );
 }
