@@ -225,7 +225,7 @@ fn analyze_xplane(name: &str, src: &dyn ReadAt, report: &mut Report, progress: &
     let profiles: Result<Vec<_>, oomscope_xla::XlaError> = Ok(planes
         .iter()
         .filter(|p| p.name == oomscope_xla::HOST_CPU_PLANE)
-        .flat_map(|p| oomscope_steps::allocator_profiles_from_plane(name, p))
+        .flat_map(|p| oomscope_xla::allocator_profiles_from_plane(name, p))
         .collect());
     match (modules, profiles) {
         (Ok(m), Ok(p)) => {

@@ -8,6 +8,6 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(Some(plane)) =
         oomscope_xla::read_plane("fuzz.xplane.pb", &data, oomscope_xla::HOST_CPU_PLANE)
     {
-        let _ = oomscope_steps::allocator_profiles_from_plane("fuzz.xplane.pb", &plane);
+        let _ = oomscope_xla::allocator_profiles_from_plane("fuzz.xplane.pb", &plane);
     }
 });

@@ -6,14 +6,18 @@
 //!   `File` read by slices in the browser worker) and the bounded wire reader;
 //! - [`xspace`]: lazy plane lookup (`/host:metadata`, `/host:CPU`), gzip streaming;
 //! - [`memory_viewer`]: the Memory Viewer analysis → [`ModuleReport`];
+//! - [`allocator`]: XProf's `memory_profile` (allocator timelines) from the
+//!   `MemoryAllocation`/`MemoryDeallocation` events of `/host:CPU`;
 //! - [`shape`]: `ShapeProto` → `oomscope_layout::Shape`, shape text, unpadded sizes.
 
+pub mod allocator;
 pub mod error;
 pub mod memory_viewer;
 pub mod shape;
 pub mod source;
 pub mod xspace;
 
+pub use allocator::{allocator_profiles, allocator_profiles_from_plane};
 pub use error::{XlaError, XlaErrorKind};
 pub use source::ReadAt;
 pub use xspace::{read_plane, read_planes, ProfiledModule, HOST_CPU_PLANE, METADATA_PLANE};

@@ -3,7 +3,7 @@
 //! the BFC allocator, 292 allocator events; `memory_profile.json` is XProf's
 //! output for `vm.xplane.pb`).
 
-use oomscope_steps::allocator_profiles;
+use oomscope_xla::allocator_profiles;
 use serde_json::Value;
 
 const DIR: &str = concat!(
@@ -130,7 +130,7 @@ mod built {
     use oomscope_proto::tensorflow::profiler::{
         x_event, x_stat, XEvent, XEventMetadata, XLine, XPlane, XStat, XStatMetadata,
     };
-    use oomscope_steps::allocator_profiles_from_plane;
+    use oomscope_xla::allocator_profiles_from_plane;
 
     const NAMES: [(i64, &str); 14] = [
         (10, "allocator_name"),

@@ -26,7 +26,7 @@
 
 use oomscope_proto::tensorflow::profiler::{x_event, x_stat, XPlane, XStat};
 use oomscope_report::{ActiveAllocation, AllocatorPoint, AllocatorProfile};
-use oomscope_xla::{read_plane, HOST_CPU_PLANE};
+use crate::xspace::{read_plane, HOST_CPU_PLANE};
 use std::collections::HashMap;
 
 /// XProf's `max_num_snapshots` default for the timeline.
@@ -34,7 +34,7 @@ pub const MAX_TIMELINE_SNAPSHOTS: usize = 1000;
 
 /// Allocator profiles of a serialized `XSpace` (plain or gzipped); empty when
 /// it has no host plane or no allocator events. Only the `/host:CPU` plane is
-/// decoded (oomscope-xla's lazy plane reader skips the others).
+/// decoded (the lazy plane reader of `xspace` skips the others).
 pub fn allocator_profiles(
     input_name: &str,
     xplane_bytes: &[u8],
