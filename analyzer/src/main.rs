@@ -3,86 +3,94 @@
 //!
 //! ```text
 //! oomscope analyze PATH... [--json] [--buffers] [--link [--base-url URL]]
+//! kubectl logs pod | oomscope analyze -
 //! oomscope size SHAPE... [--json]
 //! ```
+//!
+//! Exit codes: 0 success, 1 an input could not be read or the link could not
+//! be made, 2 a usage error (clap's).
 
-use oomscope_analyzer::{analyze_inputs, InputFile, InputSource, ReadAt};
+mod cli {
+    pub mod inputs;
+    pub mod summary;
+}
+
+use clap::{Arg, ArgAction, ArgMatches, Command};
+use cli::inputs::Inputs;
 use oomscope_report::units::format_bytes;
-use oomscope_report::Report;
-use std::path::{Path, PathBuf};
+use oomscope_report::{InputError, Report};
 use std::process::ExitCode;
-
-const USAGE: &str = "usage:
-  oomscope analyze PATH... [--json] [--buffers] [--link [--base-url URL]]
-      PATH: a file, a folder, a .zip, a .tar.gz/.tgz or a .gz
-      --json      print the JSON report instead of a summary
-      --buffers   include every buffer's lifetime in the JSON (large)
-      --link      print a permalink that carries the report
-      --base-url  where the page is hosted (default http://127.0.0.1:8080/)
-  oomscope size SHAPE... [--json]
-      padded and unpadded bytes of XLA shapes, e.g. 'f32[129,1024]{1,0:T(8,128)}'";
 
 const DEFAULT_BASE_URL: &str = "http://127.0.0.1:8080/";
 
+fn command() -> Command {
+    Command::new("oomscope")
+        .version(env!("CARGO_PKG_VERSION"))
+        .about("Why did my XLA / PyTorch job run out of memory? The analyzer of the oomscope page, on the command line.")
+        .subcommand_required(true)
+        .arg_required_else_help(true)
+        .subcommand(
+            Command::new("analyze")
+                .about("Analyze OOM logs, XLA dumps, HloProtos, XProf profiles, step logs (files, folders, archives, or - for standard input)")
+                .arg(
+                    Arg::new("paths")
+                        .value_name("PATH")
+                        .help("a file, a folder, a .zip, a .tar.gz/.tgz or a .gz; - reads standard input (kubectl logs pod | oomscope analyze -)")
+                        .required(true)
+                        .num_args(1..),
+                )
+                .arg(Arg::new("json").long("json").action(ArgAction::SetTrue).help("print the JSON report instead of a summary"))
+                .arg(Arg::new("buffers").long("buffers").action(ArgAction::SetTrue).help("include every buffer's lifetime in the JSON (large)"))
+                .arg(Arg::new("link").long("link").action(ArgAction::SetTrue).help("print a link to the page that carries the report, last and alone on its line"))
+                .arg(
+                    Arg::new("base-url")
+                        .long("base-url")
+                        .value_name("URL")
+                        .default_value(DEFAULT_BASE_URL)
+                        .help("where the page is hosted (http or https)"),
+                ),
+        )
+        .subcommand(
+            Command::new("size")
+                .about("Padded and unpadded bytes of XLA shapes, e.g. 'f32[129,1024]{1,0:T(8,128)}'")
+                .arg(Arg::new("shapes").value_name("SHAPE").required(true).num_args(1..))
+                .arg(Arg::new("json").long("json").action(ArgAction::SetTrue).help("print JSON")),
+        )
+}
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        Some("analyze") => cmd_analyze(&args[1..]),
-        Some("size") => cmd_size(&args[1..]),
-        Some("-h" | "--help" | "help") => {
-            println!("{USAGE}");
-            ExitCode::SUCCESS
-        }
-        _ => {
-            eprintln!("{USAGE}");
-            ExitCode::from(2)
-        }
+    let matches = command().get_matches();
+    match matches.subcommand() {
+        Some(("analyze", m)) => cmd_analyze(m),
+        Some(("size", m)) => cmd_size(m),
+        _ => ExitCode::from(2),
     }
 }
 
-fn cmd_analyze(args: &[String]) -> ExitCode {
-    let mut json = false;
-    let mut buffers = false;
-    let mut link = false;
-    let mut base_url = DEFAULT_BASE_URL.to_string();
-    let mut paths = Vec::new();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--json" => json = true,
-            "--buffers" => buffers = true,
-            "--link" => link = true,
-            "--base-url" => match it.next() {
-                Some(u) => base_url = u.clone(),
-                None => return usage_error("--base-url needs a URL"),
-            },
-            s if s.starts_with("--") => return usage_error(&format!("unknown option {s}")),
-            _ => paths.push(PathBuf::from(a)),
-        }
-    }
-    if paths.is_empty() {
-        return usage_error("analyze needs at least one PATH");
-    }
-
+fn cmd_analyze(m: &ArgMatches) -> ExitCode {
     let mut inputs = Inputs::default();
-    let mut unreadable = Vec::new();
-    for path in &paths {
-        if let Err(e) = collect(path, path, &mut inputs) {
-            unreadable.push(format!("{}: {e}", path.display()));
+    for path in m.get_many::<String>("paths").into_iter().flatten() {
+        inputs.add(path);
+    }
+    let mut report = oomscope_analyzer::analyze_inputs(inputs.files, inputs.sources, &mut |_| {});
+    for (input, why) in inputs.unreadable {
+        report.errors.push(InputError {
+            message: format!("{input}: {why}"),
+            input,
+        });
+    }
+    if !m.get_flag("buffers") {
+        for module in &mut report.modules {
+            module.buffers.clear();
+            module.instructions.clear();
         }
     }
-    let mut report = analyze_inputs(inputs.files, inputs.sources, &mut |_| {});
-    for message in unreadable {
-        report.errors.push(oomscope_report::InputError { input: message.split(':').next().unwrap_or("").into(), message });
-    }
-    if !buffers {
-        for m in &mut report.modules {
-            m.buffers.clear();
-            m.instructions.clear();
-        }
-    }
+    // The link is made before anything is printed, so that it can be printed last.
+    let link = m
+        .get_flag("link")
+        .then(|| link_for(&report, m.get_one::<String>("base-url").map_or(DEFAULT_BASE_URL, String::as_str)));
 
-    if json {
+    if m.get_flag("json") {
         match serde_json::to_string_pretty(&report) {
             Ok(s) => println!("{s}"),
             Err(e) => {
@@ -91,209 +99,51 @@ fn cmd_analyze(args: &[String]) -> ExitCode {
             }
         }
     } else {
-        print!("{}", summary(&report));
-    }
-    if link {
-        match oomscope_permalink::encode_link(&report, &base_url) {
-            Ok(l) => println!("{}", l.url),
-            Err(e) => eprintln!("oomscope: cannot make a link: {e}"),
-        }
+        print!("{}", cli::summary::summary(&report));
     }
     for e in &report.errors {
         eprintln!("oomscope: {}", e.message);
     }
-    if report.errors.is_empty() {
-        ExitCode::SUCCESS
-    } else {
+    let mut failed = !report.errors.is_empty();
+    match link {
+        Some(Ok(url)) => println!("\n{url}"),
+        Some(Err(e)) => {
+            eprintln!("oomscope: cannot make a link: {e}");
+            failed = true;
+        }
+        None => {}
+    }
+    if failed {
         ExitCode::FAILURE
-    }
-}
-
-fn usage_error(msg: &str) -> ExitCode {
-    eprintln!("oomscope: {msg}\n{USAGE}");
-    ExitCode::from(2)
-}
-
-/// What the command line hands the analyzer: files read whole, and XProf
-/// profiles opened for reading by slices (as the page's worker does), so a
-/// multi-GB profile costs the few planes it needs, not its size in memory.
-#[derive(Default)]
-struct Inputs {
-    files: Vec<InputFile>,
-    sources: Vec<InputSource>,
-}
-
-/// An open file read at offsets.
-struct FileSource {
-    file: std::sync::Mutex<std::fs::File>,
-    len: u64,
-}
-
-impl ReadAt for FileSource {
-    fn len(&self) -> u64 {
-        self.len
-    }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
-        use std::io::{Read, Seek, SeekFrom};
-        let mut file = self.file.lock().map_err(|_| std::io::Error::other("file lock poisoned"))?;
-        file.seek(SeekFrom::Start(offset))?;
-        file.read_exact(buf)
-    }
-}
-
-/// Read a file, or every file below a folder, naming each relative to what
-/// the user named (a folder's files get `folder/…`, so they count as part of it).
-fn collect(root: &Path, path: &Path, out: &mut Inputs) -> std::io::Result<()> {
-    let meta = std::fs::metadata(path)?;
-    if meta.is_dir() {
-        let mut entries: Vec<_> = std::fs::read_dir(path)?.filter_map(Result::ok).map(|e| e.path()).collect();
-        entries.sort();
-        for p in entries {
-            collect(root, &p, out)?;
-        }
-        return Ok(());
-    }
-    let name = if path == root {
-        path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
     } else {
-        let base = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| ".".into());
-        let rel = path.strip_prefix(root).unwrap_or(path);
-        format!("{base}/{}", rel.display())
-    };
-    if name.ends_with(".xplane.pb") {
-        let file = std::fs::File::open(path)?;
-        let len = file.metadata()?.len();
-        out.sources.push(InputSource { name, source: Box::new(FileSource { file: std::sync::Mutex::new(file), len }) });
-    } else {
-        out.files.push(InputFile { name, data: std::fs::read(path)? });
+        ExitCode::SUCCESS
     }
-    Ok(())
 }
 
-fn pct(part: u64, whole: u64) -> String {
-    if whole == 0 {
-        return "?".into();
+/// The permalink of `report` under `base_url` (which must be an http(s) URL:
+/// anything else could not open the page).
+fn link_for(report: &Report, base_url: &str) -> Result<String, String> {
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err(format!("--base-url {base_url:?} is not an http:// or https:// URL"));
     }
-    format!("{:.1}%", part as f64 * 100.0 / whole as f64)
+    oomscope_permalink::encode_link(report, base_url)
+        .map(|l| l.url)
+        .map_err(|e| format!("{e:?}"))
 }
 
-/// The human summary: what ran out, by how much, the peaks, the diagnosis.
-fn summary(r: &Report) -> String {
-    use std::fmt::Write;
-    let mut s = String::new();
-    let _ = writeln!(s, "oomscope report: {} input(s)", r.inputs.len());
-    for i in &r.inputs {
-        let _ = writeln!(s, "  {:<14} {:>12}  {}", i.kind.as_str(), format_bytes(i.size_bytes), i.name);
-    }
-    if !r.oom_events.is_empty() {
-        let _ = writeln!(s, "\nOut-of-memory errors: {}", r.oom_events.len());
-    }
-    for e in &r.oom_events {
-        let _ = write!(s, "  [{:?}] {} at {}:{}", e.kind, e.memory_space, e.input, e.line);
-        if e.repeats > 1 {
-            let _ = write!(s, " (×{})", e.repeats);
-        }
-        let _ = writeln!(s);
-        match (e.used_bytes.or(e.requested_bytes), e.limit_bytes.or(e.total_capacity_bytes)) {
-            (Some(used), Some(limit)) => {
-                let _ = writeln!(
-                    s,
-                    "    needs {} of {} ({} of the limit){}",
-                    format_bytes(used),
-                    format_bytes(limit),
-                    pct(used, limit),
-                    e.exceeded_bytes.map(|x| format!(", exceeded by {}", format_bytes(x))).unwrap_or_default()
-                );
-            }
-            (Some(used), None) => {
-                let _ = writeln!(s, "    needs {}", format_bytes(used));
-            }
-            _ => {}
-        }
-        let limit = e.limit_bytes.unwrap_or(0);
-        for a in e.top_allocations.iter().take(5) {
-            let _ = writeln!(s, "    #{:<2} {:>12} {:>7}  {}  {}", a.rank, format_bytes(a.size_bytes), pct(a.size_bytes, limit), a.shape, a.op_name.as_deref().unwrap_or(""));
-        }
-    }
-    if !r.modules.is_empty() {
-        let _ = writeln!(s, "\nModules: {}", r.modules.len());
-    }
-    for m in &r.modules {
-        let _ = writeln!(
-            s,
-            "  {} (memory space {}, from {}): peak {} ({} unpadded) at position {} of {}{}",
-            m.display_name(),
-            m.memory_space,
-            m.source_kind,
-            format_bytes(m.peak_bytes),
-            format_bytes(m.peak_unpadded_bytes),
-            m.peak_position,
-            m.heap_bytes.len(),
-            if m.peak_kind.is_empty() { String::new() } else { format!(" [{} peak]", m.peak_kind) }
-        );
-        for b in m.peak_buffers.iter().take(5) {
-            let _ = writeln!(s, "    {:>12}  {:?}  {}  {}", format_bytes(b.size_bytes), b.category, b.shape, b.name);
-        }
-        if let Some(p) = &m.padding {
-            if p.total_padding_bytes > 0 {
-                let _ = writeln!(s, "    padding: {} at the peak, {} over all buffers", format_bytes(p.peak_padding_bytes), format_bytes(p.total_padding_bytes));
-            }
-        }
-    }
-    for st in &r.step_series {
-        let _ = writeln!(
-            s,
-            "\nMemory per step: {} {} {} ({} points){}",
-            st.source,
-            st.device,
-            st.metric,
-            st.points.len(),
-            st.slope_bytes_per_step.map(|x| format!(", trend {}/step", format_bytes(x.max(0.0) as u64))).unwrap_or_default()
-        );
-        if let Some(step) = st.projected_limit_step {
-            let when = st.projected_limit_seconds.map(|s| format!(", in about {:.1} h", s / 3600.0)).unwrap_or_default();
-            let _ = writeln!(s, "  at this slope the limit is reached at step {step}{when} (estimate)");
-        }
-    }
-    for p in &r.allocator_profiles {
-        let _ = writeln!(s, "\nAllocator {}: peak heap {} at {} ps", p.allocator, format_bytes(p.peak_heap_bytes), p.peak_time_ps);
-    }
-    if !r.diagnosis.path.is_empty() {
-        let _ = writeln!(s, "\nDiagnosis ({:?}): {}", r.diagnosis.tree, r.diagnosis.path.join(" → "));
-        if let Some(leaf) = r.diagnosis.path.last().and_then(|id| r.diagnosis.nodes.iter().find(|n| &n.id == id)) {
-            let _ = writeln!(s, "  {}", leaf.reason);
-            for a in &leaf.actions {
-                let _ = writeln!(s, "  - {}", a.text);
-            }
-        }
-    }
-    if !r.errors.is_empty() {
-        let _ = writeln!(s, "\nCould not read: {}", r.errors.len());
-        for e in &r.errors {
-            let _ = writeln!(s, "  {}", e.message);
-        }
-    }
-    s
-}
-
-fn cmd_size(args: &[String]) -> ExitCode {
-    let json = args.iter().any(|a| a == "--json");
-    let shapes: Vec<&String> = args.iter().filter(|a| *a != "--json").collect();
-    if shapes.is_empty() {
-        return usage_error("size needs at least one SHAPE");
-    }
+fn cmd_size(m: &ArgMatches) -> ExitCode {
     let mut infos = Vec::new();
     let mut failed = false;
-    for s in shapes {
-        match oomscope_layout::size_of(s) {
+    for shape in m.get_many::<String>("shapes").into_iter().flatten() {
+        match oomscope_layout::size_of(shape) {
             Ok(info) => infos.push(info),
             Err(e) => {
-                eprintln!("oomscope: {s}: {e}");
+                eprintln!("oomscope: {shape}: {e}");
                 failed = true;
             }
         }
     }
-    if json {
+    if m.get_flag("json") {
         println!("{}", serde_json::to_string_pretty(&infos).unwrap_or_else(|_| "[]".into()));
     } else {
         for i in &infos {
@@ -314,5 +164,92 @@ fn cmd_size(args: &[String]) -> ExitCode {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oomscope_report::{Diagnosis, DiagnosisNode, Headline, ModuleReport, OomEvent, PeakBuffer, Severity};
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        command().debug_assert();
+    }
+
+    fn report_with_a_headline() -> Report {
+        let mut r = Report::new();
+        r.diagnosis = Diagnosis {
+            path: vec!["root".into(), "remat".into()],
+            nodes: vec![
+                DiagnosisNode { id: "root".into(), title: "Compile-time HBM OOM".into(), selected: true, ..Default::default() },
+                DiagnosisNode {
+                    id: "remat".into(),
+                    title: "Rematerialisation".into(),
+                    selected: true,
+                    reason: "activations are 70% of the peak".into(),
+                    ..Default::default()
+                },
+            ],
+            headline: Some(Headline {
+                node: "remat".into(),
+                text: "Wrap each layer in jax.checkpoint".into(),
+                estimate_bytes: Some(3 << 30),
+                severity: Severity::Failure,
+            }),
+            ..Default::default()
+        };
+        r
+    }
+
+    #[test]
+    fn the_headline_comes_first_with_its_node_title_and_estimate() {
+        let text = cli::summary::summary(&report_with_a_headline());
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some("Wrap each layer in jax.checkpoint"));
+        assert_eq!(lines.next(), Some(format!("  (Rematerialisation; estimate {})", format_bytes(3 << 30)).as_str()));
+        assert!(text.contains("Diagnosis: Compile-time HBM OOM → Rematerialisation"), "{text}");
+        assert!(!text.contains("root →"), "internal ids printed: {text}");
+    }
+
+    #[test]
+    fn no_headline_line_without_a_headline() {
+        let mut r = report_with_a_headline();
+        r.diagnosis.headline = None;
+        assert!(cli::summary::summary(&r).starts_with("oomscope report:"));
+    }
+
+    #[test]
+    fn one_line_per_distinct_oom_with_its_count() {
+        let oom = |input: &str, used: u64, repeats: u32| OomEvent {
+            input: input.into(),
+            memory_space: "hbm".into(),
+            used_bytes: Some(used),
+            limit_bytes: Some(16 << 30),
+            repeats,
+            ..Default::default()
+        };
+        let mut r = Report::new();
+        r.oom_events = vec![oom("rank0.log", 20 << 30, 1), oom("rank1.log", 20 << 30, 2), oom("other.log", 30 << 30, 1)];
+        let text = cli::summary::summary(&r);
+        assert!(text.contains("Out-of-memory errors: 2"), "{text}");
+        assert!(text.contains("(hbm) ×3, at rank0.log:0 and 1 more"), "{text}");
+        assert_eq!(text.matches("needs ").count(), 2, "{text}");
+    }
+
+    #[test]
+    fn a_modules_largest_buffers_are_listed_largest_first() {
+        let buffer = |name: &str, size: u64| PeakBuffer { name: name.into(), size_bytes: size, ..Default::default() };
+        let module = ModuleReport {
+            // XProf's order: indefinite (parameters, outputs) first, then the temporaries.
+            peak_buffers: (0..6)
+                .map(|i| buffer(&format!("output.{i}"), 128 << 20))
+                .chain([buffer("temp.big", 12 << 30), buffer("temp.mid", 1 << 30)])
+                .collect(),
+            ..Default::default()
+        };
+        let names: Vec<&str> = cli::summary::largest_peak_buffers(&module).iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names[..2], ["temp.big", "temp.mid"]);
+        assert_eq!(names.len(), cli::summary::LARGEST_BUFFERS);
     }
 }

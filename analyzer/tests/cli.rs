@@ -72,6 +72,118 @@ fn bad_paths_and_options_are_clear_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/oom.log"));
     let out = oomscope(&["analyze", "--frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown option --frobnicate"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'--frobnicate'"), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(oomscope(&[]).status.code(), Some(2));
+}
+
+fn oomscope_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_oomscope"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn version_and_help_as_rust_clis_print_them() {
+    let out = oomscope(&["--version"]);
+    assert!(out.status.success());
+    assert_eq!(stdout(&out).trim(), format!("oomscope {}", env!("CARGO_PKG_VERSION")));
+    let out = oomscope(&["analyze", "--help"]);
+    assert!(out.status.success());
+    let help = stdout(&out);
+    for option in ["--json", "--buffers", "--link", "--base-url <URL>", "standard input"] {
+        assert!(help.contains(option), "{option} missing from {help}");
+    }
+}
+
+#[test]
+fn a_dash_reads_standard_input_as_a_piped_log() {
+    let log = std::fs::read(corpus().join("logs/01_tpu_compile_hbm.txt")).unwrap();
+    let out = oomscope_with_stdin(&["analyze", "-", "--json"], &log);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let piped: oomscope_report::Report = serde_json::from_str(&stdout(&out)).unwrap();
+    let direct = oomscope_analyzer::analyze(vec![oomscope_analyzer::InputFile { name: "stdin".into(), data: log }], &mut |_| {});
+    assert_eq!(piped.inputs[0].name, "stdin");
+    assert!(!piped.oom_events.is_empty());
+    let numbers = |r: &oomscope_report::Report| {
+        r.oom_events
+            .iter()
+            .map(|e| (e.used_bytes, e.limit_bytes, e.exceeded_bytes, e.top_allocations.iter().map(|a| a.size_bytes).collect::<Vec<_>>()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(numbers(&piped), numbers(&direct));
+    assert_eq!(piped.diagnosis.path, direct.diagnosis.path);
+}
+
+#[test]
+fn options_take_their_value_after_an_equals_sign() {
+    let log = corpus().join("logs/01_tpu_compile_hbm.txt");
+    let out = oomscope(&["analyze", log.to_str().unwrap(), "--link", "--base-url=https://example.org/x/"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout(&out).contains("https://example.org/x/#r=1."), "{}", stdout(&out));
+}
+
+#[test]
+fn the_link_is_printed_last_and_alone() {
+    let log = corpus().join("logs/01_tpu_compile_hbm.txt");
+    let out = oomscope(&["analyze", log.to_str().unwrap(), "--link"]);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
+    assert!(last.starts_with("http://127.0.0.1:8080/#r=1.") && !last.contains(' '), "last line: {last}");
+    assert_eq!(text.matches("#r=1.").count(), 1);
+}
+
+#[test]
+fn a_failed_link_exits_non_zero_and_says_why() {
+    let log = corpus().join("logs/01_tpu_compile_hbm.txt");
+    let out = oomscope(&["analyze", log.to_str().unwrap(), "--link", "--base-url", "file:///tmp/page"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot make a link") && stderr.contains("file:///tmp/page"), "{stderr}");
+    assert!(!stdout(&out).contains("#r=1."));
+}
+
+#[test]
+fn a_folder_walk_reports_an_unreadable_entry_and_goes_on() {
+    let dir = std::env::temp_dir().join(format!("oomscope-cli-walk-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(corpus().join("logs/01_tpu_compile_hbm.txt"), dir.join("b.log")).unwrap();
+    // A dangling link: listed by the folder, unreadable (even for root).
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(dir.join("gone.txt"), dir.join("a.txt")).unwrap();
+    let out = oomscope(&["analyze", dir.to_str().unwrap(), "--json"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(1));
+    let report: oomscope_report::Report = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(report.inputs.iter().any(|i| i.name.ends_with("/b.log")), "{:?}", report.inputs);
+    assert!(!report.oom_events.is_empty(), "the readable file after the bad entry was analysed");
+    #[cfg(unix)]
+    assert!(report.errors.iter().any(|e| e.input.ends_with("a.txt")), "{:?}", report.errors);
+}
+
+#[test]
+fn the_text_output_names_nodes_by_title_and_each_oom_once() {
+    let log = std::fs::read_to_string(corpus().join("logs/01_tpu_compile_hbm.txt")).unwrap();
+    // The same OOM printed by three ranks.
+    let three = format!("{log}\n{log}\n{log}");
+    let out = oomscope_with_stdin(&["analyze", "-"], three.as_bytes());
+    assert!(out.status.success());
+    let text = stdout(&out);
+    assert!(text.contains("Out-of-memory errors: 1"), "{text}");
+    assert_eq!(text.matches("needs ").count(), 1, "{text}");
+    let report = oomscope_analyzer::analyze(vec![oomscope_analyzer::InputFile { name: "stdin".into(), data: three.into_bytes() }], &mut |_| {});
+    let diagnosis_line = text.lines().find(|l| l.starts_with("Diagnosis: ")).expect("a diagnosis line");
+    for id in &report.diagnosis.path {
+        let node = report.diagnosis.nodes.iter().find(|n| &n.id == id).unwrap();
+        assert!(diagnosis_line.contains(&node.title), "{diagnosis_line} lacks {}", node.title);
+        assert!(!diagnosis_line.split(" → ").any(|part| part.trim_start_matches("Diagnosis: ") == id), "id {id} printed");
+    }
 }
