@@ -4,7 +4,8 @@
 //!
 //! - logical buffers are those assigned to some buffer allocation; padded size
 //!   = `LogicalBufferProto.size`, unpadded = the layout-free size of the
-//!   buffer's subshape;
+//!   subshape XProf shows for it (the last shape-index entry applied to the
+//!   top-level tuple, as `ResolveShapeIndex`);
 //! - the heap-simulator trace replayed is the one owned by the first
 //!   non-indefinite allocation of the colour (a trace is owned by the
 //!   allocation of its first event's buffer), else the trace with the most
@@ -19,7 +20,7 @@
 
 use crate::error::{XlaError, XlaErrorKind};
 use crate::shape::{
-    human_string_with_layout, shape_from_proto, subshape, unpadded_buffer_bytes,
+    human_string_with_layout, shape_from_proto, unpadded_buffer_bytes,
     xprof_display_subshape,
 };
 use oomscope_proto::xla::heap_simulator_trace::event::Kind as EventKind;
@@ -156,11 +157,13 @@ impl<'a> Module<'a> {
                     continue;
                 };
                 let index = defined_at.map_or(&[][..], |d| d.shape_index.as_slice());
-                let unpadded = instruction
-                    .shape
-                    .as_ref()
-                    .and_then(|s| subshape(s, index))
-                    .map_or(0, |s| unpadded_buffer_bytes(&shape_from_proto(s)));
+                // XProf sizes the shape it shows (`ResolveShapeIndex`: only
+                // the last index, applied to the top-level tuple), not the
+                // subshape the full index names; they differ for a buffer
+                // defined inside a nested tuple.
+                let unpadded = instruction.shape.as_ref().map_or(0, |s| {
+                    unpadded_buffer_bytes(&shape_from_proto(xprof_display_subshape(s, index)))
+                });
                 buffer_by_id.insert(proto.id, buffers.len());
                 buffers.push(Buffer {
                     proto,
