@@ -95,6 +95,9 @@ struct LogReader {
     /// Per torchtitan series: the (bytes, percent) pair with the largest percent,
     /// from which the limit is derived when the capacity line is absent.
     torchtitan_pct: HashMap<usize, (u64, f64)>,
+    /// torchtitan allocator retries printed for a device, waiting for the
+    /// step line they belong to (printed right after them).
+    torchtitan_retries: HashMap<String, u64>,
 }
 
 impl LogReader {
@@ -107,6 +110,7 @@ impl LogReader {
             pytorch_ordinals: HashMap::new(),
             torchtitan_capacity: None,
             torchtitan_pct: HashMap::new(),
+            torchtitan_retries: HashMap::new(),
         }
     }
 
@@ -133,6 +137,7 @@ impl LogReader {
         for s in &mut self.set.series {
             s.seconds_per_step = seconds_per_step;
         }
+        self.flush_torchtitan_retries();
         for (i, s) in self.set.series.iter_mut().enumerate() {
             if s.source != TORCHTITAN || s.limit_bytes.is_some() {
                 continue;
