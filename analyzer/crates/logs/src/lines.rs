@@ -122,6 +122,28 @@ pub fn payload_and_origin(line: &str) -> (&str, bool) {
     (s.trim(), logged)
 }
 
+/// What a logger or a quote puts in front of a line (`> `, glog and
+/// timestamp headers, rank and worker tags), removed with the one space that
+/// separates it from the text; unlike [`payload`], the text itself is kept
+/// exactly (a hard-wrapped continuation may start with a space that belongs
+/// to the message).
+pub fn strip_frame(line: &str) -> &str {
+    let mut s = line;
+    for _ in 0..8 {
+        let t = s.trim_start();
+        let rest = t
+            .strip_prefix('>')
+            .or_else(|| strip_glog(t))
+            .or_else(|| strip_timestamp(t))
+            .or_else(|| strip_tag(t));
+        match rest {
+            Some(r) => s = r.strip_prefix(' ').unwrap_or(r),
+            None => break,
+        }
+    }
+    s
+}
+
 /// `I0706 16:50:25.683909 140110937163584 max_utils.py:783] ` and the
 /// `E0000 00:00:1795266283.252114   17791 common_lib.cc:906] ` variant.
 fn strip_glog(s: &str) -> Option<&str> {
