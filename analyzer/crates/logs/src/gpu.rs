@@ -46,7 +46,7 @@ lazy_regex!(
 lazy_regex!(re_buffer, r"^Buffer (\d+):");
 lazy_regex!(
     re_tf_oom,
-    r"OOM when allocating tensor with shape\s*\[([\d,\s]*)\](?:\s*and type (\w+))?(?:\s*on (\S+))?"
+    r"OOM when allocating tensor (?:with|of) shape\s*\[([\d,\s]*)\](?:\s*and type (\w+))?(?:\s*on (\S+))?"
 );
 
 /// `... Out of memory while trying to allocate 4000000000 bytes.` (+ BufferAssignment report).
