@@ -101,6 +101,11 @@ fn keywords() -> &'static AhoCorasick {
     })
 }
 
+/// How many keywords that can start an OOM message `text` holds.
+fn keyword_count(text: &str) -> usize {
+    keywords().find_iter(text).count()
+}
+
 /// Whether `text` holds any keyword that can start an OOM message.
 fn has_keyword(text: &str) -> bool {
     keywords().is_match(text)
@@ -127,7 +132,7 @@ pub fn parse_oom_log(input_name: &str, text: &str) -> Vec<OomEvent> {
         let i = e.line.saturating_sub(1) as usize;
         e.line = unwrapped.line_of.get(i).copied().unwrap_or(e.line);
     }
-    if numbers_read(&joined) >= numbers_read(&as_is) {
+    if unwrapped.full_lines >= 3 || numbers_read(&joined) >= numbers_read(&as_is) {
         joined
     } else {
         as_is

@@ -71,6 +71,9 @@ fn has_bare_colour(text: &str) -> bool {
 pub struct Unwrapped {
     pub text: String,
     pub line_of: Vec<u32>,
+    /// Distinct lines of the wrap width seen (capped): three or more leave
+    /// no doubt that a terminal wrapped the text.
+    pub full_lines: usize,
 }
 
 /// Shortest width taken for a terminal or viewer wrap.
@@ -82,13 +85,15 @@ const MIN_WIDTH: usize = 40;
 /// the next unless that one starts a line of its own (blank, a logger header,
 /// a rank tag, a traceback). `None` when no wrap is seen.
 pub fn unwrap(text: &str) -> Option<Unwrapped> {
-    let width = wrap_width(text)?;
+    let (width, full_lines) = wrap_width(text)?;
     let mut out = String::with_capacity(text.len());
     let mut line_of = Vec::new();
     let mut joining = false;
+    // A cut line that holds only a logger header: what follows is its text.
+    let mut header_only = false;
     for (i, raw) in text.split('\n').enumerate() {
         let line = raw.strip_suffix('\r').unwrap_or(raw);
-        if joining && starts_own_line(line) {
+        if joining && !header_only && starts_own_line(line) {
             joining = false;
         }
         if joining {
@@ -101,15 +106,22 @@ pub fn unwrap(text: &str) -> Option<Unwrapped> {
             out.push_str(line);
         }
         joining = line.chars().count() == width;
+        header_only = joining && payload(line).is_empty();
     }
-    Some(Unwrapped { text: out, line_of })
+    Some(Unwrapped {
+        text: out,
+        line_of,
+        full_lines,
+    })
 }
 
-/// The wrap width W, if the text was wrapped.
-fn wrap_width(text: &str) -> Option<usize> {
+/// The wrap width W, if the text was wrapped, and how many distinct lines
+/// have it. One line suffices when joining it with the next makes a keyword
+/// appear that neither holds (the wrap cut the keyword).
+fn wrap_width(text: &str) -> Option<(usize, usize)> {
     let mut max = 0usize;
-    let mut at_max: Vec<&str> = Vec::new();
-    for raw in text.split('\n') {
+    let mut at_max: Vec<(usize, &str)> = Vec::new();
+    for (i, raw) in text.split('\n').enumerate() {
         let line = raw.strip_suffix('\r').unwrap_or(raw);
         // Byte length bounds the char count: skip counting short lines.
         if line.len() < MIN_WIDTH || line.len() < max {
@@ -120,20 +132,71 @@ fn wrap_width(text: &str) -> Option<usize> {
             max = n;
             at_max.clear();
         }
-        if n == max && at_max.len() < 4 && !at_max.contains(&line) {
-            at_max.push(line);
+        if n == max && at_max.len() < 4 && !at_max.iter().any(|(_, l)| *l == line) {
+            at_max.push((i, line));
         }
     }
-    (max >= MIN_WIDTH && at_max.len() >= 2).then_some(max)
+    if max < MIN_WIDTH || at_max.is_empty() {
+        return None;
+    }
+    if at_max.len() >= 2 {
+        return Some((max, at_max.len()));
+    }
+    let (i, line) = at_max[0];
+    let next = text.split('\n').nth(i + 1)?;
+    let next = next.strip_suffix('\r').unwrap_or(next);
+    let joined = format!("{line}{}", strip_frame(next));
+    let count = |t: &str| crate::keyword_count(t);
+    (count(&joined) > count(line) + count(next)).then_some((max, 1))
 }
 
-/// A line that is not the continuation of a wrapped one.
-fn starts_own_line(line: &str) -> bool {
+/// How the lines of the reports that follow an OOM message start (TPU
+/// listing entries and report blocks, BFC dumps, BufferAssignment reports):
+/// a line of exactly the wrap width followed by one of these was not cut.
+const REPORT_LINE_STARTS: [&str; 28] = [
+    "Size:",
+    "Shape:",
+    "Operator:",
+    "Unpadded size:",
+    "Extra memory due to padding:",
+    "XLA label:",
+    "XLA Label:",
+    "Allocation type:",
+    "Entry Parameter Subshape:",
+    "Tag:",
+    "=====",
+    "Total ",
+    "Program ",
+    "Output size",
+    "Largest program",
+    "Memory usage report",
+    "Memory Space:",
+    "cumulative_size;",
+    "Stats:",
+    "Limit:",
+    "InUse:",
+    "Bin (",
+    "Buffer ",
+    "Peak buffers:",
+    "BufferAssignment",
+    "Traceback",
+    "File \"",
+    "HLO temp",
+];
+
+/// A line that is not the continuation of a wrapped one: blank, behind a
+/// logger header or tag, a report line's start (`N. Size:` included), or a
+/// memory usage report row (`12.00G(  9%); ...`).
+pub fn starts_own_line(line: &str) -> bool {
     let p = payload(line);
-    p.is_empty()
-        || strip_frame(line).len() != line.len()
-        || p.starts_with("Traceback")
-        || p.starts_with("File \"")
+    if p.is_empty() || strip_frame(line).len() != line.len() {
+        return true;
+    }
+    if REPORT_LINE_STARTS.iter().any(|s| p.starts_with(s)) {
+        return true;
+    }
+    let digits = p.bytes().take_while(u8::is_ascii_digit).count();
+    digits > 0 && (p[digits..].starts_with(". Size:") || p.contains("%);"))
 }
 
 #[cfg(test)]

@@ -122,6 +122,26 @@ impl<'a> Site<'a> {
         (out, end)
     }
 
+    /// The headline of a one-line message, read by `matches`: the anchor's
+    /// line alone, else joined with up to two following lines cut by a hard
+    /// wrap, else by a soft one. Returns the text and the offset where the
+    /// lines after it start.
+    pub fn headline(&self, matches: impl Fn(&str) -> bool) -> Option<(String, usize)> {
+        let head = self.head();
+        if matches(head) {
+            return Some((head.to_string(), self.next_line()));
+        }
+        for n in 1..=2 {
+            for glue in [Glue::HardWrap, Glue::Space] {
+                let (text, end) = self.joined_to(n, glue);
+                if matches(&text) {
+                    return Some((text, end));
+                }
+            }
+        }
+        None
+    }
+
     /// The head joined with up to `max_lines` following lines (their
     /// payloads), for messages that a terminal or a user wrapped. Stops at a
     /// line holding another keyword or a traceback line.

@@ -89,7 +89,14 @@ fn read(site: &Site, text: &str) -> Option<Raw> {
     );
     let allowed = find_size(re_allowed(), body);
     raw.set_extra("allowed_bytes", allowed);
-    raw.set(Field::Limit, allowed.or(raw.get(Field::TotalCapacity)));
+    // `A allowed;` is printed before the reserved figures: the capacity is
+    // the limit only when the text reaches them without one.
+    let past_allowed = body.contains("Of the allocated memory")
+        || body.contains("reserved in total")
+        || body.contains("cached)");
+    if allowed.is_some() || past_allowed {
+        raw.set(Field::Limit, allowed.or(raw.get(Field::TotalCapacity)));
+    }
     raw.set_extra("process_in_use_bytes", find_size(re_this_process(), body));
     for p in re_process().captures_iter(body).take(MAX_PROCESSES) {
         raw.set_extra(&format!("process_{}_in_use_bytes", &p[1]), cap_size(&p, 2));
@@ -115,6 +122,7 @@ fn read(site: &Site, text: &str) -> Option<Raw> {
         );
     }
     let common = [
+        Expected::Field(Field::Limit),
         Expected::Field(Field::Requested),
         Expected::Field(Field::TotalCapacity),
         Expected::Field(Field::Free),

@@ -42,7 +42,7 @@ lazy_regex!(
     re_allocate,
     r"Attempting to allocate SIZE\.(?:\s*That was not possible\.)?(?:\s*There are SIZE free)?"
 );
-lazy_regex!(re_there_are, r"not possible\.\s*There are");
+lazy_regex!(re_there_are, r"not possible\.[ \t]*\S");
 lazy_regex!(re_capacity, r"^(\w+) capacity SIZE:?$");
 lazy_regex!(
     re_breakdown,
@@ -119,8 +119,10 @@ fn space_name(s: &str) -> String {
 /// (then the report), the E1000 summary, or an early abort.
 pub fn ran_out(site: &Site) -> Outcome {
     let head = site.head();
-    if let Some((text, report_start)) = headline(site, |t| re_used().is_match(t)) {
-        let c = re_used().captures(&text).expect("matched above");
+    if let Some((text, report_start)) = site.headline(|t| re_used().is_match(t)) {
+        let Some(c) = re_used().captures(&text) else {
+        return Outcome::NoMatch;
+    };
         let space = space_name(&c[1]);
         let mut raw = Raw::new(compile_kind(&space, &text), &space, "tpu_used_of", head);
         raw.set(Field::Used, cap_size(&c, 2));
@@ -153,28 +155,12 @@ pub fn ran_out(site: &Site) -> Outcome {
     requires(site)
 }
 
-/// The headline of a message read by `matches`: the anchor's line alone,
-/// else joined with up to two following lines cut by a hard wrap, else by a
-/// soft one. Returns the text and the offset where the lines after it start.
-fn headline(site: &Site, matches: impl Fn(&str) -> bool) -> Option<(String, usize)> {
-    let head = site.head();
-    if matches(head) {
-        return Some((head.to_string(), site.next_line()));
-    }
-    for n in 1..=2 {
-        for glue in [Glue::HardWrap, Glue::Space] {
-            let (text, end) = site.joined_to(n, glue);
-            if matches(&text) {
-                return Some((text, end));
-            }
-        }
-    }
-    None
-}
-
 /// Early abort: `Requires 3.47E, has 14.49G available`.
 pub fn requires(site: &Site) -> Outcome {
-    let head = site.head();
+    let Some((text, end)) = site.headline(|t| re_requires().is_match(t)) else {
+        return Outcome::NoMatch;
+    };
+    let head = text.as_str();
     let Some(c) = re_requires().captures(head) else {
         return Outcome::NoMatch;
     };
@@ -185,12 +171,15 @@ pub fn requires(site: &Site) -> Outcome {
     raw.set(Field::Used, cap_size(&c, 1));
     raw.set(Field::Limit, cap_size(&c, 2));
     raw.expect(&[Expected::Field(Field::Used), Expected::Field(Field::Limit)]);
-    Outcome::Event(Box::new(raw), site.next_line())
+    Outcome::Event(Box::new(raw), end)
 }
 
 /// `Allocation (size=N) would exceed memory (size=M) :: #allocationK [shape = '...', space=hbm, ...] :: hlo`.
 pub fn would_exceed(site: &Site) -> Outcome {
-    let head = site.head();
+    let Some((text, end)) = site.headline(|t| re_would_exceed().is_match(t)) else {
+        return Outcome::NoMatch;
+    };
+    let head = text.as_str();
     let Some(c) = re_would_exceed().captures(head) else {
         return Outcome::NoMatch;
     };
@@ -227,12 +216,14 @@ pub fn would_exceed(site: &Site) -> Outcome {
         allocation_type: re_alloc_tag().captures(rest).map(|t| t[1].to_string()),
         ..Default::default()
     });
-    Outcome::Event(Box::new(raw), site.next_line())
+    Outcome::Event(Box::new(raw), end)
 }
 
 /// `TPU TensorCore Hbm usage: X, SparseCore Hbm usage Y, exceeding available bytes: Z`.
 pub fn sparsecore(site: &Site) -> Outcome {
-    let text = site.wrapped(2);
+    let Some((text, end)) = site.headline(|t| re_sparsecore().is_match(t)) else {
+        return Outcome::NoMatch;
+    };
     let Some(c) = re_sparsecore().captures(&text) else {
         return Outcome::NoMatch;
     };
@@ -245,7 +236,7 @@ pub fn sparsecore(site: &Site) -> Outcome {
         Expected::Field(Field::SparseCore),
         Expected::Field(Field::Limit),
     ]);
-    Outcome::Event(Box::new(raw), site.next_line())
+    Outcome::Event(Box::new(raw), end)
 }
 
 /// Runtime: `Attempting to reserve X at the bottom of memory. That was not
@@ -288,7 +279,12 @@ fn runtime_from(site: &Site, text: &str) -> Option<Raw> {
     let space = re_device_space()
         .captures(text)
         .map_or("hbm".to_string(), |s| space_name(&s[1]));
-    let clause = re_there_are().is_match(text);
+    // The free/reserved clause follows "not possible." on its line; a line
+    // ending there is the short form, unless the input itself ends there
+    // (cut).
+    let probe = if head.contains("not possible.") { head } else { text };
+    let cut = site.line_end == site.text.len() && !site.text.ends_with('\n');
+    let clause = re_there_are().is_match(probe) || cut;
     let mut raw;
     if let Some(c) = re_reserve().captures(text) {
         raw = Raw::new(kind, &space, "tpu_reserve", head);
@@ -349,12 +345,7 @@ pub fn usage_report(site: &Site) -> Outcome {
 
 /// A glog line of severity INFO (`I1121 12:52:43.843812 6049 file.cc:1] `).
 fn is_info_line(line: &str) -> bool {
-    let t = line.trim_start();
-    let b = t.as_bytes();
-    b.first() == Some(&b'I')
-        && b.get(1..5)
-            .is_some_and(|d| d.iter().all(u8::is_ascii_digit))
-        && crate::lines::strip_frame(t).len() != t.len()
+    crate::lines::glog_severity(line) == Some(b'I')
 }
 
 /// Which message a report follows: the compiler's, or the runtime's (whose
@@ -385,6 +376,16 @@ enum Section {
     Persistent,
 }
 
+/// A line at least this long may have been cut by a terminal.
+pub(crate) const MIN_CUT_LINE: usize = 40;
+/// Cut pieces skipped after one line.
+pub(crate) const MAX_CONTINUATIONS: usize = 8;
+
+/// The piece of a cut line: not a line of its own, and no new message.
+pub(crate) fn is_continuation(line: &str) -> bool {
+    !crate::normalize::starts_own_line(line) && !crate::has_keyword(line)
+}
+
 /// Continuation lines one XLA label may span.
 const MAX_LABEL_LINES: usize = 16;
 /// Blank lines tolerated inside a report.
@@ -399,7 +400,11 @@ fn read_report(site: &Site, from: usize, raw: &mut Raw, start: Section, context:
     let mut label_lines = 0usize;
     let mut in_label = false;
     let mut blanks = 0usize;
+    let mut prev_len = 0usize;
+    let mut continuations = 0usize;
     while let Some(line) = cur.next_line() {
+        // A bare byte count on a last line with no newline may be cut short.
+        let last_cut = cur.pos() == site.text.len() && !site.text.ends_with('\n');
         let p = payload(line);
         if p.is_empty() {
             blanks += 1;
@@ -410,6 +415,8 @@ fn read_report(site: &Site, from: usize, raw: &mut Raw, start: Section, context:
             continue;
         }
         blanks = 0;
+        let cut_before = prev_len >= MIN_CUT_LINE;
+        prev_len = line.chars().count();
         if !(read_runtime_line(p, raw, &mut section, context)
             || read_report_line(
                 p,
@@ -418,10 +425,18 @@ fn read_report(site: &Site, from: usize, raw: &mut Raw, start: Section, context:
                 &mut entry,
                 &mut in_label,
                 &mut label_lines,
+                &last_cut,
             ))
         {
+            // The rest of a long line a terminal cut (a label, an operator).
+            if cut_before && continuations < MAX_CONTINUATIONS && is_continuation(line) {
+                continuations += 1;
+                end = cur.pos();
+                continue;
+            }
             break;
         }
+        continuations = 0;
         end = cur.pos();
     }
     finish_entry(raw, &section, &mut entry);
@@ -494,6 +509,7 @@ fn read_report_line(
     entry: &mut Option<TopAllocation>,
     in_label: &mut bool,
     label_lines: &mut usize,
+    last_cut: &bool,
 ) -> bool {
     let space = raw.space.clone();
     if let Some(c) = re_exceeded().captures(p) {
@@ -592,7 +608,7 @@ fn read_report_line(
         return true;
     }
     if let Some(c) = re_report_total().captures(p) {
-        if *section == Section::Table(true) {
+        if *section == Section::Table(true) && !*last_cut {
             raw.set_extra("memory_report_total_bytes", cap_bytes(&c, 1));
         }
         return true;
