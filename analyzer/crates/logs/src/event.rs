@@ -84,9 +84,45 @@ pub enum Field {
     Fragmentation,
     TensorCore,
     SparseCore,
+    ReservedUnallocated,
+    PrivatePools,
 }
 
-const FIELD_COUNT: usize = 17;
+const FIELD_COUNT: usize = 19;
+
+impl Field {
+    /// The field's name in the JSON report (`OomEvent`).
+    pub fn json_name(self) -> &'static str {
+        match self {
+            Field::Used => "used_bytes",
+            Field::Limit => "limit_bytes",
+            Field::Exceeded => "exceeded_bytes",
+            Field::Requested => "requested_bytes",
+            Field::Free => "free_bytes",
+            Field::Reserved => "reserved_bytes",
+            Field::TotalCapacity => "total_capacity_bytes",
+            Field::Allocated => "allocated_bytes",
+            Field::Arguments => "arguments_bytes",
+            Field::Output => "output_bytes",
+            Field::Program => "program_bytes",
+            Field::HloTemp => "hlo_temp_bytes",
+            Field::HloTempUnpadded => "hlo_temp_unpadded_bytes",
+            Field::HloTempPadded => "hlo_temp_padded_bytes",
+            Field::Fragmentation => "fragmentation_bytes",
+            Field::TensorCore => "tensorcore_bytes",
+            Field::SparseCore => "sparsecore_bytes",
+            Field::ReservedUnallocated => "reserved_unallocated_bytes",
+            Field::PrivatePools => "private_pools_bytes",
+        }
+    }
+}
+
+/// A number a message's grammar says it prints: a field, or a named extra.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expected {
+    Field(Field),
+    Extra(&'static str),
+}
 
 /// Fields that identify an error: two occurrences are the same error only if
 /// they agree on every key field both give.
@@ -119,6 +155,9 @@ pub struct Raw {
     pub extra: BTreeMap<String, Size>,
     pub top: Vec<TopAllocation>,
     pub top_arguments: Vec<TopAllocation>,
+    /// Numbers the message's form prints whenever it is complete; those not
+    /// read are reported as missing (the text was cut).
+    pub expected: Vec<Expected>,
 }
 
 impl Raw {
@@ -135,7 +174,33 @@ impl Raw {
             extra: BTreeMap::new(),
             top: Vec::new(),
             top_arguments: Vec::new(),
+            expected: Vec::new(),
         }
+    }
+
+    /// How many numbers were read (fields and extras).
+    pub fn count(&self) -> usize {
+        self.fields.iter().flatten().count() + self.extra.len()
+    }
+
+    /// Declares numbers the message prints when complete.
+    pub fn expect(&mut self, numbers: &[Expected]) {
+        for n in numbers {
+            if !self.expected.contains(n) {
+                self.expected.push(*n);
+            }
+        }
+    }
+
+    /// The expected numbers not read, by JSON name (extras as `extra.<key>`).
+    fn missing(&self) -> Vec<String> {
+        self.expected
+            .iter()
+            .filter_map(|e| match e {
+                Expected::Field(f) => self.get(*f).is_none().then(|| f.json_name().to_string()),
+                Expected::Extra(k) => (!self.extra.contains_key(*k)).then(|| format!("extra.{k}")),
+            })
+            .collect()
     }
 
     pub fn get(&self, f: Field) -> Option<Size> {
@@ -253,6 +318,11 @@ fn absorb(into: &mut Raw, from: Raw) {
     if into.top_arguments.is_empty() {
         into.top_arguments = from.top_arguments;
     }
+    for e in from.expected {
+        if !into.expected.contains(&e) {
+            into.expected.push(e);
+        }
+    }
     if from.kind == OomKind::TorchXla {
         into.kind = OomKind::TorchXla;
     }
@@ -311,9 +381,40 @@ impl Merger {
     }
 }
 
+/// The numbers an event holds: its byte fields, extras and listed
+/// allocations.
+pub fn numbers_in(e: &OomEvent) -> usize {
+    let fields = [
+        e.used_bytes,
+        e.limit_bytes,
+        e.exceeded_bytes,
+        e.requested_bytes,
+        e.free_bytes,
+        e.reserved_bytes,
+        e.reserved_unallocated_bytes,
+        e.private_pools_bytes,
+        e.total_capacity_bytes,
+        e.allocated_bytes,
+        e.arguments_bytes,
+        e.output_bytes,
+        e.program_bytes,
+        e.hlo_temp_bytes,
+        e.hlo_temp_unpadded_bytes,
+        e.hlo_temp_padded_bytes,
+        e.fragmentation_bytes,
+        e.tensorcore_bytes,
+        e.sparsecore_bytes,
+    ];
+    fields.iter().flatten().count()
+        + e.extra.len()
+        + e.top_allocations.len()
+        + e.top_arguments.len()
+}
+
 fn to_event(input: &str, m: Merged) -> OomEvent {
     let repeats = m.repeats();
     let r = m.raw;
+    let missing = r.missing();
     let g = |f: Field| r.fields[f as usize].map(|s| s.bytes);
     OomEvent {
         kind: r.kind,
@@ -328,10 +429,8 @@ fn to_event(input: &str, m: Merged) -> OomEvent {
         requested_bytes: g(Field::Requested),
         free_bytes: g(Field::Free),
         reserved_bytes: g(Field::Reserved),
-        // Until the logs reader gives these their own fields, they come
-        // from the extras it already reads.
-        reserved_unallocated_bytes: r.extra.get("reserved_unallocated_bytes").map(|v| v.bytes),
-        private_pools_bytes: r.extra.get("private_pools_bytes").map(|v| v.bytes),
+        reserved_unallocated_bytes: g(Field::ReservedUnallocated),
+        private_pools_bytes: g(Field::PrivatePools),
         total_capacity_bytes: g(Field::TotalCapacity),
         allocated_bytes: g(Field::Allocated),
         arguments_bytes: g(Field::Arguments),
@@ -347,6 +446,7 @@ fn to_event(input: &str, m: Merged) -> OomEvent {
         top_allocations: r.top,
         top_arguments: r.top_arguments,
         padding: None,
+        missing,
     }
 }
 

@@ -5,7 +5,7 @@
 //! allocator's "cuMemAllocAsync failed to allocate"; TensorFlow's "OOM when
 //! allocating tensor with shape[...] and type T" (same BFC allocator).
 
-use crate::event::{Field, Raw, Size};
+use crate::event::{Expected, Field, Raw, Size};
 use crate::lines::{payload, Cursor};
 use crate::site::{cap_bytes, cap_size, lazy_regex, Outcome, Site};
 use oomscope_report::{OomKind, TopAllocation};
@@ -46,12 +46,15 @@ lazy_regex!(
 lazy_regex!(re_buffer, r"^Buffer (\d+):");
 lazy_regex!(
     re_tf_oom,
-    r"OOM when allocating tensor with shape\s*\[([\d,\s]*)\](?:\s*and type (\w+))?(?:\s*on (\S+))?"
+    r"OOM when allocating tensor (?:with|of) shape\s*\[([\d,\s]*)\](?:\s*and type (\w+))?(?:\s*on (\S+))?"
 );
 
 /// `... Out of memory while trying to allocate 4000000000 bytes.` (+ BufferAssignment report).
 pub fn xla_oom(site: &Site) -> Outcome {
-    let head = site.head();
+    let Some((text, end)) = site.headline(|t| re_xla_oom().is_match(t)) else {
+        return Outcome::NoMatch;
+    };
+    let head = text.as_str();
     let Some(c) = re_xla_oom().captures(head) else {
         return Outcome::NoMatch;
     };
@@ -60,7 +63,7 @@ pub fn xla_oom(site: &Site) -> Outcome {
         Field::Requested,
         cap_bytes(&c, 1).or_else(|| cap_size(&c, 2)),
     );
-    let end = read_block(site, &mut raw);
+    let end = read_block(site, end, &mut raw);
     Outcome::Event(Box::new(raw), end)
 }
 
@@ -77,33 +80,39 @@ pub fn bfc(site: &Site) -> Outcome {
     let mut raw = Raw::new(OomKind::XlaGpu, "gpu", "bfc_ran_out", head);
     raw.set(Field::Requested, cap_size(&c, 2));
     raw.set_extra("rounded_request_bytes", cap_bytes(&c, 3));
-    let end = read_block(site, &mut raw);
+    let end = read_block(site, site.next_line(), &mut raw);
     Outcome::Event(Box::new(raw), end)
 }
 
 /// `Failed to allocate request for 2.99GiB (3206250496B) on device ordinal 0`.
 pub fn failed_request(site: &Site) -> Outcome {
-    let head = site.head();
+    let Some((text, end)) = site.headline(|t| re_failed_request().is_match(t)) else {
+        return Outcome::NoMatch;
+    };
+    let head = text.as_str();
     let Some(c) = re_failed_request().captures(head) else {
         return Outcome::NoMatch;
     };
     let mut raw = Raw::new(OomKind::XlaGpu, "gpu", "xla_failed_request", head);
     raw.set(Field::Requested, cap_size(&c, 1));
     raw.set(Field::Requested, cap_bytes(&c, 2));
-    Outcome::Event(Box::new(raw), site.next_line())
+    Outcome::Event(Box::new(raw), end)
 }
 
 /// `cuMemAllocAsync failed to allocate N bytes: ...` then
 /// `Reported by CUDA: Free memory/Total memory: F/T` and `Stats:`.
 pub fn cu_mem_alloc_async(site: &Site) -> Outcome {
-    let head = site.head();
+    let Some((text, end)) = site.headline(|t| re_cu_async().is_match(t)) else {
+        return Outcome::NoMatch;
+    };
+    let head = text.as_str();
     let Some(c) = re_cu_async().captures(head) else {
         return Outcome::NoMatch;
     };
     let mut raw = Raw::new(OomKind::XlaGpu, "gpu", "cuda_malloc_async", head);
     raw.set(Field::Requested, cap_bytes(&c, 1));
     read_free_total(head, &mut raw);
-    let end = read_block(site, &mut raw);
+    let end = read_block(site, end, &mut raw);
     Outcome::Event(Box::new(raw), end)
 }
 
@@ -111,7 +120,20 @@ pub fn cu_mem_alloc_async(site: &Site) -> Outcome {
 /// float on /job:localhost/.../device:GPU:0 by allocator GPU_0_bfc`. The
 /// request is the tensor's size (elements × element size), computed exactly.
 pub fn tf_oom(site: &Site) -> Outcome {
-    let head = site.head();
+    // A wrap can cut the type name: read on until it is a known one.
+    let complete = |t: &str| {
+        re_tf_oom()
+            .captures(t)
+            .and_then(|c| c.get(2))
+            .is_some_and(|d| element_bytes(d.as_str()).is_some())
+    };
+    let found = site
+        .headline(complete)
+        .or_else(|| site.headline(|t| re_tf_oom().is_match(t)));
+    let Some((text, end)) = found else {
+        return Outcome::NoMatch;
+    };
+    let head = text.as_str();
     let Some(c) = re_tf_oom().captures(head) else {
         return Outcome::NoMatch;
     };
@@ -132,6 +154,7 @@ pub fn tf_oom(site: &Site) -> Outcome {
         .zip(element_bytes(dtype))
         .and_then(|(n, b)| n.checked_mul(b));
     raw.set(Field::Requested, bytes.map(Size::exact));
+    raw.expect(&[Expected::Field(Field::Requested)]);
     let dims_text: Vec<String> = dims.iter().map(u64::to_string).collect();
     raw.top.push(TopAllocation {
         rank: 1,
@@ -139,7 +162,7 @@ pub fn tf_oom(site: &Site) -> Outcome {
         shape: format!("{dtype}[{}]", dims_text.join(",")),
         ..Default::default()
     });
-    Outcome::Event(Box::new(raw), site.next_line())
+    Outcome::Event(Box::new(raw), end)
 }
 
 /// Bytes per element of a TensorFlow dtype name as printed in OOM messages.
@@ -179,13 +202,15 @@ struct Chunks {
 }
 
 /// Reads the allocator dump or BufferAssignment report after the headline.
-fn read_block(site: &Site, raw: &mut Raw) -> usize {
-    let mut cur = Cursor::new(site.text, site.next_line());
+fn read_block(site: &Site, from: usize, raw: &mut Raw) -> usize {
+    let mut cur = Cursor::new(site.text, from);
     let mut end = cur.pos();
     let mut blanks = 0;
     let mut chunks = Chunks::default();
     let mut entry: Option<TopAllocation> = None;
     let mut bins = 0usize;
+    let mut prev_len = 0usize;
+    let mut continuations = 0usize;
     while let Some(line) = cur.next_line() {
         let p = payload(line);
         if p.is_empty() {
@@ -196,9 +221,23 @@ fn read_block(site: &Site, raw: &mut Raw) -> usize {
             continue;
         }
         blanks = 0;
-        if !read_line(p, raw, &mut chunks, &mut entry, &mut bins) {
+        let cut_before = prev_len >= crate::tpu::MIN_CUT_LINE;
+        prev_len = line.chars().count();
+        // A bare byte count on a last line with no newline may be cut short.
+        let last_cut = cur.pos() == site.text.len() && !site.text.ends_with('\n');
+        if !read_line(last_cut, p, raw, &mut chunks, &mut entry, &mut bins) {
+            // The rest of a long line a terminal cut (an operator, a label).
+            if cut_before
+                && continuations < crate::tpu::MAX_CONTINUATIONS
+                && crate::tpu::is_continuation(line)
+            {
+                continuations += 1;
+                end = cur.pos();
+                continue;
+            }
             break;
         }
+        continuations = 0;
         end = cur.pos();
     }
     push_buffer(raw, &mut entry);
@@ -214,6 +253,7 @@ fn read_block(site: &Site, raw: &mut Raw) -> usize {
 }
 
 fn read_line(
+    last_cut: bool,
     p: &str,
     raw: &mut Raw,
     chunks: &mut Chunks,
@@ -223,7 +263,7 @@ fn read_line(
     if let Some(rest) = p.strip_prefix("Stats:") {
         // The stats may start on the `Stats:` line itself.
         let rest = rest.trim();
-        return rest.is_empty() || read_line(rest, raw, chunks, entry, bins);
+        return rest.is_empty() || read_line(last_cut, rest, raw, chunks, entry, bins);
     }
     if let Some(c) = re_chunk().captures(p) {
         let size = c[2].parse::<u64>().unwrap_or(0);
@@ -245,7 +285,7 @@ fn read_line(
         }
         return true;
     }
-    if let Some(c) = re_stat().captures(p) {
+    if let Some(c) = re_stat().captures(p).filter(|_| !last_cut) {
         let v = cap_bytes(&c, 2);
         match &c[1] {
             "Limit" => raw.set(Field::Limit, v),

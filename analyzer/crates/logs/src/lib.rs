@@ -42,6 +42,7 @@
 mod event;
 mod gpu;
 mod lines;
+mod normalize;
 mod site;
 mod torch;
 mod tpu;
@@ -66,9 +67,10 @@ enum Anchor {
     CuMemAllocAsync,
     TfTensor,
     Torch,
+    TpuUsageReport,
 }
 
-const KEYWORDS: [(&str, Anchor); 14] = [
+const KEYWORDS: [(&str, Anchor); 15] = [
     ("Ran out of memory", Anchor::TpuRanOut),
     ("Requires ", Anchor::TpuRequires),
     ("would exceed memory (size=", Anchor::TpuWouldExceed),
@@ -86,6 +88,7 @@ const KEYWORDS: [(&str, Anchor); 14] = [
     ("CUDA out of memory", Anchor::Torch),
     ("HIP out of memory", Anchor::Torch),
     ("XPU out of memory", Anchor::Torch),
+    ("Total hbm usage >=", Anchor::TpuUsageReport),
 ];
 
 fn keywords() -> &'static AhoCorasick {
@@ -96,6 +99,11 @@ fn keywords() -> &'static AhoCorasick {
             .build(KEYWORDS.iter().map(|(k, _)| *k))
             .expect("constant keywords")
     })
+}
+
+/// How many keywords that can start an OOM message `text` holds.
+fn keyword_count(text: &str) -> usize {
+    keywords().find_iter(text).count()
 }
 
 /// Whether `text` holds any keyword that can start an OOM message.
@@ -112,9 +120,34 @@ const MAX_ESCAPED_LINE: usize = 4 << 20;
 /// Every distinct OOM in `text`, in order of first occurrence. `line` is the
 /// 1-based line where each starts; `repeats` counts its occurrences.
 pub fn parse_oom_log(input_name: &str, text: &str) -> Vec<OomEvent> {
+    let text = normalize::clean(text);
+    let as_is = scan_all(input_name, &text);
+    let Some(unwrapped) = normalize::unwrap(&text) else {
+        return as_is;
+    };
+    // Lines that only look wrapped (an editor's word wrap whose lines happen
+    // to be as long) read worse joined: the reading with more numbers wins.
+    let mut joined = scan_all(input_name, &unwrapped.text);
+    for e in &mut joined {
+        let i = e.line.saturating_sub(1) as usize;
+        e.line = unwrapped.line_of.get(i).copied().unwrap_or(e.line);
+    }
+    if unwrapped.full_lines >= 3 || numbers_read(&joined) >= numbers_read(&as_is) {
+        joined
+    } else {
+        as_is
+    }
+}
+
+fn scan_all(input_name: &str, text: &str) -> Vec<OomEvent> {
     let mut merger = event::Merger::default();
     scan(text, None, &mut merger);
     merger.finish(input_name)
+}
+
+/// How many numbers a reading of a log found.
+fn numbers_read(events: &[OomEvent]) -> usize {
+    events.iter().map(event::numbers_in).sum()
 }
 
 /// Cheap check on the first bytes of a file: does it hold an OOM message?
@@ -122,8 +155,12 @@ pub fn looks_like_oom_log(head: &str) -> bool {
     if !has_keyword(head) {
         return false;
     }
+    let head = normalize::clean(head);
     let mut merger = event::Merger::default();
-    scan(head, None, &mut merger);
+    scan(&head, None, &mut merger);
+    if let Some(unwrapped) = normalize::unwrap(&head) {
+        scan(&unwrapped.text, None, &mut merger);
+    }
     !merger.is_empty()
 }
 
@@ -188,6 +225,7 @@ fn parse_at(site: &Site, anchor: Anchor) -> Outcome {
         Anchor::CuMemAllocAsync => gpu::cu_mem_alloc_async(site),
         Anchor::TfTensor => gpu::tf_oom(site),
         Anchor::Torch => torch::cuda_oom(site),
+        Anchor::TpuUsageReport => tpu::usage_report(site),
     }
 }
 

@@ -122,6 +122,59 @@ pub fn payload_and_origin(line: &str) -> (&str, bool) {
     (s.trim(), logged)
 }
 
+/// What a logger or a quote puts in front of a line (`> `, glog and
+/// timestamp headers, rank and worker tags), removed with the one space that
+/// separates it from the text; unlike [`payload`], the text itself is kept
+/// exactly (a hard-wrapped continuation may start with a space that belongs
+/// to the message).
+pub fn strip_frame(line: &str) -> &str {
+    let mut s = line;
+    for _ in 0..8 {
+        let t = s.trim_start();
+        let rest = t
+            .strip_prefix('>')
+            .or_else(|| strip_glog(t))
+            .or_else(|| strip_timestamp(t))
+            .or_else(|| strip_tag(t));
+        match rest {
+            Some(r) => s = r.strip_prefix(' ').unwrap_or(r),
+            None => break,
+        }
+    }
+    s
+}
+
+/// The severity letter (`I`, `W`, `E`, `F`) of the glog header in front of
+/// a line, behind any quote, rank tag or timestamp; `None` without one. When
+/// a logger re-logs another's lines (two headers), the inner one is the
+/// message's own.
+pub fn glog_severity(line: &str) -> Option<u8> {
+    let mut s = line;
+    let mut severity = None;
+    for _ in 0..8 {
+        let t = s.trim_start();
+        if let Some(r) = strip_glog(t) {
+            severity = t.as_bytes().first().copied();
+            s = r;
+        } else if let Some(r) = t.strip_prefix('>').or_else(|| strip_tag(t)) {
+            s = r;
+        } else if let Some(r) = strip_timestamp(t) {
+            // `2025-01-05 09:48:28.754214: I file.cc:501] `: the level is inside.
+            let level = t[..t.len() - r.len()].trim_end().as_bytes();
+            if let Some(i) = level.iter().position(|b| *b == b':').filter(|_| level.ends_with(b"]")) {
+                let after = level[i + 1..].trim_ascii_start();
+                if after.len() > 2 && matches!(after[0], b'I' | b'W' | b'E' | b'F') && after[1] == b' ' {
+                    severity = Some(after[0]);
+                }
+            }
+            s = r;
+        } else {
+            break;
+        }
+    }
+    severity
+}
+
 /// `I0706 16:50:25.683909 140110937163584 max_utils.py:783] ` and the
 /// `E0000 00:00:1795266283.252114   17791 common_lib.cc:906] ` variant.
 fn strip_glog(s: &str) -> Option<&str> {
@@ -150,11 +203,33 @@ fn strip_timestamp(s: &str) -> Option<&str> {
     if b.len() < 20 || !b[..4].iter().all(u8::is_ascii_digit) || b[4] != b'-' || b[7] != b'-' {
         return None;
     }
-    // Date and time, then optionally a glog-like "L file:line] ".
+    // Date, then `[ T]HH:MM:SS[.,frac][Z][:]` and the spaces after it; a
+    // message starting with digits or `T` (`1. Size:`, `Total`) is not eaten.
     let mut i = 10;
-    while i < b.len().min(40)
-        && (b[i].is_ascii_digit() || matches!(b[i], b' ' | b':' | b'.' | b',' | b'T' | b'Z'))
-    {
+    if !matches!(b[i], b' ' | b'T') {
+        return None;
+    }
+    i += 1;
+    let time_start = i;
+    while i < b.len() && (b[i].is_ascii_digit() || b[i] == b':') && i - time_start < 8 {
+        i += 1;
+    }
+    if i - time_start < 5 {
+        return None;
+    }
+    if i < b.len() && matches!(b[i], b'.' | b',') {
+        i += 1;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+    }
+    if i < b.len() && b[i] == b'Z' {
+        i += 1;
+    }
+    if i < b.len() && b[i] == b':' {
+        i += 1;
+    }
+    while i < b.len() && b[i] == b' ' {
         i += 1;
     }
     let rest = &s[i..];
@@ -190,8 +265,12 @@ fn strip_tag(s: &str) -> Option<&str> {
         b'[' => {
             let close = memchr::memchr(b']', &b[..b.len().min(48)])?;
             let inner = &s[1..close];
-            let is_rank =
-                inner.starts_with("rank") || inner.chars().all(|c| c.is_ascii_digit() || c == ',');
+            // `[3]`, `[1,0]` (mpirun), not a shape's dimensions (`[1,16,4,128]`, `[]`).
+            let is_rank = inner.starts_with("rank")
+                || (!inner.is_empty()
+                    && inner.len() <= 9
+                    && inner.matches(',').count() <= 1
+                    && inner.chars().all(|c| c.is_ascii_digit() || c == ','));
             if !is_rank {
                 return None;
             }

@@ -2,7 +2,7 @@
 //! helpers the parsers share.
 
 use crate::event::{parse_size, Raw, Size};
-use crate::lines::{floor_boundary, payload, payload_and_origin, Cursor};
+use crate::lines::{floor_boundary, payload, payload_and_origin, strip_frame, Cursor};
 use regex::{Captures, Regex};
 
 /// A size as the tools print it: `25.64G`, `36.00 MiB`, `0B`, `0 bytes`.
@@ -79,6 +79,69 @@ impl<'a> Site<'a> {
         (self.line_end + 1).min(self.text.len())
     }
 
+    /// The head joined with up to `max_lines` following lines, as `glue`
+    /// says: [`Glue::HardWrap`] appends each line as it is (less the frame a
+    /// logger or a quote puts in front of it), [`Glue::Space`] appends its
+    /// payload after a space. Skips blank lines; stops at a line holding
+    /// another keyword or a traceback line.
+    pub fn joined(&self, max_lines: usize, glue: Glue) -> String {
+        self.joined_to(max_lines, glue).0
+    }
+
+    /// [`Site::joined`], and the offset after the last line joined.
+    pub fn joined_to(&self, max_lines: usize, glue: Glue) -> (String, usize) {
+        let mut out = self.head().to_string();
+        if glue == Glue::HardWrap {
+            // A wrap right after a space leaves it at the end of the line.
+            let line = &self.text[self.line_start..self.line_end];
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            out.push_str(&line[line.trim_end().len()..]);
+        }
+        let mut cur = Cursor::new(self.text, self.next_line());
+        let mut end = cur.pos();
+        for _ in 0..max_lines {
+            let Some(line) = cur.next_line() else { break };
+            let bounded = &line[..floor_boundary(line, AFTER)];
+            let p = payload(bounded);
+            if crate::has_keyword(bounded) || p.starts_with("File \"") || p.starts_with("Traceback")
+            {
+                break;
+            }
+            if p.is_empty() {
+                continue;
+            }
+            match glue {
+                Glue::HardWrap => out.push_str(strip_frame(bounded)),
+                Glue::Space => {
+                    out.push(' ');
+                    out.push_str(p);
+                }
+            }
+            end = cur.pos();
+        }
+        (out, end)
+    }
+
+    /// The headline of a one-line message, read by `matches`: the anchor's
+    /// line alone, else joined with up to two following lines cut by a hard
+    /// wrap, else by a soft one. Returns the text and the offset where the
+    /// lines after it start.
+    pub fn headline(&self, matches: impl Fn(&str) -> bool) -> Option<(String, usize)> {
+        let head = self.head();
+        if matches(head) {
+            return Some((head.to_string(), self.next_line()));
+        }
+        for n in 1..=2 {
+            for glue in [Glue::HardWrap, Glue::Space] {
+                let (text, end) = self.joined_to(n, glue);
+                if matches(&text) {
+                    return Some((text, end));
+                }
+            }
+        }
+        None
+    }
+
     /// The head joined with up to `max_lines` following lines (their
     /// payloads), for messages that a terminal or a user wrapped. Stops at a
     /// line holding another keyword or a traceback line.
@@ -100,6 +163,15 @@ impl<'a> Site<'a> {
         }
         out
     }
+}
+
+/// How the lines of a wrapped message are joined.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Glue {
+    /// Cut by a terminal at a column: the pieces join as they are.
+    HardWrap,
+    /// Wrapped at words (by a user, an editor): the pieces join with a space.
+    Space,
 }
 
 /// What a parser made of a keyword occurrence.

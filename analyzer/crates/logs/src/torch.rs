@@ -11,10 +11,18 @@
 //!   PyTorch but unallocated.` (2.1 spelled "capacty"). HIP and XPU too.
 //!
 //! Sizes are `format_size`: `N bytes`, `x.xx KiB/MiB/GiB`. The message is
-//! often wrapped over several lines, so up to a few following lines are read.
+//! often wrapped over several lines, so up to a few following lines are read,
+//! both as a hard wrap (joined as they are: a terminal can cut mid-number) and
+//! as a soft wrap (joined with a space); the reading with more numbers wins,
+//! the hard wrap on a tie (a soft join of a number cut in two could read a
+//! wrong one).
+//!
+//! `reserved` is the total reserved in every generation: `cached` (≤ 1.3),
+//! `reserved in total by PyTorch` (1.4 – 2.0), allocated + reserved but
+//! unallocated (≥ 2.1, where "allocated" includes the private pools).
 
-use crate::event::{Field, Raw, Size};
-use crate::site::{cap_size, find_size, lazy_regex, Outcome, Site};
+use crate::event::{Expected, Field, Raw, Size};
+use crate::site::{cap_size, find_size, lazy_regex, Glue, Outcome, Site};
 use oomscope_report::OomKind;
 
 lazy_regex!(
@@ -45,10 +53,20 @@ const WRAP_LINES: usize = 8;
 const MAX_PROCESSES: usize = 16;
 
 pub fn cuda_oom(site: &Site) -> Outcome {
-    let text = site.wrapped(WRAP_LINES);
-    let Some(c) = re_tried().captures(&text) else {
-        return Outcome::NoMatch;
+    let hard = read(site, &site.joined(WRAP_LINES, Glue::HardWrap));
+    let soft = read(site, &site.joined(WRAP_LINES, Glue::Space));
+    let best = match (hard, soft) {
+        (Some(h), Some(s)) if s.count() > h.count() => s,
+        (Some(h), _) => h,
+        (None, Some(s)) => s,
+        (None, None) => return Outcome::NoMatch,
     };
+    Outcome::Event(Box::new(best), site.next_line())
+}
+
+/// The message read from `text` (the anchor's line joined with what follows).
+fn read(site: &Site, text: &str) -> Option<Raw> {
+    let c = re_tried().captures(text)?;
     let space = if &c[1] == "XPU" { "xpu" } else { "gpu" };
     // Fields are read after the headline only, so text before it on the line
     // (another message) cannot lend numbers.
@@ -60,6 +78,7 @@ pub fn cuda_oom(site: &Site) -> Outcome {
             raw.set_extra("device", Some(Size::exact(n)));
         }
     }
+    let old_form = body.contains("(GPU") || body.contains("total capacity;");
     raw.set(
         Field::TotalCapacity,
         find_size(re_capacity_new(), body).or_else(|| find_size(re_capacity_old(), body)),
@@ -70,31 +89,49 @@ pub fn cuda_oom(site: &Site) -> Outcome {
     );
     let allowed = find_size(re_allowed(), body);
     raw.set_extra("allowed_bytes", allowed);
-    raw.set(Field::Limit, allowed.or(raw.get(Field::TotalCapacity)));
+    // `A allowed;` is printed before the reserved figures: the capacity is
+    // the limit only when the text reaches them without one.
+    let past_allowed = body.contains("Of the allocated memory")
+        || body.contains("reserved in total")
+        || body.contains("cached)");
+    if allowed.is_some() || past_allowed {
+        raw.set(Field::Limit, allowed.or(raw.get(Field::TotalCapacity)));
+    }
     raw.set_extra("process_in_use_bytes", find_size(re_this_process(), body));
     for p in re_process().captures_iter(body).take(MAX_PROCESSES) {
         raw.set_extra(&format!("process_{}_in_use_bytes", &p[1]), cap_size(&p, 2));
     }
-    raw.set_extra("private_pools_bytes", find_size(re_private(), body));
-    raw.set_extra("cached_bytes", find_size(re_cached(), body));
-    // Old form: "already allocated" and "reserved in total".
+    raw.set(Field::PrivatePools, find_size(re_private(), body));
+    // ≤ 1.x: "already allocated" and "reserved in total" (≤ 1.3: "cached").
     raw.set(Field::Allocated, find_size(re_already(), body));
     raw.set(Field::Reserved, find_size(re_reserved_total(), body));
-    // New form: reserved = allocated (private pools included) + reserved-but-unallocated.
-    if let Some(allocated) = find_size(re_by_pytorch(), body) {
-        raw.set(Field::Allocated, Some(allocated));
-        let unallocated = find_size(re_unallocated(), body);
-        raw.set_extra("reserved_unallocated_bytes", unallocated);
-        if let Some(u) = unallocated {
-            raw.set(
-                Field::Reserved,
-                Some(Size {
-                    bytes: allocated.bytes.saturating_add(u.bytes),
-                    exact: allocated.exact && u.exact,
-                    step: allocated.step.saturating_add(u.step),
-                }),
-            );
-        }
+    raw.set(Field::Reserved, find_size(re_cached(), body));
+    // ≥ 2.1: reserved = allocated (private pools included) + reserved but unallocated.
+    let allocated = find_size(re_by_pytorch(), body);
+    let unallocated = find_size(re_unallocated(), body);
+    raw.set(Field::Allocated, allocated);
+    raw.set(Field::ReservedUnallocated, unallocated);
+    if let (Some(a), Some(u)) = (allocated, unallocated) {
+        raw.set(
+            Field::Reserved,
+            Some(Size {
+                bytes: a.bytes.saturating_add(u.bytes),
+                exact: a.exact && u.exact,
+                step: a.step.saturating_add(u.step),
+            }),
+        );
     }
-    Outcome::Event(Box::new(raw), site.next_line())
+    let common = [
+        Expected::Field(Field::Limit),
+        Expected::Field(Field::Requested),
+        Expected::Field(Field::TotalCapacity),
+        Expected::Field(Field::Free),
+        Expected::Field(Field::Allocated),
+        Expected::Field(Field::Reserved),
+    ];
+    raw.expect(&common);
+    if !old_form {
+        raw.expect(&[Expected::Field(Field::ReservedUnallocated)]);
+    }
+    Some(raw)
 }

@@ -6,9 +6,9 @@
 //! "Requires X, has Y available"), SparseCore usage, and runtime reserve and
 //! allocate failures.
 
-use crate::event::{parse_size, Field, Raw};
+use crate::event::{parse_size, Expected, Field, Raw, Size};
 use crate::lines::{payload, Cursor};
-use crate::site::{cap_bytes, cap_size, find_size, lazy_regex, Outcome, Site};
+use crate::site::{cap_bytes, cap_size, find_size, lazy_regex, Glue, Outcome, Site};
 use oomscope_report::{OomKind, TopAllocation};
 
 lazy_regex!(
@@ -36,11 +36,21 @@ lazy_regex!(
 );
 lazy_regex!(
     re_reserve,
-    r"Attempting to reserve SIZE at the bottom of memory\. That was not possible\.\s*There are SIZE free,\s*SIZE reserved,\s*and SIZE reservable"
+    r"Attempting to reserve SIZE at the bottom of memory\.(?:\s*That was not possible\.)?(?:\s*There are SIZE free)?(?:,\s*SIZE reserved)?(?:,\s*and SIZE reservable)?"
 );
 lazy_regex!(
     re_allocate,
-    r"Attempting to allocate SIZE\. That was not possible\.(?:\s*There are SIZE free)?"
+    r"Attempting to allocate SIZE\.(?:\s*That was not possible\.)?(?:\s*There are SIZE free)?"
+);
+lazy_regex!(re_there_are, r"not possible\.[ \t]*\S");
+lazy_regex!(re_capacity, r"^(\w+) capacity SIZE:?$");
+lazy_regex!(
+    re_breakdown,
+    r"^(Top-of-Memory reserved|Currently allocated|Program requirement|Available after request):\s*(-?)SIZE(?:\s*\(\s*-?([\d,]+) bytes\))?"
+);
+lazy_regex!(
+    re_runtime_item,
+    r"^(reserved\([^)]*\)|heap allocations \([^)]*\)|Max free chunk|arguments|output)\s+SIZE"
 );
 lazy_regex!(
     re_largest_region,
@@ -109,13 +119,25 @@ fn space_name(s: &str) -> String {
 /// (then the report), the E1000 summary, or an early abort.
 pub fn ran_out(site: &Site) -> Outcome {
     let head = site.head();
-    if let Some(c) = re_used().captures(head) {
+    if let Some((text, report_start)) = site.headline(|t| re_used().is_match(t)) {
+        let Some(c) = re_used().captures(&text) else {
+        return Outcome::NoMatch;
+    };
         let space = space_name(&c[1]);
-        let mut raw = Raw::new(compile_kind(&space, head), &space, "tpu_used_of", head);
+        let mut raw = Raw::new(compile_kind(&space, &text), &space, "tpu_used_of", head);
         raw.set(Field::Used, cap_size(&c, 2));
         raw.set(Field::Limit, cap_size(&c, 3));
-        raw.set(Field::Exceeded, find_size(re_exceeded(), head));
-        let end = read_report(site, &mut raw, head.contains("Memory usage report"));
+        raw.set(Field::Exceeded, find_size(re_exceeded(), &text));
+        raw.expect(&[Expected::Field(Field::Used), Expected::Field(Field::Limit)]);
+        if text.contains("Exceeded") || text.ends_with('.') {
+            raw.expect(&[Expected::Field(Field::Exceeded)]);
+        }
+        let start = if text.contains("Memory usage report") {
+            Section::Table(true)
+        } else {
+            Section::None
+        };
+        let end = read_report(site, report_start, &mut raw, start, Context::Compile);
         return Outcome::Event(Box::new(raw), end);
     }
     if let Some(c) = re_summary().captures(head) {
@@ -135,7 +157,10 @@ pub fn ran_out(site: &Site) -> Outcome {
 
 /// Early abort: `Requires 3.47E, has 14.49G available`.
 pub fn requires(site: &Site) -> Outcome {
-    let head = site.head();
+    let Some((text, end)) = site.headline(|t| re_requires().is_match(t)) else {
+        return Outcome::NoMatch;
+    };
+    let head = text.as_str();
     let Some(c) = re_requires().captures(head) else {
         return Outcome::NoMatch;
     };
@@ -145,12 +170,16 @@ pub fn requires(site: &Site) -> Outcome {
     let mut raw = Raw::new(compile_kind(&space, head), &space, "tpu_requires", head);
     raw.set(Field::Used, cap_size(&c, 1));
     raw.set(Field::Limit, cap_size(&c, 2));
-    Outcome::Event(Box::new(raw), site.next_line())
+    raw.expect(&[Expected::Field(Field::Used), Expected::Field(Field::Limit)]);
+    Outcome::Event(Box::new(raw), end)
 }
 
 /// `Allocation (size=N) would exceed memory (size=M) :: #allocationK [shape = '...', space=hbm, ...] :: hlo`.
 pub fn would_exceed(site: &Site) -> Outcome {
-    let head = site.head();
+    let Some((text, end)) = site.headline(|t| re_would_exceed().is_match(t)) else {
+        return Outcome::NoMatch;
+    };
+    let head = text.as_str();
     let Some(c) = re_would_exceed().captures(head) else {
         return Outcome::NoMatch;
     };
@@ -162,6 +191,10 @@ pub fn would_exceed(site: &Site) -> Outcome {
     let size = cap_bytes(&c, 1);
     raw.set(Field::Requested, size);
     raw.set(Field::Limit, cap_bytes(&c, 2));
+    raw.expect(&[
+        Expected::Field(Field::Requested),
+        Expected::Field(Field::Limit),
+    ]);
     let hlo = rest
         .rsplit(" :: ")
         .next()
@@ -183,12 +216,14 @@ pub fn would_exceed(site: &Site) -> Outcome {
         allocation_type: re_alloc_tag().captures(rest).map(|t| t[1].to_string()),
         ..Default::default()
     });
-    Outcome::Event(Box::new(raw), site.next_line())
+    Outcome::Event(Box::new(raw), end)
 }
 
 /// `TPU TensorCore Hbm usage: X, SparseCore Hbm usage Y, exceeding available bytes: Z`.
 pub fn sparsecore(site: &Site) -> Outcome {
-    let text = site.wrapped(2);
+    let Some((text, end)) = site.headline(|t| re_sparsecore().is_match(t)) else {
+        return Outcome::NoMatch;
+    };
     let Some(c) = re_sparsecore().captures(&text) else {
         return Outcome::NoMatch;
     };
@@ -196,42 +231,129 @@ pub fn sparsecore(site: &Site) -> Outcome {
     raw.set(Field::TensorCore, cap_size(&c, 1));
     raw.set(Field::SparseCore, cap_size(&c, 2));
     raw.set(Field::Limit, cap_size(&c, 3));
-    Outcome::Event(Box::new(raw), site.next_line())
+    raw.expect(&[
+        Expected::Field(Field::TensorCore),
+        Expected::Field(Field::SparseCore),
+        Expected::Field(Field::Limit),
+    ]);
+    Outcome::Event(Box::new(raw), end)
 }
 
 /// Runtime: `Attempting to reserve X at the bottom of memory. That was not
-/// possible. There are Y free, Z reserved, and W reservable.` and
-/// `Error allocating device buffer: Attempting to allocate X. That was not possible. There are Y free.`
+/// possible. There are Y free, Z reserved, and W reservable.` (the clause
+/// after "not possible." is absent when a program fails to load: `Error
+/// loading program '<name>': Attempting to reserve X at the bottom of memory.
+/// That was not possible.`), and `Error allocating device buffer: Attempting
+/// to allocate X. That was not possible. There are Y free.`. PyTorch/XLA
+/// follows it with the runtime's memory breakdown (`HBM capacity`,
+/// `Top-of-Memory reserved`, `Currently allocated`, `Program requirement`,
+/// `Available after request`, then `Total hbm usage >=` with heap
+/// allocations, `Max free chunk`, persistent arguments and output, and the
+/// program's requirement), read as a report.
 pub fn runtime(site: &Site) -> Outcome {
-    let text = site.wrapped(3);
+    let hard = runtime_from(site, &site.joined(3, Glue::HardWrap));
+    let soft = runtime_from(site, &site.joined(3, Glue::Space));
+    let mut raw = match (hard, soft) {
+        (Some(h), Some(s)) if s.count() > h.count() => s,
+        (Some(h), _) => h,
+        (None, Some(s)) => s,
+        (None, None) => return Outcome::NoMatch,
+    };
+    let end = read_report(
+        site,
+        site.next_line(),
+        &mut raw,
+        Section::None,
+        Context::Runtime,
+    );
+    Outcome::Event(Box::new(raw), end)
+}
+
+fn runtime_from(site: &Site, text: &str) -> Option<Raw> {
     let head = site.head();
-    let kind = if is_torch_xla(&text) {
+    let kind = if is_torch_xla(text) {
         OomKind::TorchXla
     } else {
         OomKind::TpuRuntime
     };
     let space = re_device_space()
-        .captures(&text)
+        .captures(text)
         .map_or("hbm".to_string(), |s| space_name(&s[1]));
+    // The free/reserved clause follows "not possible." on its line; a line
+    // ending there is the short form, unless the input itself ends there
+    // (cut).
+    let probe = if head.contains("not possible.") { head } else { text };
+    let cut = site.line_end == site.text.len() && !site.text.ends_with('\n');
+    let clause = re_there_are().is_match(probe) || cut;
     let mut raw;
-    if let Some(c) = re_reserve().captures(&text) {
+    if let Some(c) = re_reserve().captures(text) {
         raw = Raw::new(kind, &space, "tpu_reserve", head);
         raw.set(Field::Requested, cap_size(&c, 1));
         raw.set(Field::Free, cap_size(&c, 2));
         raw.set(Field::Reserved, cap_size(&c, 3));
         raw.set_extra("reservable_bytes", cap_size(&c, 4));
-    } else if let Some(c) = re_allocate().captures(&text) {
+        raw.expect(&[Expected::Field(Field::Requested)]);
+        if clause {
+            raw.expect(&[
+                Expected::Field(Field::Free),
+                Expected::Field(Field::Reserved),
+                Expected::Extra("reservable_bytes"),
+            ]);
+        }
+    } else if let Some(c) = re_allocate().captures(text) {
         raw = Raw::new(kind, &space, "tpu_allocate", head);
         raw.set(Field::Requested, cap_size(&c, 1));
         raw.set(Field::Free, cap_size(&c, 2));
+        raw.expect(&[Expected::Field(Field::Requested)]);
+        if clause {
+            raw.expect(&[Expected::Field(Field::Free)]);
+        }
     } else {
-        return Outcome::NoMatch;
+        return None;
     }
     raw.set_extra(
         "largest_contiguous_bytes",
-        find_size(re_largest_region(), &text),
+        find_size(re_largest_region(), text),
     );
-    Outcome::Event(Box::new(raw), site.next_line())
+    Some(raw)
+}
+
+/// A compiler report with no headline: posted logs and PyTorch/XLA's memory
+/// dumps often start at `Total hbm usage >= X:`. The compiler also prints
+/// this block at INFO level after every compile that fits; there (a glog `I`
+/// header on the line) it is skipped whole.
+pub fn usage_report(site: &Site) -> Outcome {
+    let head = site.head();
+    let Some(c) = re_total_usage().captures(head) else {
+        return Outcome::NoMatch;
+    };
+    let space = space_name(&c[1]);
+    let mut raw = Raw::new(compile_kind(&space, head), &space, "tpu_usage_report", head);
+    raw.set_extra("total_usage_bytes", cap_size(&c, 2));
+    let end = read_report(
+        site,
+        site.next_line(),
+        &mut raw,
+        Section::Total(true),
+        Context::Compile,
+    );
+    if is_info_line(&site.text[site.line_start..site.line_end]) {
+        return Outcome::Ignore(end);
+    }
+    Outcome::Event(Box::new(raw), end)
+}
+
+/// A glog line of severity INFO (`I1121 12:52:43.843812 6049 file.cc:1] `).
+fn is_info_line(line: &str) -> bool {
+    crate::lines::glog_severity(line) == Some(b'I')
+}
+
+/// Which message a report follows: the compiler's, or the runtime's (whose
+/// `reserved(...)` line is the top-of-memory reservation).
+#[derive(Clone, Copy, PartialEq)]
+enum Context {
+    Compile,
+    Runtime,
 }
 
 /// Which part of the compiler's report the lines belong to.
@@ -250,6 +372,18 @@ enum Section {
     Table(bool),
     /// Another memory space's listing, skipped.
     Skip,
+    /// The runtime's "Persistent allocations include some or all of:" list.
+    Persistent,
+}
+
+/// A line at least this long may have been cut by a terminal.
+pub(crate) const MIN_CUT_LINE: usize = 40;
+/// Cut pieces skipped after one line.
+pub(crate) const MAX_CONTINUATIONS: usize = 8;
+
+/// The piece of a cut line: not a line of its own, and no new message.
+pub(crate) fn is_continuation(line: &str) -> bool {
+    !crate::normalize::starts_own_line(line) && !crate::has_keyword(line)
 }
 
 /// Continuation lines one XLA label may span.
@@ -257,20 +391,20 @@ const MAX_LABEL_LINES: usize = 16;
 /// Blank lines tolerated inside a report.
 const MAX_BLANKS: usize = 4;
 
-/// Reads the report after the headline; returns the offset after its last line.
-fn read_report(site: &Site, raw: &mut Raw, table_follows: bool) -> usize {
-    let mut cur = Cursor::new(site.text, site.next_line());
+/// Reads the report from offset `from`; returns the offset after its last line.
+fn read_report(site: &Site, from: usize, raw: &mut Raw, start: Section, context: Context) -> usize {
+    let mut cur = Cursor::new(site.text, from);
     let mut end = cur.pos();
-    let mut section = if table_follows {
-        Section::Table(true)
-    } else {
-        Section::None
-    };
+    let mut section = start;
     let mut entry: Option<TopAllocation> = None;
     let mut label_lines = 0usize;
     let mut in_label = false;
     let mut blanks = 0usize;
+    let mut prev_len = 0usize;
+    let mut continuations = 0usize;
     while let Some(line) = cur.next_line() {
+        // A bare byte count on a last line with no newline may be cut short.
+        let last_cut = cur.pos() == site.text.len() && !site.text.ends_with('\n');
         let p = payload(line);
         if p.is_empty() {
             blanks += 1;
@@ -281,20 +415,90 @@ fn read_report(site: &Site, raw: &mut Raw, table_follows: bool) -> usize {
             continue;
         }
         blanks = 0;
-        if !read_report_line(
-            p,
-            raw,
-            &mut section,
-            &mut entry,
-            &mut in_label,
-            &mut label_lines,
-        ) {
+        let cut_before = prev_len >= MIN_CUT_LINE;
+        prev_len = line.chars().count();
+        if !(read_runtime_line(p, raw, &mut section, context)
+            || read_report_line(
+                p,
+                raw,
+                &mut section,
+                &mut entry,
+                &mut in_label,
+                &mut label_lines,
+                &last_cut,
+            ))
+        {
+            // The rest of a long line a terminal cut (a label, an operator).
+            if cut_before && continuations < MAX_CONTINUATIONS && is_continuation(line) {
+                continuations += 1;
+                end = cur.pos();
+                continue;
+            }
             break;
         }
+        continuations = 0;
         end = cur.pos();
     }
     finish_entry(raw, &section, &mut entry);
     end
+}
+
+/// The runtime's memory breakdown (PyTorch/XLA runtime OOM); false when the
+/// line is none of its lines.
+fn read_runtime_line(p: &str, raw: &mut Raw, section: &mut Section, context: Context) -> bool {
+    if context != Context::Runtime {
+        return false;
+    }
+    if let Some(c) = re_capacity().captures(p) {
+        raw.set(Field::TotalCapacity, cap_size(&c, 2));
+        return true;
+    }
+    if let Some(c) = re_breakdown().captures(p) {
+        let exact = c
+            .get(4)
+            .and_then(|m| m.as_str().replace(',', "").parse::<u64>().ok())
+            .map(Size::exact);
+        let v = exact.or_else(|| cap_size(&c, 3));
+        let negative = !c[2].is_empty();
+        match (&c[1], negative) {
+            ("Top-of-Memory reserved", _) => raw.set_extra("top_of_memory_reserved_bytes", v),
+            ("Currently allocated", _) => raw.set(Field::Allocated, v),
+            ("Program requirement", _) => raw.set(Field::Requested, v),
+            // What the request lacks: the report's `exceeded`.
+            ("Available after request", true) => raw.set(Field::Exceeded, v),
+            _ => raw.set_extra("available_after_request_bytes", v),
+        }
+        return true;
+    }
+    if p.ends_with("include some or all of:") {
+        *section = Section::Persistent;
+        return true;
+    }
+    if p.starts_with("------") || p.starts_with("; attempting") || p == "Heap allocator status:" {
+        return true;
+    }
+    if let Some(c) = re_runtime_item().captures(p) {
+        if !matches!(section, Section::Total(true) | Section::Persistent)
+            && !c[1].starts_with("Max free")
+        {
+            return false;
+        }
+        let v = cap_size(&c, 2);
+        let name = &c[1];
+        if name.starts_with("reserved(") {
+            raw.set_extra("top_of_memory_reserved_bytes", v);
+        } else if name.starts_with("heap allocations") {
+            raw.set(Field::Allocated, v);
+        } else if name.starts_with("Max free chunk") {
+            raw.set_extra("largest_free_chunk_bytes", v);
+        } else if name == "arguments" {
+            raw.set(Field::Arguments, v);
+        } else {
+            raw.set(Field::Output, v);
+        }
+        return true;
+    }
+    false
 }
 
 /// Handles one non-blank report line; false when the line is not part of it.
@@ -305,6 +509,7 @@ fn read_report_line(
     entry: &mut Option<TopAllocation>,
     in_label: &mut bool,
     label_lines: &mut usize,
+    last_cut: &bool,
 ) -> bool {
     let space = raw.space.clone();
     if let Some(c) = re_exceeded().captures(p) {
@@ -403,7 +608,7 @@ fn read_report_line(
         return true;
     }
     if let Some(c) = re_report_total().captures(p) {
-        if *section == Section::Table(true) {
+        if *section == Section::Table(true) && !*last_cut {
             raw.set_extra("memory_report_total_bytes", cap_bytes(&c, 1));
         }
         return true;

@@ -167,8 +167,8 @@ fn torch_hip_allowed_and_private_pools() {
         "the allowed fraction is the limit"
     );
     assert_eq!(e.allocated_bytes, Some(m(1017.01)));
-    assert_eq!(extra(&e, "private_pools_bytes"), Some(m(17.00)));
-    assert_eq!(extra(&e, "reserved_unallocated_bytes"), Some(m(54.99)));
+    assert_eq!(e.private_pools_bytes, Some(m(17.00)));
+    assert_eq!(e.reserved_unallocated_bytes, Some(m(54.99)));
     assert_eq!(e.reserved_bytes, Some(m(1017.01) + m(54.99)));
 }
 
@@ -196,7 +196,7 @@ fn torch_new_format_variants() {
     assert_eq!(extra(&e, "process_2006998_in_use_bytes"), Some(m(256.00)));
     assert_eq!(extra(&e, "process_in_use_bytes"), Some(g(18.17)));
     assert_eq!(e.allocated_bytes, Some(g(17.88)));
-    assert_eq!(extra(&e, "reserved_unallocated_bytes"), Some(0));
+    assert_eq!(e.reserved_unallocated_bytes, Some(0));
     assert_eq!(e.reserved_bytes, Some(g(17.88)));
 }
 
@@ -210,8 +210,8 @@ fn torch_message_wrapped_sentence_per_line() {
     let e = only("wrapped", text);
     assert_eq!(e.requested_bytes, Some(m(672.00)));
     assert_eq!(e.free_bytes, Some(m(200.75)));
-    assert_eq!(extra(&e, "private_pools_bytes"), Some(g(3.23)));
-    assert_eq!(extra(&e, "reserved_unallocated_bytes"), Some(g(1.01)));
+    assert_eq!(e.private_pools_bytes, Some(g(3.23)));
+    assert_eq!(e.reserved_unallocated_bytes, Some(g(1.01)));
 }
 
 #[test]

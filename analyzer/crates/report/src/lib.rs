@@ -213,6 +213,11 @@ pub struct OomEvent {
     /// A separate "Largest program arguments and outputs" listing (TPU), when printed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub top_arguments: Vec<TopAllocation>,
+    /// Numbers this message states in full but that the input lacks (the
+    /// text was cut inside it), by field name (`limit_bytes`,
+    /// `extra.reservable_bytes`). Never filled in by guessing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
 }
 
 /// One entry of a "Largest program allocations" (or similar) listing.

@@ -325,3 +325,43 @@ fn allocator_stats_dicts_jax_and_torch_xla() {
     );
     assert_eq!(series.len(), 4, "{series:#?}");
 }
+
+/// torchtitan near capacity: `N CUDA memory allocation retries.` warnings,
+/// each printed just before the step line it belongs to; the capacity
+/// percentage gives the limit.
+#[test]
+fn torchtitan_allocation_retries_with_rank_prefix() {
+    let series = parse_step_log("issue1558", &sample("torchtitan_issue1558_retries.log"));
+    assert_eq!(series.len(), 1, "{series:#?}");
+    let s = find(&series, "rank 0", "max_reserved");
+    let got: Vec<(u64, u64)> = s.points.iter().map(|p| (p.step, p.bytes)).collect();
+    assert_eq!(got, [(3, gib(72.32)), (4, gib(72.19))]);
+    let retries: Vec<(u64, u64)> = s
+        .allocation_retries
+        .iter()
+        .map(|p| (p.step, p.bytes))
+        .collect();
+    // The last warning has no step line after it (the post ends): it stays
+    // with the last step logged.
+    assert_eq!(retries, [(3, 5), (4, 7), (4, 9)]);
+    let limit = s.limit_bytes.expect("limit from the percentage") as f64 / GIB;
+    assert!((limit - 72.32 / 0.9144).abs() < 1e-6, "{limit}");
+}
+
+#[test]
+fn torchtitan_allocation_retries_of_several_unprefixed_ranks() {
+    let series = parse_step_log("pr2389", &sample("torchtitan_pr2389_retries.log"));
+    assert_eq!(series.len(), 1, "{series:#?}");
+    let s = &series[0];
+    let steps: Vec<u64> = s.points.iter().map(|p| p.step).collect();
+    assert_eq!(steps, [7, 7, 7, 8]);
+    let retries: Vec<(u64, u64)> = s
+        .allocation_retries
+        .iter()
+        .map(|p| (p.step, p.bytes))
+        .collect();
+    assert_eq!(retries, [(7, 9), (7, 9), (8, 9), (8, 9)]);
+    // 171.75 GiB is 96.29% of the device: the limit is the 178.4 GiB of a B200.
+    let limit = s.limit_bytes.expect("limit") as f64 / GIB;
+    assert!((limit - 171.75 / 0.9629).abs() < 1e-6, "{limit}");
+}
