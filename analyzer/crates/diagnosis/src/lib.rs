@@ -139,12 +139,9 @@ fn evaluate(report: &Report, device: Option<&DeviceLimit>) -> Evaluation {
         TreeKind::RuntimeOom => match torch::primary_gpu_event(report) {
             Some(event) => {
                 let t = torch::evaluate(event);
-                let mut nodes: Vec<DiagnosisNode> = t.nodes.into_iter().map(|n| n.build()).collect();
-                nodes.extend(
-                    rt.nodes
-                        .into_iter()
-                        .filter(|n| !n.id.starts_with("torch.")),
-                );
+                let mut nodes: Vec<DiagnosisNode> =
+                    t.nodes.into_iter().map(|n| n.build()).collect();
+                nodes.extend(rt.nodes.into_iter().filter(|n| !n.id.starts_with("torch.")));
                 let mut path = vec![t.leaf.to_string()];
                 path.extend(rt.path);
                 Evaluation {

@@ -57,7 +57,8 @@ pub(crate) fn find(report: &Report) -> Option<NearLimit<'_>> {
 pub(crate) fn node(found: Option<&NearLimit<'_>>, selected: bool) -> NodeEval {
     let mut node = NodeEval::new(NEAR_LIMIT, "");
     let Some(n) = found else {
-        node.reason = "No step series runs within 3% of its limit or reports allocator retries.".into();
+        node.reason =
+            "No step series runs within 3% of its limit or reports allocator retries.".into();
         return node;
     };
     node.fact("max_bytes", n.max);
@@ -82,7 +83,9 @@ pub(crate) fn node(found: Option<&NearLimit<'_>>, selected: bool) -> NodeEval {
         let headroom = n.limit.map(|l| l.saturating_sub(n.max));
         node.action(
             "headroom",
-            &headroom.map(|h| format!("Only {} is left.", gib(h))).unwrap_or_default(),
+            &headroom
+                .map(|h| format!("Only {} is left.", gib(h)))
+                .unwrap_or_default(),
             headroom.map(|h| (signed(h), "limit − largest memory in the series".into())),
         );
     }

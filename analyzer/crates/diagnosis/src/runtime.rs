@@ -5,21 +5,19 @@
 
 use oomscope_report::{BufferCategory, CitedBuffer, OomEvent, Report, StepSeries, TreeKind};
 
+use crate::allocator::{allocator_trend, AllocatorShape, AllocatorTrend};
 use crate::facts::{
     alloc_from_peak, cite_lifetime, gib, is_compile_kind, pct_fact, pct_text, signed, total,
 };
 use crate::node::NodeEval;
 use crate::shape::parse_array;
 use crate::tree::tree_definition;
-use crate::allocator::{allocator_trend, AllocatorShape, AllocatorTrend};
 use crate::Evaluation;
 
 /// Fitted growth below this share of the first value is flat.
 const MIN_GROWTH_FRACTION: f64 = 0.01;
 
-use crate::ids::{
-    ACCUMULATION as ACCUM, LINGERING as LINGER, SPIKE, STEADY_GROWTH as STEADY,
-};
+use crate::ids::{ACCUMULATION as ACCUM, LINGERING as LINGER, SPIKE, STEADY_GROWTH as STEADY};
 
 /// What one step series shows.
 #[derive(Debug, Clone)]
@@ -171,13 +169,17 @@ fn lingering(report: &Report) -> Option<Lingering> {
             m.peak_buffers
                 .iter()
                 .enumerate()
-                .filter_map(|(i, b)| Some((b.category, parse_array(&b.shape)?.key(), b.size_bytes, i)))
+                .filter_map(|(i, b)| {
+                    Some((b.category, parse_array(&b.shape)?.key(), b.size_bytes, i))
+                })
                 .collect()
         } else {
             m.buffers
                 .iter()
                 .enumerate()
-                .filter_map(|(i, b)| Some((b.category, parse_array(&b.shape)?.key(), b.size_bytes, i)))
+                .filter_map(|(i, b)| {
+                    Some((b.category, parse_array(&b.shape)?.key(), b.size_bytes, i))
+                })
                 .collect()
         };
         let cite_at = |i: usize| match m.buffers.get(i) {
@@ -218,8 +220,14 @@ fn lingering(report: &Report) -> Option<Lingering> {
                 }
             }
         }
-        if found.extra > 0 && best.as_ref().is_none_or(|b| found.extra_bytes > b.extra_bytes) {
-            found.outputs.sort_by_key(|b| std::cmp::Reverse(b.size_bytes));
+        if found.extra > 0
+            && best
+                .as_ref()
+                .is_none_or(|b| found.extra_bytes > b.extra_bytes)
+        {
+            found
+                .outputs
+                .sort_by_key(|b| std::cmp::Reverse(b.size_bytes));
             best = Some(found);
         }
     }
@@ -273,7 +281,9 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
     // One step from an OOM comes first: it is what the user must act on now.
     let near = crate::near_limit::find(report);
     let leaf = match (&near, tree) {
-        (Some(_), TreeKind::MemoryGrowth | TreeKind::RuntimeOom) if series_leaf.is_none() || tree == TreeKind::MemoryGrowth => {
+        (Some(_), TreeKind::MemoryGrowth | TreeKind::RuntimeOom)
+            if series_leaf.is_none() || tree == TreeKind::MemoryGrowth =>
+        {
             Some(crate::ids::NEAR_LIMIT)
         }
         _ => leaf,
@@ -420,7 +430,13 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
     }
     if series_leaf.is_none() {
         if let Some(a) = &alloc {
-            if let AllocatorShape::Spike { bytes, median, peak, at_seconds } = a.shape {
+            if let AllocatorShape::Spike {
+                bytes,
+                median,
+                peak,
+                at_seconds,
+            } = a.shape
+            {
                 spike.fact("allocator", a.profile.allocator.clone());
                 spike.fact("spike_bytes", bytes);
                 spike.fact("spike_at_seconds", at_seconds);
@@ -435,9 +451,16 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
                 spike.action(
                     "find_op",
                     &format!("Look at what runs {at_seconds:.3} s into the profile."),
-                    Some((signed(bytes), "allocator peak − median level of the timeline".into())),
+                    Some((
+                        signed(bytes),
+                        "allocator peak − median level of the timeline".into(),
+                    )),
                 );
-            } else if report.allocator_profiles.iter().any(|p| !p.timeline.is_empty()) {
+            } else if report
+                .allocator_profiles
+                .iter()
+                .any(|p| !p.timeline.is_empty())
+            {
                 spike_reasons.push("the allocator timelines show no single spike".into());
             }
         }
@@ -456,7 +479,13 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
     // Lingering buffers.
     let mut lingering_node = NodeEval::new(LINGER, "");
     match &linger {
-        Some(Lingering { extra, extra_bytes: bytes, matched, module, outputs }) => {
+        Some(Lingering {
+            extra,
+            extra_bytes: bytes,
+            matched,
+            module,
+            outputs,
+        }) => {
             lingering_node.fact("extra_outputs", *extra);
             lingering_node.fact("extra_output_bytes", *bytes);
             lingering_node.fact("matched_outputs", *matched);
@@ -543,7 +572,15 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
 /// step series decides.
 fn allocator_steady(steady: &mut NodeEval, report: &Report, alloc: Option<&AllocatorTrend<'_>>) {
     match alloc.map(|a| (a, &a.shape)) {
-        Some((a, &AllocatorShape::SteadyGrowth { bytes_per_second, first_quarter, last_quarter, seconds })) => {
+        Some((
+            a,
+            &AllocatorShape::SteadyGrowth {
+                bytes_per_second,
+                first_quarter,
+                last_quarter,
+                seconds,
+            },
+        )) => {
             steady.fact("allocator", a.profile.allocator.clone());
             steady.fact("slope_bytes_per_second", bytes_per_second);
             steady.fact("first_quarter_bytes", first_quarter);
@@ -558,8 +595,14 @@ fn allocator_steady(steady: &mut NodeEval, report: &Report, alloc: Option<&Alloc
             let per_minute = (bytes_per_second * 60.0).max(0.0) as u64;
             steady.action(
                 "no_persistent_tensors",
-                &format!("About {} accumulates every minute at this rate.", gib(per_minute)),
-                Some((signed(per_minute), "60 × fitted slope of the allocator's heap + stack bytes over time".into())),
+                &format!(
+                    "About {} accumulates every minute at this rate.",
+                    gib(per_minute)
+                ),
+                Some((
+                    signed(per_minute),
+                    "60 × fitted slope of the allocator's heap + stack bytes over time".into(),
+                )),
             );
             steady.action("sync", "", None);
         }

@@ -64,7 +64,11 @@ fn gpu_facts(e: &OomEvent) -> GpuFacts {
         .or_else(|| x("in_use_chunks_bytes"));
     // PyTorch: the device's capacity (its limit may be a per-process
     // `allowed` share, read separately); BFC: the allocator's limit.
-    let capacity = if bfc { e.limit() } else { e.total_capacity_bytes.or_else(|| e.limit()) };
+    let capacity = if bfc {
+        e.limit()
+    } else {
+        e.total_capacity_bytes.or_else(|| e.limit())
+    };
     let cached_free = if bfc {
         match (capacity, allocated) {
             (Some(c), Some(a)) => Some(c.saturating_sub(a)),
@@ -128,7 +132,9 @@ pub(crate) fn primary_gpu_event(report: &Report) -> Option<&OomEvent> {
             (
                 e.requested_bytes.is_some(),
                 e.limit().is_some(),
-                e.extra.len() + usize::from(e.free_bytes.is_some()) + usize::from(e.reserved_bytes.is_some()),
+                e.extra.len()
+                    + usize::from(e.free_bytes.is_some())
+                    + usize::from(e.reserved_bytes.is_some()),
             )
         })
 }
@@ -151,9 +157,9 @@ pub(crate) fn evaluate(e: &OomEvent) -> TorchEval {
         _ => false,
     };
     let non_framework = limit_set || free_far_above || outside_large;
-    let pools = g
-        .private_pools
-        .filter(|p| *p >= req && req > 0 && g.allocated.is_none_or(|a| *p as f64 >= a as f64 * 0.25));
+    let pools = g.private_pools.filter(|p| {
+        *p >= req && req > 0 && g.allocated.is_none_or(|a| *p as f64 >= a as f64 * 0.25)
+    });
     let fragmented = match (g.cached_free, g.requested) {
         (Some(cf), Some(r)) if r > 0 && cf >= r => {
             // BFC: enough free under the limit, but no block that large.
@@ -172,9 +178,10 @@ pub(crate) fn evaluate(e: &OomEvent) -> TorchEval {
     };
 
     let mut nodes = Vec::new();
-    let request_text = g
-        .requested
-        .map_or_else(|| "the request".to_string(), |r| format!("the {} request", gib(r)));
+    let request_text = g.requested.map_or_else(
+        || "the request".to_string(),
+        |r| format!("the {} request", gib(r)),
+    );
 
     // Memory outside the framework.
     let mut np = NodeEval::new(TORCH_NON_PYTORCH, "");
@@ -206,14 +213,31 @@ pub(crate) fn evaluate(e: &OomEvent) -> TorchEval {
             gib(c),
             pct_text(o, c),
             gib(g.reserved.unwrap_or(0)),
-            g.free.map(|f| format!(" and {} is free", gib(f))).unwrap_or_default()
+            g.free
+                .map(|f| format!(" and {} is free", gib(f)))
+                .unwrap_or_default()
         )
     } else {
         format!("The message does not give what {who} holds against the device's use, so memory outside {who} cannot be measured.")
     };
     if leaf == TORCH_NON_PYTORCH {
-        np.action("other_processes", "", np_estimate.map(|o| (signed(o), "capacity − free − reserved by the framework, from the message".to_string())));
-        np.action("memory_limit", &g.allowed.map(|a| format!("The limit here is {}.", gib(a))).unwrap_or_default(), None);
+        np.action(
+            "other_processes",
+            "",
+            np_estimate.map(|o| {
+                (
+                    signed(o),
+                    "capacity − free − reserved by the framework, from the message".to_string(),
+                )
+            }),
+        );
+        np.action(
+            "memory_limit",
+            &g.allowed
+                .map(|a| format!("The limit here is {}.", gib(a)))
+                .unwrap_or_default(),
+            None,
+        );
     }
     if g.bfc {
         np.action("xla_preallocate", "", None);
@@ -228,11 +252,21 @@ pub(crate) fn evaluate(e: &OomEvent) -> TorchEval {
             pp.reason = format!(
                 "{} is allocated in private pools (CUDA graphs){}; {request_text} {}.",
                 gib(p),
-                g.allocated.map(|a| format!(", {} of the {} {who} allocated", pct_text(p, a), gib(a))).unwrap_or_default(),
-                if p >= req { "is no larger" } else { "is larger" }
+                g.allocated
+                    .map(|a| format!(", {} of the {} {who} allocated", pct_text(p, a), gib(a)))
+                    .unwrap_or_default(),
+                if p >= req {
+                    "is no larger"
+                } else {
+                    "is larger"
+                }
             );
             if leaf == TORCH_PRIVATE_POOLS {
-                pp.action("cuda_graphs", &format!("They hold {}.", gib(p)), Some((signed(p), "private pool bytes from the message".into())));
+                pp.action(
+                    "cuda_graphs",
+                    &format!("They hold {}.", gib(p)),
+                    Some((signed(p), "private pool bytes from the message".into())),
+                );
             }
         }
         None => pp.reason = "The message reports no memory in private pools (CUDA graphs).".into(),
@@ -242,7 +276,14 @@ pub(crate) fn evaluate(e: &OomEvent) -> TorchEval {
     // Fragmentation.
     let mut fr = NodeEval::new(TORCH_FRAGMENTATION, "");
     if let Some(cf) = g.cached_free {
-        fr.fact(if g.bfc { "free_under_limit_bytes" } else { "reserved_unallocated_bytes" }, cf);
+        fr.fact(
+            if g.bfc {
+                "free_under_limit_bytes"
+            } else {
+                "reserved_unallocated_bytes"
+            },
+            cf,
+        );
     }
     if let Some(b) = g.largest_free_block {
         fr.fact("largest_free_block_bytes", b);
@@ -252,7 +293,11 @@ pub(crate) fn evaluate(e: &OomEvent) -> TorchEval {
             "{} is reserved by PyTorch but unallocated, {} {request_text}{}.",
             gib(cf),
             if cf >= req { "at least" } else { "less than" },
-            if cf >= req { ": the cache holds enough memory in pieces too small, and expandable segments would let it serve the request" } else { ": fragmentation alone does not explain the failure" }
+            if cf >= req {
+                ": the cache holds enough memory in pieces too small, and expandable segments would let it serve the request"
+            } else {
+                ": fragmentation alone does not explain the failure"
+            }
         ),
         (Some(cf), true) => format!(
             "{} is free under the allocator's {} limit, {} {request_text}{}.",
@@ -264,17 +309,26 @@ pub(crate) fn evaluate(e: &OomEvent) -> TorchEval {
                 None => String::new(),
             }
         ),
-        (None, _) => "The message gives neither reserved-but-unallocated memory nor free chunks.".into(),
+        (None, _) => {
+            "The message gives neither reserved-but-unallocated memory nor free chunks.".into()
+        }
     };
     if leaf == TORCH_FRAGMENTATION {
         let cf = g.cached_free.unwrap_or(0);
         if g.bfc {
-            fr.action("bfc_async", &format!("{} is free but split.", gib(cf)), Some((signed(cf), "limit − in use, from the BFC dump".into())));
+            fr.action(
+                "bfc_async",
+                &format!("{} is free but split.", gib(cf)),
+                Some((signed(cf), "limit − in use, from the BFC dump".into())),
+            );
         } else {
             fr.action(
                 "expandable_segments",
                 &format!("It would return up to {} to the allocator.", gib(cf)),
-                Some((signed(cf), "reserved but unallocated bytes, from the message".into())),
+                Some((
+                    signed(cf),
+                    "reserved but unallocated bytes, from the message".into(),
+                )),
             );
             fr.action("max_split_size", "", None);
         }
@@ -301,7 +355,9 @@ pub(crate) fn evaluate(e: &OomEvent) -> TorchEval {
             gib(a),
             gib(c),
             pct_text(a, c),
-            g.free.map(|f| format!(", {} free", gib(f))).unwrap_or_default(),
+            g.free
+                .map(|f| format!(", {} free", gib(f)))
+                .unwrap_or_default(),
             gib(needed.unwrap_or(0))
         ),
         _ => format!("The message does not say how much {who} has allocated of the device."),
@@ -310,7 +366,9 @@ pub(crate) fn evaluate(e: &OomEvent) -> TorchEval {
         if let Some(n) = needed {
             cap.fact("needed_bytes", n);
         }
-        let need = needed.map(|n| format!("At least {} must go.", gib(n))).unwrap_or_default();
+        let need = needed
+            .map(|n| format!("At least {} must go.", gib(n)))
+            .unwrap_or_default();
         cap.action("checkpointing", &need, None);
         cap.action("mixed_precision", "", None);
         cap.action("batch", "", None);
@@ -340,8 +398,16 @@ pub(crate) fn evaluate(e: &OomEvent) -> TorchEval {
         "{} out of memory: asked for {}{}{}",
         if g.bfc { "XLA GPU" } else { "PyTorch GPU" },
         g.requested.map_or_else(|| "memory".to_string(), gib),
-        g.capacity.map(|c| format!(" on a {} {}", gib(c), if g.bfc { "allocator limit" } else { "device" })).unwrap_or_default(),
-        g.free.map(|f| format!(", {} free", gib(f))).unwrap_or_default(),
+        g.capacity
+            .map(|c| format!(
+                " on a {} {}",
+                gib(c),
+                if g.bfc { "allocator limit" } else { "device" }
+            ))
+            .unwrap_or_default(),
+        g.free
+            .map(|f| format!(", {} free", gib(f)))
+            .unwrap_or_default(),
     );
     let (step, estimate, confidence) = match leaf {
         TORCH_NON_PYTORCH => (

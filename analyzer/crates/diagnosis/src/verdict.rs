@@ -65,18 +65,29 @@ pub(crate) fn runtime_headline(
             confidence: None,
         };
     };
-    let action = node.actions.iter().find(|a| a.estimate_bytes.is_some_and(|e| e > 0));
+    let action = node
+        .actions
+        .iter()
+        .find(|a| a.estimate_bytes.is_some_and(|e| e > 0));
     let mut text = summary.to_string();
     if node.id == STEADY_GROWTH || node.id == ACCUMULATION {
         if let (Some(slope), Some(step)) = (
-            node.facts.get("slope_bytes_per_step").and_then(|v| v.as_f64()),
-            node.facts.get("projected_limit_step").and_then(|v| v.as_u64()),
+            node.facts
+                .get("slope_bytes_per_step")
+                .and_then(|v| v.as_f64()),
+            node.facts
+                .get("projected_limit_step")
+                .and_then(|v| v.as_u64()),
         ) {
             text = format!(
                 "Growing {} per step: the limit is reached at step {step} ({summary})",
                 gib(slope.max(0.0).round() as u64)
             );
-        } else if let Some(slope) = node.facts.get("slope_bytes_per_step").and_then(|v| v.as_f64()) {
+        } else if let Some(slope) = node
+            .facts
+            .get("slope_bytes_per_step")
+            .and_then(|v| v.as_f64())
+        {
             text = format!(
                 "Growing {} per step; no limit known: pick the device to see at which step it runs out ({summary})",
                 gib(slope.max(0.0).round() as u64)
@@ -89,17 +100,25 @@ pub(crate) fn runtime_headline(
     Headline {
         node: node.id.clone(),
         text,
-        estimate_bytes: action.and_then(|a| a.estimate_bytes).and_then(|e| u64::try_from(e).ok()),
+        estimate_bytes: action
+            .and_then(|a| a.estimate_bytes)
+            .and_then(|e| u64::try_from(e).ok()),
         severity,
         confidence: action.map(|_| Confidence::Medium),
     }
 }
 
 /// The verdict of a report with no OOM and no trend, and its nodes.
-pub(crate) fn none_verdict(report: &Report, device: Option<&DeviceLimit>) -> (Headline, Vec<NodeEval>) {
+pub(crate) fn none_verdict(
+    report: &Report,
+    device: Option<&DeviceLimit>,
+) -> (Headline, Vec<NodeEval>) {
     let module = largest_module(report);
     let series_limit = report.step_series.iter().find_map(|s| s.limit_bytes);
-    let limit = device.map(|d| d.limit_bytes).filter(|l| *l > 0).or(series_limit);
+    let limit = device
+        .map(|d| d.limit_bytes)
+        .filter(|l| *l > 0)
+        .or(series_limit);
     let on = device
         .filter(|d| !d.name.is_empty())
         .map(|d| format!(" on {}", d.name))
@@ -147,9 +166,25 @@ pub(crate) fn none_verdict(report: &Report, device: Option<&DeviceLimit>) -> (He
         );
         let top = m.padding.as_ref().and_then(|s| s.top.first());
         let detail = top
-            .map(|t| format!("The largest: {} ×{} ({} of padding). {}", t.shape, t.count, gib(t.padding_bytes), t.suggestion))
+            .map(|t| {
+                format!(
+                    "The largest: {} ×{} ({} of padding). {}",
+                    t.shape,
+                    t.count,
+                    gib(t.padding_bytes),
+                    t.suggestion
+                )
+            })
             .unwrap_or_default();
-        pad.action("align_dims", &detail, Some((crate::facts::signed(p), "padding model: Σ (padded − unpadded size) over the buffers live at the peak".into())));
+        pad.action(
+            "align_dims",
+            &detail,
+            Some((
+                crate::facts::signed(p),
+                "padding model: Σ (padded − unpadded size) over the buffers live at the peak"
+                    .into(),
+            )),
+        );
         Headline {
             node: VERDICT_PADDING.into(),
             text: format!(
@@ -179,7 +214,10 @@ pub(crate) fn none_verdict(report: &Report, device: Option<&DeviceLimit>) -> (He
     } else if let Some(p) = peak {
         no_limit.selected = true;
         no_limit.fact("peak_bytes", p);
-        no_limit.reason = format!("{what} is {}, but no input gives the device's limit.", gib(p));
+        no_limit.reason = format!(
+            "{what} is {}, but no input gives the device's limit.",
+            gib(p)
+        );
         no_limit.action("pick_device", "", None);
         Headline {
             node: VERDICT_NO_LIMIT.into(),
@@ -193,7 +231,8 @@ pub(crate) fn none_verdict(report: &Report, device: Option<&DeviceLimit>) -> (He
         }
     } else {
         nothing.selected = true;
-        nothing.reason = "No input gives an OOM message, a module analysis or memory per step.".into();
+        nothing.reason =
+            "No input gives an OOM message, a module analysis or memory per step.".into();
         nothing.action("add_inputs", "", None);
         Headline {
             node: VERDICT_NOTHING.into(),

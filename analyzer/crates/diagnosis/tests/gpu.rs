@@ -52,7 +52,10 @@ fn every_gpu_message_selects_the_node_its_numbers_dictate() {
         assert_eq!(h.node, leaf, "{name}");
         assert_eq!(h.severity, Severity::Failure);
         // No TPU compile-time node is shown for a GPU message.
-        assert!(d.nodes.iter().all(|n| !n.id.starts_with("aggregate")), "{name}");
+        assert!(
+            d.nodes.iter().all(|n| !n.id.starts_with("aggregate")),
+            "{name}"
+        );
         let reason = &node(d, leaf).reason;
         let cap = e.total_capacity_bytes.or_else(|| e.limit());
         let expected = match name.as_str() {
@@ -65,7 +68,10 @@ fn every_gpu_message_selects_the_node_its_numbers_dictate() {
             }
             // 255.98 GiB device, 1.05 GiB allowed: a per-process limit.
             "torch_hip_allowed_private_pools.txt" => {
-                assert!(reason.contains(&format_bytes(e.extra["allowed_bytes"])), "{name}: {reason}");
+                assert!(
+                    reason.contains(&format_bytes(e.extra["allowed_bytes"])),
+                    "{name}: {reason}"
+                );
                 TORCH_NON_PYTORCH
             }
             // BFC: 14.90 GiB in use of 17.69 GiB, asked 3.72 GiB: full.
@@ -124,17 +130,38 @@ fn capacity_and_fragmentation_messages() {
     // pytorch/pytorch#18853 (torch ≤ 1.3 wording, "cached"): 14.25 GiB of
     // 15.90 GiB allocated, 991.56 MiB free, 1 GiB asked.
     let r = message("RuntimeError: CUDA out of memory. Tried to allocate 1024.00 MiB (GPU 0; 15.90 GiB total capacity; 14.25 GiB already allocated; 991.56 MiB free; 607.00 KiB cached)");
-    assert_eq!(r.diagnosis.path.first().map(String::as_str), Some(TORCH_CAPACITY), "{:?}", r.diagnosis);
+    assert_eq!(
+        r.diagnosis.path.first().map(String::as_str),
+        Some(TORCH_CAPACITY),
+        "{:?}",
+        r.diagnosis
+    );
     let reason = &node(&r.diagnosis, TORCH_CAPACITY).reason;
-    assert!(reason.contains("14.25 GiB") && reason.contains("15.90 GiB"), "{reason}");
+    assert!(
+        reason.contains("14.25 GiB") && reason.contains("15.90 GiB"),
+        "{reason}"
+    );
 
     // The newest wording with 10 GiB reserved but unallocated for a 2 GiB
     // request: fragmentation, and expandable_segments returns those bytes.
     let r = message("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.20 GiB is free. Including non-PyTorch memory, this process has 77.94 GiB memory in use. Of the allocated memory 67.10 GiB is allocated by PyTorch, and 10.33 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.");
     let d = &r.diagnosis;
-    assert_eq!(d.path.first().map(String::as_str), Some(TORCH_FRAGMENTATION), "{:?}", d.path);
+    assert_eq!(
+        d.path.first().map(String::as_str),
+        Some(TORCH_FRAGMENTATION),
+        "{:?}",
+        d.path
+    );
     let h = d.headline.as_ref().unwrap();
     assert!(h.text.contains("expandable_segments:True"), "{}", h.text);
     assert!(h.text.contains("10.33 GiB"), "{}", h.text);
-    assert_eq!(h.estimate_bytes, r.oom_events[0].reserved_unallocated_bytes.or(r.oom_events[0].extra.get("reserved_unallocated_bytes").copied()));
+    assert_eq!(
+        h.estimate_bytes,
+        r.oom_events[0]
+            .reserved_unallocated_bytes
+            .or(r.oom_events[0]
+                .extra
+                .get("reserved_unallocated_bytes")
+                .copied())
+    );
 }

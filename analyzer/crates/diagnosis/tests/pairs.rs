@@ -61,7 +61,12 @@ fn batch_pair() {
 fn sharding_pair() {
     // A 12 GiB table replicated on each of 4 chips vs row-sharded: section 2,
     // sharded over the 4 ways its own parameter is already split.
-    check("pair-sharding-oom", "replicated", LARGE_SHARDING, "over 4 chips");
+    check(
+        "pair-sharding-oom",
+        "replicated",
+        LARGE_SHARDING,
+        "over 4 chips",
+    );
 }
 
 /// The f32 training step of pair-dtype-oom can be fixed several ways: the
@@ -74,7 +79,11 @@ fn dtype_training_pair_lists_bf16_with_the_right_estimate() {
     eprintln!("pair-dtype-oom: {} [{}]", h.text, h.node);
     let cfg = common::node(&r.diagnosis, CONFIG);
     let bf16 = cfg.facts["bf16_saving_bytes"].as_u64().unwrap();
-    within_25_percent(bf16, pair_difference("pair-dtype-oom"), "pair-dtype-oom bf16");
+    within_25_percent(
+        bf16,
+        pair_difference("pair-dtype-oom"),
+        "pair-dtype-oom bf16",
+    );
     // Whatever is chosen covers the excess by its own estimate.
     let excess = r.oom_events[0].excess().unwrap();
     assert!(h.estimate_bytes.unwrap() >= excess, "{}", h.text);

@@ -16,7 +16,10 @@ fn tf_profile() -> Report {
     assert!(
         r.allocator_profiles.iter().any(|p| p.timeline.len() >= 8),
         "no allocator timeline in {:?}",
-        r.allocator_profiles.iter().map(|p| (&p.allocator, p.timeline.len())).collect::<Vec<_>>()
+        r.allocator_profiles
+            .iter()
+            .map(|p| (&p.allocator, p.timeline.len()))
+            .collect::<Vec<_>>()
     );
     r
 }
@@ -95,17 +98,28 @@ fn torchtitan_near_capacity_with_retries_is_one_step_from_oom() {
         unit: "GiB".into(),
         points: [(5, 168.9), (6, 169.8), (7, 170.22), (8, 171.75)]
             .iter()
-            .map(|&(step, g)| StepPoint { step, bytes: gib(g) })
+            .map(|&(step, g)| StepPoint {
+                step,
+                bytes: gib(g),
+            })
             .collect(),
         limit_bytes: Some(capacity),
-        allocation_retries: vec![StepPoint { step: 7, bytes: 9 }, StepPoint { step: 8, bytes: 9 }],
+        allocation_retries: vec![
+            StepPoint { step: 7, bytes: 9 },
+            StepPoint { step: 8, bytes: 9 },
+        ],
         ..Default::default()
     };
     oomscope_steps::analyze_series(&mut s);
     let mut r = Report::new();
     r.step_series.push(s);
     let d = diagnose(&r);
-    assert_eq!(d.path.first().map(String::as_str), Some(NEAR_LIMIT), "{:?}", d.path);
+    assert_eq!(
+        d.path.first().map(String::as_str),
+        Some(NEAR_LIMIT),
+        "{:?}",
+        d.path
+    );
     let h = d.headline.as_ref().unwrap();
     assert_eq!(h.severity, Severity::Warning);
     assert!(h.text.contains("One step from out of memory"), "{}", h.text);
@@ -114,14 +128,26 @@ fn torchtitan_near_capacity_with_retries_is_one_step_from_oom() {
     assert_eq!(h.estimate_bytes, Some(capacity - gib(171.75)));
     let n = node(&d, NEAR_LIMIT);
     assert_eq!(n.facts["allocation_retries"], 18);
-    assert!(n.reason.contains("thrashing and fragmentation"), "{}", n.reason);
+    assert!(
+        n.reason.contains("thrashing and fragmentation"),
+        "{}",
+        n.reason
+    );
 
     // Without retries and at 96%, nothing says it is one step away.
     r.step_series[0].allocation_retries.clear();
     let d = diagnose(&r);
     assert!(!d.path.iter().any(|p| p == NEAR_LIMIT), "{:?}", d.path);
     // At 99.5% it is, retries or not.
-    r.step_series[0].points.push(StepPoint { step: 9, bytes: capacity / 1000 * 995 });
+    r.step_series[0].points.push(StepPoint {
+        step: 9,
+        bytes: capacity / 1000 * 995,
+    });
     let d = diagnose(&r);
-    assert_eq!(d.path.first().map(String::as_str), Some(NEAR_LIMIT), "{:?}", d.path);
+    assert_eq!(
+        d.path.first().map(String::as_str),
+        Some(NEAR_LIMIT),
+        "{:?}",
+        d.path
+    );
 }

@@ -20,7 +20,12 @@ use super::{buffer_json, cited, list_name, size_how, with_origin, Answer, Walk, 
 /// flags cannot recover the difference by themselves.
 const REMAT_FLAGS_FRACTION: f64 = 0.10;
 
-pub(super) fn section(f: &CompileFacts<'_>, limit: u64, nodes: &mut Vec<NodeEval>, walk: &mut Walk) {
+pub(super) fn section(
+    f: &CompileFacts<'_>,
+    limit: u64,
+    nodes: &mut Vec<NodeEval>,
+    walk: &mut Walk,
+) {
     let excess = f.excess;
     let peak = f.module.map(|m| m.peak_bytes).filter(|p| *p > 0).or(f.used);
     let partial = f.allocs_source != AllocSource::ModulePeak;
@@ -45,11 +50,19 @@ pub(super) fn section(f: &CompileFacts<'_>, limit: u64, nodes: &mut Vec<NodeEval
     let estimates: Vec<(Remedy, Option<Estimate>)> = vec![
         (Remedy::Donation, estimates::donation(f)),
         (Remedy::Padding, estimates::padding(f, &scope)),
-        (Remedy::Checkpoint, if hbm { estimates::checkpoint(f) } else { None }),
+        (
+            Remedy::Checkpoint,
+            if hbm { estimates::checkpoint(f) } else { None },
+        ),
         (Remedy::Bf16, estimates::bf16(f, &scope)),
         (Remedy::Batch, estimates::batch(f, peak, &scope)),
     ];
-    let get = |r: Remedy| estimates.iter().find(|(k, _)| *k == r).and_then(|(_, e)| e.as_ref());
+    let get = |r: Remedy| {
+        estimates
+            .iter()
+            .find(|(k, _)| *k == r)
+            .and_then(|(_, e)| e.as_ref())
+    };
     let covers = |e: Option<&Estimate>| match (e, excess) {
         (Some(e), Some(x)) => e.bytes >= x,
         _ => false,
@@ -71,10 +84,18 @@ pub(super) fn section(f: &CompileFacts<'_>, limit: u64, nodes: &mut Vec<NodeEval
                 "Padding is {} ({}), {} the {} excess.",
                 gib(e.bytes),
                 e.detail,
-                if covers(Some(e)) { "at least" } else { "less than" },
+                if covers(Some(e)) {
+                    "at least"
+                } else {
+                    "less than"
+                },
                 excess_text
             );
-            pad.action("align_dims", &e.detail, Some((signed(e.bytes), e.how.clone())));
+            pad.action(
+                "align_dims",
+                &e.detail,
+                Some((signed(e.bytes), e.how.clone())),
+            );
             if let Some(p) = f.module.and_then(|m| m.padding.as_ref()) {
                 for entry in p.top.iter().take(3) {
                     let saves = entry.suggestion_saves_bytes.unwrap_or(entry.padding_bytes);
@@ -140,7 +161,8 @@ pub(super) fn section(f: &CompileFacts<'_>, limit: u64, nodes: &mut Vec<NodeEval
             cfg_parts.join(", "),
             excess_text,
             match chosen {
-                Some((r, _)) if r.node() == CONFIG => format!("; {} is the cheapest remedy that covers it", r.name()),
+                Some((r, _)) if r.node() == CONFIG =>
+                    format!("; {} is the cheapest remedy that covers it", r.name()),
                 Some((r, _)) => format!("; a cheaper remedy covers it ({})", r.name()),
                 None => String::new(),
             }
@@ -160,12 +182,19 @@ pub(super) fn section(f: &CompileFacts<'_>, limit: u64, nodes: &mut Vec<NodeEval
     nodes.push(flags);
 
     // E. remat
-    nodes.push(remat_node(f, limit, get(Remedy::Checkpoint), chosen.map(|c| c.0), &excess_text));
+    nodes.push(remat_node(
+        f,
+        limit,
+        get(Remedy::Checkpoint),
+        chosen.map(|c| c.0),
+        &excess_text,
+    ));
 
     // F. profile
     let mut profile = NodeEval::new(PROFILE, "");
-    profile.reason = if partial {
-        format!(
+    profile.reason =
+        if partial {
+            format!(
             "Only {} allocation{} listed{}: see every buffer at the peak before choosing a remedy.",
             f.allocs.len(),
             if f.allocs.len() == 1 { " is" } else { "s are" },
@@ -174,9 +203,10 @@ pub(super) fn section(f: &CompileFacts<'_>, limit: u64, nodes: &mut Vec<NodeEval
                 _ => String::new(),
             }
         )
-    } else {
-        "The module analysis lists every buffer at the peak; open it in the timeline view.".into()
-    };
+        } else {
+            "The module analysis lists every buffer at the peak; open it in the timeline view."
+                .into()
+        };
     profile.action("memory_viewer", "", None);
     nodes.push(profile);
 
@@ -296,7 +326,12 @@ fn aggregate_node(f: &CompileFacts<'_>, limit: u64) -> NodeEval {
     agg
 }
 
-fn architecture_node(f: &CompileFacts<'_>, limit: u64, peak: Option<u64>, selected: bool) -> NodeEval {
+fn architecture_node(
+    f: &CompileFacts<'_>,
+    limit: u64,
+    peak: Option<u64>,
+    selected: bool,
+) -> NodeEval {
     let mut arch = NodeEval::new(ARCHITECTURE, "");
     if let Some(used) = f.used.or(peak) {
         let chips = used.div_ceil(limit).max(2);
@@ -359,7 +394,8 @@ fn architecture_node(f: &CompileFacts<'_>, limit: u64, peak: Option<u64>, select
         arch.action("host_offload", "", None);
     }
     if selected {
-        arch.reason.push_str(" No cheaper remedy's estimate covers the excess.");
+        arch.reason
+            .push_str(" No cheaper remedy's estimate covers the excess.");
     }
     arch
 }

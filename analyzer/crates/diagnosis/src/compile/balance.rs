@@ -7,7 +7,6 @@ use crate::node::NodeEval;
 
 use super::{Answer, Walk};
 
-
 pub(super) fn tc_sc_balance(
     f: &CompileFacts<'_>,
     nodes: &mut Vec<NodeEval>,

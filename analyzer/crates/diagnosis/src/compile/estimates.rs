@@ -234,18 +234,18 @@ fn data_input<'a>(f: &'a CompileFacts<'_>) -> Option<&'a Alloc> {
 pub(super) fn batch(f: &CompileFacts<'_>, peak: Option<u64>, scope: &str) -> Option<Estimate> {
     let peak = peak.filter(|p| *p > 0)?;
     let weights = weight_keys(f);
-    let is_weight_shaped = |a: &Alloc| {
-        a.array
-            .as_ref()
-            .is_some_and(|s| weights.contains(&s.key()))
-    };
+    let is_weight_shaped = |a: &Alloc| a.array.as_ref().is_some_and(|s| weights.contains(&s.key()));
     let data = data_input(f);
     let (batch, evidence) = match data {
         Some(d) => {
             let s = d.array.as_ref()?;
             (
                 s.dims[0],
-                format!("the leading dimension of the input {} ({})", d.what(), d.name),
+                format!(
+                    "the leading dimension of the input {} ({})",
+                    d.what(),
+                    d.name
+                ),
             )
         }
         None => {
@@ -285,7 +285,11 @@ pub(super) fn batch(f: &CompileFacts<'_>, peak: Option<u64>, scope: &str) -> Opt
         .allocs
         .iter()
         .filter(|a| !is_weight_shaped(a) && a.category != Some(BufferCategory::Constant))
-        .filter(|a| a.array.as_ref().is_some_and(|s| s.dims.first() == Some(&batch)))
+        .filter(|a| {
+            a.array
+                .as_ref()
+                .is_some_and(|s| s.dims.first() == Some(&batch))
+        })
         .collect();
     let scaling = total(scaling_allocs.iter().map(|a| a.size));
     Some(Estimate {
@@ -318,10 +322,11 @@ pub(super) fn checkpoint(f: &CompileFacts<'_>) -> Option<Estimate> {
     if m.buffers.is_empty() {
         return None;
     }
-    let input_key = data_input(f).and_then(|a| a.array.as_ref()).map(|s| s.key());
+    let input_key = data_input(f)
+        .and_then(|a| a.array.as_ref())
+        .map(|s| s.key());
     let is_layer_input = |b: &&oomscope_report::BufferLifetime| {
-        input_key.is_some()
-            && crate::shape::parse_array(&b.shape).map(|s| s.key()) == input_key
+        input_key.is_some() && crate::shape::parse_array(&b.shape).map(|s| s.key()) == input_key
     };
     let p = m.peak_position;
     let spanning: Vec<_> = m

@@ -166,7 +166,10 @@ fn children(
     let largest = large[0];
     let mut dbg = NodeEval::new(DEBUG_ARTIFACTS, "");
     dbg.fact("debug_allocations", debug.len());
-    dbg.cite("debug print or host callback", cited(debug.iter().map(|a| **a)));
+    dbg.cite(
+        "debug print or host callback",
+        cited(debug.iter().map(|a| **a)),
+    );
     if let Some(a) = debug.first() {
         dbg.reason = format!(
             "{} ({}, {} of the limit) comes from a debug print or host callback{}.",
@@ -261,7 +264,11 @@ fn children(
         } else {
             "debug artefacts"
         },
-        if rest_fits { "" } else { "; the rest is too big as well" }
+        if rest_fits {
+            ""
+        } else {
+            "; the rest is too big as well"
+        }
     );
     walk.large = match debug.first() {
         Some(a) => Some(Answer {

@@ -121,6 +121,8 @@ fn choose_answer(f: &CompileFacts<'_>, walk: &Walk) -> Option<Answer> {
         (Some(l), None) => Some(l.clone()),
         (None, None) => None,
     }
+    // (walk.answer is set only when section 3 is selected: see
+    // allocation_sections.)
 }
 
 fn headline_numbers(f: &CompileFacts<'_>) -> String {
@@ -209,30 +211,51 @@ fn allocation_sections(f: &CompileFacts<'_>, nodes: &mut Vec<NodeEval>, walk: &m
     let rest_exceeds = without_largest.is_some_and(|rest| rest > limit);
     large::section(f, &large, limit, without_largest, nodes, walk);
     let hbm = f.space == "hbm";
-    // Section 3 as well when the rest alone exceeds the limit, or when
-    // nothing in the program shows the large buffer is a mistake (no debug
-    // origin, no replicating all-gather): a batch-sized activation over half
-    // the limit is then weighed against the other remedies.
-    if large.is_empty() || (hbm && (rest_exceeds || !walk.large_evident)) {
-        walk.path.push(AGGREGATE);
-        aggregate::section(f, limit, nodes, walk);
-    } else {
-        nodes.push(NodeEval::new(
-            AGGREGATE,
-            match without_largest {
-                Some(rest) => format!(
-                    "Not reached: without the largest allocation ({}) the program needs {}, which fits in {}.",
-                    gib(largest.size),
-                    gib(rest),
-                    gib(limit)
-                ),
-                None => format!(
-                    "Not reached: the allocation the error names ({}) is over half the limit by itself.",
-                    gib(largest.size)
-                ),
-            },
-        ));
+    // Section 3 as well when the rest alone exceeds the limit. When nothing
+    // in the program shows the large buffer is a mistake (no debug origin, no
+    // replicating all-gather), section 3 is weighed too, and selected when
+    // one of its remedies covers the excess (a batch-sized activation over
+    // half the limit is fixed by a smaller batch, not by sharding it).
+    let must = large.is_empty() || (hbm && rest_exceeds);
+    // A buffer larger than the whole limit is no activation to trim: the
+    // page's advice (sharding, debug prints) stands alone.
+    let may = hbm && !walk.large_evident && largest.size < limit;
+    if must || may {
+        let mut section3 = Walk::default();
+        let mut nodes3 = Vec::new();
+        aggregate::section(f, limit, &mut nodes3, &mut section3);
+        let covering = section3
+            .answer
+            .as_ref()
+            .is_some_and(|a| a.node != PROFILE && a.node != ARCHITECTURE);
+        if must || covering {
+            walk.path.push(AGGREGATE);
+            walk.path.extend(section3.path);
+            walk.answer = section3.answer;
+            walk.summary = if large.is_empty() {
+                section3.summary
+            } else {
+                format!("{}; {}", walk.summary, section3.summary)
+            };
+            nodes.extend(nodes3);
+            return;
+        }
     }
+    nodes.push(NodeEval::new(
+        AGGREGATE,
+        match without_largest {
+            Some(rest) => format!(
+                "Not reached: without the largest allocation ({}) the program needs {}, which fits in {}, and no remedy of the sum covers the excess.",
+                gib(largest.size),
+                gib(rest),
+                gib(limit)
+            ),
+            None => format!(
+                "Not reached: the allocation the error names ({}) is over half the limit by itself.",
+                gib(largest.size)
+            ),
+        },
+    ));
 }
 
 // ---------------------------------------------------------------------------

@@ -66,10 +66,10 @@ impl Remedy {
 }
 
 /// The first remedy in cost order whose estimate covers `excess`.
-pub(super) fn cheapest_covering<'a>(
-    estimates: &'a [(Remedy, Option<Estimate>)],
+pub(super) fn cheapest_covering(
+    estimates: &[(Remedy, Option<Estimate>)],
     excess: Option<u64>,
-) -> Option<(Remedy, &'a Estimate)> {
+) -> Option<(Remedy, &Estimate)> {
     let excess = excess?;
     COST_ORDER.iter().find_map(|r| {
         let (_, e) = estimates.iter().find(|(k, _)| k == r)?;

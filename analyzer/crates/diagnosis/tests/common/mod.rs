@@ -9,7 +9,10 @@ use oomscope_analyzer::{analyze, InputFile};
 use oomscope_report::{Diagnosis, DiagnosisNode, Report};
 
 pub fn corpus() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../../shared/corpus"))
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../../shared/corpus"
+    ))
 }
 
 pub fn fixtures() -> PathBuf {
@@ -17,7 +20,10 @@ pub fn fixtures() -> PathBuf {
 }
 
 pub fn samples() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../logs/tests/samples"))
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../logs/tests/samples"
+    ))
 }
 
 fn input(path: &Path) -> InputFile {
@@ -44,10 +50,12 @@ pub fn analyze_dir(dir: &Path) -> Report {
 }
 
 pub fn node<'a>(d: &'a Diagnosis, id: &str) -> &'a DiagnosisNode {
-    d.nodes
-        .iter()
-        .find(|n| n.id == id)
-        .unwrap_or_else(|| panic!("no node {id} in {:?}", d.nodes.iter().map(|n| &n.id).collect::<Vec<_>>()))
+    d.nodes.iter().find(|n| n.id == id).unwrap_or_else(|| {
+        panic!(
+            "no node {id} in {:?}",
+            d.nodes.iter().map(|n| &n.id).collect::<Vec<_>>()
+        )
+    })
 }
 
 pub fn within_25_percent(estimate: u64, real: u64, what: &str) {
