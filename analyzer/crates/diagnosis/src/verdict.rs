@@ -108,6 +108,43 @@ pub(crate) fn runtime_headline(
     }
 }
 
+/// The peak of runtime inputs (snapshots, timelines, device memory
+/// profiles, allocator profiles), the largest, and what it is.
+fn other_peak(report: &Report) -> Option<(u64, String)> {
+    let snapshots = report.memory_snapshots.iter().map(|s| {
+        (
+            s.peak_allocated_bytes,
+            "the memory snapshot's peak allocated".to_string(),
+        )
+    });
+    let timelines = report.memory_timelines.iter().map(|t| {
+        (
+            t.peak_bytes,
+            format!("the memory timeline's peak on {}", t.device),
+        )
+    });
+    let profiles = report.device_memory_profiles.iter().flat_map(|p| {
+        p.devices.iter().map(|d| {
+            (
+                d.buffer_bytes,
+                format!("the device memory profile's buffers on {}", d.device),
+            )
+        })
+    });
+    let allocators = report.allocator_profiles.iter().map(|a| {
+        (
+            a.peak_heap_bytes,
+            format!("allocator {}'s peak", a.allocator),
+        )
+    });
+    snapshots
+        .chain(timelines)
+        .chain(profiles)
+        .chain(allocators)
+        .filter(|(p, _)| *p > 0)
+        .max_by_key(|(p, _)| *p)
+}
+
 /// The verdict of a report with no OOM and no trend, and its nodes.
 pub(crate) fn none_verdict(
     report: &Report,
@@ -128,12 +165,21 @@ pub(crate) fn none_verdict(
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.bytes))
         .max();
+    let alloc_capacity = report
+        .allocator_profiles
+        .iter()
+        .map(|p| p.capacity_bytes)
+        .filter(|c| *c > 0)
+        .max();
+    let limit = limit.or(alloc_capacity);
     let (peak, what) = match module {
         Some(m) => (
             Some(m.peak_bytes),
             format!("{}'s {}", m.display_name(), peak_words(m)),
         ),
-        None => (series_max, "the largest memory in the step log".to_string()),
+        None => other_peak(report)
+            .map(|(p, w)| (Some(p), w))
+            .unwrap_or((series_max, "the largest memory in the step log".to_string())),
     };
     let padding = module.and_then(|m| {
         let p = m.padding.as_ref()?.peak_padding_bytes;
