@@ -368,6 +368,7 @@ fn by_padding<'a>(allocs: impl IntoIterator<Item = &'a Alloc>) -> Vec<CitedBuffe
     let mut padded: Vec<&Alloc> = allocs
         .into_iter()
         .filter(|a| a.padding().is_some_and(|p| p > 0))
+        .filter(|a| a.category != Some(BufferCategory::Small))
         .collect();
     padded.sort_by_key(|a| std::cmp::Reverse(a.padding()));
     padded.into_iter().map(Alloc::cited).collect()

@@ -305,9 +305,14 @@ fn buffer_json(a: &Alloc, limit: u64) -> serde_json::Value {
     })
 }
 
-/// `allocs` as cited buffers, largest first.
+/// `allocs` as cited buffers, largest first. XProf's merged entry of buffers
+/// under 16 KiB is no buffer a view can show, so it is not cited.
 fn cited<'a>(allocs: impl IntoIterator<Item = &'a Alloc>) -> Vec<CitedBuffer> {
-    let mut out: Vec<CitedBuffer> = allocs.into_iter().map(Alloc::cited).collect();
+    let mut out: Vec<CitedBuffer> = allocs
+        .into_iter()
+        .filter(|a| a.category != Some(oomscope_report::BufferCategory::Small))
+        .map(Alloc::cited)
+        .collect();
     out.sort_by_key(|b| std::cmp::Reverse(b.size_bytes));
     out
 }
