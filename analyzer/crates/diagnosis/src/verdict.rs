@@ -16,7 +16,7 @@ const PADDING_DOMINATES: f64 = 0.25;
 /// Which peak a module's `peak_bytes` is, in words.
 pub(crate) fn peak_words(m: &ModuleReport) -> &'static str {
     match m.peak_kind.as_str() {
-        "live_range" => "live-range sum (the compiler's sum of the logical sizes live at one point, unpadded; it counts a while loop's tuple aliases more than once)",
+        "live_range" => "live-range peak (the compiler's live values at its peak moment, each buffer counted once; the compiler's own sum counts a while loop's tuple aliases once per alias)",
         "heap_simulator" => "heap-simulator peak (as XProf's Memory Viewer: padded, parameters included)",
         "" => "peak",
         _ => "peak",
