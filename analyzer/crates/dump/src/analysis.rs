@@ -652,11 +652,15 @@ impl Totals {
 }
 
 /// Sum of `size` over `[start, end]` intervals at each of `n` positions.
+/// `(start, end, size)` of one buffer in program order.
+type Interval = (u64, u64, u64);
+
 /// `(start, end, padded size)` per buffer: values that share an allocation
 /// slot and whose lifetimes overlap or touch are one interval at the largest
 /// of their sizes; values without a slot stay as they are.
-fn distinct_slots(values: &[Value<'_>]) -> Vec<(u64, u64, u64)> {
-    let mut by_slot: HashMap<(i64, u64, u64), Vec<(u64, u64, u64)>> = HashMap::new();
+fn distinct_slots(values: &[Value<'_>]) -> Vec<Interval> {
+    // Keyed by (colour, allocation index, offset).
+    let mut by_slot: HashMap<(i64, u64, u64), Vec<Interval>> = HashMap::new();
     let mut out = Vec::new();
     for v in values {
         match v.slot {
@@ -669,7 +673,7 @@ fn distinct_slots(values: &[Value<'_>]) -> Vec<(u64, u64, u64)> {
     }
     for mut intervals in by_slot.into_values() {
         intervals.sort_unstable();
-        let mut current: Option<(u64, u64, u64)> = None;
+        let mut current: Option<Interval> = None;
         for (start, end, size) in intervals {
             current = match current {
                 Some((s, e, z)) if start <= e.saturating_add(1) => Some((s, e.max(end), z.max(size))),
