@@ -346,12 +346,19 @@ pub(super) fn checkpoint(f: &CompileFacts<'_>) -> Option<Estimate> {
     Some(Estimate {
         bytes,
         detail: format!(
-            "{} temporar{} produced before the peak and used after it ({}) are what jax.checkpoint would recompute instead of keeping ({kept} layer input{} of the data input's shape, {}, stay as checkpoints); recomputing needs the largest ({}) back, so about {} would be freed.",
+            "{} temporar{} produced before the peak and used after it ({}) are what jax.checkpoint would recompute instead of keeping{}; recomputing needs the largest ({}) back, so about {} would be freed.",
             held.len(),
             if held.len() == 1 { "y" } else { "ies" },
             gib(held_bytes),
-            if kept == 1 { "" } else { "s" },
-            gib(kept_bytes),
+            if kept == 0 {
+                String::new()
+            } else {
+                format!(
+                    " ({kept} layer input{} of the data input's shape, {}, stay as checkpoints)",
+                    if kept == 1 { "" } else { "s" },
+                    gib(kept_bytes)
+                )
+            },
             gib(recomputed),
             gib(bytes)
         ),
