@@ -138,7 +138,7 @@ pub fn analyze_inputs(mut files: Vec<InputFile>, sources: Vec<InputSource>, prog
                 } else {
                     InputKind::Unknown
                 };
-                if kind == InputKind::Unknown && explicit {
+                if kind == InputKind::Unknown && explicit && !sniff::is_companion(&file.name) {
                     report.errors.push(InputError {
                         input: file.name.clone(),
                         message: format!("{}: no out-of-memory error, XLA dump or memory-per-step data found in this text", file.name),
@@ -150,6 +150,10 @@ pub fn analyze_inputs(mut files: Vec<InputFile>, sources: Vec<InputSource>, prog
                 report.inputs.push(InputInfo { name: file.name.clone(), kind, size_bytes: size, content_hash });
                 report.oom_events.extend(events);
                 report.step_series.extend(series);
+            }
+            Sniffed::Companion => {
+                // Read, nothing to analyse: listed as an input, never an error.
+                report.inputs.push(InputInfo { name: file.name.clone(), kind: InputKind::Unknown, size_bytes: size, content_hash });
             }
             Sniffed::Unrecognised(what) => {
                 report.inputs.push(InputInfo { name: file.name.clone(), kind: InputKind::Unknown, size_bytes: size, content_hash });

@@ -12,6 +12,9 @@ pub enum Sniffed {
     Xplane,
     /// Any other text: OOM logs and step logs are found by content.
     Text,
+    /// A file an XLA dump folder holds beside the modules (the compiler's
+    /// flags and target arguments): read, nothing to analyse, not a problem.
+    Companion,
     /// Not something oomscope reads; the string says what it looks like.
     Unrecognised(String),
 }
@@ -37,7 +40,28 @@ pub fn sniff(name: &str, data: &[u8]) -> Sniffed {
     if oomscope_dump::is_dump_file(name) {
         return Sniffed::DumpText;
     }
+    if is_companion(name) && base != "log.txt" {
+        return Sniffed::Companion;
+    }
     Sniffed::Text
+}
+
+/// Files that sit beside the modules of an XLA dump or a compile run and
+/// describe how it was made: `*target_arguments.txt`, `debug_options`,
+/// `flagfile`, and the run's `log.txt` (still searched for an error, but
+/// without one it is not a problem).
+pub fn is_companion(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let base = lower.rsplit('/').next().unwrap_or(&lower);
+    const SUFFIXES: [&str; 6] = [
+        "target_arguments.txt",
+        "debug_options",
+        "debug_options.txt",
+        "flagfile",
+        "flagfile.txt",
+        "log.txt",
+    ];
+    SUFFIXES.iter().any(|s| base == *s || base.ends_with(&format!(".{s}")) || base.ends_with(&format!("_{s}")))
 }
 
 /// Well-known binary formats users drop by mistake, named in the error.
@@ -70,6 +94,17 @@ fn is_text(data: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dump_companions_are_read_not_errors() {
+        for name in ["dump/module_0001.jit_f.target_arguments.txt", "dump/debug_options", "xla_dump/flagfile", "run/compile.flagfile"] {
+            assert_eq!(sniff(name, b"--xla_dump_to=/tmp/d\n"), Sniffed::Companion, "{name}");
+        }
+        // log.txt is searched for an error like any text.
+        assert_eq!(sniff("run/log.txt", b"step 1\n"), Sniffed::Text);
+        assert!(is_companion("run/log.txt"));
+        assert!(!is_companion("my_oom.txt"));
+    }
 
     #[test]
     fn images_are_named_not_parsed() {

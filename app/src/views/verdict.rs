@@ -3,13 +3,17 @@
 //! selected leaf, and the largest allocations ranked with their share of the
 //! limit.
 //!
-//! The headline comes from the first OOM event of the report; without one it
-//! says so and points at the largest module peak instead.
+//! The answer comes first: the diagnosis headline (the decision tree's next
+//! step or verdict, its estimate and how sure it is), coloured by severity
+//! (red only for a failure). Then the first OOM event of the report; without
+//! one it says so and points at the largest module peak instead.
 
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use oomscope_report::{DiagnosisNode, OomEvent, OomKind, Report, TopAllocation};
+use oomscope_report::{
+    Confidence, DiagnosisNode, Headline, OomEvent, OomKind, Report, Severity, TopAllocation,
+};
 
 use crate::format::{base_name, percent, Bytes};
 
@@ -26,17 +30,64 @@ pub fn kind_title(event: &OomEvent) -> String {
     }
 }
 
-/// The limit an event was measured against.
+/// The limit an event was measured against ([`OomEvent::limit`]).
 pub fn limit_of(event: &OomEvent) -> Option<u64> {
-    event.limit_bytes.or(event.total_capacity_bytes)
+    event.limit()
 }
 
-/// The excess over the limit: as printed, else used − limit when both are known.
+/// The excess over the limit ([`OomEvent::excess`]).
 pub fn excess_of(event: &OomEvent) -> Option<u64> {
-    event.exceeded_bytes.or_else(|| {
-        let (used, limit) = (event.used_bytes?, limit_of(event)?);
-        used.checked_sub(limit)
-    })
+    event.excess()
+}
+
+/// The section's accent: red only for a failure.
+fn severity_colour(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Failure => "var(--danger)",
+        Severity::Warning => "var(--warn)",
+        Severity::Info => "var(--ok)",
+    }
+}
+
+fn confidence_text(c: Confidence) -> &'static str {
+    match c {
+        Confidence::High => "high confidence",
+        Confidence::Medium => "medium confidence",
+        Confidence::Low => "low confidence",
+    }
+}
+
+/// The diagnosis headline: the node's title, the sentence with the user's
+/// numbers, the estimate and how sure it is.
+#[component]
+fn HeadlineView(headline: Headline, title: String) -> impl IntoView {
+    let severity = match headline.severity {
+        Severity::Failure => "failure",
+        Severity::Warning => "warning",
+        Severity::Info => "info",
+    };
+    let estimate = headline.estimate_bytes.map(|b| {
+        let label = if headline.node.starts_with("verdict.fits") || headline.node == "runtime.near_limit" {
+            "Headroom"
+        } else {
+            "Estimate"
+        };
+        view! {
+            <span class="stat-note" data-field="headline-estimate">
+                {label} ": " <Bytes value=b/>
+                {headline.confidence.map(|c| format!(" ({})", confidence_text(c)))}
+            </span>
+        }
+    });
+    view! {
+        <div class="verdict-headline" data-node=headline.node.clone() data-severity=severity
+            style:border-left=format!("4px solid {}", severity_colour(headline.severity))
+            style:padding-left="10px" style:margin-bottom="12px">
+            {(!title.is_empty()).then(|| view! { <p class="verdict-where"><a href="#diagnosis">{title.clone()}</a></p> })}
+            <p class="verdict-answer" style:font-size="17px" style:margin="4px 0">{headline.text.clone()}</p>
+            {estimate}
+        </div>
+    }
 }
 
 #[component]
@@ -53,8 +104,21 @@ pub fn Verdict(report: Arc<Report>) -> impl IntoView {
         .cloned()
         .collect::<Vec<_>>();
     let others = (!others.is_empty()).then(|| view! { <OtherEvents events=others/> });
+    let headline = report.diagnosis.headline.clone();
+    let colour = severity_colour(headline.as_ref().map_or(Severity::Info, |h| h.severity));
+    let headline_view = headline.map(|h| {
+        let title = report
+            .diagnosis
+            .nodes
+            .iter()
+            .find(|n| n.id == h.node)
+            .map(|n| n.title.clone())
+            .unwrap_or_default();
+        view! { <HeadlineView headline=h title=title/> }
+    });
     view! {
-        <section class="card verdict" aria-labelledby="verdict-title">
+        <section class="card verdict" aria-labelledby="verdict-title" style:border-top-color=colour>
+            {headline_view}
             {body}
             {others}
         </section>

@@ -124,7 +124,7 @@ pub(crate) fn primary_compile_event(report: &Report) -> Option<&OomEvent> {
         .max_by_key(|e| {
             (
                 e.memory_space.eq_ignore_ascii_case("hbm") || e.kind == OomKind::TpuSparsecore,
-                e.limit_bytes.is_some() || e.total_capacity_bytes.is_some(),
+                e.limit().is_some(),
                 e.used_bytes.is_some(),
                 e.top_allocations.len(),
             )
@@ -153,14 +153,15 @@ pub(crate) fn matching_module<'a>(report: &'a Report, space: &str) -> Option<&'a
         .max_by_key(|m| (m.peak_kind != "live_range", m.peak_bytes))
 }
 
-pub(crate) fn compile_facts(report: &Report) -> Option<CompileFacts<'_>> {
-    let event = primary_compile_event(report)?;
+/// The facts of `event` (a compile-time OOM of `report`, or one the caller
+/// made for a module that exceeds a device limit the user picked).
+pub(crate) fn compile_facts<'a>(report: &'a Report, event: &'a OomEvent) -> CompileFacts<'a> {
     let space = if event.memory_space.is_empty() {
         "hbm".to_string()
     } else {
         event.memory_space.to_ascii_lowercase()
     };
-    let limit = event.limit_bytes.or(event.total_capacity_bytes);
+    let limit = event.limit();
     let used =
         event
             .used_bytes
@@ -168,7 +169,7 @@ pub(crate) fn compile_facts(report: &Report) -> Option<CompileFacts<'_>> {
                 (Some(tc), Some(sc)) => Some(tc.saturating_add(sc)),
                 _ => None,
             });
-    let excess = event.exceeded_bytes.or_else(|| match (used, limit) {
+    let excess = event.excess().or_else(|| match (used, limit) {
         (Some(u), Some(l)) if u > l => Some(u - l),
         _ => None,
     });
@@ -211,7 +212,7 @@ pub(crate) fn compile_facts(report: &Report) -> Option<CompileFacts<'_>> {
         (Vec::new(), AllocSource::None)
     };
     allocs.sort_by_key(|a| std::cmp::Reverse(a.size));
-    Some(CompileFacts {
+    CompileFacts {
         event,
         space,
         limit,
@@ -220,7 +221,7 @@ pub(crate) fn compile_facts(report: &Report) -> Option<CompileFacts<'_>> {
         module,
         allocs,
         allocs_source,
-    })
+    }
 }
 
 pub(crate) fn alloc_from_peak(m: &ModuleReport, b: &oomscope_report::PeakBuffer) -> Alloc {

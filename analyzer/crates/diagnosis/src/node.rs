@@ -37,10 +37,11 @@ impl NodeEval {
     /// Cites `buffers` (at most [`MAX_CITES`] per role) as what this node
     /// is about, so that the views can link to them.
     pub fn cite(&mut self, role: &str, buffers: impl IntoIterator<Item = CitedBuffer>) {
-        self.cites.extend(buffers.into_iter().take(MAX_CITES).map(|mut b| {
-            b.role = role.to_string();
-            b
-        }));
+        self.cites
+            .extend(buffers.into_iter().take(MAX_CITES).map(|mut b| {
+                b.role = role.to_string();
+                b
+            }));
     }
 
     pub fn fact(&mut self, key: &str, value: impl Into<Value>) {

@@ -5,6 +5,7 @@
 
 use oomscope_report::{BufferCategory, CitedBuffer, OomEvent, Report, StepSeries, TreeKind};
 
+use crate::allocator::{allocator_trend, AllocatorShape, AllocatorTrend};
 use crate::facts::{
     alloc_from_peak, cite_lifetime, gib, is_compile_kind, pct_fact, pct_text, signed, total,
 };
@@ -16,10 +17,7 @@ use crate::Evaluation;
 /// Fitted growth below this share of the first value is flat.
 const MIN_GROWTH_FRACTION: f64 = 0.01;
 
-const STEADY: &str = "runtime.steady_growth";
-const SPIKE: &str = "runtime.spike";
-const LINGER: &str = "runtime.lingering_buffers";
-const ACCUM: &str = "runtime.device_accumulation";
+use crate::ids::{ACCUMULATION as ACCUM, LINGERING as LINGER, SPIKE, STEADY_GROWTH as STEADY};
 
 /// What one step series shows.
 #[derive(Debug, Clone)]
@@ -114,19 +112,40 @@ pub(crate) fn primary_runtime_event(report: &Report) -> Option<&OomEvent> {
         .max_by_key(|e| {
             (
                 e.requested_bytes.is_some(),
-                e.limit_bytes.or(e.total_capacity_bytes).is_some(),
+                e.limit().is_some(),
                 e.extra.len() + e.top_allocations.len(),
             )
         })
 }
 
-/// Whether the series alone show a memory problem (for the `memory_growth` tree).
+/// Whether the series or allocator timelines alone show a memory problem
+/// (for the `memory_growth` tree).
 pub(crate) fn series_show_problem(report: &Report) -> bool {
     report
         .step_series
         .iter()
         .filter_map(trend)
         .any(|t| t.grows() || t.spiky() || t.sawtooth().is_some())
+        || main_allocator_trend(report).is_some()
+        || crate::near_limit::find(report).is_some()
+}
+
+/// The allocator timeline that grows or spikes (the largest change), if any.
+pub(crate) fn main_allocator_trend(report: &Report) -> Option<AllocatorTrend<'_>> {
+    report
+        .allocator_profiles
+        .iter()
+        .filter_map(allocator_trend)
+        .filter(|t| !matches!(t.shape, AllocatorShape::Flat { .. }))
+        .max_by_key(|t| match t.shape {
+            AllocatorShape::Spike { bytes, .. } => bytes,
+            AllocatorShape::SteadyGrowth {
+                first_quarter,
+                last_quarter,
+                ..
+            } => last_quarter.saturating_sub(first_quarter),
+            AllocatorShape::Flat { .. } => 0,
+        })
 }
 
 /// Outputs of a module with a parameter's shape beyond one per parameter.
@@ -150,13 +169,17 @@ fn lingering(report: &Report) -> Option<Lingering> {
             m.peak_buffers
                 .iter()
                 .enumerate()
-                .filter_map(|(i, b)| Some((b.category, parse_array(&b.shape)?.key(), b.size_bytes, i)))
+                .filter_map(|(i, b)| {
+                    Some((b.category, parse_array(&b.shape)?.key(), b.size_bytes, i))
+                })
                 .collect()
         } else {
             m.buffers
                 .iter()
                 .enumerate()
-                .filter_map(|(i, b)| Some((b.category, parse_array(&b.shape)?.key(), b.size_bytes, i)))
+                .filter_map(|(i, b)| {
+                    Some((b.category, parse_array(&b.shape)?.key(), b.size_bytes, i))
+                })
                 .collect()
         };
         let cite_at = |i: usize| match m.buffers.get(i) {
@@ -197,8 +220,14 @@ fn lingering(report: &Report) -> Option<Lingering> {
                 }
             }
         }
-        if found.extra > 0 && best.as_ref().is_none_or(|b| found.extra_bytes > b.extra_bytes) {
-            found.outputs.sort_by_key(|b| std::cmp::Reverse(b.size_bytes));
+        if found.extra > 0
+            && best
+                .as_ref()
+                .is_none_or(|b| found.extra_bytes > b.extra_bytes)
+        {
+            found
+                .outputs
+                .sort_by_key(|b| std::cmp::Reverse(b.size_bytes));
             best = Some(found);
         }
     }
@@ -218,7 +247,7 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
         })
         .or_else(|| trends.first());
     let event = primary_runtime_event(report);
-    let capacity = event.and_then(|e| e.limit_bytes.or(e.total_capacity_bytes));
+    let capacity = event.and_then(OomEvent::limit);
     let request_spike = match (event.and_then(|e| e.requested_bytes), capacity) {
         (Some(r), Some(c)) if c > 0 => Some((r, c, r.saturating_mul(2) >= c)),
         _ => None,
@@ -236,12 +265,28 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
             None
         }
     });
+    let alloc = main_allocator_trend(report);
+    let alloc_leaf = alloc.as_ref().map(|a| match a.shape {
+        AllocatorShape::Spike { .. } => SPIKE,
+        _ => STEADY,
+    });
     let leaf = if tree == TreeKind::CompileHbmOom || tree == TreeKind::None {
         None
     } else {
         series_leaf
+            .or(alloc_leaf)
             .or_else(|| linger.as_ref().map(|_| LINGER))
             .or_else(|| request_spike.filter(|r| r.2).map(|_| SPIKE))
+    };
+    // One step from an OOM comes first: it is what the user must act on now.
+    let near = crate::near_limit::find(report);
+    let leaf = match (&near, tree) {
+        (Some(_), TreeKind::MemoryGrowth | TreeKind::RuntimeOom)
+            if series_leaf.is_none() || tree == TreeKind::MemoryGrowth =>
+        {
+            Some(crate::ids::NEAR_LIMIT)
+        }
+        _ => leaf,
     };
 
     let mut nodes = Vec::new();
@@ -327,6 +372,9 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
             };
         }
     }
+    if series_leaf.is_none() {
+        allocator_steady(&mut steady, report, alloc.as_ref());
+    }
     nodes.push(steady);
 
     // Spike.
@@ -380,6 +428,43 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
             );
         }
     }
+    if series_leaf.is_none() {
+        if let Some(a) = &alloc {
+            if let AllocatorShape::Spike {
+                bytes,
+                median,
+                peak,
+                at_seconds,
+            } = a.shape
+            {
+                spike.fact("allocator", a.profile.allocator.clone());
+                spike.fact("spike_bytes", bytes);
+                spike.fact("spike_at_seconds", at_seconds);
+                spike_reasons.push(format!(
+                    "{} jumps once to {} at {:.3} s, {} above its median of {}",
+                    a.name(),
+                    gib(peak),
+                    at_seconds,
+                    gib(bytes),
+                    gib(median)
+                ));
+                spike.action(
+                    "find_op",
+                    &format!("Look at what runs {at_seconds:.3} s into the profile."),
+                    Some((
+                        signed(bytes),
+                        "allocator peak − median level of the timeline".into(),
+                    )),
+                );
+            } else if report
+                .allocator_profiles
+                .iter()
+                .any(|p| !p.timeline.is_empty())
+            {
+                spike_reasons.push("the allocator timelines show no single spike".into());
+            }
+        }
+    }
     spike.reason = if spike_reasons.is_empty() {
         "Neither a step series nor a failing request is loaded.".into()
     } else {
@@ -394,7 +479,13 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
     // Lingering buffers.
     let mut lingering_node = NodeEval::new(LINGER, "");
     match &linger {
-        Some(Lingering { extra, extra_bytes: bytes, matched, module, outputs }) => {
+        Some(Lingering {
+            extra,
+            extra_bytes: bytes,
+            matched,
+            module,
+            outputs,
+        }) => {
             lingering_node.fact("extra_outputs", *extra);
             lingering_node.fact("extra_output_bytes", *bytes);
             lingering_node.fact("matched_outputs", *matched);
@@ -450,6 +541,11 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
     }
     nodes.push(accum);
 
+    nodes.push(crate::near_limit::node(
+        near.as_ref(),
+        leaf == Some(crate::ids::NEAR_LIMIT),
+    ));
+
     let mut ordered = Vec::new();
     for def in tree_definition()
         .iter()
@@ -462,12 +558,73 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
         }
     }
 
-    let headline = runtime_headline(event, main, leaf, tree);
+    let summary = runtime_headline(event, main, leaf, tree);
     Evaluation {
         tree,
         path: leaf.map(|l| vec![l.to_string()]).unwrap_or_default(),
+        headline: crate::verdict::runtime_headline(report, tree, leaf, &ordered, &summary),
         nodes: ordered,
-        headline,
+        summary,
+    }
+}
+
+/// The steady-growth node's numbers from an allocator timeline, when no
+/// step series decides.
+fn allocator_steady(steady: &mut NodeEval, report: &Report, alloc: Option<&AllocatorTrend<'_>>) {
+    match alloc.map(|a| (a, &a.shape)) {
+        Some((
+            a,
+            &AllocatorShape::SteadyGrowth {
+                bytes_per_second,
+                first_quarter,
+                last_quarter,
+                seconds,
+            },
+        )) => {
+            steady.fact("allocator", a.profile.allocator.clone());
+            steady.fact("slope_bytes_per_second", bytes_per_second);
+            steady.fact("first_quarter_bytes", first_quarter);
+            steady.fact("last_quarter_bytes", last_quarter);
+            steady.reason = format!(
+                "{} grows steadily: {}/s (fitted) over {seconds:.3} s, from about {} in the first quarter of the profile to {} in the last.",
+                a.name(),
+                gib(bytes_per_second.max(0.0).round() as u64),
+                gib(first_quarter),
+                gib(last_quarter)
+            );
+            let per_minute = (bytes_per_second * 60.0).max(0.0) as u64;
+            steady.action(
+                "no_persistent_tensors",
+                &format!(
+                    "About {} accumulates every minute at this rate.",
+                    gib(per_minute)
+                ),
+                Some((
+                    signed(per_minute),
+                    "60 × fitted slope of the allocator's heap + stack bytes over time".into(),
+                )),
+            );
+            steady.action("sync", "", None);
+        }
+        _ => {
+            let flat: Vec<String> = report
+                .allocator_profiles
+                .iter()
+                .filter_map(allocator_trend)
+                .filter_map(|t| match t.shape {
+                    AllocatorShape::Flat { min, max } => Some(format!(
+                        "{} stays between {} and {}",
+                        t.name(),
+                        gib(min),
+                        gib(max)
+                    )),
+                    _ => None,
+                })
+                .collect();
+            if !flat.is_empty() && report.step_series.is_empty() {
+                steady.reason = format!("{}: no growth.", flat.join("; "));
+            }
+        }
     }
 }
 
@@ -483,7 +640,7 @@ fn runtime_headline(
             if let Some(r) = e.requested_bytes {
                 s.push_str(&format!(": asked for {}", gib(r)));
                 let in_use = e.allocated_bytes.or(e.extra.get("in_use_bytes").copied());
-                match (in_use, e.limit_bytes.or(e.total_capacity_bytes)) {
+                match (in_use, e.limit()) {
                     (Some(u), Some(c)) => {
                         s.push_str(&format!(" with {} of {} in use", gib(u), gib(c)))
                     }

@@ -6,6 +6,8 @@
 //! the compile tree; seeds 000, 001 and 003 for the runtime nodes.
 
 use oomscope_report::TreeKind;
+
+use crate::ids::*;
 use serde::Serialize;
 
 /// One node of the tree.
@@ -45,7 +47,7 @@ const fn action(key: &'static str, text: &'static str) -> ActionDef {
 
 static TREE: &[NodeDef] = &[
     NodeDef {
-        id: "tc_sc_balance",
+        id: TC_SC_BALANCE,
         parent: None,
         tree: TreeKind::CompileHbmOom,
         title: "TensorCore vs SparseCore HBM",
@@ -54,8 +56,8 @@ static TREE: &[NodeDef] = &[
         actions: &[],
     },
     NodeDef {
-        id: "tc_sc_balance.sparsecore_high",
-        parent: Some("tc_sc_balance"),
+        id: SPARSECORE_HIGH,
+        parent: Some(TC_SC_BALANCE),
         tree: TreeKind::CompileHbmOom,
         title: "SparseCore usage high",
         condition: "SparseCore uses at least twice what TensorCore uses (two thirds of the sum).",
@@ -80,29 +82,29 @@ static TREE: &[NodeDef] = &[
         ],
     },
     NodeDef {
-        id: "tc_sc_balance.tensorcore_high",
-        parent: Some("tc_sc_balance"),
+        id: TENSORCORE_HIGH,
+        parent: Some(TC_SC_BALANCE),
         tree: TreeKind::CompileHbmOom,
         title: "TensorCore usage high",
         condition: "TensorCore uses at least twice what SparseCore uses: continue with the allocations.",
-        continues_to: &["large_allocations", "aggregate"],
+        continues_to: &[LARGE_ALLOCATIONS, AGGREGATE],
         actions: &[],
     },
     NodeDef {
-        id: "tc_sc_balance.balanced",
-        parent: Some("tc_sc_balance"),
+        id: BALANCED,
+        parent: Some(TC_SC_BALANCE),
         tree: TreeKind::CompileHbmOom,
         title: "Both moderate: the chip is full",
         condition: "Neither uses twice the other but their sum exceeds the limit: the chip is full; reduce both, with the advice of all three sections.",
-        continues_to: &["large_allocations", "aggregate"],
+        continues_to: &[LARGE_ALLOCATIONS, AGGREGATE],
         actions: &[],
     },
     NodeDef {
-        id: "large_allocations",
+        id: LARGE_ALLOCATIONS,
         parent: None,
         tree: TreeKind::CompileHbmOom,
         title: "Unexpectedly large allocations",
-        condition: "An allocation is larger than 50% of the limit and by itself accounts for the excess (without it the program would fit). Almost always a configuration error; the XLA label points at the source.",
+        condition: "An allocation is larger than 50% of the limit (the OpenXLA rule). Almost always a configuration error; the XLA label points at the source. When the rest alone still exceeds the limit, section 3 applies as well.",
         continues_to: &[],
         actions: &[
             action(
@@ -116,8 +118,8 @@ static TREE: &[NodeDef] = &[
         ],
     },
     NodeDef {
-        id: "large_allocations.debug_artifacts",
-        parent: Some("large_allocations"),
+        id: DEBUG_ARTIFACTS,
+        parent: Some(LARGE_ALLOCATIONS),
         tree: TreeKind::CompileHbmOom,
         title: "Debug artefacts",
         condition: "A large allocation comes from a debug print or host callback.",
@@ -128,8 +130,8 @@ static TREE: &[NodeDef] = &[
         )],
     },
     NodeDef {
-        id: "large_allocations.sharding",
-        parent: Some("large_allocations"),
+        id: LARGE_SHARDING,
+        parent: Some(LARGE_ALLOCATIONS),
         tree: TreeKind::CompileHbmOom,
         title: "Mesh shape or sharding",
         condition: "No debug origin: a wrong mesh shape or a missing sharding annotation makes XLA replicate a huge tensor on one chip.",
@@ -140,20 +142,20 @@ static TREE: &[NodeDef] = &[
         )],
     },
     NodeDef {
-        id: "aggregate",
+        id: AGGREGATE,
         parent: None,
         tree: TreeKind::CompileHbmOom,
         title: "Sum of allocations exceeds the limit",
-        condition: "No single allocation accounts for the excess: the sum is too big. Find the top contributors at the peak, then reduce them.",
+        condition: "No allocation is over half the limit, or without the largest the rest still exceeds the limit: the sum is too big. Each remedy estimates what it saves; the cheapest whose estimate covers the excess is selected (cost order: donation, padding, jax.checkpoint, bfloat16, batch, more chips).",
         continues_to: &[],
         actions: &[action("top_contributor", "Top contributor:")],
     },
     NodeDef {
-        id: "aggregate.padding",
-        parent: Some("aggregate"),
+        id: PADDING,
+        parent: Some(AGGREGATE),
         tree: TreeKind::CompileHbmOom,
         title: "A. Padding and alignment",
-        condition: "Padding of buffers live at the peak is at least the excess.",
+        condition: "Padding of buffers live at the peak covers the excess and donation does not.",
         continues_to: &[],
         actions: &[action(
             "align_dims",
@@ -161,11 +163,11 @@ static TREE: &[NodeDef] = &[
         )],
     },
     NodeDef {
-        id: "aggregate.config",
-        parent: Some("aggregate"),
+        id: CONFIG,
+        parent: Some(AGGREGATE),
         tree: TreeKind::CompileHbmOom,
         title: "B. Configuration: batch, donation, precision",
-        condition: "One configuration change (bfloat16 for f32 buffers, donate_argnums, half the batch) saves at least the excess.",
+        condition: "The cheapest remedy whose estimate covers the excess is a configuration change: donate_argnums (free), bfloat16, or half the batch.",
         continues_to: &[],
         actions: &[
             action(
@@ -183,11 +185,11 @@ static TREE: &[NodeDef] = &[
         ],
     },
     NodeDef {
-        id: "aggregate.architecture",
-        parent: Some("aggregate"),
+        id: ARCHITECTURE,
+        parent: Some(AGGREGATE),
         tree: TreeKind::CompileHbmOom,
         title: "C. Architecture and sharding",
-        condition: "The complete buffer list shows no cheap saving that covers the excess: the model is too big for this chip.",
+        condition: "The complete buffer list shows no cheaper remedy whose estimate covers the excess: the model is too big for this chip.",
         continues_to: &[],
         actions: &[
             action(
@@ -205,8 +207,8 @@ static TREE: &[NodeDef] = &[
         ],
     },
     NodeDef {
-        id: "aggregate.flags",
-        parent: Some("aggregate"),
+        id: FLAGS,
+        parent: Some(AGGREGATE),
         tree: TreeKind::CompileHbmOom,
         title: "D. Memory-related XLA flags",
         condition: "Last resort: flags that trade speed for memory; never selected by the data alone.",
@@ -217,11 +219,11 @@ static TREE: &[NodeDef] = &[
         )],
     },
     NodeDef {
-        id: "aggregate.remat",
-        parent: Some("aggregate"),
+        id: REMAT,
+        parent: Some(AGGREGATE),
         tree: TreeKind::CompileHbmOom,
         title: "E. Rematerialisation and jax.checkpoint",
-        condition: "The program is close to fitting (excess at most 10% of the limit): make the rematerialisation pass work harder, or checkpoint by hand.",
+        condition: "What jax.checkpoint would free (activations held across the peak) covers the excess and neither donation nor padding does; the rematerialisation flags help when the program is close to fitting.",
         continues_to: &[],
         actions: &[
             action(
@@ -239,8 +241,8 @@ static TREE: &[NodeDef] = &[
         ],
     },
     NodeDef {
-        id: "aggregate.profile",
-        parent: Some("aggregate"),
+        id: PROFILE,
+        parent: Some(AGGREGATE),
         tree: TreeKind::CompileHbmOom,
         title: "F. Profile the peak",
         condition: "The data lists only part of the allocations and none of the estimates covers the excess: see every buffer at the peak first.",
@@ -251,7 +253,7 @@ static TREE: &[NodeDef] = &[
         )],
     },
     NodeDef {
-        id: "runtime.steady_growth",
+        id: STEADY_GROWTH,
         parent: None,
         tree: TreeKind::RuntimeOom,
         title: "Steady growth",
@@ -273,7 +275,7 @@ static TREE: &[NodeDef] = &[
         ],
     },
     NodeDef {
-        id: "runtime.spike",
+        id: SPIKE,
         parent: None,
         tree: TreeKind::RuntimeOom,
         title: "Sudden spike",
@@ -291,7 +293,7 @@ static TREE: &[NodeDef] = &[
         ],
     },
     NodeDef {
-        id: "runtime.lingering_buffers",
+        id: LINGERING,
         parent: None,
         tree: TreeKind::RuntimeOom,
         title: "Lingering gradient buffers",
@@ -303,7 +305,7 @@ static TREE: &[NodeDef] = &[
         )],
     },
     NodeDef {
-        id: "runtime.device_accumulation",
+        id: ACCUMULATION,
         parent: None,
         tree: TreeKind::RuntimeOom,
         title: "Per-step values kept on the device",
@@ -312,6 +314,151 @@ static TREE: &[NodeDef] = &[
         actions: &[action(
             "to_host",
             "Move reduced per-step values to the host at once (.item() / .cpu() after the reduction) instead of keeping device tensors in a list until the next log.",
+        )],
+    },
+    NodeDef {
+        id: NEAR_LIMIT,
+        parent: None,
+        tree: TreeKind::RuntimeOom,
+        title: "One step from out of memory",
+        condition: "Memory runs within 3% of capacity, or the allocator retries (frees its cache and tries again): the next larger step fails.",
+        continues_to: &[],
+        actions: &[
+            action(
+                "expandable_segments",
+                "Allocator retries mean the cache is thrashing or fragmented: set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.",
+            ),
+            action(
+                "headroom",
+                "Make room before it fails: activation checkpointing, a smaller batch, or sharding optimizer state.",
+            ),
+        ],
+    },
+    NodeDef {
+        id: TORCH_FRAGMENTATION,
+        parent: None,
+        tree: TreeKind::RuntimeOom,
+        title: "Fragmentation: free memory in pieces too small",
+        condition: "The allocator holds at least the request in reserved-but-unallocated memory (or the free chunks add up to the request) but no single free block is large enough.",
+        continues_to: &[],
+        actions: &[
+            action(
+                "expandable_segments",
+                "Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: segments then grow in place instead of needing one free block of the request's size.",
+            ),
+            action(
+                "max_split_size",
+                "On PyTorch before 2.1 (no expandable_segments), set PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:<N> so large free blocks are not split for small requests.",
+            ),
+            action(
+                "bfc_async",
+                "XLA's BFC allocator: let CUDA's own pool allocate (TF_GPU_ALLOCATOR=cuda_malloc_async, or XLA_PYTHON_CLIENT_ALLOCATOR=platform in JAX).",
+            ),
+        ],
+    },
+    NodeDef {
+        id: TORCH_NON_PYTORCH,
+        parent: None,
+        tree: TreeKind::RuntimeOom,
+        title: "Memory used outside the framework",
+        condition: "The device or the process uses far more than the framework holds, or reports free memory far above the request: another process, NCCL buffers, the CUDA context, a per-process or MIG limit took it.",
+        continues_to: &[],
+        actions: &[
+            action(
+                "other_processes",
+                "Look for what else holds the GPU (nvidia-smi: another job, a notebook kernel, a zombie worker; in this process NCCL buffers and the CUDA context).",
+            ),
+            action(
+                "memory_limit",
+                "A limit below the device's memory is set (torch.cuda.set_per_process_memory_fraction, a MIG slice, a driver or container limit): raise it or use a larger slice.",
+            ),
+            action(
+                "xla_preallocate",
+                "JAX and XLA preallocate 75% of the GPU by default: XLA_PYTHON_CLIENT_MEM_FRACTION raises that share; XLA_PYTHON_CLIENT_PREALLOCATE=false allocates on demand.",
+            ),
+        ],
+    },
+    NodeDef {
+        id: TORCH_CAPACITY,
+        parent: None,
+        tree: TreeKind::RuntimeOom,
+        title: "The device is full",
+        condition: "Memory in use is near the device's capacity and the request does not fit in what is left: the job needs less memory.",
+        continues_to: &[],
+        actions: &[
+            action(
+                "checkpointing",
+                "Use activation checkpointing (torch.utils.checkpoint, or jax.checkpoint) to recompute activations in the backward pass.",
+            ),
+            action(
+                "mixed_precision",
+                "Use mixed precision (torch.autocast with bfloat16) for activations.",
+            ),
+            action(
+                "batch",
+                "Reduce the batch size, with gradient accumulation to keep the effective batch.",
+            ),
+            action(
+                "shard_state",
+                "Shard parameters, gradients and optimizer state over the GPUs (FSDP, ZeRO).",
+            ),
+        ],
+    },
+    NodeDef {
+        id: TORCH_PRIVATE_POOLS,
+        parent: None,
+        tree: TreeKind::RuntimeOom,
+        title: "CUDA graphs hold memory",
+        condition: "Memory allocated in private pools (CUDA graphs) is a large share of what the framework holds, or covers the request.",
+        continues_to: &[],
+        actions: &[action(
+            "cuda_graphs",
+            "Private pools belong to captured CUDA graphs (torch.compile mode=\"reduce-overhead\", torch.cuda.graphs): their memory is not returned to the shared pool. Release graphs you no longer replay, or compile without CUDA graphs.",
+        )],
+    },
+    NodeDef {
+        id: VERDICT_FITS,
+        parent: None,
+        tree: TreeKind::None,
+        title: "Fits",
+        condition: "The peak is under the device's limit.",
+        continues_to: &[],
+        actions: &[action("headroom", "Headroom left on the device:")],
+    },
+    NodeDef {
+        id: VERDICT_PADDING,
+        parent: None,
+        tree: TreeKind::None,
+        title: "Padding dominates the peak",
+        condition: "At least a quarter of the peak is padding to the TPU tile.",
+        continues_to: &[],
+        actions: &[action(
+            "align_dims",
+            "Make large dimensions multiples of the tile (128 for the minor dimension, 8 for the second-minor).",
+        )],
+    },
+    NodeDef {
+        id: VERDICT_NO_LIMIT,
+        parent: None,
+        tree: TreeKind::None,
+        title: "No limit known",
+        condition: "The inputs give a peak but no memory limit to compare it with.",
+        continues_to: &[],
+        actions: &[action(
+            "pick_device",
+            "Pick the device (or give its memory limit) to compare the peak with.",
+        )],
+    },
+    NodeDef {
+        id: VERDICT_NOTHING,
+        parent: None,
+        tree: TreeKind::None,
+        title: "No memory data",
+        condition: "No input describes memory use.",
+        continues_to: &[],
+        actions: &[action(
+            "add_inputs",
+            "Add the OOM message, the XLA dump (XLA_FLAGS=--xla_dump_to=DIR), an XProf profile or a training log with memory per step.",
         )],
     },
 ];

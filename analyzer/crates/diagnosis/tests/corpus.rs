@@ -4,6 +4,8 @@
 //! numbers derived by hand from the same files, and against the real
 //! difference the compiler reports for the fixture pairs (within 25%).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use oomscope_diagnosis::{diagnose, verdict};
@@ -26,43 +28,14 @@ fn read(path: &Path) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-fn add_log(r: &mut Report, name: &str, text: &str) {
-    r.oom_events
-        .extend(oomscope_logs::parse_oom_log(name, text));
-    let mut series = oomscope_steps::parse_step_log(name, text);
-    for s in &mut series {
-        oomscope_steps::analyze_series(s);
-    }
-    r.step_series.extend(series);
-}
-
+/// One log through the whole pipeline (`oomscope_analyzer::analyze`).
 fn log_report(path: &Path) -> Report {
-    let mut r = Report::new();
-    let name = path.file_name().unwrap().to_string_lossy().to_string();
-    add_log(&mut r, &name, &read(path));
-    r
+    common::analyze_file(path)
 }
 
-/// Every log (`*.log`) and dump text file of a folder, as the app would load them.
+/// Every file of a folder through the whole pipeline, as if dropped together.
 fn dir_report(dir: &Path) -> Report {
-    let mut r = Report::new();
-    let mut dump = Vec::new();
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for p in entries.into_iter().filter(|p| p.is_file()) {
-        let name = p.file_name().unwrap().to_string_lossy().to_string();
-        if name.ends_with(".log") {
-            add_log(&mut r, &name, &read(&p));
-        } else if name.starts_with("module_") && name.ends_with(".txt") {
-            dump.push((p.to_string_lossy().to_string(), read(&p)));
-        }
-    }
-    let files: Vec<(&str, &str)> = dump.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-    r.modules = oomscope_dump::analyze_dump(&files).0;
-    r
+    common::analyze_dir(dir)
 }
 
 fn node<'a>(d: &'a Diagnosis, id: &str) -> &'a DiagnosisNode {
@@ -86,28 +59,44 @@ fn g(text: &str) -> u64 {
 #[test]
 fn every_corpus_log_selects_its_path() {
     let cases: &[(&str, TreeKind, &[&str])] = &[
-        // 17.60G of 16.00G (1.60G = 10% over) and no listed buffer above 8.00G.
+        // 17.60G of 16.00G (1.60G = 10% over) and no listed buffer above
+        // 8.00G: half the batch (4, the leading dimension holding the most
+        // listed activation bytes) covers the excess by its estimate, the
+        // cheapest that does (issue 20: no 10% rule).
         (
             "01_tpu_compile_hbm.txt",
             TreeKind::CompileHbmOom,
-            &["aggregate", "aggregate.remat"],
+            &["aggregate", "aggregate.config"],
         ),
-        // One runtime request of 4000000000 bytes (21% of 18995773440): one event cannot tell.
-        ("38_xla_gpu.txt", TreeKind::RuntimeOom, &[]),
+        // BFC: 14.90 GiB in use of 17.69 GiB, 3.72 GiB asked: the allocator is full.
+        ("38_xla_gpu.txt", TreeKind::RuntimeOom, &["torch.capacity"]),
         (
             "58_tpu_sparsecore.txt",
             TreeKind::CompileHbmOom,
             &["tc_sc_balance", "tc_sc_balance.sparsecore_high"],
         ),
-        // One memstats sample per device: no trend.
-        ("59_train_step_memory.txt", TreeKind::None, &[]),
-        ("60_train_step_memory.txt", TreeKind::None, &[]),
-        ("61_train_step_memory.txt", TreeKind::None, &[]),
-        // 33.31M over 94.74G; largest 36.00G = 38%.
+        // One memstats sample per device: no trend; 1.79 of 95.74 GB fits.
+        (
+            "59_train_step_memory.txt",
+            TreeKind::None,
+            &["verdict.fits"],
+        ),
+        // A compile-time estimate of 100.4 GB and no device: pick one.
+        (
+            "60_train_step_memory.txt",
+            TreeKind::None,
+            &["verdict.no_limit"],
+        ),
+        (
+            "61_train_step_memory.txt",
+            TreeKind::None,
+            &["verdict.fits"],
+        ),
+        // 33.31M over 94.74G; largest 36.00G = 38%, f32: bf16 covers it.
         (
             "62_tpu_compile_hbm.txt",
             TreeKind::CompileHbmOom,
-            &["aggregate", "aggregate.remat"],
+            &["aggregate", "aggregate.config"],
         ),
         // 381.60G of 94.74G; the table's rows are 12.00G at most and it is truncated.
         (
@@ -127,8 +116,16 @@ fn every_corpus_log_selects_its_path() {
             &["aggregate", "aggregate.config"],
         ),
         // Negative control: a successful compile.
-        ("66_tpu_compile_hbm.txt", TreeKind::None, &[]),
-        ("67_train_step_memory.txt", TreeKind::None, &[]),
+        (
+            "66_tpu_compile_hbm.txt",
+            TreeKind::None,
+            &["verdict.nothing"],
+        ),
+        (
+            "67_train_step_memory.txt",
+            TreeKind::None,
+            &["verdict.fits"],
+        ),
         // One u8[327680,327680] request of 100 GiB on 16 GiB.
         (
             "72_tpu_compile_hbm.txt",
@@ -148,6 +145,11 @@ fn every_corpus_log_selects_its_path() {
             .find(|c| c.0 == name)
             .unwrap_or_else(|| panic!("no expected path for new corpus log {name}"));
         let d = diagnose(&log_report(&path));
+        eprintln!(
+            "{name}: {:?} {:?}",
+            d.path,
+            d.headline.as_ref().map(|h| &h.text)
+        );
         assert_eq!(
             (d.tree, d.path.clone()),
             (*tree, path_ids.iter().map(|s| s.to_string()).collect()),
@@ -196,11 +198,21 @@ fn corpus_log_estimates_match_the_numbers_in_the_logs() {
 fn compiler_runs_select_their_paths() {
     let old = dir_report(&corpus().join("xla-runs/old-libtpu-oom"));
     let d = diagnose(&old);
-    assert_eq!(d.path, ["aggregate", "aggregate.config"]);
-    // Three f32[32768,70001] temporaries of 8.55G (54% each) on 15.75G.
+    // Three f32[32768,70001] temporaries of 8.55G (54% each) on 15.75G:
+    // section 2 (over half the limit), then section 3 (without the largest
+    // 17.09G remain), as the OpenXLA page says (issue 15 item 8).
+    assert_eq!(
+        d.path,
+        [
+            "large_allocations",
+            "large_allocations.sharding",
+            "aggregate",
+            "aggregate.config"
+        ]
+    );
     let large = node(&d, "large_allocations");
     assert_eq!(large.facts["allocations_over_half"], 3);
-    assert!(!large.selected);
+    assert!(large.selected);
     let v = verdict(&old);
     assert!(
         v.headline.starts_with(
@@ -231,13 +243,27 @@ fn compiler_runs_select_their_paths() {
         "{}",
         fits.headline
     );
-    for fits in ["new-libtpu-fits", "cpu-xplane", "tf-cpu-allocator"] {
+    // The TensorFlow run fits, but its BFC allocator timeline (XProf
+    // /host:CPU MemoryAllocation events, read since issue 15 item 10) grows.
+    let tf = diagnose(&dir_report(&corpus().join("xla-runs/tf-cpu-allocator")));
+    assert_eq!(
+        (tf.tree, tf.path.clone()),
+        (
+            TreeKind::MemoryGrowth,
+            vec!["runtime.steady_growth".to_string()]
+        )
+    );
+    for fits in ["new-libtpu-fits", "cpu-xplane"] {
         assert_eq!(
             diagnose(&dir_report(&corpus().join("xla-runs").join(fits))).tree,
             TreeKind::None,
             "{fits}"
         );
     }
+}
+
+fn r_has_oom(dir: &Path) -> bool {
+    !dir_report(dir).oom_events.is_empty()
 }
 
 /// Every generated fixture with an `expected_tree_node` selects it.
@@ -265,6 +291,12 @@ fn fixtures_select_their_expected_node() {
         let name = dir.display().to_string();
         let d = diagnose(&dir_report(&dir));
         match meta["outcome"].as_str() {
+            // A fit whose allocator timeline grows (tf-cpu-allocator: 8
+            // tensors kept per step) is a memory-growth verdict, not a failure.
+            Some("fits") if d.tree == TreeKind::MemoryGrowth => {
+                assert_eq!(d.path, ["runtime.steady_growth"], "{name}");
+                assert!(!r_has_oom(&dir), "{name}");
+            }
             Some("fits") => assert_eq!(d.tree, TreeKind::None, "{name}"),
             Some("compile_oom") => assert_eq!(d.tree, TreeKind::CompileHbmOom, "{name}"),
             _ => {}
@@ -392,7 +424,9 @@ fn within_25_percent(estimate: u64, real: u64, what: &str) {
 
 #[test]
 fn bf16_estimate_matches_the_f32_bf16_pair() {
-    let d = diagnose(&as_if_oom(dir_report(&fixtures().join("pair-dtype/f32"))));
+    let d = diagnose(&as_if_oom(common::analyze_dir(
+        &fixtures().join("pair-dtype/f32"),
+    )));
     assert_eq!(d.path[0], "aggregate");
     within_25_percent(
         estimate(&d, "aggregate.config", "bfloat16"),
@@ -404,7 +438,7 @@ fn bf16_estimate_matches_the_f32_bf16_pair() {
 #[test]
 fn donation_estimate_matches_the_donate_pair() {
     // The plain variant is a real OOM: 16.25G of 15.75G.
-    let d = diagnose(&dir_report(&fixtures().join("pair-donate/plain")));
+    let d = diagnose(&common::analyze_dir(&fixtures().join("pair-donate/plain")));
     assert_eq!(d.tree, TreeKind::CompileHbmOom);
     within_25_percent(
         estimate(&d, "aggregate.config", "donate_argnums"),
@@ -415,7 +449,9 @@ fn donation_estimate_matches_the_donate_pair() {
 
 #[test]
 fn checkpoint_estimate_matches_the_remat_pair() {
-    let d = diagnose(&as_if_oom(dir_report(&fixtures().join("pair-remat/plain"))));
+    let d = diagnose(&as_if_oom(common::analyze_dir(
+        &fixtures().join("pair-remat/plain"),
+    )));
     assert_eq!(d.path[0], "aggregate");
     within_25_percent(
         estimate(&d, "aggregate.remat", "jax.checkpoint"),
@@ -439,23 +475,33 @@ fn assert_cites_resolve(r: &Report, d: &Diagnosis, name: &str) -> usize {
                     .iter()
                     .find(|m| m.display_name() == c.module && m.memory_space == c.memory_space)
                     .unwrap_or_else(|| panic!("{what}: no module {}", c.module));
-                let id = c.buffer_id.unwrap_or_else(|| panic!("{what}: no buffer id"));
-                let in_peak = m
-                    .peak_buffers
-                    .iter()
-                    .any(|b| b.logical_buffer_id == Some(id) && b.name == c.name && b.size_bytes == c.size_bytes);
+                let id = c
+                    .buffer_id
+                    .unwrap_or_else(|| panic!("{what}: no buffer id"));
+                let in_peak = m.peak_buffers.iter().any(|b| {
+                    b.logical_buffer_id == Some(id)
+                        && b.name == c.name
+                        && b.size_bytes == c.size_bytes
+                });
                 let in_lifetimes = m
                     .buffers
                     .iter()
                     .any(|b| b.id == id && b.name == c.name && b.size_bytes == c.size_bytes);
-                assert!(in_peak || in_lifetimes, "{what}: id {id} not in {}", c.module);
-            } else {
-                let rank = c.listing_rank.unwrap_or_else(|| panic!("{what}: neither module nor rank"));
                 assert!(
-                    r.oom_events.iter().any(|e| e
-                        .top_allocations
+                    in_peak || in_lifetimes,
+                    "{what}: id {id} not in {}",
+                    c.module
+                );
+            } else {
+                let rank = c
+                    .listing_rank
+                    .unwrap_or_else(|| panic!("{what}: neither module nor rank"));
+                assert!(
+                    r.oom_events
                         .iter()
-                        .any(|a| a.rank == rank && a.size_bytes == c.size_bytes && a.shape == c.shape)),
+                        .any(|e| e.top_allocations.iter().any(|a| a.rank == rank
+                            && a.size_bytes == c.size_bytes
+                            && a.shape == c.shape)),
                     "{what}: rank {rank} not listed"
                 );
             }
@@ -484,8 +530,14 @@ fn cited_buffers_resolve_in_logs_and_fixtures() {
             resolved += assert_cites_resolve(&r, &diagnose(&r), &p.display().to_string());
         }
     }
-    eprintln!("{from_logs} cites from corpus logs, {} from fixtures", resolved - from_logs);
-    assert!(from_logs > 20 && resolved > from_logs + 20, "{from_logs} / {resolved}");
+    eprintln!(
+        "{from_logs} cites from corpus logs, {} from fixtures",
+        resolved - from_logs
+    );
+    assert!(
+        from_logs > 20 && resolved > from_logs + 20,
+        "{from_logs} / {resolved}"
+    );
 }
 
 /// What a node cites is what its numbers count: the one buffer over the
@@ -498,30 +550,64 @@ fn cites_are_what_the_estimates_count() {
     let large = node(&d, "large_allocations");
     // Two f32[32768,100003] buffers, each 13.11 GB on a 16 GiB limit.
     let half = large.facts["half_limit_bytes"].as_u64().unwrap();
-    assert_eq!(large.cites.len() as u64, large.facts["allocations_over_half"].as_u64().unwrap());
-    assert!(large.cites.iter().all(|c| c.size_bytes > half && c.shape.starts_with("f32[")), "{:?}", large.cites);
-    assert_eq!(Some(large.cites[0].size_bytes), large.facts["largest_bytes"].as_u64());
+    assert_eq!(
+        large.cites.len() as u64,
+        large.facts["allocations_over_half"].as_u64().unwrap()
+    );
+    assert!(
+        large
+            .cites
+            .iter()
+            .all(|c| c.size_bytes > half && c.shape.starts_with("f32[")),
+        "{:?}",
+        large.cites
+    );
+    assert_eq!(
+        Some(large.cites[0].size_bytes),
+        large.facts["largest_bytes"].as_u64()
+    );
     let sharding = &node(&d, "large_allocations.sharding").cites;
     assert_eq!(sharding.len(), 1);
-    assert_eq!((sharding[0].buffer_id, sharding[0].size_bytes), (large.cites[0].buffer_id, large.cites[0].size_bytes));
+    assert_eq!(
+        (sharding[0].buffer_id, sharding[0].size_bytes),
+        (large.cites[0].buffer_id, large.cites[0].size_bytes)
+    );
 
-    let r = as_if_oom(dir_report(&fixtures().join("pair-dtype/f32")));
+    let r = as_if_oom(common::analyze_dir(&fixtures().join("pair-dtype/f32")));
     let d = diagnose(&r);
-    let f32s: Vec<_> = node(&d, "aggregate.config").cites.iter().filter(|c| c.role == "f32").collect();
+    let f32s: Vec<_> = node(&d, "aggregate.config")
+        .cites
+        .iter()
+        .filter(|c| c.role == "f32")
+        .collect();
     assert!(!f32s.is_empty() && f32s.iter().all(|c| c.shape.starts_with("f32[")));
     // The cited f32 buffers are the module's largest f32 buffers at the peak
     // (at most 12 are cited), and half of all of them is the estimate.
     let m = r
         .modules
         .iter()
-        .find(|m| m.display_name() == f32s[0].module && m.memory_space == 0 && m.peak_kind != "live_range")
+        .find(|m| {
+            m.display_name() == f32s[0].module && m.memory_space == 0 && m.peak_kind != "live_range"
+        })
         .unwrap();
-    let mut at_peak: Vec<u64> = m.peak_buffers.iter().filter(|b| b.shape.starts_with("f32[")).map(|b| b.size_bytes).collect();
+    let mut at_peak: Vec<u64> = m
+        .peak_buffers
+        .iter()
+        .filter(|b| b.shape.starts_with("f32["))
+        .map(|b| b.size_bytes)
+        .collect();
     at_peak.sort_unstable_by(|a, b| b.cmp(a));
     let cited: Vec<u64> = f32s.iter().map(|c| c.size_bytes).collect();
-    assert_eq!(cited, at_peak[..cited.len()], "the largest f32 buffers, largest first");
+    assert_eq!(
+        cited,
+        at_peak[..cited.len()],
+        "the largest f32 buffers, largest first"
+    );
     assert_eq!(cited.len(), at_peak.len().min(12));
-    assert_eq!(at_peak.iter().sum::<u64>() / 2, estimate(&d, "aggregate.config", "bfloat16"));
+    assert_eq!(
+        at_peak.iter().sum::<u64>() / 2,
+        estimate(&d, "aggregate.config", "bfloat16")
+    );
 
     let d = diagnose(&dir_report(&fixtures().join("pair-donate/plain")));
     let donated: Vec<_> = node(&d, "aggregate.config")
@@ -535,13 +621,24 @@ fn cites_are_what_the_estimates_count() {
         assert_eq!(sum, estimate(&d, "aggregate.config", "donate_argnums"));
     }
 
-    let r = as_if_oom(dir_report(&fixtures().join("pair-remat/plain")));
+    let r = as_if_oom(common::analyze_dir(&fixtures().join("pair-remat/plain")));
     let d = diagnose(&r);
     let held = &node(&d, "aggregate.remat").cites;
     assert!(!held.is_empty());
-    let m = r.modules.iter().find(|m| m.display_name() == held[0].module).unwrap();
+    let m = r
+        .modules
+        .iter()
+        .find(|m| m.display_name() == held[0].module)
+        .unwrap();
     for c in held {
-        let b = m.buffers.iter().find(|b| Some(b.id) == c.buffer_id).unwrap();
-        assert!(b.start < m.peak_position && b.end > m.peak_position, "{c:?} is not held across the peak");
+        let b = m
+            .buffers
+            .iter()
+            .find(|b| Some(b.id) == c.buffer_id)
+            .unwrap();
+        assert!(
+            b.start < m.peak_position && b.end > m.peak_position,
+            "{c:?} is not held across the peak"
+        );
     }
 }

@@ -16,11 +16,14 @@
 //! 2. `peak_kind = "live_range"`: the compiler's own `Live ranges at N (peak)`
 //!    reproduced: every value of every memory space, live at `t` when
 //!    `start <= t <= end`, at its logical size (`ShapeUtil::ByteSizeOf`,
-//!    unpadded); `peak_position` is the compiler's peak moment, found as
+//!    unpadded; values sharing an allocation slot, e.g. a while loop's tuple
+//!    aliases, each count); `peak_position` is the compiler's peak moment, found as
 //!    `HloLiveRange::ComputePeakMemoryMoment` does (with the size of the
 //!    defining instruction's whole shape, so a tuple-producing fusion counts 16
 //!    bytes there); `peak_unpadded_bytes` is the sum it lists. It can be far
 //!    from the real maximum; `compiler_peak_bytes` holds the figure the file states.
+//!    The padded view (`heap_bytes`, `peak_bytes`) counts each allocation slot
+//!    once while any of its values is live, so aliases are not counted twice.
 //!
 //! Without live ranges (some older or partial dumps), lifetimes are estimated
 //! from the entry computation's schedule and the uses of each value
@@ -649,6 +652,43 @@ impl Totals {
 }
 
 /// Sum of `size` over `[start, end]` intervals at each of `n` positions.
+/// `(start, end, size)` of one buffer in program order.
+type Interval = (u64, u64, u64);
+
+/// `(start, end, padded size)` per buffer: values that share an allocation
+/// slot and whose lifetimes overlap or touch are one interval at the largest
+/// of their sizes; values without a slot stay as they are.
+fn distinct_slots(values: &[Value<'_>]) -> Vec<Interval> {
+    // Keyed by (colour, allocation index, offset).
+    let mut by_slot: HashMap<(i64, u64, u64), Vec<Interval>> = HashMap::new();
+    let mut out = Vec::new();
+    for v in values {
+        match v.slot {
+            Some((allocation, offset)) => by_slot
+                .entry((v.color, allocation, offset))
+                .or_default()
+                .push((v.start, v.end, v.padded)),
+            None => out.push((v.start, v.end, v.padded)),
+        }
+    }
+    for mut intervals in by_slot.into_values() {
+        intervals.sort_unstable();
+        let mut current: Option<Interval> = None;
+        for (start, end, size) in intervals {
+            current = match current {
+                Some((s, e, z)) if start <= e.saturating_add(1) => Some((s, e.max(end), z.max(size))),
+                Some(done) => {
+                    out.push(done);
+                    Some((start, end, size))
+                }
+                None => Some((start, end, size)),
+            };
+        }
+        out.extend(current);
+    }
+    out
+}
+
 fn series(n: usize, intervals: impl Iterator<Item = (u64, u64, u64)>) -> Vec<u64> {
     let mut delta = vec![0i128; n + 1];
     for (start, end, size) in intervals {
@@ -861,7 +901,12 @@ fn live_range_report(
             .map(|v| (v.start, v.end, instruction_bytes(v)))
             .collect::<Vec<_>>(),
     );
-    let heap = series(n, values.iter().map(|v| (v.start, v.end, v.padded)));
+    // The padded view counts each allocation slot once while any of its
+    // values is live: a while loop's tuple elements alias its operand, body
+    // parameter and body root (one slot), which the compiler's own sum (the
+    // unpadded view, `peak_unpadded_bytes`, `compiler_peak_bytes`) counts
+    // once per alias.
+    let heap = series(n, distinct_slots(values).into_iter());
     let unpadded = series(n, values.iter().map(|v| (v.start, v.end, v.logical)));
     let position = moment.min(last);
     let mut live_at: Vec<&Value<'_>> = values
@@ -876,7 +921,7 @@ fn live_range_report(
     });
     ModuleReport {
         peak_kind: PEAK_KIND_LIVE_RANGE.into(),
-        peak_bytes: total_bytes(live_at.iter().map(|v| v.padded)),
+        peak_bytes: heap.get(position as usize).copied().unwrap_or(0),
         peak_unpadded_bytes: total_bytes(live_at.iter().map(|v| v.logical)),
         peak_position: position,
         heap_bytes: heap,

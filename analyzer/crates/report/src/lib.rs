@@ -220,6 +220,24 @@ pub struct OomEvent {
     pub missing: Vec<String>,
 }
 
+impl OomEvent {
+    /// The memory limit the event was measured against: the limit the message
+    /// states, else the device's total capacity (PyTorch, BFC). The one
+    /// definition of this rule: every reader of a limit calls it.
+    pub fn limit(&self) -> Option<u64> {
+        self.limit_bytes.or(self.total_capacity_bytes)
+    }
+
+    /// How far over the limit: the excess the message prints, else
+    /// used − limit when both are known and used is the larger.
+    pub fn excess(&self) -> Option<u64> {
+        self.exceeded_bytes.or_else(|| {
+            let (used, limit) = (self.used_bytes?, self.limit()?);
+            used.checked_sub(limit).filter(|e| *e > 0)
+        })
+    }
+}
+
 /// One entry of a "Largest program allocations" (or similar) listing.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TopAllocation {
@@ -516,6 +534,19 @@ pub enum Severity {
     Info,
 }
 
+/// How far an estimate can be trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Confidence {
+    /// Counted from the compiler's own buffers or the message's own numbers.
+    High,
+    /// A model over real buffers (e.g. bf16 halves each f32 buffer), or an
+    /// estimate that covers the excess by a thin margin.
+    Medium,
+    /// An upper bound or a guess from totals (e.g. "shards evenly").
+    Low,
+}
+
 /// The verdict or next step, with the estimate that justifies it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Headline {
@@ -527,6 +558,18 @@ pub struct Headline {
     pub estimate_bytes: Option<u64>,
     #[serde(default)]
     pub severity: Severity,
+    /// How sure the estimate is (absent when there is no estimate).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub confidence: Option<Confidence>,
+}
+
+/// A device the user picked for inputs that carry no limit (a lone HloProto,
+/// a step log): its name and memory limit.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceLimit {
+    /// E.g. `TPU v5e` or `A100 80GB`.
+    pub name: String,
+    pub limit_bytes: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

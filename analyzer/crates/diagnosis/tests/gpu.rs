@@ -1,0 +1,167 @@
+//! GPU allocator OOMs on the whole pipeline: every PyTorch CUDA/HIP message
+//! and XLA BFC dump in the corpus and the log reader's samples selects the
+//! `torch.*` node its own numbers dictate, and says those numbers.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{analyze_file, corpus, node, samples};
+use oomscope_analyzer::{analyze, InputFile};
+use oomscope_diagnosis::ids::*;
+use oomscope_report::units::format_bytes;
+use oomscope_report::{OomKind, Report, Severity, TreeKind};
+
+fn gpu_inputs() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in [corpus().join("logs"), samples()] {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+            if p.extension().is_some_and(|x| x == "txt")
+                && (text.contains("out of memory") || text.contains("BFCAllocator"))
+            {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn gpu_event(r: &Report) -> Option<&oomscope_report::OomEvent> {
+    r.oom_events
+        .iter()
+        .find(|e| matches!(e.kind, OomKind::TorchCuda | OomKind::XlaGpu))
+}
+
+/// Each GPU message's node, and the figure of the message its reason must
+/// state (computed here from the event's own numbers).
+#[test]
+fn every_gpu_message_selects_the_node_its_numbers_dictate() {
+    let mut checked = Vec::new();
+    for path in gpu_inputs() {
+        let r = analyze_file(&path);
+        let Some(e) = gpu_event(&r) else { continue };
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let d = &r.diagnosis;
+        assert_eq!(d.tree, TreeKind::RuntimeOom, "{name}");
+        let leaf = d.path.first().map(String::as_str).unwrap_or("");
+        assert!(leaf.starts_with("torch."), "{name}: {:?}", d.path);
+        let h = d.headline.as_ref().unwrap();
+        assert_eq!(h.node, leaf, "{name}");
+        assert_eq!(h.severity, Severity::Failure);
+        // No TPU compile-time node is shown for a GPU message.
+        assert!(
+            d.nodes.iter().all(|n| !n.id.starts_with("aggregate")),
+            "{name}"
+        );
+        let reason = &node(d, leaf).reason;
+        let cap = e.total_capacity_bytes.or_else(|| e.limit());
+        let expected = match name.as_str() {
+            // 7.93 GiB GPU, 47.06 MiB free, 188 MiB reserved by PyTorch:
+            // 7.70 GiB is held outside PyTorch.
+            "torch_old_format_commented.txt" => {
+                let outside = cap.unwrap() - e.free_bytes.unwrap() - e.reserved_bytes.unwrap();
+                assert!(reason.contains(&format_bytes(outside)), "{name}: {reason}");
+                TORCH_NON_PYTORCH
+            }
+            // 255.98 GiB device, 1.05 GiB allowed: a per-process limit.
+            "torch_hip_allowed_private_pools.txt" => {
+                assert!(
+                    reason.contains(&format_bytes(e.extra["allowed_bytes"])),
+                    "{name}: {reason}"
+                );
+                TORCH_NON_PYTORCH
+            }
+            // BFC: 14.90 GiB in use of 17.69 GiB, asked 3.72 GiB: full.
+            _ if e.kind == OomKind::XlaGpu => {
+                if let Some(cap) = cap {
+                    assert!(reason.contains(&format_bytes(cap)), "{name}: {reason}");
+                }
+                leaf_for_bfc(e)
+            }
+            other => panic!("{other}: a GPU message without an expectation ({leaf}: {reason})"),
+        };
+        assert_eq!(leaf, expected, "{name}: {reason}");
+        if let Some(req) = e.requested_bytes {
+            assert!(h.text.contains(&format_bytes(req)), "{name}: {}", h.text);
+        }
+        checked.push(name);
+    }
+    eprintln!("{checked:?}");
+    assert!(checked.len() >= 4, "{checked:?}");
+}
+
+/// The BFC rule from the dump's own numbers: enough free under the limit
+/// but no block that large is fragmentation; otherwise the allocator is full.
+fn leaf_for_bfc(e: &oomscope_report::OomEvent) -> &'static str {
+    let in_use = e
+        .allocated_bytes
+        .or_else(|| e.extra.get("in_use_bytes").copied())
+        .or_else(|| e.extra.get("sum_in_use_chunks_bytes").copied())
+        .or_else(|| e.extra.get("in_use_chunks_bytes").copied());
+    let free = in_use.map(|u| e.limit().unwrap().saturating_sub(u));
+    let block = e
+        .extra
+        .get("largest_free_block_bytes")
+        .or_else(|| e.extra.get("largest_free_chunk_bytes"));
+    match (free, e.requested_bytes) {
+        (Some(f), Some(r)) if f >= r && block.is_none_or(|b| *b < r) => TORCH_FRAGMENTATION,
+        _ => TORCH_CAPACITY,
+    }
+}
+
+fn message(text: &str) -> Report {
+    analyze(
+        vec![InputFile {
+            name: "oom.log".into(),
+            data: text.as_bytes().to_vec(),
+        }],
+        &mut |_| {},
+    )
+}
+
+/// One message per rule: the first posted in a public issue, the second
+/// written in the newest wording (c10/cuda/CUDACachingAllocator.cpp) with
+/// numbers that make fragmentation the answer.
+#[test]
+fn capacity_and_fragmentation_messages() {
+    // pytorch/pytorch#18853 (torch ≤ 1.3 wording, "cached"): 14.25 GiB of
+    // 15.90 GiB allocated, 991.56 MiB free, 1 GiB asked.
+    let r = message("RuntimeError: CUDA out of memory. Tried to allocate 1024.00 MiB (GPU 0; 15.90 GiB total capacity; 14.25 GiB already allocated; 991.56 MiB free; 607.00 KiB cached)");
+    assert_eq!(
+        r.diagnosis.path.first().map(String::as_str),
+        Some(TORCH_CAPACITY),
+        "{:?}",
+        r.diagnosis
+    );
+    let reason = &node(&r.diagnosis, TORCH_CAPACITY).reason;
+    assert!(
+        reason.contains("14.25 GiB") && reason.contains("15.90 GiB"),
+        "{reason}"
+    );
+
+    // The newest wording with 10 GiB reserved but unallocated for a 2 GiB
+    // request: fragmentation, and expandable_segments returns those bytes.
+    let r = message("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.20 GiB is free. Including non-PyTorch memory, this process has 77.94 GiB memory in use. Of the allocated memory 67.10 GiB is allocated by PyTorch, and 10.33 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.");
+    let d = &r.diagnosis;
+    assert_eq!(
+        d.path.first().map(String::as_str),
+        Some(TORCH_FRAGMENTATION),
+        "{:?}",
+        d.path
+    );
+    let h = d.headline.as_ref().unwrap();
+    assert!(h.text.contains("expandable_segments:True"), "{}", h.text);
+    assert!(h.text.contains("10.33 GiB"), "{}", h.text);
+    assert_eq!(
+        h.estimate_bytes,
+        r.oom_events[0]
+            .reserved_unallocated_bytes
+            .or(r.oom_events[0]
+                .extra
+                .get("reserved_unallocated_bytes")
+                .copied())
+    );
+}
