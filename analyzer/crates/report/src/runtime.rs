@@ -24,6 +24,10 @@ pub struct DeviceMemoryProfile {
     pub executable_bytes: u64,
     #[serde(default)]
     pub executable_count: u64,
+    /// Executables whose code size the runtime could not tell (TPU runtimes
+    /// write -1); counted in `executable_count` with 0 bytes.
+    #[serde(default)]
+    pub executable_size_unknown_count: u64,
     /// Source lines holding the most bytes, largest first. Each sample is
     /// charged to its innermost user frame (JAX internals are skipped), or to
     /// its innermost frame when it has no user frame.

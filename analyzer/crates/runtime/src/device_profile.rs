@@ -92,6 +92,9 @@ fn summarize(input: &str, p: &CheckedProfile) -> DecodedDeviceProfile {
             SampleKind::Executable => {
                 out.executable_bytes = out.executable_bytes.saturating_add(s.bytes);
                 out.executable_count = out.executable_count.saturating_add(s.count);
+                if s.size_unknown {
+                    out.executable_size_unknown_count = out.executable_size_unknown_count.saturating_add(s.count);
+                }
                 if let Some(d) = device {
                     d.executable_bytes = d.executable_bytes.saturating_add(s.bytes);
                     d.executable_count = d.executable_count.saturating_add(s.count);

@@ -36,6 +36,8 @@ pub struct CheckedSample {
     pub count: u64,
     pub kind: SampleKind,
     pub device: Option<u32>,
+    /// The runtime could not tell the size (an executable's code size of -1).
+    pub size_unknown: bool,
 }
 
 /// A profile whose ids and string indices all resolve.
@@ -150,15 +152,6 @@ pub fn check(input: &str, profile: &pb::Profile) -> Result<CheckedProfile, Runti
                 format!("sample {i} has {} values for {} sample types", s.value.len(), profile.sample_type.len()),
             ));
         }
-        let value = |index: usize, what: &str| -> Result<u64, RuntimeError> {
-            let v = s.value.get(index).copied().unwrap_or(0);
-            u64::try_from(v).map_err(|_| invalid(input, format!("sample {i} has a negative {what} value ({v})")))
-        };
-        let bytes = value(space, "space/bytes")?;
-        let count = match allocations {
-            Some(a) => value(a, "allocations/count")?,
-            None => 1,
-        };
         let mut kind = None;
         let mut device = None;
         for label in &s.label {
@@ -182,6 +175,23 @@ pub fn check(input: &str, profile: &pb::Profile) -> Result<CheckedProfile, Runti
             }
         }
         let kind = kind.unwrap_or(if device.is_some() { SampleKind::Buffer } else { SampleKind::Executable });
+        let value = |index: usize| s.value.get(index).copied().unwrap_or(0);
+        let count = match allocations {
+            Some(a) => u64::try_from(value(a)).map_err(|_| {
+                invalid(input, format!("sample {i} has a negative allocations/count value ({})", value(a)))
+            })?,
+            None => 1,
+        };
+        // TPU runtimes report -1 as the code size of an executable they cannot
+        // measure (xla's SizeOfGeneratedCodeInBytes); that is "unknown", not a
+        // negative size. A negative buffer size is a broken profile.
+        let (bytes, size_unknown) = match (u64::try_from(value(space)), kind) {
+            (Ok(b), _) => (b, false),
+            (Err(_), SampleKind::Executable) => (0, true),
+            (Err(_), SampleKind::Buffer) => {
+                return Err(invalid(input, format!("sample {i} has a negative space/bytes value ({})", value(space))))
+            }
+        };
         let mut locs = Vec::with_capacity(s.location_id.len());
         for id in &s.location_id {
             let idx = location_index.get(id).ok_or_else(|| {
@@ -189,7 +199,7 @@ pub fn check(input: &str, profile: &pb::Profile) -> Result<CheckedProfile, Runti
             })?;
             locs.push(*idx);
         }
-        samples.push(CheckedSample { locations: locs, bytes, count, kind, device });
+        samples.push(CheckedSample { locations: locs, bytes, count, kind, device, size_unknown });
     }
     Ok(CheckedProfile { samples, locations, devices })
 }
