@@ -131,11 +131,17 @@ pub enum TimelineSource {
 pub struct MemoryTimeline {
     pub input: String,
     pub source: TimelineSource,
+    /// PyTorch's device name for Kineto (`cuda:0`, `cpu`); empty for the
+    /// `export_memory_timeline` forms, which do not record it.
     pub device: String,
     pub peak_bytes: u64,
-    /// In the file's own time unit (ns for the memory timeline, µs for Kineto).
+    /// In `time_unit`: microseconds for all three sources (PyTorch's JSON
+    /// export coalesces the raw form's nanoseconds to microseconds, and the
+    /// peak is read the same way; Kineto's `ts` is in microseconds).
     pub peak_time: i64,
-    /// Category → bytes at the peak (PyTorch's 8 categories); empty for Kineto.
+    /// Category → bytes at the peak (PyTorch's 8 categories: `parameter`,
+    /// `optimizer_state`, `input`, `temporary`, `activation`, `gradient`,
+    /// `autograd_detail`, `unknown`); empty for Kineto.
     #[serde(default)]
     pub peak_by_category: BTreeMap<String, u64>,
     pub final_bytes: u64,
