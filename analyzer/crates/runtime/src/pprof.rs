@@ -16,6 +16,7 @@ use crate::frames::{bounded_name, frame_kind};
 use oomscope_proto::perftools::profiles as pb;
 use oomscope_proto::prost::Message;
 use oomscope_report::Frame;
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// What a sample's memory is.
@@ -67,11 +68,13 @@ struct Strings<'a> {
 }
 
 impl<'a> Strings<'a> {
-    fn get(&self, index: i64, what: &str) -> Result<&'a str, RuntimeError> {
+    /// String `index`; `what` names the referring field in the error (built
+    /// only on error: this runs for every label of every sample).
+    fn get(&self, index: i64, what: impl FnOnce() -> String) -> Result<&'a str, RuntimeError> {
         usize::try_from(index).ok().and_then(|i| self.table.get(i)).map(String::as_str).ok_or_else(|| {
             invalid(
                 self.input,
-                format!("{what} refers to string {index}, but the string table has {} entries", self.table.len()),
+                format!("{} refers to string {index}, but the string table has {} entries", what(), self.table.len()),
             )
         })
     }
@@ -80,8 +83,8 @@ impl<'a> Strings<'a> {
 /// Index of the sample value of type `name` with unit `unit`.
 fn value_index(strings: &Strings, types: &[pb::ValueType], name: &str, unit: &str) -> Result<Option<usize>, RuntimeError> {
     for (i, t) in types.iter().enumerate() {
-        let ty = strings.get(t.r#type, "a sample type")?;
-        let un = strings.get(t.unit, "a sample unit")?;
+        let ty = strings.get(t.r#type, || "a sample type".to_string())?;
+        let un = strings.get(t.unit, || "a sample unit".to_string())?;
         if ty == name && un == unit {
             return Ok(Some(i));
         }
@@ -96,7 +99,7 @@ pub fn check(input: &str, profile: &pb::Profile) -> Result<CheckedProfile, Runti
     let Some(space) = space else {
         let mut types = Vec::new();
         for t in &profile.sample_type {
-            types.push(format!("{}/{}", strings.get(t.r#type, "a sample type")?, strings.get(t.unit, "a sample unit")?));
+            types.push(format!("{}/{}", strings.get(t.r#type, || "a sample type".to_string())?, strings.get(t.unit, || "a sample unit".to_string())?));
         }
         return Err(invalid(
             input,
@@ -110,8 +113,8 @@ pub fn check(input: &str, profile: &pb::Profile) -> Result<CheckedProfile, Runti
 
     let mut functions: HashMap<u64, (&str, &str)> = HashMap::with_capacity(profile.function.len());
     for f in &profile.function {
-        let name = strings.get(f.name, &format!("function {}'s name", f.id))?;
-        let file = strings.get(f.filename, &format!("function {}'s file name", f.id))?;
+        let name = strings.get(f.name, || format!("function {}'s name", f.id))?;
+        let file = strings.get(f.filename, || format!("function {}'s file name", f.id))?;
         functions.entry(f.id).or_insert((name, file));
     }
 
@@ -155,22 +158,26 @@ pub fn check(input: &str, profile: &pb::Profile) -> Result<CheckedProfile, Runti
         let mut kind = None;
         let mut device = None;
         for label in &s.label {
-            let key = strings.get(label.key, &format!("sample {i}'s label key"))?;
+            let key = strings.get(label.key, || format!("sample {i}'s label key"))?;
             if key == kind_key {
-                let text = strings.get(label.str, &format!("sample {i}'s kind label"))?;
+                let text = strings.get(label.str, || format!("sample {i}'s kind label"))?;
                 kind = Some(if text == "executable" { SampleKind::Executable } else { SampleKind::Buffer });
             } else if key == device_key {
                 // Early jaxlib wrote the device id as a number; later ones its DebugString.
-                let name = if label.str != 0 {
-                    strings.get(label.str, &format!("sample {i}'s device label"))?.to_string()
+                let name: Cow<str> = if label.str != 0 {
+                    Cow::Borrowed(strings.get(label.str, || format!("sample {i}'s device label"))?)
                 } else {
-                    label.num.to_string()
+                    Cow::Owned(label.num.to_string())
                 };
-                let next = devices.len() as u32;
-                let idx = *device_index.entry(name.clone()).or_insert_with(|| {
-                    devices.push(bounded_name(&name));
-                    next
-                });
+                let idx = match device_index.get(name.as_ref()) {
+                    Some(&idx) => idx,
+                    None => {
+                        let idx = devices.len() as u32;
+                        devices.push(bounded_name(&name));
+                        device_index.insert(name.into_owned(), idx);
+                        idx
+                    }
+                };
                 device = Some(idx);
             }
         }
