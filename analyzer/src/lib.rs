@@ -106,12 +106,14 @@ pub fn analyze_inputs(mut files: Vec<InputFile>, sources: Vec<InputSource>, prog
     }
 
     let mut dump_texts: Vec<(String, String)> = Vec::new();
+    let mut device_profiles: Vec<oomscope_runtime::DecodedDeviceProfile> = Vec::new();
     let mut done = 0u64;
     for (file, explicit) in expanded {
         let size = file.data.len() as u64;
         let content_hash = oomscope_report::content_hash(&file.data);
         progress(Progress { input: file.name.clone(), done_bytes: done, total_bytes: total, stage: "reading".into() });
-        match sniff::sniff(&file.name, &file.data) {
+        let sniffed = sniff::sniff(&file.name, &file.data);
+        match sniffed {
             Sniffed::DumpText => {
                 report.inputs.push(InputInfo { name: file.name.clone(), kind: InputKind::XlaDumpText, size_bytes: size, content_hash });
                 dump_texts.push((file.name, String::from_utf8_lossy(&file.data).into_owned()));
@@ -126,6 +128,11 @@ pub fn analyze_inputs(mut files: Vec<InputFile>, sources: Vec<InputSource>, prog
             Sniffed::Xplane => {
                 report.inputs.push(InputInfo { name: file.name.clone(), kind: InputKind::Xplane, size_bytes: size, content_hash });
                 analyze_xplane(&file.name, &file.data, &mut report, progress);
+            }
+            Sniffed::DeviceMemoryProfile | Sniffed::MemoryTimeline | Sniffed::KinetoTrace => {
+                let kind = if sniffed == Sniffed::DeviceMemoryProfile { InputKind::DeviceMemoryProfile } else { InputKind::MemoryTimeline };
+                report.inputs.push(InputInfo { name: file.name.clone(), kind, size_bytes: size, content_hash });
+                read_runtime_profile(&sniffed, &file, &mut device_profiles, &mut report);
             }
             Sniffed::Text => {
                 let text = String::from_utf8_lossy(&file.data);
@@ -175,6 +182,10 @@ pub fn analyze_inputs(mut files: Vec<InputFile>, sources: Vec<InputSource>, prog
         merge_dump_modules(&mut report, modules);
         report.errors.extend(errors);
     }
+
+    // Profiles of one run taken at several steps: what grows between them.
+    report.device_memory_series = oomscope_runtime::device_memory_series(&device_profiles);
+    report.device_memory_profiles.extend(device_profiles.into_iter().map(|d| d.profile));
 
     for module in &mut report.modules {
         module.padding = Some(oomscope_layout::module_padding(module));
@@ -239,6 +250,29 @@ fn analyze_xplane(name: &str, src: &dyn ReadAt, report: &mut Report, progress: &
         (Err(e), Ok(p)) if !p.is_empty() && e.kind == oomscope_xla::XlaErrorKind::NoHlo => report.allocator_profiles.extend(p),
         (Ok(m), Err(_)) if !m.is_empty() => report.modules.extend(m),
         (Err(e), _) | (_, Err(e)) => report.errors.push(InputError { input: name.to_string(), message: e.to_string() }),
+    }
+}
+
+/// A JAX device memory profile, a PyTorch memory timeline or a Kineto
+/// trace (issue 17). Device profiles are kept whole until every input is
+/// read, so that profiles of one run can be compared as a series.
+fn read_runtime_profile(
+    sniffed: &Sniffed,
+    file: &InputFile,
+    device_profiles: &mut Vec<oomscope_runtime::DecodedDeviceProfile>,
+    report: &mut Report,
+) {
+    let result = match sniffed {
+        Sniffed::DeviceMemoryProfile => {
+            oomscope_runtime::read_device_memory_profile(&file.name, &file.data).map(|p| device_profiles.push(p))
+        }
+        Sniffed::KinetoTrace => {
+            oomscope_runtime::read_kineto_trace(&file.name, &file.data).map(|t| report.memory_timelines.extend(t))
+        }
+        _ => oomscope_runtime::read_memory_timeline(&file.name, &file.data).map(|t| report.memory_timelines.push(t)),
+    };
+    if let Err(e) = result {
+        report.errors.push(InputError { input: file.name.clone(), message: e.to_string() });
     }
 }
 

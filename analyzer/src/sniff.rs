@@ -10,6 +10,12 @@ pub enum Sniffed {
     DumpText,
     HloProto,
     Xplane,
+    /// A JAX device memory profile (pprof `profile.proto`, gunzipped).
+    DeviceMemoryProfile,
+    /// A PyTorch `export_memory_timeline` JSON (raw or `[times, sizes]`).
+    MemoryTimeline,
+    /// A Chrome trace (Kineto `*.pt.trace.json`): its `[memory]` events.
+    KinetoTrace,
     /// Any other text: OOM logs and step logs are found by content.
     Text,
     /// A file an XLA dump folder holds beside the modules (the compiler's
@@ -27,6 +33,9 @@ pub fn sniff(name: &str, data: &[u8]) -> Sniffed {
     }
     if base.ends_with(".hlo.pb") || base.ends_with(".hlo_proto.pb") || base.ends_with(".hloproto") {
         return Sniffed::HloProto;
+    }
+    if let Some(runtime) = runtime_kind(base, data) {
+        return runtime;
     }
     if let Some(what) = binary_kind(data) {
         return Sniffed::Unrecognised(format!("not a file oomscope reads: it looks like {what}"));
@@ -62,6 +71,24 @@ pub fn is_companion(name: &str) -> bool {
         "log.txt",
     ];
     SUFFIXES.iter().any(|s| base == *s || base.ends_with(&format!(".{s}")) || base.ends_with(&format!("_{s}")))
+/// Run-time memory profiles (issue 17), by content; pprof files also by
+/// name (`*.prof`, `*.pprof`, as `save_device_memory_profile` users name
+/// them) so a damaged one gets an error saying what is wrong with it.
+/// Gzipped inputs reach here already expanded by `archive`.
+fn runtime_kind(base: &str, data: &[u8]) -> Option<Sniffed> {
+    if base.ends_with(".prof") || base.ends_with(".pprof") || oomscope_runtime::is_pprof(data) {
+        return Some(Sniffed::DeviceMemoryProfile);
+    }
+    let head = &data[..data.len().min(64 * 1024)];
+    if oomscope_runtime::is_chrome_trace(head) {
+        return Some(Sniffed::KinetoTrace);
+    }
+    let json_name = base.ends_with(".json");
+    let starts_as_list_of_lists = head.iter().filter(|b| !b.is_ascii_whitespace()).take(2).eq(b"[[".iter());
+    if (json_name || starts_as_list_of_lists) && oomscope_runtime::torch_timeline_form(data).is_some() {
+        return Some(Sniffed::MemoryTimeline);
+    }
+    None
 }
 
 /// Well-known binary formats users drop by mistake, named in the error.
@@ -116,6 +143,15 @@ mod tests {
     fn text_is_routed_by_content() {
         assert_eq!(sniff("anything.log", b"Ran out of memory in memory space hbm."), Sniffed::Text);
         assert_eq!(sniff("random.bin", &[0u8, 1, 2, 3, 200, 201]), Sniffed::Unrecognised("not a file oomscope reads: binary data that is neither an XProf profile (*.xplane.pb) nor an HloProto (*.hlo.pb)".into()));
+    }
+
+    #[test]
+    fn runtime_profiles_are_routed_by_content() {
+        assert_eq!(sniff("x.raw.json", b"[[-1, 1, 512, 0], [5000, 2, 64, 4]]"), Sniffed::MemoryTimeline);
+        assert_eq!(sniff("timeline", b"[[1, 2], [[0,1,0,0,0,0,0,0,0], [0,2,0,0,0,0,0,0,0]]]"), Sniffed::MemoryTimeline);
+        assert_eq!(sniff("w.pt.trace.json", b"{\"schemaVersion\": 1, \"traceEvents\": []}"), Sniffed::KinetoTrace);
+        assert_eq!(sniff("memory.prof", b"\x0a\x04\x08\x01\x10\x02"), Sniffed::DeviceMemoryProfile);
+        assert_eq!(sniff("notes.json", b"{\"a\": 1}"), Sniffed::Text);
     }
 
     #[test]

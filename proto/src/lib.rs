@@ -4,8 +4,9 @@
 //! numbers exactly (protobuf skips unknown fields, so a subset decodes real
 //! files): `tensorflow.profiler` (XSpace, from tsl's `xplane.proto`) and `xla`
 //! (`HloProto` with its `BufferAssignmentProto`, shapes and layouts, from
-//! openxla/xla). `build.rs` compiles every `.proto` in that folder, so a new
-//! schema file only needs a module here.
+//! openxla/xla) and `perftools.profiles` (pprof `Profile`, from google/pprof).
+//! `build.rs` compiles every `.proto` in that folder, so a new schema file
+//! only needs a module here.
 
 pub use prost;
 
@@ -18,6 +19,14 @@ pub mod xla {
 pub mod tensorflow {
     pub mod profiler {
         include!(concat!(env!("OUT_DIR"), "/tensorflow.profiler.rs"));
+    }
+}
+
+/// `package perftools.profiles;` (google/pprof `proto/profile.proto`): JAX
+/// device memory profiles.
+pub mod perftools {
+    pub mod profiles {
+        include!(concat!(env!("OUT_DIR"), "/perftools.profiles.rs"));
     }
 }
 

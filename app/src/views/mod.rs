@@ -13,6 +13,7 @@ pub mod notice;
 pub mod padding;
 pub mod progress;
 pub mod report;
+pub mod runtime;
 pub mod share;
 pub mod steps;
 pub mod table;

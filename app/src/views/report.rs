@@ -8,7 +8,7 @@ use oomscope_report::Report;
 
 use crate::example;
 use crate::state::{use_state, ReportOrigin};
-use crate::views::{diagnosis, inputs, modules, padding, steps, verdict};
+use crate::views::{diagnosis, inputs, modules, padding, runtime, steps, verdict};
 
 #[component]
 pub fn ReportView() -> impl IntoView {
@@ -55,6 +55,7 @@ fn ReportSections(report: Arc<Report>, origin: Option<ReportOrigin>) -> impl Int
             <modules::ModulesView report=report.clone()/>
             <padding::PaddingView report=report.clone()/>
             <steps::StepsView report=report.clone()/>
+            <runtime::RuntimeView report=report.clone()/>
             <inputs::InputsView report=report/>
         </article>
     }

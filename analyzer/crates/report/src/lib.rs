@@ -14,7 +14,10 @@ pub mod snapshot;
 pub mod stacks;
 pub mod units;
 
-pub use runtime::{DeviceMemory, DeviceMemoryProfile, MemoryTimeline, TimelineSource};
+pub use runtime::{
+    DeviceBalance, DeviceMemory, DeviceMemoryProfile, DeviceMemorySeries, GrowingStack, MemoryTimeline, SourceLineBytes,
+    TimeUnit, TimelinePoint, TimelineSource, UnevenStack,
+};
 pub use snapshot::{LiveAllocation, MemorySnapshot, SnapshotOom};
 pub use stacks::{Frame, FrameKind, StackSample};
 
@@ -36,6 +39,10 @@ pub struct Report {
     /// JAX device memory profiles (pprof), one per file (issue 17).
     #[serde(default)]
     pub device_memory_profiles: Vec<DeviceMemoryProfile>,
+    /// Device memory profiles of one run taken at several steps, with the
+    /// stacks that grow across them (issue 17).
+    #[serde(default)]
+    pub device_memory_series: Vec<DeviceMemorySeries>,
     /// PyTorch profiler memory timelines and Kineto traces, per device (issue 17).
     #[serde(default)]
     pub memory_timelines: Vec<MemoryTimeline>,

@@ -1,0 +1,203 @@
+//! Run-time memory (issue 17): PyTorch memory timelines and Kineto traces as
+//! memory over time, stacked by category, with the peak; JAX device memory
+//! profiles as totals, per-device balance bars and top source lines; series
+//! of profiles with the stacks that grow across them (the leak, with its
+//! line). Live bytes by stack are drawn by the shared stack view, not here.
+//! The analyzer computes every number; this view only draws.
+
+mod area;
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use oomscope_report::units::format_bytes;
+use oomscope_report::{DeviceMemoryProfile, DeviceMemorySeries, Frame, MemoryTimeline, Report, TimelineSource};
+
+use crate::format::{base_name, group_digits, Bytes};
+use crate::views::steps::plot::PALETTE;
+use crate::views::table::TableHead;
+
+/// PyTorch's category names, in the order the analyzer stacks them.
+const CATEGORY_LABELS: [&str; 8] =
+    ["Parameter", "Optimizer state", "Input", "Temporary", "Activation", "Gradient", "Autograd detail", "Unknown"];
+
+#[component]
+pub fn RuntimeView(report: Arc<Report>) -> impl IntoView {
+    if report.memory_timelines.is_empty() && report.device_memory_profiles.is_empty() {
+        return ().into_any();
+    }
+    let series = report.device_memory_series.clone();
+    let profiles = report.device_memory_profiles.clone();
+    let timelines = report.memory_timelines.clone();
+    view! {
+        <section class="card" id="runtime" aria-labelledby="runtime-title">
+            <h2 id="runtime-title">"Run-time memory"</h2>
+            {series.into_iter().map(|s| view! { <SeriesView series=s/> }).collect_view()}
+            {timelines.into_iter().map(|t| view! { <TimelineView timeline=t/> }).collect_view()}
+            {profiles.into_iter().map(|p| view! { <ProfileView profile=p/> }).collect_view()}
+        </section>
+    }
+    .into_any()
+}
+
+/// `train.py:42 (step)`.
+fn frame_label(f: &Frame) -> String {
+    let file = base_name(&f.file);
+    match (file.is_empty(), f.line) {
+        (true, _) => f.function.clone(),
+        (false, 0) => format!("{file} ({})", f.function),
+        (false, line) => format!("{file}:{line} ({})", f.function),
+    }
+}
+
+#[component]
+fn SeriesView(series: DeviceMemorySeries) -> impl IntoView {
+    let names: Vec<String> = series.inputs.iter().map(|i| base_name(i).to_string()).collect();
+    let mut columns: Vec<(&'static str, bool)> = vec![("Created at", false)];
+    columns.extend(std::iter::repeat_n(("Bytes", true), names.len()));
+    columns.push(("Growth", true));
+    let headline = series.growing_stacks.first().map(|g| {
+        format!("Buffers created at {} grow by {} across these profiles.", frame_label(&g.frame), format_bytes(g.growth_bytes))
+    });
+    view! {
+        <div class="runtime-series" data-testid="device-memory-series">
+            <h3>{format!("Series of {} profiles: {}", names.len(), names.join(", "))}</h3>
+            <p role="status">{headline.unwrap_or_else(|| "No stack grows across these profiles.".into())}</p>
+            <table class="data">
+                <caption>"Stacks whose live bytes grow from profile to profile (in profile order)"</caption>
+                <TableHead columns=columns/>
+                <tbody>
+                    {series
+                        .growing_stacks
+                        .into_iter()
+                        .map(|g| view! {
+                            <tr>
+                                <td title=g.frame.file.clone()>{frame_label(&g.frame)}</td>
+                                {g.bytes_per_profile.into_iter().map(|b| view! { <td class="num"><Bytes value=b/></td> }).collect_view()}
+                                <td class="num"><Bytes value=g.growth_bytes/></td>
+                            </tr>
+                        })
+                        .collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+}
+
+#[component]
+fn TimelineView(timeline: MemoryTimeline) -> impl IntoView {
+    let source = match timeline.source {
+        TimelineSource::TorchMemoryTimelineRaw => "PyTorch memory timeline (raw)",
+        TimelineSource::TorchMemoryTimelineJson => "PyTorch memory timeline",
+        TimelineSource::Kineto => "Kineto trace",
+    };
+    let device = if timeline.device.is_empty() { String::new() } else { format!(" · {}", timeline.device) };
+    let categorized = timeline.points.iter().any(|p| !p.by_category.is_empty());
+    let bands = if categorized { CATEGORY_LABELS.len() } else { 1 };
+    let top = timeline.peak_bytes.max(1);
+    let paths = area::stacked_paths(&timeline.points, bands, top);
+    let peak_x = area::x_of(&timeline.points, timeline.peak_time);
+    let description = format!(
+        "{source}{device}: peak {} at {} µs, final {}",
+        format_bytes(timeline.peak_bytes),
+        timeline.peak_time,
+        format_bytes(timeline.final_bytes)
+    );
+    let legend = (0..bands)
+        .map(|i| {
+            let label = if categorized { CATEGORY_LABELS[i] } else { "Allocated" };
+            view! { <span class="legend-item"><span class="legend-swatch" style:background=PALETTE[i % PALETTE.len()]></span>{label}</span> }
+        })
+        .collect_view();
+    let by_category: Vec<(String, u64)> = timeline.peak_by_category.clone().into_iter().filter(|(_, b)| *b > 0).collect();
+    view! {
+        <figure class="runtime-timeline" data-testid="memory-timeline">
+            <figcaption>
+                <strong>{format!("{source}{device}")}</strong>
+                " · " {base_name(&timeline.input).to_string()}
+                " · peak " <Bytes value=timeline.peak_bytes/>
+                " · final " <Bytes value=timeline.final_bytes/>
+                {format!(" · {} events", group_digits(timeline.events))}
+            </figcaption>
+            <svg
+                viewBox=format!("0 0 {} {}", area::WIDTH, area::HEIGHT)
+                preserveAspectRatio="none"
+                role="img"
+                aria-label=description
+                style="width: 100%; height: 240px; display: block"
+            >
+                {paths
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, d)| view! { <path d=d fill=PALETTE[i % PALETTE.len()] fill-opacity="0.75"><title>{if categorized { CATEGORY_LABELS[i] } else { "Allocated" }}</title></path> })
+                    .collect_view()}
+                <line x1=peak_x.to_string() x2=peak_x.to_string() y1="0" y2=area::HEIGHT.to_string() stroke="#cf222e" stroke-dasharray="6 4">
+                    <title>{format!("Peak {} at {} µs", format_bytes(timeline.peak_bytes), timeline.peak_time)}</title>
+                </line>
+            </svg>
+            <div class="legend">{legend}</div>
+            {(!by_category.is_empty()).then(|| view! {
+                <table class="data">
+                    <caption>"Bytes at the peak, by category"</caption>
+                    <TableHead columns=vec![("Category", false), ("Bytes", true)]/>
+                    <tbody>
+                        {by_category.into_iter().map(|(c, b)| view! { <tr><td>{c}</td><td class="num"><Bytes value=b/></td></tr> }).collect_view()}
+                    </tbody>
+                </table>
+            })}
+        </figure>
+    }
+}
+
+#[component]
+fn ProfileView(profile: DeviceMemoryProfile) -> impl IntoView {
+    let max = profile.devices.iter().map(|d| d.buffer_bytes).max().unwrap_or(0).max(1);
+    let heaviest = profile.balance.as_ref().map(|b| b.heaviest_device.clone());
+    let uneven = profile.balance.as_ref().is_some_and(|b| b.max_bytes > b.min_bytes);
+    let bars = profile
+        .devices
+        .iter()
+        .map(|d| {
+            let width = format!("{:.1}%", d.buffer_bytes as f64 * 100.0 / max as f64);
+            let hot = uneven && heaviest.as_deref() == Some(d.device.as_str());
+            view! {
+                <div class="runtime-device" style="display: grid; grid-template-columns: 16em 1fr 7em; gap: 0.5em; align-items: center">
+                    <span>{d.device.clone()}</span>
+                    <span style="background: #eaeef2; height: 0.9em; display: block">
+                        <span style:width=width style:background=if hot { "#cf222e" } else { "#0969da" } style="height: 100%; display: block"></span>
+                    </span>
+                    <span class="num"><Bytes value=d.buffer_bytes/></span>
+                </div>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="runtime-profile" data-testid="device-memory-profile">
+            <h3>{format!("JAX device memory profile · {}", base_name(&profile.input))}</h3>
+            <p>
+                <Bytes value=profile.buffer_bytes/> {format!(" in {} live buffers on {} devices; ", group_digits(profile.buffer_count), profile.devices.len())}
+                {format!("{} executables", group_digits(profile.executable_count))}
+                {(profile.executable_bytes > 0).then(|| view! { " (" <Bytes value=profile.executable_bytes/> ")" })}
+                "."
+            </p>
+            <div role="list" aria-label="Live buffer bytes per device">{bars}</div>
+            <table class="data">
+                <caption>"Source lines holding the most bytes (innermost user frame)"</caption>
+                <TableHead columns=vec![("Line", false), ("Buffers", true), ("Bytes", true)]/>
+                <tbody>
+                    {profile
+                        .top_lines
+                        .into_iter()
+                        .map(|l| view! {
+                            <tr>
+                                <td title=l.frame.file.clone()>{frame_label(&l.frame)}</td>
+                                <td class="num">{group_digits(l.count)}</td>
+                                <td class="num"><Bytes value=l.bytes/></td>
+                            </tr>
+                        })
+                        .collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+}
