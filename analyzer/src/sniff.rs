@@ -71,6 +71,8 @@ pub fn is_companion(name: &str) -> bool {
         "log.txt",
     ];
     SUFFIXES.iter().any(|s| base == *s || base.ends_with(&format!(".{s}")) || base.ends_with(&format!("_{s}")))
+}
+
 /// Run-time memory profiles (issue 17), by content; pprof files also by
 /// name (`*.prof`, `*.pprof`, as `save_device_memory_profile` users name
 /// them) so a damaged one gets an error saying what is wrong with it.
