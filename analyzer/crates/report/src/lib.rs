@@ -15,7 +15,7 @@ pub mod stacks;
 pub mod units;
 
 pub use runtime::{DeviceMemory, DeviceMemoryProfile, MemoryTimeline, TimelineSource};
-pub use snapshot::{LiveAllocation, MemorySnapshot, SnapshotOom};
+pub use snapshot::{Accumulation, LingeringBuffers, LiveAllocation, MemorySnapshot, SnapshotFormat, SnapshotOom, SourceLineBytes, Spike};
 pub use stacks::{Frame, FrameKind, StackSample};
 
 /// Version of the JSON report schema.
