@@ -160,7 +160,9 @@ fn collect(root: &Path, path: &Path, out: &mut Inputs) -> std::io::Result<()> {
         let rel = path.strip_prefix(root).unwrap_or(path);
         format!("{base}/{}", rel.display())
     };
-    if name.ends_with(".xplane.pb") {
+    // Profiles and memory snapshots (pickles) can be gigabytes: read by slices.
+    let lower = name.to_ascii_lowercase();
+    if name.ends_with(".xplane.pb") || lower.ends_with(".pickle") || lower.ends_with(".pkl") {
         let file = std::fs::File::open(path)?;
         let len = file.metadata()?.len();
         out.sources.push(InputSource { name, source: Box::new(FileSource { file: std::sync::Mutex::new(file), len }) });

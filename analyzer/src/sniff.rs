@@ -10,6 +10,8 @@ pub enum Sniffed {
     DumpText,
     HloProto,
     Xplane,
+    /// A Python pickle: a PyTorch memory snapshot (`_dump_snapshot`), or refused by its reader.
+    MemorySnapshot,
     /// Any other text: OOM logs and step logs are found by content.
     Text,
     /// Not something oomscope reads; the string says what it looks like.
@@ -24,6 +26,12 @@ pub fn sniff(name: &str, data: &[u8]) -> Sniffed {
     }
     if base.ends_with(".hlo.pb") || base.ends_with(".hlo_proto.pb") || base.ends_with(".hloproto") {
         return Sniffed::HloProto;
+    }
+    // Pickles by content (PROTO 2..5), or by name when no bytes are given
+    // yet (sources read by slices are sniffed by name first).
+    let pickle_name = base.ends_with(".pickle") || base.ends_with(".pkl");
+    if oomscope_snapshot::looks_like_pickle(data) || (pickle_name && data.is_empty()) {
+        return Sniffed::MemorySnapshot;
     }
     if let Some(what) = binary_kind(data) {
         return Sniffed::Unrecognised(format!("not a file oomscope reads: it looks like {what}"));
@@ -48,8 +56,6 @@ fn binary_kind(data: &[u8]) -> Option<&'static str> {
         (b"GIF8", "a GIF image"),
         (b"%PDF", "a PDF document"),
         (b"\x7fELF", "an executable (ELF)"),
-        (b"\x80\x02", "a Python pickle"),
-        (b"\x80\x04", "a Python pickle"),
         (b"PK\x03\x04", "a zip archive"),
         (b"\x93NUMPY", "a NumPy array"),
     ];
@@ -81,6 +87,15 @@ mod tests {
     fn text_is_routed_by_content() {
         assert_eq!(sniff("anything.log", b"Ran out of memory in memory space hbm."), Sniffed::Text);
         assert_eq!(sniff("random.bin", &[0u8, 1, 2, 3, 200, 201]), Sniffed::Unrecognised("not a file oomscope reads: binary data that is neither an XProf profile (*.xplane.pb) nor an HloProto (*.hlo.pb)".into()));
+    }
+
+    #[test]
+    fn pickles_are_routed_by_content_and_name() {
+        assert_eq!(sniff("x.bin", b"\x80\x05\x95"), Sniffed::MemorySnapshot);
+        assert_eq!(sniff("x.pickle", b""), Sniffed::MemorySnapshot);
+        assert_eq!(sniff("x.pkl", b"\x80\x02}q\x00."), Sniffed::MemorySnapshot);
+        // Protocol 0/1 pickles are text-like or unknown binary, never snapshots.
+        assert_ne!(sniff("x.pickle", b"\x80\x01"), Sniffed::MemorySnapshot);
     }
 
     #[test]

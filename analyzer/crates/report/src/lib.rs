@@ -15,7 +15,7 @@ pub mod stacks;
 pub mod units;
 
 pub use runtime::{DeviceMemory, DeviceMemoryProfile, MemoryTimeline, TimelineSource};
-pub use snapshot::{Accumulation, LingeringBuffers, LiveAllocation, MemorySnapshot, SnapshotFormat, SnapshotOom, SourceLineBytes, Spike};
+pub use snapshot::{Accumulation, LingeringBuffers, LiveAllocation, MemorySnapshot, SnapshotFormat, SnapshotOom, SnapshotLine, Spike};
 pub use stacks::{Frame, FrameKind, StackSample};
 
 /// Version of the JSON report schema.

@@ -72,7 +72,7 @@ pub struct MemorySnapshot {
     pub memoryviz_segment_peak_bytes: u64,
     /// Source lines holding the most bytes at the peak.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub top_lines_at_peak: Vec<SourceLineBytes>,
+    pub top_lines_at_peak: Vec<SnapshotLine>,
     /// Allocations from one source line that pile up over the trace and are never freed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub accumulations: Vec<Accumulation>,
@@ -102,7 +102,7 @@ pub enum SnapshotFormat {
 
 /// Bytes and allocation count attributed to one source line.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SourceLineBytes {
+pub struct SnapshotLine {
     /// `function file:line`.
     pub frame: String,
     pub bytes: u64,
@@ -132,7 +132,7 @@ pub struct LingeringBuffers {
     pub count: u64,
     pub bytes: u64,
     /// The allocating lines, most bytes first.
-    pub lines: Vec<SourceLineBytes>,
+    pub lines: Vec<SnapshotLine>,
 }
 
 /// An allocation alive at the peak and freed soon after: the peak's spike.

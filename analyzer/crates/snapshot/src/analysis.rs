@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use oomscope_report::{
-    Accumulation, LingeringBuffers, LiveAllocation, MemorySnapshot, SnapshotFormat, SnapshotOom, SourceLineBytes, Spike, StackSample,
+    Accumulation, LingeringBuffers, LiveAllocation, MemorySnapshot, SnapshotFormat, SnapshotOom, SnapshotLine, Spike, StackSample,
 };
 
 use crate::frames;
@@ -111,23 +111,23 @@ fn stacks_at_peak(snap: &Snapshot, tl: &Timeline, live: &[usize]) -> Vec<StackSa
     samples
 }
 
-fn group_by_line<'a>(snap: &Snapshot, elements: impl Iterator<Item = &'a Element>) -> Vec<SourceLineBytes> {
+fn group_by_line<'a>(snap: &Snapshot, elements: impl Iterator<Item = &'a Element>) -> Vec<SnapshotLine> {
     let mut by_line: HashMap<String, (u64, u64)> = HashMap::new();
     for el in elements {
         let slot = by_line.entry(line_of(snap, el)).or_default();
         slot.0 = slot.0.saturating_add(el.size);
         slot.1 += 1;
     }
-    let mut lines: Vec<SourceLineBytes> = by_line
+    let mut lines: Vec<SnapshotLine> = by_line
         .into_iter()
-        .map(|(frame, (bytes, count))| SourceLineBytes { frame: if frame.is_empty() { "<no stack recorded>".into() } else { frame }, bytes, count })
+        .map(|(frame, (bytes, count))| SnapshotLine { frame: if frame.is_empty() { "<no stack recorded>".into() } else { frame }, bytes, count })
         .collect();
     lines.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.frame.cmp(&b.frame)));
     lines.truncate(LINES_LISTED);
     lines
 }
 
-fn top_lines(snap: &Snapshot, tl: &Timeline, live: &[usize]) -> Vec<SourceLineBytes> {
+fn top_lines(snap: &Snapshot, tl: &Timeline, live: &[usize]) -> Vec<SnapshotLine> {
     group_by_line(snap, live.iter().map(|&e| &tl.elements[e]))
 }
 
@@ -180,15 +180,20 @@ fn oom(snap: &Snapshot, device: u32, tl: &Timeline, reserved: &ReservedTimeline)
     })
 }
 
-/// Lines whose allocations are never freed and arrive in separate bursts
-/// (a burst ends at any free): e.g. a loss appended to a list every step.
-/// `steps` is the number of bursts; per-step figures divide by it.
+/// Lines whose allocations are never freed and arrive in separate steps:
+/// e.g. a loss kept on the device every iteration. When the trace has a
+/// backward pass, a step boundary is a backward-pass allocation between two
+/// of the line's allocations (so forward activations of successive layers,
+/// freed by the backward, do not count); without one (inference), any free
+/// between them. `steps` is the number of such separated groups; per-step
+/// figures divide by it.
 fn accumulations(snap: &Snapshot, tl: &Timeline) -> Vec<Accumulation> {
-    let mut frees: Vec<u32> = tl.elements.iter().filter_map(|e| e.free_event).collect();
-    frees.sort_unstable();
-    let free_between = |a: u32, b: u32| {
-        let i = frees.partition_point(|&f| f <= a);
-        frees.get(i).is_some_and(|&f| f < b)
+    let backward: Vec<u32> = tl.elements.iter().filter(|e| frames::in_backward(snap, e.stack)).filter_map(|e| e.alloc_event).collect();
+    let mut boundaries: Vec<u32> = if backward.is_empty() { tl.elements.iter().filter_map(|e| e.free_event).collect() } else { backward };
+    boundaries.sort_unstable();
+    let boundary_between = |a: u32, b: u32| {
+        let i = boundaries.partition_point(|&f| f <= a);
+        boundaries.get(i).is_some_and(|&f| f < b)
     };
     let mut by_line: HashMap<String, Vec<&Element>> = HashMap::new();
     for el in tl.elements.iter().filter(|e| e.alloc_event.is_some() && e.free_event.is_none()) {
@@ -202,7 +207,7 @@ fn accumulations(snap: &Snapshot, tl: &Timeline) -> Vec<Accumulation> {
         .filter_map(|(frame, els)| {
             let mut steps = 1u64;
             for w in els.windows(2) {
-                if free_between(w[0].alloc_event.unwrap_or(0), w[1].alloc_event.unwrap_or(0)) {
+                if boundary_between(w[0].alloc_event.unwrap_or(0), w[1].alloc_event.unwrap_or(0)) {
                     steps += 1;
                 }
             }

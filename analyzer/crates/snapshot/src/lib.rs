@@ -40,13 +40,60 @@ pub fn read_snapshot<R: Read>(input: &str, reader: R, len: u64) -> Result<Snapsh
     build::build(top, compactor).map_err(|problem| SnapshotError { input: input.to_string(), offset: None, problem })
 }
 
-/// Every device of a decoded snapshot that has a trace or segments.
+/// Every device of a decoded snapshot that has trace entries or segments
+/// (snapshots list a trace for every visible device, most of them empty).
 pub fn analyze_snapshot(input: &str, snap: &Snapshot) -> Vec<MemorySnapshot> {
-    (0..snap.device_count()).map(|d| analysis::analyze_device(input, snap, d)).collect()
+    (0..snap.device_count())
+        .filter(|&d| snap.trace(d).next().is_some() || snap.segments.iter().any(|s| s.device == d))
+        .map(|d| analysis::analyze_device(input, snap, d))
+        .collect()
 }
 
 /// [`read_snapshot`] then [`analyze_snapshot`].
 pub fn analyze<R: Read>(input: &str, reader: R, len: u64) -> Result<Vec<MemorySnapshot>, SnapshotError> {
     let snap = read_snapshot(input, reader, len)?;
     Ok(analyze_snapshot(input, &snap))
+}
+
+/// The snapshot's OOM as an `oom_events[]` entry, so the rest of the report
+/// (diagnosis, the OOM view, a CUDA OOM log of the same run) sees it like a log's.
+pub fn oom_event(snapshot: &MemorySnapshot) -> Option<oomscope_report::OomEvent> {
+    use oomscope_report::units::format_bytes;
+    let oom = snapshot.oom.as_ref()?;
+    let mut extra = std::collections::BTreeMap::new();
+    extra.insert("cuda_device".to_string(), snapshot.device as u64);
+    extra.insert("trace_event_index".to_string(), oom.event_index);
+    Some(oomscope_report::OomEvent {
+        kind: oomscope_report::OomKind::TorchCuda,
+        memory_space: "gpu".into(),
+        input: snapshot.input.clone(),
+        line: 0,
+        repeats: 1,
+        message: format!(
+            "CUDA out of memory (memory snapshot, device {}): tried to allocate {}; CUDA had {} free; {} allocated, {} reserved",
+            snapshot.device,
+            format_bytes(oom.requested_bytes),
+            format_bytes(oom.device_free_bytes),
+            format_bytes(oom.allocated_bytes),
+            format_bytes(oom.reserved_bytes)
+        ),
+        requested_bytes: Some(oom.requested_bytes),
+        free_bytes: Some(oom.device_free_bytes),
+        reserved_bytes: Some(oom.reserved_bytes),
+        allocated_bytes: Some(oom.allocated_bytes),
+        reserved_unallocated_bytes: Some(oom.reserved_bytes.saturating_sub(oom.allocated_bytes)),
+        extra,
+        top_allocations: oom
+            .largest_live
+            .iter()
+            .enumerate()
+            .map(|(i, a)| oomscope_report::TopAllocation {
+                rank: i as u32 + 1,
+                size_bytes: a.size_bytes,
+                source: (!a.frame.is_empty()).then(|| a.frame.clone()),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    })
 }

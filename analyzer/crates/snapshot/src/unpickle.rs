@@ -461,9 +461,7 @@ fn little_endian_signed(bytes: &[u8]) -> Value {
     let mut raw = [fill; 8];
     raw[..len.min(8)].copy_from_slice(&bytes[..len.min(8)]);
     let u = u64::from_le_bytes(raw);
-    if negative {
-        Value::Int(u as i64)
-    } else if u <= i64::MAX as u64 {
+    if negative || u <= i64::MAX as u64 {
         Value::Int(u as i64)
     } else {
         Value::BigUint(u)
