@@ -25,7 +25,42 @@ const LINES_LISTED: usize = 20;
 /// separate bursts to count as accumulating across steps.
 const MIN_ACCUMULATION_STEPS: u64 = 3;
 
-pub fn analyze_device(input: &str, snap: &Snapshot, device: u32) -> MemorySnapshot {
+/// Per stack, what the findings ask of it again and again: its line (first
+/// user frame) and whether it is in backward. Computed once per stack.
+struct StackFacts {
+    line: Vec<String>,
+    backward: Vec<bool>,
+}
+
+impl StackFacts {
+    fn new(snap: &Snapshot) -> Self {
+        let n = snap.stacks.len() as u32;
+        StackFacts {
+            line: (0..n).map(|s| frames::first_user(snap, s).map(|f| frames::label(snap, f)).unwrap_or_default()).collect(),
+            backward: (0..n).map(|s| frames::in_backward(snap, s)).collect(),
+        }
+    }
+
+    fn line(&self, el: &Element) -> &str {
+        self.line.get(el.stack as usize).map_or("", |s| s)
+    }
+
+    fn backward(&self, el: &Element) -> bool {
+        self.backward.get(el.stack as usize).copied().unwrap_or(false)
+    }
+}
+
+/// Every device that has trace entries or segments (snapshots list a trace
+/// for every visible device, most of them empty).
+pub fn analyze_devices(input: &str, snap: &Snapshot) -> Vec<MemorySnapshot> {
+    let facts = StackFacts::new(snap);
+    (0..snap.device_count())
+        .filter(|&d| snap.trace(d).next().is_some() || snap.segments.iter().any(|s| s.device == d))
+        .map(|d| analyze_device(input, snap, &facts, d))
+        .collect()
+}
+
+fn analyze_device(input: &str, snap: &Snapshot, facts: &StackFacts, device: u32) -> MemorySnapshot {
     let tl = timeline(snap, device, TimelineKind::ActiveMemory);
     let segments_tl = timeline(snap, device, TimelineKind::CachedSegments);
     let state = segment_state(snap, device);
@@ -65,20 +100,16 @@ pub fn analyze_device(input: &str, snap: &Snapshot, device: u32) -> MemorySnapsh
         expandable_segments_would_return_bytes: state.stranded_inactive_bytes,
         reserved_peak_bytes: reserved.peak,
         memoryviz_segment_peak_bytes: segments_tl.peak_bytes,
-        top_lines_at_peak: top_lines(snap, &tl, &live),
-        accumulations: accumulations(snap, &tl),
-        lingering_backward: lingering_backward(snap, &tl),
-        spike: spike(snap, device, &tl, &live),
+        top_lines_at_peak: top_lines(facts, &tl, &live),
+        accumulations: accumulations(facts, &tl),
+        lingering_backward: lingering_backward(facts, &tl),
+        spike: spike(snap, facts, device, &tl, &live),
         annotations: annotation_names(snap, device),
     }
 }
 
 fn sort_largest_first(tl: &Timeline, elements: &mut [usize]) {
     elements.sort_by(|&a, &b| tl.elements[b].size.cmp(&tl.elements[a].size).then(a.cmp(&b)));
-}
-
-fn line_of(snap: &Snapshot, el: &Element) -> String {
-    frames::first_user(snap, el.stack).map(|f| frames::label(snap, f)).unwrap_or_default()
 }
 
 fn live_allocation(snap: &Snapshot, el: &Element) -> LiveAllocation {
@@ -111,10 +142,10 @@ fn stacks_at_peak(snap: &Snapshot, tl: &Timeline, live: &[usize]) -> Vec<StackSa
     samples
 }
 
-fn group_by_line<'a>(snap: &Snapshot, elements: impl Iterator<Item = &'a Element>) -> Vec<SnapshotLine> {
+fn group_by_line<'a>(facts: &StackFacts, elements: impl Iterator<Item = &'a Element>) -> Vec<SnapshotLine> {
     let mut by_line: HashMap<String, (u64, u64)> = HashMap::new();
     for el in elements {
-        let slot = by_line.entry(line_of(snap, el)).or_default();
+        let slot = by_line.entry(facts.line(el).to_string()).or_default();
         slot.0 = slot.0.saturating_add(el.size);
         slot.1 += 1;
     }
@@ -127,8 +158,8 @@ fn group_by_line<'a>(snap: &Snapshot, elements: impl Iterator<Item = &'a Element
     lines
 }
 
-fn top_lines(snap: &Snapshot, tl: &Timeline, live: &[usize]) -> Vec<SnapshotLine> {
-    group_by_line(snap, live.iter().map(|&e| &tl.elements[e]))
+fn top_lines(facts: &StackFacts, tl: &Timeline, live: &[usize]) -> Vec<SnapshotLine> {
+    group_by_line(facts, live.iter().map(|&e| &tl.elements[e]))
 }
 
 /// Reserved bytes over the trace, walked back from the snapshot's segments
@@ -187,8 +218,8 @@ fn oom(snap: &Snapshot, device: u32, tl: &Timeline, reserved: &ReservedTimeline)
 /// freed by the backward, do not count); without one (inference), any free
 /// between them. `steps` is the number of such separated groups; per-step
 /// figures divide by it.
-fn accumulations(snap: &Snapshot, tl: &Timeline) -> Vec<Accumulation> {
-    let backward: Vec<u32> = tl.elements.iter().filter(|e| frames::in_backward(snap, e.stack)).filter_map(|e| e.alloc_event).collect();
+fn accumulations(facts: &StackFacts, tl: &Timeline) -> Vec<Accumulation> {
+    let backward: Vec<u32> = tl.elements.iter().filter(|e| facts.backward(e)).filter_map(|e| e.alloc_event).collect();
     let mut boundaries: Vec<u32> = if backward.is_empty() { tl.elements.iter().filter_map(|e| e.free_event).collect() } else { backward };
     boundaries.sort_unstable();
     let boundary_between = |a: u32, b: u32| {
@@ -197,9 +228,9 @@ fn accumulations(snap: &Snapshot, tl: &Timeline) -> Vec<Accumulation> {
     };
     let mut by_line: HashMap<String, Vec<&Element>> = HashMap::new();
     for el in tl.elements.iter().filter(|e| e.alloc_event.is_some() && e.free_event.is_none()) {
-        let line = line_of(snap, el);
+        let line = facts.line(el);
         if !line.is_empty() {
-            by_line.entry(line).or_default().push(el);
+            by_line.entry(line.to_string()).or_default().push(el);
         }
     }
     let mut out: Vec<Accumulation> = by_line
@@ -233,23 +264,22 @@ fn accumulations(snap: &Snapshot, tl: &Timeline) -> Vec<Accumulation> {
     out
 }
 
-fn lingering_backward(snap: &Snapshot, tl: &Timeline) -> Option<LingeringBuffers> {
-    let lingering: Vec<&Element> =
-        tl.elements.iter().filter(|e| e.alloc_event.is_some() && e.free_event.is_none() && frames::in_backward(snap, e.stack)).collect();
+fn lingering_backward(facts: &StackFacts, tl: &Timeline) -> Option<LingeringBuffers> {
+    let lingering: Vec<&Element> = tl.elements.iter().filter(|e| e.alloc_event.is_some() && e.free_event.is_none() && facts.backward(e)).collect();
     if lingering.is_empty() {
         return None;
     }
     Some(LingeringBuffers {
         count: lingering.len() as u64,
         bytes: lingering.iter().map(|e| e.size).fold(0u64, u64::saturating_add),
-        lines: group_by_line(snap, lingering.iter().copied()),
+        lines: group_by_line(facts, lingering.iter().copied()),
     })
 }
 
 /// The largest allocation live at the peak that is freed before the end,
 /// when it alone is at least a quarter of how far the peak rises above the
 /// final state, and that rise is at least a tenth of the peak.
-fn spike(snap: &Snapshot, device: u32, tl: &Timeline, live_sorted: &[usize]) -> Option<Spike> {
+fn spike(snap: &Snapshot, facts: &StackFacts, device: u32, tl: &Timeline, live_sorted: &[usize]) -> Option<Spike> {
     let rise = tl.peak_bytes.saturating_sub(tl.final_bytes);
     if rise == 0 || rise < tl.peak_bytes / 10 {
         return None;
@@ -264,7 +294,7 @@ fn spike(snap: &Snapshot, device: u32, tl: &Timeline, live_sorted: &[usize]) -> 
         size_bytes: el.size,
         alloc_event_index: alloc as u64,
         free_event_index: el.free_event.map(u64::from),
-        frame: line_of(snap, el),
+        frame: facts.line(el).to_string(),
         final_allocated_bytes: tl.final_bytes,
         phase: time.map(|t| open_phase(snap, device, t)).unwrap_or_default(),
     })

@@ -6,12 +6,10 @@
 //! recognised when it is nested into its parent, which in a pickle happens
 //! only once it is complete.
 
-use std::collections::HashMap;
-
 use crate::error::Problem;
 use crate::model::{Action, Frame, Stacks, TraceEvent};
 use crate::unpickle::Sink;
-use crate::value::{Container, FrameId, StackId, StrId, Strings, Value};
+use crate::value::{Container, FrameId, FxHashMap, StackId, StrId, Strings, Value};
 
 /// Keys and action names interned first, so they have fixed ids.
 pub mod key {
@@ -37,9 +35,9 @@ pub mod key {
 pub struct Compactor {
     pub strings: Strings,
     pub frames: Vec<Frame>,
-    frame_ids: HashMap<Frame, FrameId>,
+    frame_ids: FxHashMap<Frame, FrameId>,
     pub stacks: Stacks,
-    stack_ids: HashMap<Box<[FrameId]>, StackId>,
+    stack_ids: FxHashMap<Box<[FrameId]>, StackId>,
     pub events: Vec<TraceEvent>,
 }
 
@@ -61,9 +59,9 @@ impl Compactor {
         let mut stacks = Stacks::default();
         stacks.starts.push(0);
         stacks.starts.push(0); // stack 0: empty
-        let mut stack_ids = HashMap::new();
+        let mut stack_ids = FxHashMap::default();
         stack_ids.insert(Box::<[FrameId]>::from([]), 0);
-        Compactor { strings, frames: Vec::new(), frame_ids: HashMap::new(), stacks, stack_ids, events: Vec::new() }
+        Compactor { strings, frames: Vec::new(), frame_ids: FxHashMap::default(), stacks, stack_ids, events: Vec::new() }
     }
 
     fn action(id: StrId) -> Action {

@@ -40,13 +40,9 @@ pub fn read_snapshot<R: Read>(input: &str, reader: R, len: u64) -> Result<Snapsh
     build::build(top, compactor).map_err(|problem| SnapshotError { input: input.to_string(), offset: None, problem })
 }
 
-/// Every device of a decoded snapshot that has trace entries or segments
-/// (snapshots list a trace for every visible device, most of them empty).
+/// Every device of a decoded snapshot that has trace entries or segments.
 pub fn analyze_snapshot(input: &str, snap: &Snapshot) -> Vec<MemorySnapshot> {
-    (0..snap.device_count())
-        .filter(|&d| snap.trace(d).next().is_some() || snap.segments.iter().any(|s| s.device == d))
-        .map(|d| analysis::analyze_device(input, snap, d))
-        .collect()
+    analysis::analyze_devices(input, snap)
 }
 
 /// [`read_snapshot`] then [`analyze_snapshot`].

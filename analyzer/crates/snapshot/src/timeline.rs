@@ -16,10 +16,8 @@
 //! memory after each action, so it misses a peak that lies in the initial
 //! state; our peak includes it (the peak event is then the first action).
 
-use std::collections::HashMap;
-
 use crate::model::{Action, BlockState, Snapshot};
-use crate::value::StackId;
+use crate::value::{FxHashMap, StackId};
 
 /// Which of MemoryViz's two timelines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,7 +71,7 @@ pub fn timeline(snap: &Snapshot, device: u32, kind: TimelineKind) -> Timeline {
     let mut initially: Vec<usize> = Vec::new();
     // (element, trace index) in order.
     let mut actions: Vec<(usize, u32)> = Vec::new();
-    let mut addr_to_alloc: HashMap<u64, usize> = HashMap::new();
+    let mut addr_to_alloc: FxHashMap<u64, usize> = FxHashMap::default();
     let mut i = 0usize;
     while i < trace.len() {
         let e = trace[i];

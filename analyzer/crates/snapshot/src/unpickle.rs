@@ -144,9 +144,14 @@ impl<R: Read> Machine<'_, R> {
         Ok(compact)
     }
 
-    /// Adds `items` to the container on top of the stack (APPEND(S), SETITEM(S), ADDITEMS).
-    fn extend_top(&mut self, items: Vec<Value>, want: &'static str) -> Result<(), StepError> {
-        let target = match self.top()? {
+    /// Moves `stack[start..]` into the container at `stack[start - 1]`
+    /// (APPEND(S), SETITEM(S), ADDITEMS), nesting each item.
+    fn extend_at(&mut self, start: usize, want: &'static str) -> Result<(), StepError> {
+        let floor = self.marks.last().copied().unwrap_or(0);
+        if start == 0 || start - 1 < floor || start > self.stack.len() {
+            return Err(Problem::Malformed("items added with no container below them").into());
+        }
+        let target = match &self.stack[start - 1] {
             Value::List(c) if want == "list" => c.clone(),
             Value::Dict(c) if want == "dict" => c.clone(),
             Value::Set(c) if want == "set" => c.clone(),
@@ -156,19 +161,26 @@ impl<R: Read> Machine<'_, R> {
             return Err(Problem::Malformed("a container is changed after being nested (not plain data)").into());
         }
         let mut depth = target.data.borrow().depth;
-        let mut nested = Vec::with_capacity(items.len());
-        for item in items {
-            if let Some(c) = item.container() {
-                if Rc::ptr_eq(c, &target) {
-                    return Err(Problem::Malformed("a container nested into itself").into());
-                }
+        for i in start..self.stack.len() {
+            // Scalars and compact ids (most items: the frames of a stack)
+            // need neither freezing nor compaction.
+            let Some(c) = self.stack[i].container() else { continue };
+            if Rc::ptr_eq(c, &target) {
+                return Err(Problem::Malformed("a container nested into itself").into());
             }
-            nested.push(self.nest(item, &mut depth)?);
+            let item = std::mem::replace(&mut self.stack[i], Value::None);
+            self.stack[i] = self.nest(item, &mut depth)?;
         }
         let mut data = target.data.borrow_mut();
-        data.items.extend(nested);
+        data.items.extend(self.stack.drain(start..));
         data.depth = depth;
         Ok(())
+    }
+
+    /// The start of the items above the last MARK, which is removed.
+    fn pop_mark_start(&mut self) -> Result<usize, StepError> {
+        let mark = self.marks.pop().ok_or(Problem::Malformed("no MARK on the stack"))?;
+        Ok(mark.min(self.stack.len()))
     }
 
     fn new_container(&mut self, items: Vec<Value>) -> Result<Rc<Container>, StepError> {
@@ -370,29 +382,22 @@ impl<R: Read> Machine<'_, R> {
                 c.data.borrow_mut().frozen = true;
                 self.stack.push(Value::Set(c));
             }
-            b'a' => {
-                let v = self.pop()?;
-                self.extend_top(vec![v], "list")?;
-            }
+            b'a' => self.extend_at(self.stack.len().wrapping_sub(1), "list")?,
             b'e' => {
-                let items = self.pop_mark()?;
-                self.extend_top(items, "list")?;
+                let start = self.pop_mark_start()?;
+                self.extend_at(start, "list")?;
             }
-            b's' => {
-                let v = self.pop()?;
-                let k = self.pop()?;
-                self.extend_top(vec![k, v], "dict")?;
-            }
+            b's' => self.extend_at(self.stack.len().wrapping_sub(2), "dict")?,
             b'u' => {
-                let items = self.pop_mark()?;
-                if items.len() % 2 != 0 {
+                let start = self.pop_mark_start()?;
+                if (self.stack.len() - start) % 2 != 0 {
                     return Err(Problem::Malformed("SETITEMS with an odd number of items").into());
                 }
-                self.extend_top(items, "dict")?;
+                self.extend_at(start, "dict")?;
             }
             0x90 => {
-                let items = self.pop_mark()?;
-                self.extend_top(items, "set")?;
+                let start = self.pop_mark_start()?;
+                self.extend_at(start, "set")?;
             }
             b'p' => {
                 let line = self.input.line()?;

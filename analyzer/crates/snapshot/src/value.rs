@@ -120,11 +120,47 @@ impl Container {
     }
 }
 
+/// FxHash (rustc's hasher): interning hashes millions of short keys, where
+/// SipHash's flood resistance is not needed (a hostile input can only slow
+/// its own decoding, and every table is bounded by the input's size).
+#[derive(Default, Clone, Copy)]
+pub struct FxHasher {
+    hash: u64,
+}
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(i as u64);
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(i as u64);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
+
+pub type FxBuild = std::hash::BuildHasherDefault<FxHasher>;
+pub type FxHashMap<K, V> = std::collections::HashMap<K, V, FxBuild>;
+
 /// Strings interned once each: keys compare as integers, repeated file and
 /// function names cost 4 bytes.
 #[derive(Debug, Default)]
 pub struct Strings {
-    by_text: std::collections::HashMap<Rc<str>, StrId>,
+    by_text: FxHashMap<Rc<str>, StrId>,
     texts: Vec<Rc<str>>,
 }
 
