@@ -390,7 +390,7 @@ impl<R: Read> Machine<'_, R> {
             b's' => self.extend_at(self.stack.len().wrapping_sub(2), "dict")?,
             b'u' => {
                 let start = self.pop_mark_start()?;
-                if (self.stack.len() - start) % 2 != 0 {
+                if !(self.stack.len() - start).is_multiple_of(2) {
                     return Err(Problem::Malformed("SETITEMS with an odd number of items").into());
                 }
                 self.extend_at(start, "dict")?;
