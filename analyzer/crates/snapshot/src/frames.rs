@@ -37,9 +37,14 @@ pub fn first_python(snap: &Snapshot, stack: StackId) -> Option<&Frame> {
     frames(snap, stack).find(|f| is_python(snap, f))
 }
 
-/// The innermost frame of the user's own code, else the innermost Python frame.
+/// The innermost frame of the user's own code, else the innermost Python
+/// frame, else (allocations of the autograd engine's thread have no Python
+/// frames) the innermost autograd node, e.g. `MmBackward0::apply`.
 pub fn first_user(snap: &Snapshot, stack: StackId) -> Option<&Frame> {
-    frames(snap, stack).find(|f| kind(snap, f) == FrameKind::Python).or_else(|| first_python(snap, stack))
+    frames(snap, stack)
+        .find(|f| kind(snap, f) == FrameKind::Python)
+        .or_else(|| first_python(snap, stack))
+        .or_else(|| frames(snap, stack).find(|f| snap.strings.get(f.name).contains("Backward")))
 }
 
 /// `function file:line`.
