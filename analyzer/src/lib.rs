@@ -66,6 +66,12 @@ pub fn analyze_inputs(mut files: Vec<InputFile>, sources: Vec<InputSource>, prog
             analyze_xplane(&s.name, s.source.as_ref(), &mut report, progress);
             continue;
         }
+        let mut head = [0u8; 2];
+        if s.source.read_at(0, &mut head[..(len.min(2) as usize)]).is_ok() && sniff::sniff(&s.name, &head) == Sniffed::MemorySnapshot {
+            let reader = oomscope_xla::source::SequentialReader::new(s.source.as_ref());
+            analyze_memory_snapshot(&s.name, reader, len, String::new(), &mut report);
+            continue;
+        }
         if len > MAX_WHOLE_READ {
             report.errors.push(InputError {
                 input: s.name.clone(),
@@ -133,6 +139,9 @@ pub fn analyze_inputs(mut files: Vec<InputFile>, sources: Vec<InputSource>, prog
                 let kind = if sniffed == Sniffed::DeviceMemoryProfile { InputKind::DeviceMemoryProfile } else { InputKind::MemoryTimeline };
                 report.inputs.push(InputInfo { name: file.name.clone(), kind, size_bytes: size, content_hash });
                 read_runtime_profile(&sniffed, &file, &mut device_profiles, &mut report);
+            }
+            Sniffed::MemorySnapshot => {
+                analyze_memory_snapshot(&file.name, &file.data[..], size, content_hash, &mut report);
             }
             Sniffed::Text => {
                 let text = String::from_utf8_lossy(&file.data);
@@ -273,6 +282,19 @@ fn read_runtime_profile(
     };
     if let Err(e) = result {
         report.errors.push(InputError { input: file.name.clone(), message: e.to_string() });
+    }
+}
+
+/// A PyTorch memory snapshot pickle, streamed: one `memory_snapshots[]`
+/// entry per device, and its OOM (if any) in `oom_events[]`.
+fn analyze_memory_snapshot(name: &str, reader: impl std::io::Read, len: u64, content_hash: String, report: &mut Report) {
+    report.inputs.push(InputInfo { name: name.to_string(), kind: InputKind::MemorySnapshot, size_bytes: len, content_hash });
+    match oomscope_snapshot::analyze(name, reader, len) {
+        Ok(devices) => {
+            report.oom_events.extend(devices.iter().filter_map(oomscope_snapshot::oom_event));
+            report.memory_snapshots.extend(devices);
+        }
+        Err(e) => report.errors.push(InputError { input: name.to_string(), message: e.to_string() }),
     }
 }
 

@@ -196,6 +196,7 @@ mod tests {
                 text: "Wrap each layer in jax.checkpoint".into(),
                 estimate_bytes: Some(3 << 30),
                 severity: Severity::Failure,
+                confidence: None,
             }),
             ..Default::default()
         };

@@ -16,6 +16,8 @@ pub enum Sniffed {
     MemoryTimeline,
     /// A Chrome trace (Kineto `*.pt.trace.json`): its `[memory]` events.
     KinetoTrace,
+    /// A Python pickle: a PyTorch memory snapshot (`_dump_snapshot`), or refused by its reader.
+    MemorySnapshot,
     /// Any other text: OOM logs and step logs are found by content.
     Text,
     /// A file an XLA dump folder holds beside the modules (the compiler's
@@ -33,6 +35,12 @@ pub fn sniff(name: &str, data: &[u8]) -> Sniffed {
     }
     if base.ends_with(".hlo.pb") || base.ends_with(".hlo_proto.pb") || base.ends_with(".hloproto") {
         return Sniffed::HloProto;
+    }
+    // Pickles by content (PROTO 2..5), or by name when no bytes are given
+    // yet (sources read by slices are sniffed by name first).
+    let pickle_name = base.ends_with(".pickle") || base.ends_with(".pkl");
+    if oomscope_snapshot::looks_like_pickle(data) || (pickle_name && data.is_empty()) {
+        return Sniffed::MemorySnapshot;
     }
     if let Some(runtime) = runtime_kind(base, data) {
         return runtime;
@@ -101,8 +109,6 @@ fn binary_kind(data: &[u8]) -> Option<&'static str> {
         (b"GIF8", "a GIF image"),
         (b"%PDF", "a PDF document"),
         (b"\x7fELF", "an executable (ELF)"),
-        (b"\x80\x02", "a Python pickle"),
-        (b"\x80\x04", "a Python pickle"),
         (b"PK\x03\x04", "a zip archive"),
         (b"\x93NUMPY", "a NumPy array"),
     ];
@@ -154,6 +160,15 @@ mod tests {
         assert_eq!(sniff("w.pt.trace.json", b"{\"schemaVersion\": 1, \"traceEvents\": []}"), Sniffed::KinetoTrace);
         assert_eq!(sniff("memory.prof", b"\x0a\x04\x08\x01\x10\x02"), Sniffed::DeviceMemoryProfile);
         assert_eq!(sniff("notes.json", b"{\"a\": 1}"), Sniffed::Text);
+    }
+
+    #[test]
+    fn pickles_are_routed_by_content_and_name() {
+        assert_eq!(sniff("x.bin", b"\x80\x05\x95"), Sniffed::MemorySnapshot);
+        assert_eq!(sniff("x.pickle", b""), Sniffed::MemorySnapshot);
+        assert_eq!(sniff("x.pkl", b"\x80\x02}q\x00."), Sniffed::MemorySnapshot);
+        // Protocol 0/1 pickles are text-like or unknown binary, never snapshots.
+        assert_ne!(sniff("x.pickle", b"\x80\x01"), Sniffed::MemorySnapshot);
     }
 
     #[test]

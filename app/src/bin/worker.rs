@@ -217,7 +217,7 @@ fn load_payload(
 /// A file the analyzer reads by slices: an XProf profile on disk.
 fn profile_source(name: &str, payload: &JsValue) -> Option<BlobSource> {
     let blob = payload.dyn_ref::<Blob>()?;
-    if sniff(name, &[]) != Sniffed::Xplane {
+    if !matches!(sniff(name, &[]), Sniffed::Xplane | Sniffed::MemorySnapshot) {
         return None;
     }
     let reader = FileReaderSync::new().ok()?;

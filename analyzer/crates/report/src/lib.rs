@@ -18,7 +18,7 @@ pub use runtime::{
     DeviceBalance, DeviceMemory, DeviceMemoryProfile, DeviceMemorySeries, GrowingStack, MemoryTimeline, SourceLineBytes,
     TimeUnit, TimelinePoint, TimelineSource, UnevenStack,
 };
-pub use snapshot::{LiveAllocation, MemorySnapshot, SnapshotOom};
+pub use snapshot::{Accumulation, LingeringBuffers, LiveAllocation, MemorySnapshot, SnapshotFormat, SnapshotOom, SnapshotLine, Spike};
 pub use stacks::{Frame, FrameKind, StackSample};
 
 /// Version of the JSON report schema.

@@ -1,0 +1,182 @@
+//! The decoded snapshot, in compact columns: trace entries as fixed-size
+//! records, frames and stacks interned once, strings interned once.
+
+use crate::value::{FrameId, StackId, StrId, Strings};
+
+/// Which generation of `_dump_snapshot` wrote the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Generation {
+    /// `{'segments': [...], 'device_traces': [[...]], ...}` with per-block `frames`.
+    SegmentsAndTraces,
+    /// PyTorch 2.0: blocks carry `history[]` instead of `frames`/`requested_size`.
+    BlocksWithHistory,
+    /// `torch.cuda.memory_snapshot()`: a bare list of segments, no trace.
+    BareSegmentList,
+}
+
+/// A trace entry's `action`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    Alloc,
+    FreeRequested,
+    FreeCompleted,
+    SegmentAlloc,
+    SegmentFree,
+    SegmentMap,
+    SegmentUnmap,
+    Oom,
+    Snapshot,
+    /// An action this reader does not know (newer PyTorch); kept, not counted.
+    Other,
+}
+
+impl Action {
+    pub const NAMES: [(&'static str, Action); 9] = [
+        ("alloc", Action::Alloc),
+        ("free_requested", Action::FreeRequested),
+        ("free_completed", Action::FreeCompleted),
+        ("segment_alloc", Action::SegmentAlloc),
+        ("segment_free", Action::SegmentFree),
+        ("segment_map", Action::SegmentMap),
+        ("segment_unmap", Action::SegmentUnmap),
+        ("oom", Action::Oom),
+        ("snapshot", Action::Snapshot),
+    ];
+}
+
+/// One trace entry (about 64 bytes, whatever its stack depth).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TraceEvent {
+    pub action: Action,
+    pub addr: u64,
+    /// Requested bytes for `alloc`/`free_*`, segment bytes for `segment_*`,
+    /// requested bytes for `oom`.
+    pub size: u64,
+    pub stream: u64,
+    pub time_us: Option<i64>,
+    pub stack: StackId,
+    /// `oom` only: what CUDA reported free.
+    pub device_free: u64,
+    pub compile_context: Option<StrId>,
+    pub user_metadata: Option<StrId>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Frame {
+    pub filename: StrId,
+    pub line: u32,
+    pub name: StrId,
+}
+
+/// Interned stacks: each is a run of frame ids (innermost first) in one flat array.
+#[derive(Debug, Default)]
+pub struct Stacks {
+    pub frames: Vec<FrameId>,
+    /// `frames[starts[i]..starts[i + 1]]` is stack i; stack 0 is empty.
+    pub starts: Vec<u32>,
+}
+
+impl Stacks {
+    pub fn get(&self, id: StackId) -> &[FrameId] {
+        let i = id as usize;
+        match (self.starts.get(i), self.starts.get(i + 1)) {
+            (Some(&a), Some(&b)) => &self.frames[a as usize..b as usize],
+            _ => &[],
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockState {
+    ActiveAllocated,
+    ActivePendingFree,
+    Inactive,
+    Other,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Block {
+    pub addr: u64,
+    pub size: u64,
+    /// What the program asked for (`requested_size`, or the 2.0 history's
+    /// `real_size`); `size` is after the allocator's rounding.
+    pub requested_size: u64,
+    pub state: BlockState,
+    pub stack: StackId,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Segment {
+    pub device: u32,
+    pub address: u64,
+    pub total_size: u64,
+    pub stream: u64,
+    pub is_expandable: bool,
+    /// `segment_pool_id`; `(0, 0)` is the default pool, anything else a
+    /// private pool (CUDA graphs).
+    pub pool: (u64, u64),
+    /// Range into [`Snapshot::blocks`].
+    pub blocks: std::ops::Range<usize>,
+}
+
+/// An `external_annotations` entry (e.g. `record_function` phases).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Annotation {
+    pub device: u32,
+    pub name: StrId,
+    /// `START` or `END`.
+    pub stage: StrId,
+    pub time_us: Option<i64>,
+}
+
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    pub generation: Option<Generation>,
+    pub segments: Vec<Segment>,
+    pub blocks: Vec<Block>,
+    pub events: Vec<TraceEvent>,
+    /// Per device, the ids (into `events`) of its `device_traces` list, in order.
+    pub device_traces: Vec<Vec<u32>>,
+    pub annotations: Vec<Annotation>,
+    /// `allocator_settings` as `key=value` text.
+    pub allocator_settings: Vec<(String, String)>,
+    pub strings: Strings,
+    pub frames: Vec<Frame>,
+    pub stacks: Stacks,
+}
+
+impl Snapshot {
+    /// Devices that have a trace or segments.
+    pub fn device_count(&self) -> u32 {
+        let from_segments = self.segments.iter().map(|s| s.device + 1).max().unwrap_or(0);
+        from_segments.max(self.device_traces.len() as u32)
+    }
+
+    pub fn trace(&self, device: u32) -> impl Iterator<Item = &TraceEvent> + '_ {
+        self.device_traces.get(device as usize).into_iter().flatten().filter_map(|&i| self.events.get(i as usize))
+    }
+
+    pub fn segment_blocks(&self, seg: &Segment) -> &[Block] {
+        self.blocks.get(seg.blocks.clone()).unwrap_or(&[])
+    }
+
+    /// Approximate heap bytes of the decoded form, for the benchmark's
+    /// "compact size" figure.
+    pub fn heap_bytes(&self) -> usize {
+        self.events.len() * std::mem::size_of::<TraceEvent>()
+            + self.device_traces.iter().map(|t| t.len() * 4).sum::<usize>()
+            + self.blocks.len() * std::mem::size_of::<Block>()
+            + self.segments.len() * std::mem::size_of::<Segment>()
+            + self.frames.len() * std::mem::size_of::<Frame>()
+            + (self.stacks.frames.len() + self.stacks.starts.len()) * 4
+            + self.strings.heap_bytes()
+    }
+}

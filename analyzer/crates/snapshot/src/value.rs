@@ -1,0 +1,200 @@
+//! The plain values a snapshot pickle is made of.
+//!
+//! Containers are reference-counted because the pickle memo can refer to one
+//! container from several places. Trace entries, frames and stacks never stay
+//! containers: as soon as one is nested into its parent, the snapshot layer
+//! ([`crate::compact`]) turns it into a compact id (`Frame`, `Stack`,
+//! `Event`), so a trace of millions of entries is not a tree of values.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Index into the interned strings.
+pub type StrId = u32;
+/// Index into the interned frames `(filename, line, name)`.
+pub type FrameId = u32;
+/// Index into the interned stacks (lists of frames).
+pub type StackId = u32;
+/// Index into the decoded trace entries.
+pub type EventId = u32;
+
+#[derive(Debug, Clone)]
+pub enum Value {
+    None,
+    Bool(bool),
+    Int(i64),
+    /// An integer in `[2^63, 2^64)` (addresses can be that large).
+    BigUint(u64),
+    /// An integer beyond 64 bits; reading it as a number is an error.
+    Oversized,
+    Float(f64),
+    Str(StrId),
+    /// A bytes object; snapshots never need their content, only that they exist.
+    Bytes(u64),
+    List(Rc<Container>),
+    Dict(Rc<Container>),
+    Tuple(Rc<Container>),
+    Set(Rc<Container>),
+    Frame(FrameId),
+    Stack(StackId),
+    Event(EventId),
+}
+
+impl Value {
+    /// An integer as u64 (negative and oversized integers are not).
+    pub fn as_u64(&self) -> Option<u64> {
+        match *self {
+            Value::Int(i) if i >= 0 => Some(i as u64),
+            Value::BigUint(u) => Some(u),
+            Value::Bool(b) => Some(b as u64),
+            _ => None,
+        }
+    }
+
+    pub fn as_i64(&self) -> Option<i64> {
+        match *self {
+            Value::Int(i) => Some(i),
+            Value::Bool(b) => Some(b as i64),
+            _ => None,
+        }
+    }
+
+    pub fn as_str_id(&self) -> Option<StrId> {
+        match *self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn container(&self) -> Option<&Rc<Container>> {
+        match self {
+            Value::List(c) | Value::Dict(c) | Value::Tuple(c) | Value::Set(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Nesting depth: 0 for scalars and compact ids.
+    pub fn depth(&self) -> u16 {
+        self.container().map_or(0, |c| c.data.borrow().depth)
+    }
+
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::None => "None",
+            Value::Bool(_) => "bool",
+            Value::Int(_) | Value::BigUint(_) | Value::Oversized => "int",
+            Value::Float(_) => "float",
+            Value::Str(_) => "str",
+            Value::Bytes(_) => "bytes",
+            Value::List(_) | Value::Stack(_) => "list",
+            Value::Dict(_) | Value::Frame(_) | Value::Event(_) => "dict",
+            Value::Tuple(_) => "tuple",
+            Value::Set(_) => "set",
+        }
+    }
+}
+
+/// A list, dict (keys and values interleaved), tuple or set.
+#[derive(Debug)]
+pub struct Container {
+    pub data: RefCell<ContainerData>,
+}
+
+#[derive(Debug, Default)]
+pub struct ContainerData {
+    pub items: Vec<Value>,
+    /// Set once the container is nested into another: a pickle of plain data
+    /// never changes a container after that, and refusing to keeps every
+    /// structure a tree of known depth (no cycles, no unbounded recursion).
+    pub frozen: bool,
+    /// 1 + the depth of the deepest child.
+    pub depth: u16,
+    /// The memo slot holding this container, so compaction can update it.
+    pub memo_slot: Option<u32>,
+}
+
+impl Container {
+    pub fn new(items: Vec<Value>) -> Rc<Container> {
+        let depth = 1 + items.iter().map(Value::depth).max().unwrap_or(0);
+        Rc::new(Container { data: RefCell::new(ContainerData { items, frozen: false, depth, memo_slot: None }) })
+    }
+}
+
+/// FxHash (rustc's hasher): interning hashes millions of short keys, where
+/// SipHash's flood resistance is not needed (a hostile input can only slow
+/// its own decoding, and every table is bounded by the input's size).
+#[derive(Default, Clone, Copy)]
+pub struct FxHasher {
+    hash: u64,
+}
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(i as u64);
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(i as u64);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
+
+pub type FxBuild = std::hash::BuildHasherDefault<FxHasher>;
+pub type FxHashMap<K, V> = std::collections::HashMap<K, V, FxBuild>;
+
+/// Strings interned once each: keys compare as integers, repeated file and
+/// function names cost 4 bytes.
+#[derive(Debug, Default)]
+pub struct Strings {
+    by_text: FxHashMap<Rc<str>, StrId>,
+    texts: Vec<Rc<str>>,
+}
+
+impl Strings {
+    pub fn intern(&mut self, s: &str) -> StrId {
+        if let Some(&id) = self.by_text.get(s) {
+            return id;
+        }
+        let id = self.texts.len() as StrId;
+        let rc: Rc<str> = Rc::from(s);
+        self.texts.push(rc.clone());
+        self.by_text.insert(rc, id);
+        id
+    }
+
+    pub fn get(&self, id: StrId) -> &str {
+        self.texts.get(id as usize).map_or("", |s| s)
+    }
+
+    /// The id of `s` if it occurs in the input.
+    pub fn lookup(&self, s: &str) -> Option<StrId> {
+        self.by_text.get(s).copied()
+    }
+
+    pub fn len(&self) -> usize {
+        self.texts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.texts.is_empty()
+    }
+
+    /// Bytes held (text plus table overhead), for memory accounting.
+    pub fn heap_bytes(&self) -> usize {
+        self.texts.iter().map(|t| t.len() + 16).sum::<usize>() + self.texts.len() * 40
+    }
+}
