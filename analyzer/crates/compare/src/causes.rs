@@ -57,7 +57,7 @@ pub fn attribute(a: &ModuleReport, b: &ModuleReport, pairing: &BufferPairing, na
         out.push(Attributed { change: paired_change(x, y, how, kind), detail: Some(detail) });
     }
     if name_causes {
-        decide_scaling(&mut out);
+        decide_scaling(&mut out, a, b);
     }
 
     let mut only_a: Vec<Attributed> = pairing
@@ -162,11 +162,13 @@ fn single_scaled_dimension(x: &ArrayShape, y: &ArrayShape) -> Option<(i64, i64)>
     Some((from, to))
 }
 
-/// Buffers whose one dimension was scaled: when the most bytes go with one
-/// ratio, that is a batch change if a single dimension size moved (`4096 →
-/// 8192` everywhere), a sharding change if several sizes were divided by
-/// the same factor, parameters among them (weights split across devices).
-fn decide_scaling(changes: &mut [Attributed]) {
+/// Buffers whose one dimension was scaled, taken together: the ratio most
+/// bytes go with decides. With parameters among them, on a side that also
+/// gained collectives (all-gather, reduce-scatter, ...), the per-device
+/// shapes were divided by sharding; with most of the weights scaled, the
+/// model itself changed (layers stacked by a scan, width); else only
+/// activations and data moved: a batch change.
+fn decide_scaling(changes: &mut [Attributed], a: &ModuleReport, b: &ModuleReport) {
     // Ratio as a reduced fraction `to/from`, with its bytes.
     let ratio_of = |from: i64, to: i64| {
         let g = gcd(from, to);
@@ -189,24 +191,33 @@ fn decide_scaling(changes: &mut [Attributed]) {
         .filter(|(_, c)| matches!(c.detail, Some(PairChange::Scaled { from, to }) if ratio_of(from, to) == dominant))
         .map(|(i, _)| i)
         .collect();
-    let mut sizes: Vec<i64> = members
-        .iter()
-        .filter_map(|&i| match changes[i].detail {
-            Some(PairChange::Scaled { from, .. }) => Some(from),
-            _ => None,
-        })
-        .collect();
-    sizes.sort_unstable();
-    sizes.dedup();
-    let parameters_scaled = members.iter().filter(|&&i| changes[i].change.category == BufferCategory::Parameter).count();
-    let kind = if sizes.len() > 1 && parameters_scaled > 1 { ChangeKind::Sharding } else { ChangeKind::Batch };
     // One buffer scaled is not a pattern.
     if members.len() < 2 {
         return;
     }
+    let parameters_scaled = members.iter().filter(|&&i| changes[i].change.category == BufferCategory::Parameter).count();
+    let parameters_listed = a.peak_buffers.iter().filter(|p| p.category == BufferCategory::Parameter).count();
+    let shrinks = dominant.0 < dominant.1;
+    let (smaller, larger) = if shrinks { (b, a) } else { (a, b) };
+    let kind = if parameters_scaled > 0 && collectives(smaller) > collectives(larger) {
+        ChangeKind::Sharding
+    } else if parameters_scaled >= 2 && parameters_scaled * 2 >= parameters_listed {
+        ChangeKind::ModelSize
+    } else {
+        ChangeKind::Batch
+    };
     for i in members {
         changes[i].change.kind = kind;
     }
+}
+
+/// Cross-device communication in a module: the instructions SPMD
+/// partitioning adds.
+fn collectives(m: &ModuleReport) -> usize {
+    const OPS: [&str; 6] = ["all-gather", "reduce-scatter", "all-reduce", "all-to-all", "collective-permute", "async-collective"];
+    let is_collective = |name: &str| OPS.iter().any(|op| name.starts_with(op));
+    m.instructions.iter().filter(|i| is_collective(i)).count()
+        + m.buffers.iter().filter(|l| is_collective(&l.name) || is_collective(&l.opcode)).count()
 }
 
 fn gcd(mut a: i64, mut b: i64) -> i64 {
@@ -256,13 +267,21 @@ fn find_remat(a: &ModuleReport, b: &ModuleReport, only_a: &mut [Attributed], onl
         return;
     }
     let (kept, rematerialized) = if rb > ra { (only_a, only_b) } else { (only_b, only_a) };
-    for c in kept.iter_mut().filter(|c| c.change.category == BufferCategory::Temporary) {
-        c.change.kind = ChangeKind::Remat;
+    let recomputed = |c: &Attributed| {
+        let name = if c.change.name_a.is_empty() { &c.change.name_b } else { &c.change.name_a };
+        c.change.category == BufferCategory::Temporary && is_recomputation(name, &c.change.op_name)
+    };
+    // Without a recomputation at the peak, activations that left it did so
+    // for some other reason.
+    if !rematerialized.iter().any(recomputed) {
+        return;
     }
     for c in rematerialized.iter_mut() {
-        let name = if c.change.name_a.is_empty() { &c.change.name_b } else { &c.change.name_a };
-        if c.change.category == BufferCategory::Temporary && is_recomputation(name, &c.change.op_name) {
+        if recomputed(c) {
             c.change.kind = ChangeKind::Remat;
         }
+    }
+    for c in kept.iter_mut().filter(|c| c.change.category == BufferCategory::Temporary) {
+        c.change.kind = ChangeKind::Remat;
     }
 }

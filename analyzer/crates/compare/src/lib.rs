@@ -43,17 +43,17 @@ pub fn compare(a: &Report, b: &Report, label_a: &str, label_b: &str) -> Comparis
     c.modules.sort_by(|x, y| {
         y.difference_bytes.unsigned_abs().cmp(&x.difference_bytes.unsigned_abs()).then(x.name.cmp(&y.name))
     });
-    c.only_in_a = only_a.iter().map(|&i| a.modules[i].display_name()).collect();
-    c.only_in_b = only_b.iter().map(|&j| b.modules[j].display_name()).collect();
+    c.only_in_a = only_a.iter().map(|&i| module_label(&a.modules[i])).collect();
+    c.only_in_b = only_b.iter().map(|&j| module_label(&b.modules[j])).collect();
     if pairs.is_empty() && !a.modules.is_empty() && !b.modules.is_empty() {
         c.notes.push(ComparisonNote {
             kind: NoteKind::NoModuleInCommon,
             text: format!(
                 "no module in common: {} has {}, {} has {}; both are shown as they are",
                 c.a.label,
-                names(&c.only_in_a),
+                names(&only_a.iter().map(|&i| a.modules[i].display_name()).collect::<Vec<_>>()),
                 c.b.label,
-                names(&c.only_in_b)
+                names(&only_b.iter().map(|&j| b.modules[j].display_name()).collect::<Vec<_>>())
             ),
         });
     }
@@ -88,8 +88,19 @@ pub fn compare(a: &Report, b: &Report, label_a: &str, label_b: &str) -> Comparis
     c
 }
 
+/// `jit_f(3)`, or `jit_f(3) [memory space 1]` outside HBM.
+fn module_label(m: &oomscope_report::ModuleReport) -> String {
+    match m.memory_space {
+        0 => m.display_name(),
+        space => format!("{} [memory space {space}]", m.display_name()),
+    }
+}
+
+/// Up to five distinct names, `a, b and 3 more`.
 fn names(list: &[String]) -> String {
     const SHOWN: usize = 5;
+    let mut list = list.to_vec();
+    list.dedup();
     let mut s = list.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
     if list.len() > SHOWN {
         s.push_str(&format!(" and {} more", list.len() - SHOWN));

@@ -92,32 +92,38 @@ fn group_changes(attributed: &[Attributed]) -> Vec<Change> {
     changes
 }
 
-/// "62 buffers (48 temporaries, 8 parameters, 6 outputs)".
+/// "62 buffers (48 temporaries, 8 parameters, 6 outputs)", "1 temporary".
 fn count_by_role(members: &[&Attributed]) -> String {
     let n = members.len();
-    let mut roles: Vec<(&str, usize)> = Vec::new();
+    let mut roles: Vec<(BufferCategory, usize)> = Vec::new();
     for c in members {
-        let role = match c.change.category {
-            BufferCategory::Parameter => "parameters",
-            BufferCategory::Output => "outputs",
-            BufferCategory::Temporary => "temporaries",
-            BufferCategory::ThreadLocal => "thread-local buffers",
-            BufferCategory::Constant => "constants",
-            BufferCategory::Small => "small-buffer entries",
-        };
-        match roles.iter_mut().find(|(r, _)| *r == role) {
+        match roles.iter_mut().find(|(r, _)| *r == c.change.category) {
             Some((_, k)) => *k += 1,
-            None => roles.push((role, 1)),
+            None => roles.push((c.change.category, 1)),
         }
     }
-    let plural = if n == 1 { "buffer" } else { "buffers" };
-    if roles.len() == 1 {
-        let role = roles[0].0;
-        return if n == 1 { format!("1 {}", role.trim_end_matches('s').replace("temporarie", "temporary")) } else { format!("{n} {role}") };
+    if let [(role, _)] = roles.as_slice() {
+        return format!("{n} {}", role_word(*role, n));
     }
     roles.sort_by(|x, y| y.1.cmp(&x.1));
-    let parts: Vec<String> = roles.iter().map(|(r, k)| format!("{k} {r}")).collect();
-    format!("{n} {plural} ({})", parts.join(", "))
+    let parts: Vec<String> = roles.iter().map(|(r, k)| format!("{k} {}", role_word(*r, *k))).collect();
+    format!("{n} buffers ({})", parts.join(", "))
+}
+
+fn role_word(role: BufferCategory, n: usize) -> &'static str {
+    let (one, many) = match role {
+        BufferCategory::Parameter => ("parameter", "parameters"),
+        BufferCategory::Output => ("output", "outputs"),
+        BufferCategory::Temporary => ("temporary", "temporaries"),
+        BufferCategory::ThreadLocal => ("thread-local buffer", "thread-local buffers"),
+        BufferCategory::Constant => ("constant", "constants"),
+        BufferCategory::Small => ("entry of small buffers", "entries of small buffers"),
+    };
+    if n == 1 {
+        one
+    } else {
+        many
+    }
 }
 
 fn describe(kind: ChangeKind, members: &[&Attributed], bytes: i64) -> String {
@@ -167,6 +173,10 @@ fn describe(kind: ChangeKind, members: &[&Attributed], bytes: i64) -> String {
             Some((from, to)) if from > to && from % to == 0 => format!("sharding divided per-device shapes by {} in {who}: {at_peak}", from / to),
             Some((from, to)) if to > from && to % from == 0 => format!("less sharding multiplied per-device shapes by {} in {who}: {at_peak}", to / from),
             _ => format!("sharding changed per-device shapes of {who}: {at_peak}"),
+        },
+        ChangeKind::ModelSize => match scale_of(members) {
+            Some((from, to)) => format!("the model's weights scaled along one dimension ({from}→{to}: stacked layers or width) in {who}: {at_peak}"),
+            None => format!("the model's weights scaled in {who}: {at_peak}"),
         },
         ChangeKind::Padding => format!("padding changed in {who}: {at_peak}"),
         ChangeKind::Appeared => format!("{who} appeared at the peak: {at_peak}"),

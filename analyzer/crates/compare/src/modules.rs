@@ -12,7 +12,7 @@
 
 use crate::buffers::primitive;
 use oomscope_report::compare::ModuleMatch;
-use oomscope_report::ModuleReport;
+use oomscope_report::{BufferCategory, ModuleReport};
 use std::collections::HashSet;
 
 /// Below this similarity two equally named modules are a low-confidence pair.
@@ -20,7 +20,7 @@ const SAME_NAME_MIN_SIMILARITY: f64 = 0.3;
 /// From this similarity differently named modules are the same program.
 const SAME_PROGRAM_MIN_SIMILARITY: f64 = 0.6;
 /// Two lone modules sharing less than this are unrelated.
-const LOW_CONFIDENCE_MIN_SIMILARITY: f64 = 0.15;
+const LOW_CONFIDENCE_MIN_SIMILARITY: f64 = 0.25;
 
 /// A module's name without what differs between runs of the same program:
 /// `module_0003.jit__train_step_1.cl_42` → `train_step`.
@@ -54,27 +54,34 @@ pub fn normalized_name(name: &str) -> String {
     n.to_string()
 }
 
-/// What identifies a program across runs (see the module comment).
-pub fn fingerprint(m: &ModuleReport) -> HashSet<String> {
+/// What identifies a program across runs (see the module comment), over
+/// all the memory spaces given.
+pub fn fingerprint(spaces: &[&ModuleReport]) -> HashSet<String> {
     let mut tokens = HashSet::new();
-    let mut add = |op_name: &str, source: &str, name: &str| {
+    let mut add = |op_name: &str, source: &str, name: &str, category: BufferCategory| {
+        // XProf's merged entry of small buffers is in every module.
+        if category == BufferCategory::Small {
+            return;
+        }
         let prim = primitive(op_name);
         if !prim.is_empty() || !source.is_empty() {
             tokens.insert(format!("op:{prim}@{source}"));
         }
         tokens.insert(format!("inst:{}", instruction_stem(name)));
     };
-    if m.buffers.is_empty() {
-        for p in &m.peak_buffers {
-            add(&p.op_name, &p.source, &p.name);
+    for m in spaces {
+        if m.buffers.is_empty() {
+            for p in &m.peak_buffers {
+                add(&p.op_name, &p.source, &p.name, p.category);
+            }
+        } else {
+            for l in &m.buffers {
+                add(&l.op_name, &l.source, &l.name, l.category);
+            }
         }
-    } else {
-        for l in &m.buffers {
-            add(&l.op_name, &l.source, &l.name);
+        for i in &m.instructions {
+            add("", "", i, BufferCategory::Temporary);
         }
-    }
-    for i in &m.instructions {
-        tokens.insert(format!("inst:{}", instruction_stem(i)));
     }
     tokens
 }
@@ -104,21 +111,43 @@ pub struct ModulePair {
     pub similarity: f64,
 }
 
-/// Pair the modules of two reports, within the same memory space.
-pub fn pair_modules(a: &[ModuleReport], b: &[ModuleReport]) -> (Vec<ModulePair>, Vec<usize>, Vec<usize>) {
-    let fa: Vec<_> = a.iter().map(fingerprint).collect();
-    let fb: Vec<_> = b.iter().map(fingerprint).collect();
-    let na: Vec<_> = a.iter().map(|m| normalized_name(&m.name)).collect();
-    let nb: Vec<_> = b.iter().map(|m| normalized_name(&m.name)).collect();
+/// The analyses of one compiled program, one per memory space: same
+/// input, name and program id. Indices into the report's modules.
+fn programs(modules: &[ModuleReport]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, m) in modules.iter().enumerate() {
+        let same = |g: &Vec<usize>| {
+            let first = &modules[g[0]];
+            first.name == m.name && first.program_id == m.program_id && first.input == m.input
+        };
+        match groups.iter_mut().find(|g| same(g)) {
+            Some(g) => g.push(i),
+            None => groups.push(vec![i]),
+        }
+    }
+    groups
+}
 
-    // Every candidate pair, best first: same name before different names,
-    // then by similarity.
+fn spaces_of<'a>(modules: &'a [ModuleReport], group: &[usize]) -> Vec<&'a ModuleReport> {
+    group.iter().map(|&i| &modules[i]).collect()
+}
+
+/// Pair the modules of two reports: programs first (all their memory
+/// spaces together), then each memory space of a paired program with the
+/// same space of its partner. Returns the pairs and the indices of the
+/// modules left alone on each side.
+pub fn pair_modules(a: &[ModuleReport], b: &[ModuleReport]) -> (Vec<ModulePair>, Vec<usize>, Vec<usize>) {
+    let (ga, gb) = (programs(a), programs(b));
+    let fa: Vec<_> = ga.iter().map(|g| fingerprint(&spaces_of(a, g))).collect();
+    let fb: Vec<_> = gb.iter().map(|g| fingerprint(&spaces_of(b, g))).collect();
+    let na: Vec<_> = ga.iter().map(|g| normalized_name(&a[g[0]].name)).collect();
+    let nb: Vec<_> = gb.iter().map(|g| normalized_name(&b[g[0]].name)).collect();
+
+    // Every candidate pair of programs, best first: same name before
+    // different names, then by similarity.
     let mut candidates = Vec::new();
-    for (i, ma) in a.iter().enumerate() {
-        for (j, mb) in b.iter().enumerate() {
-            if ma.memory_space != mb.memory_space {
-                continue;
-            }
+    for i in 0..ga.len() {
+        for j in 0..gb.len() {
             let sim = similarity(&fa[i], &fb[j]);
             let same_name = na[i] == nb[j];
             // Fingerprints empty on both sides (a dump without metadata): the name decides.
@@ -134,35 +163,42 @@ pub fn pair_modules(a: &[ModuleReport], b: &[ModuleReport]) -> (Vec<ModulePair>,
         }
     }
     candidates.sort_by(|x, y| y.0.cmp(&x.0).then(y.1.total_cmp(&x.1)).then((x.2, x.3).cmp(&(y.2, y.3))));
-    let mut used_a = vec![false; a.len()];
-    let mut used_b = vec![false; b.len()];
-    let mut pairs = Vec::new();
+    let mut used_a = vec![false; ga.len()];
+    let mut used_b = vec![false; gb.len()];
+    let mut program_pairs = Vec::new();
     for (_, sim, i, j, matched_by) in candidates {
         if used_a[i] || used_b[j] {
             continue;
         }
         used_a[i] = true;
         used_b[j] = true;
-        pairs.push(ModulePair { a: i, b: j, matched_by, similarity: sim });
+        program_pairs.push((i, j, matched_by, sim));
+    }
+    // A single program left on each side: a low-confidence pair if the
+    // programs still share a good part of their ops.
+    let left_a: Vec<usize> = (0..ga.len()).filter(|&i| !used_a[i]).collect();
+    let left_b: Vec<usize> = (0..gb.len()).filter(|&j| !used_b[j]).collect();
+    if let ([i], [j]) = (left_a.as_slice(), left_b.as_slice()) {
+        let sim = similarity(&fa[*i], &fb[*j]);
+        if sim >= LOW_CONFIDENCE_MIN_SIMILARITY {
+            program_pairs.push((*i, *j, ModuleMatch::LowConfidence, sim));
+        }
     }
 
-    // A single module left on each side of a memory space: a low-confidence
-    // pair if the programs still share something.
-    let spaces: HashSet<i64> = a.iter().map(|m| m.memory_space).collect();
-    for space in spaces {
-        let left_a: Vec<usize> = (0..a.len()).filter(|&i| !used_a[i] && a[i].memory_space == space).collect();
-        let left_b: Vec<usize> = (0..b.len()).filter(|&j| !used_b[j] && b[j].memory_space == space).collect();
-        if let ([i], [j]) = (left_a.as_slice(), left_b.as_slice()) {
-            let sim = similarity(&fa[*i], &fb[*j]);
-            if sim >= LOW_CONFIDENCE_MIN_SIMILARITY {
-                used_a[*i] = true;
-                used_b[*j] = true;
-                pairs.push(ModulePair { a: *i, b: *j, matched_by: ModuleMatch::LowConfidence, similarity: sim });
+    let mut paired_a = vec![false; a.len()];
+    let mut paired_b = vec![false; b.len()];
+    let mut pairs = Vec::new();
+    for (i, j, matched_by, sim) in program_pairs {
+        for &ma in &ga[i] {
+            if let Some(&mb) = gb[j].iter().find(|&&mb| !paired_b[mb] && b[mb].memory_space == a[ma].memory_space) {
+                paired_a[ma] = true;
+                paired_b[mb] = true;
+                pairs.push(ModulePair { a: ma, b: mb, matched_by, similarity: sim });
             }
         }
     }
-    let only_a = (0..a.len()).filter(|&i| !used_a[i]).collect();
-    let only_b = (0..b.len()).filter(|&j| !used_b[j]).collect();
+    let only_a = (0..a.len()).filter(|&i| !paired_a[i]).collect();
+    let only_b = (0..b.len()).filter(|&j| !paired_b[j]).collect();
     (pairs, only_a, only_b)
 }
 

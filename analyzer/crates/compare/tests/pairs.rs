@@ -190,3 +190,35 @@ fn a_side_that_failed_is_named_and_the_other_kept() {
     assert!(note.text.contains("broken") && note.text.contains("truncated at byte 12"), "{}", note.text);
     assert!(!c.only_in_a.is_empty(), "A's modules are still listed");
 }
+
+/// FSDP over the 4 chips of a v5e:2x2 against the same program on one
+/// chip: the weights' per-device shapes are divided by 4.
+#[test]
+fn fsdp_over_four_chips_is_named_sharding() {
+    let a = report_of(&fixtures().join("transformer-scan"));
+    let b = report_of(&fixtures().join("fsdp-transformer-scan"));
+    let c = compare(&a, &b, "one chip", "fsdp");
+    let m = hbm(&c);
+    assert_eq!(m.matched_by, ModuleMatch::SameName);
+    let largest = &m.changes[0];
+    assert_eq!(largest.kind, ChangeKind::Sharding, "{}", m.summary);
+    assert!(largest.text.contains("divided per-device shapes by 4"), "{}", largest.text);
+    assert!(largest.bytes < 0);
+    assert!(!m.changes.iter().any(|ch| ch.kind == ChangeKind::Batch), "{}", m.summary);
+    assert_eq!(m.changes.iter().map(|ch| ch.bytes).sum::<i64>(), m.difference_bytes);
+}
+
+/// The same scanned transformer at 8 and at 32 layers: the stacked weights
+/// grow along their layer dimension. That is the model, not the batch.
+#[test]
+fn more_scanned_layers_is_named_model_size_not_batch() {
+    let a = report_of(&fixtures().join("transformer-scan"));
+    let b = report_of(&fixtures().join("oom-transformer-scan"));
+    let c = compare(&a, &b, "8 layers", "32 layers");
+    let m = hbm(&c);
+    let largest = &m.changes[0];
+    assert_eq!(largest.kind, ChangeKind::ModelSize, "{}", m.summary);
+    assert!(largest.text.contains("8→32"), "{}", largest.text);
+    assert!(!m.changes.iter().any(|ch| matches!(ch.kind, ChangeKind::Batch | ChangeKind::Sharding)), "{}", m.summary);
+    assert_eq!(m.changes.iter().map(|ch| ch.bytes).sum::<i64>(), m.difference_bytes);
+}

@@ -141,6 +141,9 @@ pub enum ChangeKind {
     Batch,
     /// Per-device shapes divided (or multiplied) by the number of shards.
     Sharding,
+    /// The weights themselves scaled along one dimension: more or fewer
+    /// stacked layers (a scan), or a wider or narrower model.
+    ModelSize,
     /// Same logical size, different padded size (layout change).
     Padding,
     /// A buffer live at B's peak with no counterpart at A's.
@@ -164,6 +167,7 @@ impl ChangeKind {
             ChangeKind::Remat => "remat",
             ChangeKind::Batch => "batch",
             ChangeKind::Sharding => "sharding",
+            ChangeKind::ModelSize => "model_size",
             ChangeKind::Padding => "padding",
             ChangeKind::Appeared => "appeared",
             ChangeKind::Disappeared => "disappeared",
