@@ -1,0 +1,153 @@
+//! Comparing two runs (issue 18): each side is analysed on its own, exactly
+//! as [`analyze_inputs`](crate::analyze_inputs) would, then the two reports
+//! are compared by `oomscope_compare`. Both reports are kept: the
+//! comparison adds to them, it does not replace them, so a side that fails
+//! to load is named while the other is still shown.
+
+use crate::{analyze_inputs, InputFile, InputSource, Progress};
+use oomscope_report::compare::Comparison;
+use oomscope_report::Report;
+use serde::Serialize;
+
+/// What the user calls each side; `None` takes it from the file names.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Labels {
+    pub a: Option<String>,
+    pub b: Option<String>,
+}
+
+/// The inputs of one side: files read whole and sources read by slices.
+#[derive(Default)]
+pub struct SideInputs {
+    pub files: Vec<InputFile>,
+    pub sources: Vec<InputSource>,
+}
+
+/// Both reports and their comparison: the JSON of `oomscope compare
+/// --json` (`comparison.modules[]`, ...).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ComparedRuns {
+    pub a: Report,
+    pub b: Report,
+    pub comparison: Comparison,
+}
+
+/// Longest label made from file names.
+const MAX_LABEL_CHARS: usize = 80;
+
+/// Compare the run given by files `a` (before) with the one given by `b`
+/// (after). Never panics on bad input: what cannot be read lands in that
+/// side's `errors`, and the comparison says which side failed.
+pub fn compare(a: Vec<InputFile>, b: Vec<InputFile>, labels: Labels, progress: &mut dyn FnMut(Progress)) -> ComparedRuns {
+    compare_inputs(
+        SideInputs { files: a, sources: Vec::new() },
+        SideInputs { files: b, sources: Vec::new() },
+        labels,
+        progress,
+    )
+}
+
+/// [`compare`] with some inputs given as random-access [`InputSource`]s.
+pub fn compare_inputs(a: SideInputs, b: SideInputs, labels: Labels, progress: &mut dyn FnMut(Progress)) -> ComparedRuns {
+    let label_a = labels.a.unwrap_or_else(|| label_from_names(&a));
+    let label_b = labels.b.unwrap_or_else(|| label_from_names(&b));
+    let report_a = analyze_side(a, &label_a, progress);
+    let report_b = analyze_side(b, &label_b, progress);
+    progress(Progress { input: String::new(), done_bytes: 0, total_bytes: 0, stage: "comparing".into() });
+    let comparison = oomscope_compare::compare(&report_a, &report_b, &label_a, &label_b);
+    ComparedRuns { a: report_a, b: report_b, comparison }
+}
+
+fn analyze_side(side: SideInputs, label: &str, progress: &mut dyn FnMut(Progress)) -> Report {
+    let mut on_progress = |p: Progress| progress(Progress { stage: format!("{label}: {}", p.stage), ..p });
+    analyze_inputs(side.files, side.sources, &mut on_progress)
+}
+
+/// The folders or files dropped: the first component of each input name
+/// (`f32/compile.log` → `f32`), distinct, in order.
+fn label_from_names(side: &SideInputs) -> String {
+    let names = side.files.iter().map(|f| f.name.as_str()).chain(side.sources.iter().map(|s| s.name.as_str()));
+    let mut tops: Vec<&str> = Vec::new();
+    for name in names {
+        let top = name.split('/').next().unwrap_or(name);
+        if !tops.contains(&top) {
+            tops.push(top);
+        }
+    }
+    if tops.is_empty() {
+        return "(nothing)".into();
+    }
+    let mut label = tops.join(", ");
+    if label.chars().count() > MAX_LABEL_CHARS {
+        label = label.chars().take(MAX_LABEL_CHARS - 1).collect::<String>() + "…";
+    }
+    label
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oomscope_report::compare::{ChangeKind, NoteKind};
+    use std::path::{Path, PathBuf};
+
+    fn fixtures() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
+    }
+
+    /// A folder as the CLI gives it: every file, named `folder/file`.
+    fn folder(dir: &Path) -> Vec<InputFile> {
+        let base = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        paths.sort();
+        paths
+            .into_iter()
+            .map(|p| InputFile { name: format!("{base}/{}", p.file_name().unwrap().to_string_lossy()), data: std::fs::read(&p).unwrap() })
+            .collect()
+    }
+
+    #[test]
+    fn two_dropped_folders_compare_with_xprofs_difference_and_the_stable_json_shape() {
+        let pair = fixtures().join("pair-dtype-oom");
+        let spec: serde_json::Value = serde_json::from_slice(&std::fs::read(pair.join("pair.json")).unwrap()).unwrap();
+        let mut stages = Vec::new();
+        let runs = compare(folder(&pair.join("f32")), folder(&pair.join("bf16")), Labels::default(), &mut |p| stages.push(p.stage));
+        let c = &runs.comparison;
+        assert_eq!((c.a.label.as_str(), c.b.label.as_str()), ("f32", "bf16"));
+        assert!(stages.iter().any(|s| s.starts_with("f32: ")) && stages.iter().any(|s| s.starts_with("bf16: ")));
+        assert!(runs.a.errors.is_empty() && runs.b.errors.is_empty(), "{:?} {:?}", runs.a.errors, runs.b.errors);
+
+        let m = c.modules.iter().find(|m| m.memory_space == 0).unwrap();
+        let mib = spec["peak_difference_mib"].as_f64().unwrap();
+        assert_eq!(m.difference_bytes, -((mib * 1048576.0) as i64));
+        assert_eq!(m.changes[0].kind, ChangeKind::Dtype, "{}", m.summary);
+
+        // The f32 side ran out of memory, the bf16 side did not: the OOM
+        // error belongs to A only, and A's report keeps it.
+        assert!(!runs.a.oom_events.is_empty() && runs.b.oom_events.is_empty());
+
+        // The stable JSON shape of issue 18.
+        let json = serde_json::to_value(&runs).unwrap();
+        let jm = json["comparison"]["modules"].as_array().unwrap().iter().find(|m| m["memory_space"] == 0).unwrap();
+        for field in ["name", "peak_bytes_a", "peak_bytes_b", "changes", "explained_bytes"] {
+            assert!(!jm[field].is_null(), "missing {field}");
+        }
+        assert_eq!(jm["changes"][0]["kind"], "dtype");
+        assert!(jm["changes"][0]["bytes"].is_i64() && jm["changes"][0]["buffers"].is_u64());
+        let sum: i64 = jm["changes"].as_array().unwrap().iter().map(|ch| ch["bytes"].as_i64().unwrap()).sum();
+        assert_eq!(sum, jm["peak_bytes_b"].as_i64().unwrap() - jm["peak_bytes_a"].as_i64().unwrap());
+    }
+
+    #[test]
+    fn a_side_that_fails_to_load_is_named_and_the_other_is_shown() {
+        let good = folder(&fixtures().join("fits-mlp"));
+        let broken = vec![InputFile { name: "broken.hlo.pb".into(), data: vec![0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2] }];
+        let runs = compare(good, broken, Labels { a: Some("before".into()), b: None }, &mut |_| {});
+        let c = &runs.comparison;
+        assert_eq!(c.b.label, "broken.hlo.pb");
+        assert!(c.b.failed && !c.a.failed);
+        let note = c.notes.iter().find(|n| n.kind == NoteKind::SideFailed).unwrap();
+        assert!(note.text.contains("broken.hlo.pb"), "{}", note.text);
+        assert!(!runs.a.modules.is_empty(), "A is still analysed");
+        assert!(!c.only_in_a.is_empty());
+    }
+}
