@@ -137,6 +137,28 @@ mod tests {
         assert_eq!(sum, jm["peak_bytes_b"].as_i64().unwrap() - jm["peak_bytes_a"].as_i64().unwrap());
     }
 
+    /// The OOM side's tree estimated what donation, bf16 and checkpointing
+    /// would save; the pairs say what they did.
+    #[test]
+    fn the_trees_estimates_stand_next_to_the_real_change() {
+        for (pair, before, after, kind) in [
+            ("pair-donate", "plain", "donated", ChangeKind::Donation),
+            ("pair-dtype-oom", "f32", "bf16", ChangeKind::Dtype),
+            ("pair-remat-oom", "plain", "checkpoint", ChangeKind::Remat),
+        ] {
+            let dir = fixtures().join(pair);
+            let runs = compare(folder(&dir.join(before)), folder(&dir.join(after)), Labels::default(), &mut |_| {});
+            let c = &runs.comparison;
+            let change = c.modules.iter().filter(|m| m.memory_space == 0).flat_map(|m| &m.changes).find(|ch| ch.kind == kind).unwrap();
+            let Some(e) = c.estimates.iter().find(|e| e.kind == kind) else {
+                panic!("{pair}: no {kind:?} estimate next to the change; A's tree: {:?}", runs.a.diagnosis.path)
+            };
+            assert_eq!(e.actual_bytes, -change.bytes, "{pair}");
+            assert!(e.estimate_bytes > 0, "{pair}: {e:?}");
+            eprintln!("{pair}: {kind:?} estimated {} MiB, real {} MiB", e.estimate_bytes >> 20, e.actual_bytes >> 20);
+        }
+    }
+
     #[test]
     fn a_side_that_fails_to_load_is_named_and_the_other_is_shown() {
         let good = folder(&fixtures().join("fits-mlp"));

@@ -8,12 +8,14 @@
 //! - [`module_diff`]: one module's peak difference cut into named changes
 //!   that sum to it;
 //! - [`events`], [`series`], [`stacks`]: OOM errors number by number,
-//!   memory per step, allocator and stack profiles.
+//!   memory per step, allocator and stack profiles;
+//! - [`estimates`]: A's decision-tree estimates next to the real change.
 //!
 //! Pure analysis over two [`Report`]s: no decoding, no I/O.
 
 pub mod buffers;
 pub mod causes;
+pub mod estimates;
 pub mod events;
 pub mod module_diff;
 pub mod modules;
@@ -73,6 +75,7 @@ pub fn compare(a: &Report, b: &Report, label_a: &str, label_b: &str) -> Comparis
     c.step_series = series::compare_series(&a.step_series, &b.step_series);
     c.allocator_profiles = series::compare_allocators(&a.allocator_profiles, &b.allocator_profiles);
     c.stack_profiles = stacks::compare_stack_profiles(a, b);
+    c.estimates = estimates::check_estimates(a, &c.modules);
 
     let anything = !c.modules.is_empty()
         || !c.oom_events.is_empty()

@@ -105,7 +105,7 @@ fn count_by_role(members: &[&Attributed]) -> String {
     if let [(role, _)] = roles.as_slice() {
         return format!("{n} {}", role_word(*role, n));
     }
-    roles.sort_by(|x, y| y.1.cmp(&x.1));
+    roles.sort_by_key(|r| std::cmp::Reverse(r.1));
     let parts: Vec<String> = roles.iter().map(|(r, k)| format!("{k} {}", role_word(*r, *k))).collect();
     format!("{n} buffers ({})", parts.join(", "))
 }

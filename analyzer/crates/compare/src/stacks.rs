@@ -42,13 +42,17 @@ pub fn compare_stack_profiles(a: &Report, b: &Report) -> Vec<StackProfileCompari
 
 type Side<'a> = (&'a str, u64, &'a [StackSample]);
 
-/// A stack's identity: its frames without the frame kinds.
-fn key(frames: &[Frame]) -> Vec<(&str, &str, u32)> {
+/// A stack's identity: its frames (function, file, line) without their kinds.
+type StackKey<'a> = Vec<(&'a str, &'a str, u32)>;
+
+/// A stack's identity.
+fn key(frames: &[Frame]) -> StackKey<'_> {
     frames.iter().map(|f| (f.function.as_str(), f.file.as_str(), f.line)).collect()
 }
 
 pub fn compare_stacks(kind: StackProfileKind, device: String, a: Side<'_>, b: Side<'_>) -> StackProfileComparison {
-    let mut by_stack: HashMap<Vec<(&str, &str, u32)>, (&[Frame], u64, u64)> = HashMap::new();
+    // Each stack's frames, bytes in A, bytes in B.
+    let mut by_stack: HashMap<StackKey<'_>, (&[Frame], u64, u64)> = HashMap::new();
     for s in a.2 {
         by_stack.entry(key(&s.frames)).or_insert((&s.frames, 0, 0)).1 += s.bytes;
     }

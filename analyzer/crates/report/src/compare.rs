@@ -36,6 +36,27 @@ pub struct Comparison {
     /// live bytes by call stack.
     #[serde(default)]
     pub stack_profiles: Vec<StackProfileComparison>,
+    /// A's decision-tree estimates next to what the change really did.
+    #[serde(default)]
+    pub estimates: Vec<EstimateCheck>,
+}
+
+/// One estimate of A's decision tree (what a remedy would save) next to
+/// the change of that kind measured between A and B.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EstimateCheck {
+    pub kind: ChangeKind,
+    /// The tree node and fact holding the estimate, e.g.
+    /// `aggregate.config` / `bf16_saving_bytes`.
+    pub node: String,
+    pub fact: String,
+    /// Bytes the tree estimated the remedy saves (positive = saves).
+    pub estimate_bytes: i64,
+    /// Bytes the change of that kind saved in the compared module
+    /// (positive = saves, i.e. minus the change's bytes).
+    pub actual_bytes: i64,
+    /// The module (display name) the actual bytes come from.
+    pub module: String,
 }
 
 /// One side of a comparison.
