@@ -159,6 +159,22 @@ mod tests {
         }
     }
 
+    /// A comparison travels as a link within a report link's budget and
+    /// comes back with the same peaks and named changes.
+    #[test]
+    fn a_real_comparison_is_shared_as_a_link() {
+        let pair = fixtures().join("pair-remat");
+        let runs = compare(folder(&pair.join("plain")), folder(&pair.join("checkpoint")), Labels::default(), &mut |_| {});
+        let (fragment, reductions) = oomscope_permalink::encode_comparison_fragment(&runs.comparison).unwrap();
+        assert!(fragment.len() <= oomscope_permalink::TYPICAL_BUDGET, "{} bytes, {reductions:?}", fragment.len());
+        let back = oomscope_permalink::decode_comparison(&format!("http://127.0.0.1:8080/#{fragment}")).unwrap();
+        assert_eq!(back.modules.len(), runs.comparison.modules.len());
+        for (x, y) in back.modules.iter().zip(&runs.comparison.modules) {
+            assert_eq!((x.peak_bytes_a, x.peak_bytes_b, &x.changes), (y.peak_bytes_a, y.peak_bytes_b, &y.changes));
+        }
+        eprintln!("pair-remat comparison link: {} bytes, reductions {reductions:?}", fragment.len());
+    }
+
     #[test]
     fn a_side_that_fails_to_load_is_named_and_the_other_is_shown() {
         let good = folder(&fixtures().join("fits-mlp"));

@@ -14,6 +14,7 @@ use crate::buffers::primitive;
 use oomscope_report::compare::ModuleMatch;
 use oomscope_report::{BufferCategory, ModuleReport};
 use std::collections::HashSet;
+use std::hash::{DefaultHasher, Hash, Hasher};
 
 /// Below this similarity two equally named modules are a low-confidence pair.
 const SAME_NAME_MIN_SIMILARITY: f64 = 0.3;
@@ -21,6 +22,9 @@ const SAME_NAME_MIN_SIMILARITY: f64 = 0.3;
 const SAME_PROGRAM_MIN_SIMILARITY: f64 = 0.6;
 /// Two lone modules sharing less than this are unrelated.
 const LOW_CONFIDENCE_MIN_SIMILARITY: f64 = 0.25;
+/// Programs of A times programs of B up to which differently named
+/// programs are compared.
+const MAX_PROGRAM_COMPARISONS: usize = 4096;
 
 /// A module's name without what differs between runs of the same program:
 /// `module_0003.jit__train_step_1.cl_42` → `train_step`.
@@ -55,9 +59,15 @@ pub fn normalized_name(name: &str) -> String {
 }
 
 /// What identifies a program across runs (see the module comment), over
-/// all the memory spaces given.
-pub fn fingerprint(spaces: &[&ModuleReport]) -> HashSet<String> {
+/// all the memory spaces given: a set of hashed tokens (no string is
+/// copied, so a module of millions of buffers costs one hash each).
+pub fn fingerprint(spaces: &[&ModuleReport]) -> HashSet<u64> {
     let mut tokens = HashSet::new();
+    let token = |parts: &[&str]| {
+        let mut h = DefaultHasher::new();
+        parts.hash(&mut h);
+        h.finish()
+    };
     let mut add = |op_name: &str, source: &str, name: &str, category: BufferCategory| {
         // XProf's merged entry of small buffers is in every module.
         if category == BufferCategory::Small {
@@ -65,9 +75,9 @@ pub fn fingerprint(spaces: &[&ModuleReport]) -> HashSet<String> {
         }
         let prim = primitive(op_name);
         if !prim.is_empty() || !source.is_empty() {
-            tokens.insert(format!("op:{prim}@{source}"));
+            tokens.insert(token(&["op", prim, source]));
         }
-        tokens.insert(format!("inst:{}", instruction_stem(name)));
+        tokens.insert(token(&["inst", instruction_stem(name)]));
     };
     for m in spaces {
         if m.buffers.is_empty() {
@@ -94,12 +104,14 @@ fn instruction_stem(name: &str) -> &str {
 }
 
 /// Jaccard similarity of two fingerprints; two empty ones say nothing (0).
-pub fn similarity(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
-    let union = a.union(b).count();
+pub fn similarity(a: &HashSet<u64>, b: &HashSet<u64>) -> f64 {
+    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    let common = small.iter().filter(|t| large.contains(t)).count();
+    let union = a.len() + b.len() - common;
     if union == 0 {
         return 0.0;
     }
-    a.intersection(b).count() as f64 / union as f64
+    common as f64 / union as f64
 }
 
 /// One pairing of a module of A (index) with one of B.
@@ -144,12 +156,18 @@ pub fn pair_modules(a: &[ModuleReport], b: &[ModuleReport]) -> (Vec<ModulePair>,
     let nb: Vec<_> = gb.iter().map(|g| normalized_name(&b[g[0]].name)).collect();
 
     // Every candidate pair of programs, best first: same name before
-    // different names, then by similarity.
+    // different names, then by similarity. Differently named programs are
+    // compared only while that stays cheap (a profile of hundreds of
+    // modules on each side pairs by name alone).
+    let search_all = ga.len().saturating_mul(gb.len()) <= MAX_PROGRAM_COMPARISONS;
     let mut candidates = Vec::new();
     for i in 0..ga.len() {
         for j in 0..gb.len() {
-            let sim = similarity(&fa[i], &fb[j]);
             let same_name = na[i] == nb[j];
+            if !same_name && !search_all {
+                continue;
+            }
+            let sim = similarity(&fa[i], &fb[j]);
             // Fingerprints empty on both sides (a dump without metadata): the name decides.
             let blind = fa[i].is_empty() && fb[j].is_empty();
             let matched_by = if same_name && (sim >= SAME_NAME_MIN_SIMILARITY || blind) {

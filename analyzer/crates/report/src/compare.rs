@@ -39,6 +39,10 @@ pub struct Comparison {
     /// A's decision-tree estimates next to what the change really did.
     #[serde(default)]
     pub estimates: Vec<EstimateCheck>,
+    /// Present when opened from a link: what detail the link dropped to
+    /// fit its budget, in the order applied.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reductions: Vec<String>,
 }
 
 /// One estimate of A's decision tree (what a remedy would save) next to
