@@ -174,13 +174,13 @@ fn decide_scaling(changes: &mut [Attributed], a: &ModuleReport, b: &ModuleReport
         let g = gcd(from, to);
         (to / g, from / g)
     };
-    let mut ratios: Vec<((i64, i64), i64)> = Vec::new();
+    let mut ratios: Vec<((i64, i64), u64)> = Vec::new();
     for c in changes.iter() {
         if let Some(PairChange::Scaled { from, to }) = c.detail {
             let r = ratio_of(from, to);
             match ratios.iter_mut().find(|(k, _)| *k == r) {
-                Some((_, bytes)) => *bytes += c.change.difference_bytes.abs(),
-                None => ratios.push((r, c.change.difference_bytes.abs())),
+                Some((_, bytes)) => *bytes = bytes.saturating_add(c.change.difference_bytes.unsigned_abs()),
+                None => ratios.push((r, c.change.difference_bytes.unsigned_abs())),
             }
         }
     }
@@ -224,7 +224,7 @@ fn gcd(mut a: i64, mut b: i64) -> i64 {
     while b != 0 {
         (a, b) = (b, a % b);
     }
-    a.abs().max(1)
+    a.saturating_abs().max(1)
 }
 
 /// Outputs of one side with no counterpart, shaped like a parameter of the

@@ -30,8 +30,8 @@ pub fn compare_module(a: &ModuleReport, b: &ModuleReport, pair: &ModulePair) -> 
 
     let difference_bytes = signed_difference(a.peak_bytes, b.peak_bytes);
     let mut changes = group_changes(&attributed);
-    let explained_bytes: i64 = changes.iter().map(|c| c.bytes).sum();
-    let residual = difference_bytes - explained_bytes;
+    let explained_bytes = saturating_sum(changes.iter().map(|c| c.bytes));
+    let residual = difference_bytes.saturating_sub(explained_bytes);
     if residual != 0 {
         changes.push(Change {
             kind: ChangeKind::Other,
@@ -66,6 +66,12 @@ pub fn signed_difference(a: u64, b: u64) -> i64 {
     (b as i128 - a as i128).clamp(i64::MIN as i128, i64::MAX as i128) as i64
 }
 
+/// Byte quantities from hostile inputs can be anything: sums saturate
+/// rather than overflow.
+fn saturating_sum(values: impl Iterator<Item = i64>) -> i64 {
+    values.fold(0i64, |acc, v| acc.saturating_add(v))
+}
+
 /// `+1.00 GiB`, `-512.00 MiB`.
 pub fn signed(bytes: i64) -> String {
     if bytes > 0 {
@@ -84,7 +90,7 @@ fn group_changes(attributed: &[Attributed]) -> Vec<Change> {
         .into_iter()
         .map(|kind| {
             let members: Vec<&Attributed> = attributed.iter().filter(|c| c.change.kind == kind).collect();
-            let bytes = members.iter().map(|c| c.change.difference_bytes).sum();
+            let bytes = saturating_sum(members.iter().map(|c| c.change.difference_bytes));
             Change { kind, bytes, buffers: members.len() as u64, text: describe(kind, &members, bytes) }
         })
         .collect();
@@ -189,9 +195,10 @@ fn describe(kind: ChangeKind, members: &[&Attributed], bytes: i64) -> String {
 
 /// "halved" when every buffer is half its size, "doubled", else "resized".
 fn ratio_verb(members: &[&Attributed]) -> &'static str {
-    if members.iter().all(|c| c.change.bytes_b * 2 == c.change.bytes_a) {
+    let twice = |x: u64, y: u64| x.checked_mul(2) == Some(y);
+    if members.iter().all(|c| twice(c.change.bytes_b, c.change.bytes_a)) {
         "halved"
-    } else if members.iter().all(|c| c.change.bytes_a * 2 == c.change.bytes_b) {
+    } else if members.iter().all(|c| twice(c.change.bytes_a, c.change.bytes_b)) {
         "doubled"
     } else if members.iter().all(|c| c.change.bytes_b < c.change.bytes_a) {
         "shrank"
@@ -210,7 +217,7 @@ fn scale_of(members: &[&Attributed]) -> Option<(i64, i64)> {
         if let Some(PairChange::Scaled { from, to }) = c.detail {
             let bytes = c.change.difference_bytes.unsigned_abs();
             match seen.iter_mut().find(|(k, _)| *k == (from, to)) {
-                Some((_, b)) => *b += bytes,
+                Some((_, b)) => *b = b.saturating_add(bytes),
                 None => seen.push(((from, to), bytes)),
             }
         }

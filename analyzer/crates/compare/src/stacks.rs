@@ -29,7 +29,7 @@ pub fn compare_stack_profiles(a: &Report, b: &Report) -> Vec<StackProfileCompari
     }
     // Device memory profiles are one per file: pair in order.
     for (pa, pb) in a.device_memory_profiles.iter().zip(&b.device_memory_profiles) {
-        let total = |p: &oomscope_report::DeviceMemoryProfile| p.devices.iter().map(|d| d.buffer_bytes).sum::<u64>();
+        let total = |p: &oomscope_report::DeviceMemoryProfile| p.devices.iter().fold(0u64, |acc, d| acc.saturating_add(d.buffer_bytes));
         out.push(compare_stacks(
             StackProfileKind::DeviceMemoryProfile,
             String::new(),
@@ -54,10 +54,12 @@ pub fn compare_stacks(kind: StackProfileKind, device: String, a: Side<'_>, b: Si
     // Each stack's frames, bytes in A, bytes in B.
     let mut by_stack: HashMap<StackKey<'_>, (&[Frame], u64, u64)> = HashMap::new();
     for s in a.2 {
-        by_stack.entry(key(&s.frames)).or_insert((&s.frames, 0, 0)).1 += s.bytes;
+        let e = by_stack.entry(key(&s.frames)).or_insert((&s.frames, 0, 0));
+        e.1 = e.1.saturating_add(s.bytes);
     }
     for s in b.2 {
-        by_stack.entry(key(&s.frames)).or_insert((&s.frames, 0, 0)).2 += s.bytes;
+        let e = by_stack.entry(key(&s.frames)).or_insert((&s.frames, 0, 0));
+        e.2 = e.2.saturating_add(s.bytes);
     }
     let (mut new_sites, mut vanished_sites) = (0, 0);
     let mut stacks: Vec<StackChange> = Vec::new();
