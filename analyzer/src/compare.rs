@@ -175,6 +175,48 @@ mod tests {
         eprintln!("pair-remat comparison link: {} bytes, reductions {reductions:?}", fragment.len());
     }
 
+    fn file(path: &Path) -> InputFile {
+        InputFile { name: path.file_name().unwrap().to_string_lossy().into_owned(), data: std::fs::read(path).unwrap() }
+    }
+
+    /// Real JAX step logs: a steady loop against one that keeps 2 MiB per
+    /// step (the log's own `true_growth_bytes_per_step`).
+    #[test]
+    fn step_logs_compare_growth_per_step() {
+        let steps = fixtures().join("steps");
+        let runs = compare(vec![file(&steps.join("jax_cpu_steady.log"))], vec![file(&steps.join("jax_cpu_leak.log"))], Labels::default(), &mut |_| {});
+        let c = &runs.comparison;
+        assert_eq!((c.a.label.as_str(), c.b.label.as_str()), ("jax_cpu_steady.log", "jax_cpu_leak.log"));
+        let s = &c.step_series[0];
+        assert!(s.common_steps > 10, "{s:?}");
+        let (slope_a, slope_b) = (s.slope_bytes_per_step_a.unwrap(), s.slope_bytes_per_step_b.unwrap());
+        let true_growth = 2_097_152.0;
+        assert!((slope_b - true_growth).abs() < 0.1 * true_growth, "B grows 2 MiB per step: {slope_b}");
+        assert!(slope_a.abs() < 0.1 * true_growth, "A is steady: {slope_a}");
+        assert!(s.max_difference_bytes > 0 && s.summary.contains("/step"), "{}", s.summary);
+        eprintln!("steady vs leak: {}", s.summary);
+    }
+
+    /// Two real compile-time OOMs of the same chip: each number's change is
+    /// the difference of what the compiler printed (pair.json keeps it).
+    #[test]
+    fn oom_logs_compare_number_by_number() {
+        let (dtype, remat) = (fixtures().join("pair-dtype-oom"), fixtures().join("pair-remat-oom"));
+        let runs = compare(vec![file(&dtype.join("f32/compile.log"))], vec![file(&remat.join("plain/compile.log"))], Labels::default(), &mut |_| {});
+        let e = &runs.comparison.oom_events[0];
+        let printed = |dir: &Path, variant: &str, key: &str| {
+            let spec: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("pair.json")).unwrap()).unwrap();
+            oomscope_report::units::parse_binary_size(spec["variants"][variant][key].as_str().unwrap()).unwrap()
+        };
+        let used = e.numbers.iter().find(|n| n.field == "used_bytes").unwrap();
+        assert_eq!(used.a, Some(printed(&dtype, "f32", "used")));
+        assert_eq!(used.b, Some(printed(&remat, "plain", "used")));
+        assert_eq!(used.difference, Some(used.b.unwrap() as i64 - used.a.unwrap() as i64));
+        let limit = e.numbers.iter().find(|n| n.field == "limit_bytes").unwrap();
+        assert_eq!(limit.difference, Some(0), "same chip, same limit");
+        eprintln!("dtype-oom f32 vs remat-oom plain: used {:?} → {:?} ({:?})", used.a, used.b, used.difference);
+    }
+
     #[test]
     fn a_side_that_fails_to_load_is_named_and_the_other_is_shown() {
         let good = folder(&fixtures().join("fits-mlp"));
