@@ -74,6 +74,7 @@ pub fn compare(a: &Report, b: &Report, label_a: &str, label_b: &str) -> Comparis
     c.oom_events = events::compare_events(&a.oom_events, &b.oom_events);
     c.step_series = series::compare_series(&a.step_series, &b.step_series);
     c.allocator_profiles = series::compare_allocators(&a.allocator_profiles, &b.allocator_profiles);
+    c.memory_timelines = series::compare_timelines(&a.memory_timelines, &b.memory_timelines);
     c.stack_profiles = stacks::compare_stack_profiles(a, b);
     c.estimates = estimates::check_estimates(a, &c.modules);
 
@@ -81,6 +82,7 @@ pub fn compare(a: &Report, b: &Report, label_a: &str, label_b: &str) -> Comparis
         || !c.oom_events.is_empty()
         || !c.step_series.is_empty()
         || !c.allocator_profiles.is_empty()
+        || !c.memory_timelines.is_empty()
         || !c.stack_profiles.is_empty();
     if !anything && !c.a.failed && !c.b.failed && !c.notes.iter().any(|n| n.kind == NoteKind::NoModuleInCommon) {
         c.notes.push(ComparisonNote {

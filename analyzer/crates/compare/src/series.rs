@@ -1,10 +1,10 @@
-//! Memory over time on both sides: step series (growth per step A vs B)
-//! and allocator profiles (peaks).
+//! Memory over time on both sides: step series (growth per step A vs B),
+//! allocator profiles and profiler memory timelines (peaks).
 
 use crate::module_diff::{signed, signed_difference};
 use oomscope_report::compare::{PeakComparison, SeriesComparison};
 use oomscope_report::units::format_signed_bytes;
-use oomscope_report::{AllocatorProfile, StepSeries};
+use oomscope_report::{AllocatorProfile, MemoryTimeline, StepSeries};
 use std::collections::HashSet;
 
 /// Pair series by device and metric (then by order among the rest).
@@ -72,6 +72,24 @@ pub fn compare_allocators(a: &[AllocatorProfile], b: &[AllocatorProfile]) -> Vec
     out
 }
 
+/// Pair memory timelines by device and source and compare their peaks.
+pub fn compare_timelines(a: &[MemoryTimeline], b: &[MemoryTimeline]) -> Vec<PeakComparison> {
+    let mut used_b = vec![false; b.len()];
+    let mut out = Vec::new();
+    for ta in a {
+        if let Some(j) = (0..b.len()).find(|&j| !used_b[j] && b[j].device == ta.device && b[j].source == ta.source) {
+            used_b[j] = true;
+            out.push(PeakComparison {
+                name: ta.device.clone(),
+                peak_bytes_a: ta.peak_bytes,
+                peak_bytes_b: b[j].peak_bytes,
+                difference_bytes: signed_difference(ta.peak_bytes, b[j].peak_bytes),
+            });
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,5 +116,16 @@ mod tests {
         assert_eq!(c[0].common_steps, 2);
         assert_eq!((c[0].slope_bytes_per_step_a, c[0].slope_bytes_per_step_b), (Some(100.0), Some(20.0)));
         assert_eq!(c[1].max_difference_bytes, 10);
+    }
+
+    #[test]
+    fn timelines_pair_by_device_and_source() {
+        use oomscope_report::TimelineSource;
+        let t = |device: &str, source, peak| MemoryTimeline { device: device.into(), source, peak_bytes: peak, ..MemoryTimeline::default() };
+        let a = [t("cuda:0", TimelineSource::Kineto, 100), t("cuda:1", TimelineSource::Kineto, 50)];
+        let b = [t("cuda:1", TimelineSource::TorchMemoryTimelineRaw, 10), t("cuda:0", TimelineSource::Kineto, 70)];
+        let c = compare_timelines(&a, &b);
+        assert_eq!(c.len(), 1, "a Kineto trace is not paired with a memory timeline");
+        assert_eq!((c[0].name.as_str(), c[0].difference_bytes), ("cuda:0", -30));
     }
 }

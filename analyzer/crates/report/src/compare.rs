@@ -32,6 +32,9 @@ pub struct Comparison {
     pub step_series: Vec<SeriesComparison>,
     #[serde(default)]
     pub allocator_profiles: Vec<PeakComparison>,
+    /// PyTorch profiler memory timelines and Kineto traces, per device.
+    #[serde(default)]
+    pub memory_timelines: Vec<PeakComparison>,
     /// PyTorch memory snapshots and JAX device memory profiles: peaks and
     /// live bytes by call stack.
     #[serde(default)]
