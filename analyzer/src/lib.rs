@@ -8,6 +8,7 @@
 //! Format crates never see each other; only this facade combines them.
 
 pub mod archive;
+pub mod compare;
 pub mod sniff;
 
 use oomscope_report::{InputError, InputInfo, InputKind, Report};

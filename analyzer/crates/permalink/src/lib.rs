@@ -11,7 +11,10 @@
 //! in a fixed order ([`REDUCTION_STEPS`]) and each step applied is recorded in
 //! `SharedInfo::reductions`, which the shared view shows.
 
+mod comparison;
 mod convert;
+
+pub use comparison::{decode_comparison, encode_comparison_fragment, COMPARISON_REDUCTION_STEPS};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -131,21 +134,36 @@ pub fn encode_fragment(report: &Report, view: &ViewState, created_unix_ms: u64) 
 fn pack(shared: &SharedReport) -> String {
     let mut shared = shared.clone();
     convert::compact_cites(&mut shared);
-    let bytes = shared.encode_to_vec();
+    pack_payload(FRAGMENT_KEY, &shared.encode_to_vec())
+}
+
+/// `key` + version + `.` + base64url(zlib(`bytes`)).
+fn pack_payload(key: &str, bytes: &[u8]) -> String {
     let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
     // Writing to a Vec cannot fail.
-    let _ = enc.write_all(&bytes);
+    let _ = enc.write_all(bytes);
     let compressed = enc.finish().unwrap_or_default();
-    format!("{FRAGMENT_KEY}{LINK_VERSION}.{}", URL_SAFE_NO_PAD.encode(compressed))
+    format!("{key}{LINK_VERSION}.{}", URL_SAFE_NO_PAD.encode(compressed))
 }
 
 /// Decode a link, a fragment (`#r=…` or `r=…`) or a whole URL into a report
 /// marked as shared. Every failure is a [`LinkError`] with a clear message.
 pub fn decode(link: &str) -> Result<Report, LinkError> {
+    let bytes = unpack_payload(link, FRAGMENT_KEY)?;
+    let shared = SharedReport::decode(&bytes[..]).map_err(|e| LinkError::Corrupt(format!("not a report: {e}")))?;
+    if shared.version > LINK_VERSION {
+        return Err(LinkError::NewerVersion(shared.version));
+    }
+    convert::from_shared(shared)
+}
+
+/// The bytes a link carries under `key`: version checked, size bounded,
+/// base64url and zlib undone (checksum verified).
+fn unpack_payload(link: &str, key: &str) -> Result<Vec<u8>, LinkError> {
     let fragment = link.rsplit_once('#').map(|(_, f)| f).unwrap_or(link);
     let payload = fragment
         .split('&')
-        .find_map(|part| part.strip_prefix(FRAGMENT_KEY))
+        .find_map(|part| part.strip_prefix(key))
         .ok_or(LinkError::NotALink)?;
     let (version, data) = payload.split_once('.').ok_or_else(|| LinkError::Corrupt("no version".into()))?;
     let version: u32 = version.parse().map_err(|_| LinkError::Corrupt("bad version".into()))?;
@@ -171,9 +189,5 @@ pub fn decode(link: &str) -> Result<Report, LinkError> {
     if bytes.len() > MAX_DECODED_BYTES {
         return Err(LinkError::Corrupt(format!("expands to more than {MAX_DECODED_BYTES} bytes")));
     }
-    let shared = SharedReport::decode(&bytes[..]).map_err(|e| LinkError::Corrupt(format!("not a report: {e}")))?;
-    if shared.version > LINK_VERSION {
-        return Err(LinkError::NewerVersion(shared.version));
-    }
-    convert::from_shared(shared)
+    Ok(bytes)
 }

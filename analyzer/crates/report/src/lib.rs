@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub mod compare;
 pub mod runtime;
 pub mod snapshot;
 pub mod stacks;

@@ -1,0 +1,287 @@
+//! Naming the cause of each buffer's change at the peak.
+//!
+//! A paired buffer changed because its element type changed (dtype), its
+//! padding changed (padding), or one of its dimensions was scaled (batch or
+//! sharding, decided over all such buffers together); else it grew or
+//! shrank. A buffer on one side only is a donation (an output of one side
+//! with the shape of a parameter of the other, which aliases it), a remat
+//! (the side that rematerializes lacks saved activations and has
+//! recomputations), or else it appeared or disappeared.
+//!
+//! Causes are named only for programs known to be the same; for a
+//! low-confidence module pairing every change stays appeared, disappeared,
+//! grew or shrank.
+
+use crate::buffers::{array_of, has_remat_marker, is_recomputation, BufferPairing};
+use oomscope_layout::ArrayShape;
+use oomscope_report::compare::{BufferChange, BufferMatch, ChangeKind};
+use oomscope_report::{BufferCategory, ModuleReport, PeakBuffer};
+
+/// What one paired buffer's change looks like before the module-wide
+/// decisions (batch or sharding).
+#[derive(Debug, Clone, PartialEq)]
+pub enum PairChange {
+    Dtype { from: String, to: String },
+    Padding,
+    /// Exactly one dimension differs: `from` → `to`.
+    Scaled { from: i64, to: i64 },
+    Resized,
+}
+
+/// A buffer change with the details the wording needs.
+#[derive(Debug, Clone)]
+pub struct Attributed {
+    pub change: BufferChange,
+    pub detail: Option<PairChange>,
+}
+
+/// Every buffer whose bytes at the peak differ, with its cause.
+pub fn attribute(a: &ModuleReport, b: &ModuleReport, pairing: &BufferPairing, name_causes: bool) -> Vec<Attributed> {
+    let mut out = Vec::new();
+    for &(i, j, how) in &pairing.pairs {
+        let (x, y) = (&a.peak_buffers[i], &b.peak_buffers[j]);
+        if x.size_bytes == y.size_bytes {
+            continue;
+        }
+        let detail = classify_pair(x, y);
+        let kind = if !name_causes {
+            grew_or_shrank(x.size_bytes, y.size_bytes)
+        } else {
+            match detail {
+                PairChange::Dtype { .. } => ChangeKind::Dtype,
+                PairChange::Padding => ChangeKind::Padding,
+                // Decided below, over all scaled buffers.
+                PairChange::Scaled { .. } | PairChange::Resized => grew_or_shrank(x.size_bytes, y.size_bytes),
+            }
+        };
+        out.push(Attributed { change: paired_change(x, y, how, kind), detail: Some(detail) });
+    }
+    if name_causes {
+        decide_scaling(&mut out, a, b);
+    }
+
+    let mut only_a: Vec<Attributed> = pairing
+        .only_a
+        .iter()
+        .map(|&i| Attributed { change: one_side_change(&a.peak_buffers[i], true), detail: None })
+        .collect();
+    let mut only_b: Vec<Attributed> = pairing
+        .only_b
+        .iter()
+        .map(|&j| Attributed { change: one_side_change(&b.peak_buffers[j], false), detail: None })
+        .collect();
+    if name_causes {
+        find_donations(&mut only_a, b);
+        find_donations(&mut only_b, a);
+        find_remat(a, b, &mut only_a, &mut only_b);
+    }
+    out.extend(only_a);
+    out.extend(only_b);
+    out.retain(|c| c.change.difference_bytes != 0);
+    out
+}
+
+fn grew_or_shrank(a: u64, b: u64) -> ChangeKind {
+    if b > a {
+        ChangeKind::Grew
+    } else {
+        ChangeKind::Shrank
+    }
+}
+
+fn difference(a: u64, b: u64) -> i64 {
+    (b as i128 - a as i128).clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+fn paired_change(x: &PeakBuffer, y: &PeakBuffer, how: BufferMatch, kind: ChangeKind) -> BufferChange {
+    BufferChange {
+        kind,
+        matched_by: how,
+        name_a: x.name.clone(),
+        name_b: y.name.clone(),
+        shape_a: x.shape.clone(),
+        shape_b: y.shape.clone(),
+        bytes_a: x.size_bytes,
+        bytes_b: y.size_bytes,
+        difference_bytes: difference(x.size_bytes, y.size_bytes),
+        op_name: y.op_name.clone(),
+        source: y.source.clone(),
+        category: y.category,
+    }
+}
+
+fn one_side_change(p: &PeakBuffer, in_a: bool) -> BufferChange {
+    let (bytes_a, bytes_b) = if in_a { (p.size_bytes, 0) } else { (0, p.size_bytes) };
+    BufferChange {
+        kind: if in_a { ChangeKind::Disappeared } else { ChangeKind::Appeared },
+        matched_by: BufferMatch::Unmatched,
+        name_a: if in_a { p.name.clone() } else { String::new() },
+        name_b: if in_a { String::new() } else { p.name.clone() },
+        shape_a: if in_a { p.shape.clone() } else { String::new() },
+        shape_b: if in_a { String::new() } else { p.shape.clone() },
+        bytes_a,
+        bytes_b,
+        difference_bytes: difference(bytes_a, bytes_b),
+        op_name: p.op_name.clone(),
+        source: p.source.clone(),
+        category: p.category,
+    }
+}
+
+/// How two paired buffers differ in shape.
+pub fn classify_pair(x: &PeakBuffer, y: &PeakBuffer) -> PairChange {
+    let (Some(sx), Some(sy)) = (array_of(&x.shape), array_of(&y.shape)) else {
+        return PairChange::Resized;
+    };
+    if sx.element_type != sy.element_type {
+        if sx.dims == sy.dims {
+            return PairChange::Dtype { from: sx.element_type.name().into(), to: sy.element_type.name().into() };
+        }
+        return PairChange::Resized;
+    }
+    if sx.dims == sy.dims {
+        // Same logical array, different bytes: the layout's padding changed.
+        return if x.unpadded_bytes == y.unpadded_bytes { PairChange::Padding } else { PairChange::Resized };
+    }
+    match single_scaled_dimension(&sx, &sy) {
+        Some((from, to)) => PairChange::Scaled { from, to },
+        None => PairChange::Resized,
+    }
+}
+
+/// The one dimension that differs between two arrays of the same rank.
+fn single_scaled_dimension(x: &ArrayShape, y: &ArrayShape) -> Option<(i64, i64)> {
+    if x.dims.len() != y.dims.len() {
+        return None;
+    }
+    let mut differing = x.dims.iter().zip(&y.dims).filter(|(p, q)| p != q);
+    let (&from, &to) = differing.next()?;
+    if differing.next().is_some() || from <= 0 || to <= 0 {
+        return None;
+    }
+    Some((from, to))
+}
+
+/// Buffers whose one dimension was scaled, taken together: the ratio most
+/// bytes go with decides. With parameters among them, on a side that also
+/// gained collectives (all-gather, reduce-scatter, ...), the per-device
+/// shapes were divided by sharding; with most of the weights scaled, the
+/// model itself changed (layers stacked by a scan, width); else only
+/// activations and data moved: a batch change.
+fn decide_scaling(changes: &mut [Attributed], a: &ModuleReport, b: &ModuleReport) {
+    // Ratio as a reduced fraction `to/from`, with its bytes.
+    let ratio_of = |from: i64, to: i64| {
+        let g = gcd(from, to);
+        (to / g, from / g)
+    };
+    let mut ratios: Vec<((i64, i64), u64)> = Vec::new();
+    for c in changes.iter() {
+        if let Some(PairChange::Scaled { from, to }) = c.detail {
+            let r = ratio_of(from, to);
+            match ratios.iter_mut().find(|(k, _)| *k == r) {
+                Some((_, bytes)) => *bytes = bytes.saturating_add(c.change.difference_bytes.unsigned_abs()),
+                None => ratios.push((r, c.change.difference_bytes.unsigned_abs())),
+            }
+        }
+    }
+    let Some(&(dominant, _)) = ratios.iter().max_by_key(|(_, bytes)| *bytes) else { return };
+    let members: Vec<usize> = changes
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| matches!(c.detail, Some(PairChange::Scaled { from, to }) if ratio_of(from, to) == dominant))
+        .map(|(i, _)| i)
+        .collect();
+    // One buffer scaled is not a pattern.
+    if members.len() < 2 {
+        return;
+    }
+    let parameters_scaled = members.iter().filter(|&&i| changes[i].change.category == BufferCategory::Parameter).count();
+    let parameters_listed = a.peak_buffers.iter().filter(|p| p.category == BufferCategory::Parameter).count();
+    let shrinks = dominant.0 < dominant.1;
+    let (smaller, larger) = if shrinks { (b, a) } else { (a, b) };
+    let kind = if parameters_scaled > 0 && collectives(smaller) > collectives(larger) {
+        ChangeKind::Sharding
+    } else if parameters_scaled >= 2 && parameters_scaled * 2 >= parameters_listed {
+        ChangeKind::ModelSize
+    } else {
+        ChangeKind::Batch
+    };
+    for i in members {
+        changes[i].change.kind = kind;
+    }
+}
+
+/// Cross-device communication in a module: the instructions SPMD
+/// partitioning adds.
+fn collectives(m: &ModuleReport) -> usize {
+    const OPS: [&str; 6] = ["all-gather", "reduce-scatter", "all-reduce", "all-to-all", "collective-permute", "async-collective"];
+    let is_collective = |name: &str| OPS.iter().any(|op| name.starts_with(op));
+    m.instructions.iter().filter(|i| is_collective(i)).count()
+        + m.buffers.iter().filter(|l| is_collective(&l.name) || is_collective(&l.opcode)).count()
+}
+
+fn gcd(mut a: i64, mut b: i64) -> i64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a.saturating_abs().max(1)
+}
+
+/// Outputs of one side with no counterpart, shaped like a parameter of the
+/// other side: there the output aliases the donated parameter, so it has
+/// no buffer of its own. Each parameter explains one output.
+fn find_donations(only_here: &mut [Attributed], other: &ModuleReport) {
+    let mut parameters: Vec<Option<(String, Vec<i64>)>> = other
+        .peak_buffers
+        .iter()
+        .filter(|p| p.category == BufferCategory::Parameter)
+        .map(|p| array_of(&p.shape).map(|s| (s.element_type.name().to_string(), s.dims)))
+        .collect();
+    for c in only_here.iter_mut().filter(|c| c.change.category == BufferCategory::Output) {
+        let shape = if c.change.shape_a.is_empty() { &c.change.shape_b } else { &c.change.shape_a };
+        let Some(s) = array_of(shape) else { continue };
+        let key = (s.element_type.name().to_string(), s.dims);
+        if let Some(slot) = parameters.iter_mut().find(|p| p.as_ref() == Some(&key)) {
+            *slot = None;
+            c.change.kind = ChangeKind::Donation;
+        }
+    }
+}
+
+/// How much rematerialization a module shows: buffers that recompute, or
+/// that JAX placed under `checkpoint`/`remat`.
+fn remat_markers(m: &ModuleReport) -> usize {
+    if m.buffers.is_empty() {
+        m.peak_buffers.iter().filter(|p| has_remat_marker(&p.name, &p.op_name)).count()
+    } else {
+        m.buffers.iter().filter(|l| has_remat_marker(&l.name, &l.op_name)).count()
+    }
+}
+
+/// The side with more rematerialization lacks the other's saved
+/// activations (temporaries only on the other side) and has recomputed
+/// buffers of its own: both are the remat change.
+fn find_remat(a: &ModuleReport, b: &ModuleReport, only_a: &mut [Attributed], only_b: &mut [Attributed]) {
+    let (ra, rb) = (remat_markers(a), remat_markers(b));
+    if ra == rb {
+        return;
+    }
+    let (kept, rematerialized) = if rb > ra { (only_a, only_b) } else { (only_b, only_a) };
+    let recomputed = |c: &Attributed| {
+        let name = if c.change.name_a.is_empty() { &c.change.name_b } else { &c.change.name_a };
+        c.change.category == BufferCategory::Temporary && is_recomputation(name, &c.change.op_name)
+    };
+    // Without a recomputation at the peak, activations that left it did so
+    // for some other reason.
+    if !rematerialized.iter().any(recomputed) {
+        return;
+    }
+    for c in rematerialized.iter_mut() {
+        if recomputed(c) {
+            c.change.kind = ChangeKind::Remat;
+        }
+    }
+    for c in kept.iter_mut().filter(|c| c.change.category == BufferCategory::Temporary) {
+        c.change.kind = ChangeKind::Remat;
+    }
+}
