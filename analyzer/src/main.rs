@@ -4,6 +4,7 @@
 //! ```text
 //! oomscope analyze PATH... [--json] [--buffers] [--link [--base-url URL]]
 //! kubectl logs pod | oomscope analyze -
+//! oomscope compare [--json] [--label-a X] [--label-b Y] A... -- B...
 //! oomscope size SHAPE... [--json]
 //! ```
 //!
@@ -11,6 +12,7 @@
 //! be made, 2 a usage error (clap's).
 
 mod cli {
+    pub mod compare;
     pub mod inputs;
     pub mod summary;
 }
@@ -51,6 +53,22 @@ fn command() -> Command {
                 ),
         )
         .subcommand(
+            Command::new("compare")
+                .about("Compare two runs: the files of run A, then --, then the files of run B (e.g. before and after a change)")
+                .arg(Arg::new("a").value_name("A").help("files, folders or archives of run A (before)").required(true).num_args(1..))
+                .arg(
+                    Arg::new("b")
+                        .value_name("B")
+                        .help("files, folders or archives of run B (after), given after --")
+                        .required(true)
+                        .num_args(1..)
+                        .last(true),
+                )
+                .arg(Arg::new("label-a").long("label-a").value_name("LABEL").help("what to call run A (default: its file names)"))
+                .arg(Arg::new("label-b").long("label-b").value_name("LABEL").help("what to call run B (default: its file names)"))
+                .arg(Arg::new("json").long("json").action(ArgAction::SetTrue).help("print both reports and their comparison as JSON"))
+        )
+        .subcommand(
             Command::new("size")
                 .about("Padded and unpadded bytes of XLA shapes, e.g. 'f32[129,1024]{1,0:T(8,128)}'")
                 .arg(Arg::new("shapes").value_name("SHAPE").required(true).num_args(1..))
@@ -62,6 +80,7 @@ fn main() -> ExitCode {
     let matches = command().get_matches();
     match matches.subcommand() {
         Some(("analyze", m)) => cmd_analyze(m),
+        Some(("compare", m)) => cmd_compare(m),
         Some(("size", m)) => cmd_size(m),
         _ => ExitCode::from(2),
     }
@@ -120,12 +139,70 @@ fn cmd_analyze(m: &ArgMatches) -> ExitCode {
     }
 }
 
+/// One side of `compare`: what the user named, read as `analyze` reads it.
+fn side_inputs(m: &ArgMatches, id: &str) -> (oomscope_analyzer::compare::SideInputs, Vec<(String, String)>) {
+    let mut inputs = Inputs::default();
+    for path in m.get_many::<String>(id).into_iter().flatten() {
+        inputs.add(path);
+    }
+    (oomscope_analyzer::compare::SideInputs { files: inputs.files, sources: inputs.sources }, inputs.unreadable)
+}
+
+fn cmd_compare(m: &ArgMatches) -> ExitCode {
+    let (a, unreadable_a) = side_inputs(m, "a");
+    let (b, unreadable_b) = side_inputs(m, "b");
+    let labels = oomscope_analyzer::compare::Labels {
+        a: m.get_one::<String>("label-a").cloned(),
+        b: m.get_one::<String>("label-b").cloned(),
+    };
+    let mut runs = oomscope_analyzer::compare::compare_inputs(a, b, labels, &mut |_| {});
+    for module in runs.a.modules.iter_mut().chain(runs.b.modules.iter_mut()) {
+        module.buffers.clear();
+        module.instructions.clear();
+    }
+    if m.get_flag("json") {
+        match serde_json::to_string_pretty(&runs) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("oomscope: cannot serialise the comparison: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        print!("{}", cli::compare::summary(&runs.comparison));
+    }
+    let mut failed = false;
+    for (side, unreadable) in [("A", unreadable_a), ("B", unreadable_b)] {
+        for (input, why) in unreadable {
+            eprintln!("oomscope: {side}: {input}: {why}");
+            failed = true;
+        }
+    }
+    for (side, report) in [("A", &runs.a), ("B", &runs.b)] {
+        for e in &report.errors {
+            eprintln!("oomscope: {side}: {}", e.message);
+            failed = true;
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn check_base_url(base_url: &str) -> Result<(), String> {
+    if base_url.starts_with("http://") || base_url.starts_with("https://") {
+        Ok(())
+    } else {
+        Err(format!("--base-url {base_url:?} is not an http:// or https:// URL"))
+    }
+}
+
 /// The permalink of `report` under `base_url` (which must be an http(s) URL:
 /// anything else could not open the page).
 fn link_for(report: &Report, base_url: &str) -> Result<String, String> {
-    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-        return Err(format!("--base-url {base_url:?} is not an http:// or https:// URL"));
-    }
+    check_base_url(base_url)?;
     oomscope_permalink::encode_link(report, base_url)
         .map(|l| l.url)
         .map_err(|e| format!("{e:?}"))

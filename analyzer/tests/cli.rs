@@ -187,3 +187,32 @@ fn the_text_output_names_nodes_by_title_and_each_oom_once() {
         assert!(!diagnosis_line.split(" → ").any(|part| part.trim_start_matches("Diagnosis: ") == id), "id {id} printed");
     }
 }
+
+/// `oomscope compare A -- B` on a real same-program pair: the JSON's peak
+/// difference is the difference of XProf's peaks in `pair.json`, and the
+/// text names the donation.
+#[test]
+fn compare_a_real_pair_names_the_donation() {
+    let pair = fixtures().join("pair-donate");
+    let (a, b) = (pair.join("plain"), pair.join("donated"));
+    // Options go before `--`: everything after it is a path of B.
+    let out = oomscope(&["compare", "--json", a.to_str().unwrap(), "--", b.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let modules = json["comparison"]["modules"].as_array().unwrap();
+    let hbm = modules.iter().find(|m| m["memory_space"] == 0).unwrap();
+    let pair_json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(pair.join("pair.json")).unwrap()).unwrap();
+    let mib = |v: &serde_json::Value| (v.as_f64().unwrap() * (1u64 << 20) as f64).round() as i64;
+    // B minus A: the XProf peak of the "after" variant minus the "before" one.
+    let peak = |variant: &str| mib(&pair_json["variants"][pair_json[variant].as_str().unwrap()]["xprof_peak_heap_mib"]);
+    let expected = peak("after") - peak("before");
+    assert!(expected < 0, "donation lowers the peak");
+    assert_eq!(hbm["difference_bytes"].as_i64().unwrap(), expected, "pair.json: {pair_json}");
+    let sum: i64 = hbm["changes"].as_array().unwrap().iter().map(|c| c["bytes"].as_i64().unwrap()).sum();
+    assert_eq!(sum, expected);
+    let text = stdout(&oomscope(&["compare", a.to_str().unwrap(), "--", b.to_str().unwrap()]));
+    assert!(text.contains("donation aliased"), "{text}");
+    // B must come after `--`: without it, clap refuses the command.
+    let no_separator = oomscope(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(no_separator.status.code(), Some(2));
+}
