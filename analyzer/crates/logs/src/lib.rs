@@ -101,6 +101,14 @@ fn keywords() -> &'static AhoCorasick {
     })
 }
 
+/// Whether `line` holds the start of another OOM message (a report block
+/// such as `Total hbm usage >=` inside a message's report is not one).
+fn starts_new_message(line: &str) -> bool {
+    keywords()
+        .find_iter(line)
+        .any(|m| !matches!(KEYWORDS[m.pattern().as_usize()].1, Anchor::TpuUsageReport))
+}
+
 /// How many keywords that can start an OOM message `text` holds.
 fn keyword_count(text: &str) -> usize {
     keywords().find_iter(text).count()
