@@ -54,6 +54,7 @@ use text::{split_rank_prefix, strip_ansi};
 /// Points are in log order (not yet sorted or analysed; see
 /// [`crate::analyze_series`]).
 pub fn parse_step_log(input_name: &str, text: &str) -> Vec<StepSeries> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if let Some(series) = csv::parse_csv(input_name, text) {
         return series;
     }
