@@ -422,3 +422,68 @@ fn tf_oom_when_allocating_tensor() {
     assert_eq!(events[1].requested_bytes, Some(559 * 512 * 3 * 4));
     assert_eq!(events[2].requested_bytes, Some(640 * 494 * 3 * 4));
 }
+
+#[test]
+fn xla_buffer_assignment_stats_without_peak_buffers() {
+    check(
+        "xla_gpu_afprofile8.txt",
+        OomKind::XlaGpu,
+        1,
+        &[
+            ("requested_bytes", 4_770_354_232),
+            ("arguments_bytes", m(372.76)),
+            ("extra.constant_allocation_bytes", k(48.5)),
+            ("output_bytes", g(9.64)),
+            ("hlo_temp_bytes", g(4.44)),
+            ("extra.total_allocation_bytes", g(14.44)),
+            ("fragmentation_bytes", m(680.30)),
+        ],
+    );
+}
+
+/// Raised and logged: one error, the exact byte count kept.
+#[test]
+fn xla_failed_request_raised_and_logged() {
+    check(
+        "xla_failed_request_meshtransformer66.txt",
+        OomKind::XlaGpu,
+        1,
+        &[("requested_bytes", 33_554_432)],
+    );
+}
+
+#[test]
+fn torch_xla_runtime_allocate() {
+    let events = check(
+        "torch_xla_runtime_allocate8020.txt",
+        OomKind::TorchXla,
+        1,
+        &[("requested_bytes", m(196.00)), ("free_bytes", m(134.44))],
+    );
+    assert!(events[0].missing.is_empty(), "{:?}", events[0].missing);
+}
+
+#[test]
+fn tpu_compile_headlines_in_posts() {
+    check(
+        "tpu_compile_easydel78.txt",
+        OomKind::TpuCompileHbm,
+        1,
+        &[
+            ("used_bytes", g(21.90)),
+            ("limit_bytes", g(7.48)),
+            ("exceeded_bytes", g(14.42)),
+        ],
+    );
+    let events = check(
+        "torch_xla_vmem9524.txt",
+        OomKind::TorchXla,
+        1,
+        &[
+            ("used_bytes", m(32.42)),
+            ("limit_bytes", m(16.00)),
+            ("exceeded_bytes", m(16.42)),
+        ],
+    );
+    assert_eq!(events[0].memory_space, "vmem");
+}

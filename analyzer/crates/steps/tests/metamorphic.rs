@@ -60,13 +60,16 @@ fn summary(series: &[StepSeries]) -> Vec<String> {
         .collect()
 }
 
+/// A transform's name and the function that applies it.
+type Transform = (&'static str, fn(&str) -> String);
+
 fn map_lines(text: &str, f: impl Fn(&str) -> String) -> String {
     text.lines().map(|l| f(l) + "\n").collect()
 }
 
 #[test]
 fn transforms_keep_the_series() {
-    let variants: [(&str, fn(&str) -> String); 6] = [
+    let variants: [Transform; 6] = [
         ("CRLF", |t| t.replace('\n', "\r\n")),
         ("trailing spaces", |t| map_lines(t, |l| format!("{l}  "))),
         ("UTF-8 BOM", |t| format!("\u{feff}{t}")),
