@@ -221,6 +221,10 @@ fn read_block(site: &Site, from: usize, raw: &mut Raw) -> usize {
             continue;
         }
         blanks = 0;
+        // Another message (the next rank's copy, a restatement) ends the dump.
+        if crate::starts_new_message(p) {
+            break;
+        }
         let cut_before = prev_len >= crate::tpu::MIN_CUT_LINE;
         prev_len = line.chars().count();
         // A bare byte count on a last line with no newline may be cut short.

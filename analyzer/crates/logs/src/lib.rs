@@ -24,7 +24,17 @@
 //!   which is close to but not the same quantity as "Used" (kept apart).
 //!   "Requires X, has Y available" gives `used`/`limit`; "Allocation (size=N)
 //!   would exceed memory (size=M)" gives `requested`/`limit`.
-//! - TPU runtime: `requested`, `free`, `reserved`, `extra.reservable_bytes`.
+//!   A report with no headline (`Total hbm usage >= X:` first, as posted or
+//!   dumped by PyTorch/XLA) is an event of its own, with
+//!   `extra.total_usage_bytes` and no `used`/`limit`; the compiler's INFO
+//!   report after a compile that fits (glog `I` header) is skipped.
+//! - TPU runtime: `requested`, `free`, `reserved`, `extra.reservable_bytes`;
+//!   the short form (`Error loading program '<name>': ... That was not
+//!   possible.`) has only `requested`. PyTorch/XLA's runtime breakdown gives
+//!   `total_capacity` (HBM capacity), `allocated`, exact `requested`
+//!   (program requirement), `exceeded` (minus "Available after request"),
+//!   `extra.top_of_memory_reserved_bytes`, `extra.largest_free_chunk_bytes`,
+//!   `arguments`, `output` and the program requirement block.
 //! - XLA GPU: `requested`; BFC `Stats:` give `limit` (Limit), `used` (InUse),
 //!   `reserved` and `extra` counters; chunk lines give `extra.in_use_chunks*`,
 //!   `free_chunks*`, `largest_free_chunk_bytes`; buffer-assignment stats give
@@ -33,8 +43,17 @@
 //!   shape[..] and type T" (kind `xla_gpu`, same BFC allocator) gives
 //!   `requested` = elements × element size, and the tensor as allocation.
 //! - PyTorch: `requested`, `total_capacity`, `free`, `allocated`; `reserved`
-//!   as printed (old format) or allocated + "reserved but unallocated" (new);
-//!   `limit` = the `allowed` fraction when set, else the total capacity.
+//!   as printed (`cached` ≤ 1.3, `reserved in total` 1.4–2.0) or allocated +
+//!   `reserved_unallocated` (≥ 2.1); `private_pools`; `limit` = the `allowed`
+//!   fraction when set, else the total capacity (once the text reaches the
+//!   place where `allowed` would be printed).
+//! - `missing`: numbers the message's form prints when complete but that the
+//!   text lacks (cut inside the message); never filled by guessing.
+//!
+//! Before the scan the text is cleaned (BOM, ANSI colours) and, when a
+//! terminal's hard wrap shows (several distinct lines of one maximal width,
+//! or one whose join with the next line completes a keyword), wrapped lines
+//! are joined; one-line messages are also joined across a wrap locally.
 //! - `repeats`: how often the error occurs, counting one message form printed
 //!   one way (glog line or plain exception text); a restatement in another form
 //!   or an escaped copy merges without counting.
@@ -99,6 +118,14 @@ fn keywords() -> &'static AhoCorasick {
             .build(KEYWORDS.iter().map(|(k, _)| *k))
             .expect("constant keywords")
     })
+}
+
+/// Whether `line` holds the start of another OOM message (a report block
+/// such as `Total hbm usage >=` inside a message's report is not one).
+fn starts_new_message(line: &str) -> bool {
+    keywords()
+        .find_iter(line)
+        .any(|m| !matches!(KEYWORDS[m.pattern().as_usize()].1, Anchor::TpuUsageReport))
 }
 
 /// How many keywords that can start an OOM message `text` holds.

@@ -161,9 +161,16 @@ pub fn glog_severity(line: &str) -> Option<u8> {
         } else if let Some(r) = strip_timestamp(t) {
             // `2025-01-05 09:48:28.754214: I file.cc:501] `: the level is inside.
             let level = t[..t.len() - r.len()].trim_end().as_bytes();
-            if let Some(i) = level.iter().position(|b| *b == b':').filter(|_| level.ends_with(b"]")) {
+            if let Some(i) = level
+                .iter()
+                .position(|b| *b == b':')
+                .filter(|_| level.ends_with(b"]"))
+            {
                 let after = level[i + 1..].trim_ascii_start();
-                if after.len() > 2 && matches!(after[0], b'I' | b'W' | b'E' | b'F') && after[1] == b' ' {
+                if after.len() > 2
+                    && matches!(after[0], b'I' | b'W' | b'E' | b'F')
+                    && after[1] == b' '
+                {
                     severity = Some(after[0]);
                 }
             }

@@ -20,8 +20,8 @@ pub fn clean(text: &str) -> Cow<'_, str> {
     while let Some(i) = rest.find(['\u{1b}', '[']) {
         out.push_str(&rest[..i]);
         let tail = &rest[i..];
-        let skip = if tail.starts_with('\u{1b}') {
-            csi_len(&tail[1..]).map_or(1, |n| n + 1)
+        let skip = if let Some(after_esc) = tail.strip_prefix('\u{1b}') {
+            csi_len(after_esc).map_or(1, |n| n + 1)
         } else {
             bare_colour_len(tail).unwrap_or(0)
         };

@@ -141,28 +141,6 @@ impl<'a> Site<'a> {
         }
         None
     }
-
-    /// The head joined with up to `max_lines` following lines (their
-    /// payloads), for messages that a terminal or a user wrapped. Stops at a
-    /// line holding another keyword or a traceback line.
-    pub fn wrapped(&self, max_lines: usize) -> String {
-        let mut out = self.head().to_string();
-        let mut cur = Cursor::new(self.text, self.next_line());
-        for _ in 0..max_lines {
-            let Some(line) = cur.next_line() else { break };
-            let bounded = &line[..floor_boundary(line, AFTER)];
-            let p = payload(bounded);
-            if crate::has_keyword(bounded) || p.starts_with("File \"") || p.starts_with("Traceback")
-            {
-                break;
-            }
-            if !p.is_empty() {
-                out.push(' ');
-                out.push_str(p);
-            }
-        }
-        out
-    }
 }
 
 /// How the lines of a wrapped message are joined.

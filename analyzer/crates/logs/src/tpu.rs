@@ -121,8 +121,8 @@ pub fn ran_out(site: &Site) -> Outcome {
     let head = site.head();
     if let Some((text, report_start)) = site.headline(|t| re_used().is_match(t)) {
         let Some(c) = re_used().captures(&text) else {
-        return Outcome::NoMatch;
-    };
+            return Outcome::NoMatch;
+        };
         let space = space_name(&c[1]);
         let mut raw = Raw::new(compile_kind(&space, &text), &space, "tpu_used_of", head);
         raw.set(Field::Used, cap_size(&c, 2));
@@ -282,7 +282,11 @@ fn runtime_from(site: &Site, text: &str) -> Option<Raw> {
     // The free/reserved clause follows "not possible." on its line; a line
     // ending there is the short form, unless the input itself ends there
     // (cut).
-    let probe = if head.contains("not possible.") { head } else { text };
+    let probe = if head.contains("not possible.") {
+        head
+    } else {
+        text
+    };
     let cut = site.line_end == site.text.len() && !site.text.ends_with('\n');
     let clause = re_there_are().is_match(probe) || cut;
     let mut raw;
@@ -415,6 +419,10 @@ fn read_report(site: &Site, from: usize, raw: &mut Raw, start: Section, context:
             continue;
         }
         blanks = 0;
+        // Another message (the next rank's copy, a restatement) ends the report.
+        if crate::starts_new_message(p) {
+            break;
+        }
         let cut_before = prev_len >= MIN_CUT_LINE;
         prev_len = line.chars().count();
         if !(read_runtime_line(p, raw, &mut section, context)
@@ -614,7 +622,10 @@ fn read_report_line(
         return true;
     }
     if matches!(section, Section::Table(_)) {
-        if p.starts_with("cumulative_size;") || p.starts_with("-----") {
+        if p.starts_with("cumulative_size;")
+            || p.starts_with("-----")
+            || (p.starts_with("The rest ") && p.ends_with("not shown."))
+        {
             return true;
         }
         if let Some(c) = re_report_row().captures(p) {

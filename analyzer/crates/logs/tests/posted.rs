@@ -49,14 +49,38 @@ fn check(name: &str, kind: OomKind, count: usize, numbers: &[(&str, u64)]) -> Ve
 #[test]
 fn torch_oldest_generation_cached() {
     let cases: [(&str, [u64; 5]); 8] = [
-        ("torch_cached_structureflow35.txt", [m(8.13 * 1024.0), g(10.76), m(643.57), g(8.20), m(32.43)]),
-        ("torch_cached_kib_rcf4.txt", [m(24.00), g(3.95), g(3.46), m(1.06), k(60.00)]),
-        ("torch_cached_kib_generativegraph5.txt", [k(1024.00), g(11.17), g(10.90), k(576.00), m(30.96)]),
-        ("torch_cached_neurosim28.txt", [m(1.12), g(22.37), g(15.87), m(3.56), m(787.74)]),
-        ("torch_cached_traceback_pytorch18853.txt", [m(1024.00), g(15.90), g(14.25), m(991.56), k(607.00)]),
-        ("torch_cached_semseg188.txt", [m(74.00), g(1.96), g(1.46), m(71.50), m(38.53)]),
-        ("torch_cached_benchmark1.txt", [m(32.00), g(7.79), g(6.64), m(21.00), m(150.86)]),
-        ("torch_cached_and_new_pytorch16417.txt", [m(12.50), g(10.92), m(8.57), g(9.28), m(4.68)]),
+        (
+            "torch_cached_structureflow35.txt",
+            [m(8.13 * 1024.0), g(10.76), m(643.57), g(8.20), m(32.43)],
+        ),
+        (
+            "torch_cached_kib_rcf4.txt",
+            [m(24.00), g(3.95), g(3.46), m(1.06), k(60.00)],
+        ),
+        (
+            "torch_cached_kib_generativegraph5.txt",
+            [k(1024.00), g(11.17), g(10.90), k(576.00), m(30.96)],
+        ),
+        (
+            "torch_cached_neurosim28.txt",
+            [m(1.12), g(22.37), g(15.87), m(3.56), m(787.74)],
+        ),
+        (
+            "torch_cached_traceback_pytorch18853.txt",
+            [m(1024.00), g(15.90), g(14.25), m(991.56), k(607.00)],
+        ),
+        (
+            "torch_cached_semseg188.txt",
+            [m(74.00), g(1.96), g(1.46), m(71.50), m(38.53)],
+        ),
+        (
+            "torch_cached_benchmark1.txt",
+            [m(32.00), g(7.79), g(6.64), m(21.00), m(150.86)],
+        ),
+        (
+            "torch_cached_and_new_pytorch16417.txt",
+            [m(12.50), g(10.92), m(8.57), g(9.28), m(4.68)],
+        ),
     ];
     for (name, [req, cap, alloc, free, reserved]) in cases {
         let count = if name.contains("and_new") { 2 } else { 1 };
@@ -74,8 +98,15 @@ fn torch_oldest_generation_cached() {
                 ("extra.device", 0),
             ],
         );
-        assert!(events[0].missing.is_empty(), "{name}: {:?}", events[0].missing);
-        assert_eq!(events[0].reserved_unallocated_bytes, None, "{name}: not printed");
+        assert!(
+            events[0].missing.is_empty(),
+            "{name}: {:?}",
+            events[0].missing
+        );
+        assert_eq!(
+            events[0].reserved_unallocated_bytes, None,
+            "{name}: not printed"
+        );
     }
 }
 
@@ -98,11 +129,26 @@ fn torch_first_and_newest_generation_in_one_thread() {
 #[test]
 fn torch_reserved_in_total_generation() {
     let cases: [(&str, [u64; 5]); 5] = [
-        ("torch_reserved_unclosed_resumener4.txt", [m(92.00), g(1.96), g(1.46), m(16.38), g(1.51)]),
-        ("torch_reserved_mmseg944.txt", [m(1006.00), g(10.91), g(9.18), m(569.81), g(9.49)]),
-        ("torch_reserved_backticks_shiftgcn34.txt", [m(236.00), g(15.78), g(14.25), m(183.50), g(14.34)]),
-        ("torch_reserved_maddog11.txt", [g(2.87), g(14.76), g(8.77), m(19.75), g(13.71)]),
-        ("torch_reserved_vdsr2.txt", [m(512.00), g(15.90), g(13.13), m(415.88), g(14.80)]),
+        (
+            "torch_reserved_unclosed_resumener4.txt",
+            [m(92.00), g(1.96), g(1.46), m(16.38), g(1.51)],
+        ),
+        (
+            "torch_reserved_mmseg944.txt",
+            [m(1006.00), g(10.91), g(9.18), m(569.81), g(9.49)],
+        ),
+        (
+            "torch_reserved_backticks_shiftgcn34.txt",
+            [m(236.00), g(15.78), g(14.25), m(183.50), g(14.34)],
+        ),
+        (
+            "torch_reserved_maddog11.txt",
+            [g(2.87), g(14.76), g(8.77), m(19.75), g(13.71)],
+        ),
+        (
+            "torch_reserved_vdsr2.txt",
+            [m(512.00), g(15.90), g(13.13), m(415.88), g(14.80)],
+        ),
     ];
     for (name, [req, cap, alloc, free, reserved]) in cases {
         let events = check(
@@ -117,7 +163,11 @@ fn torch_reserved_in_total_generation() {
                 ("reserved_bytes", reserved),
             ],
         );
-        assert!(events[0].missing.is_empty(), "{name}: {:?}", events[0].missing);
+        assert!(
+            events[0].missing.is_empty(),
+            "{name}: {:?}",
+            events[0].missing
+        );
     }
 }
 
@@ -126,12 +176,36 @@ fn torch_reserved_in_total_generation() {
 #[test]
 fn torch_hip_newest_generation() {
     let cases: [(&str, u64, [u64; 5]); 6] = [
-        ("torch_hip_strixhalo3.txt", 0, [g(3.31), g(128.00), m(780.24), g(57.70), m(75.82)]),
-        ("torch_hip_comfyui9529.txt", 0, [m(432.00), g(15.92), g(7.12), g(8.08), m(321.96)]),
-        ("torch_hip_zero_bytes_therock1054.txt", 0, [g(16.00), g(15.24), g(15.09), 0, 0]),
-        ("torch_hip_quoted_fluxwebui25.txt", 0, [m(80.00), g(15.98), m(84.00), g(15.44), m(267.59)]),
-        ("torch_hip_gpu7_pytorch175431.txt", 7, [m(2.00), g(287.98), g(203.49), g(68.63), g(14.93)]),
-        ("torch_hip_zimage103.txt", 0, [g(1.88), g(23.98), g(1.70), g(21.65), m(279.78)]),
+        (
+            "torch_hip_strixhalo3.txt",
+            0,
+            [g(3.31), g(128.00), m(780.24), g(57.70), m(75.82)],
+        ),
+        (
+            "torch_hip_comfyui9529.txt",
+            0,
+            [m(432.00), g(15.92), g(7.12), g(8.08), m(321.96)],
+        ),
+        (
+            "torch_hip_zero_bytes_therock1054.txt",
+            0,
+            [g(16.00), g(15.24), g(15.09), 0, 0],
+        ),
+        (
+            "torch_hip_quoted_fluxwebui25.txt",
+            0,
+            [m(80.00), g(15.98), m(84.00), g(15.44), m(267.59)],
+        ),
+        (
+            "torch_hip_gpu7_pytorch175431.txt",
+            7,
+            [m(2.00), g(287.98), g(203.49), g(68.63), g(14.93)],
+        ),
+        (
+            "torch_hip_zimage103.txt",
+            0,
+            [g(1.88), g(23.98), g(1.70), g(21.65), m(279.78)],
+        ),
     ];
     for (name, device, [req, cap, free, alloc, unalloc]) in cases {
         let events = check(
@@ -148,7 +222,11 @@ fn torch_hip_newest_generation() {
                 ("extra.device", device),
             ],
         );
-        assert!(events[0].missing.is_empty(), "{name}: {:?}", events[0].missing);
+        assert!(
+            events[0].missing.is_empty(),
+            "{name}: {:?}",
+            events[0].missing
+        );
     }
 }
 
@@ -343,4 +421,69 @@ fn tf_oom_when_allocating_tensor() {
     assert_eq!(events[0].repeats, 2);
     assert_eq!(events[1].requested_bytes, Some(559 * 512 * 3 * 4));
     assert_eq!(events[2].requested_bytes, Some(640 * 494 * 3 * 4));
+}
+
+#[test]
+fn xla_buffer_assignment_stats_without_peak_buffers() {
+    check(
+        "xla_gpu_afprofile8.txt",
+        OomKind::XlaGpu,
+        1,
+        &[
+            ("requested_bytes", 4_770_354_232),
+            ("arguments_bytes", m(372.76)),
+            ("extra.constant_allocation_bytes", k(48.5)),
+            ("output_bytes", g(9.64)),
+            ("hlo_temp_bytes", g(4.44)),
+            ("extra.total_allocation_bytes", g(14.44)),
+            ("fragmentation_bytes", m(680.30)),
+        ],
+    );
+}
+
+/// Raised and logged: one error, the exact byte count kept.
+#[test]
+fn xla_failed_request_raised_and_logged() {
+    check(
+        "xla_failed_request_meshtransformer66.txt",
+        OomKind::XlaGpu,
+        1,
+        &[("requested_bytes", 33_554_432)],
+    );
+}
+
+#[test]
+fn torch_xla_runtime_allocate() {
+    let events = check(
+        "torch_xla_runtime_allocate8020.txt",
+        OomKind::TorchXla,
+        1,
+        &[("requested_bytes", m(196.00)), ("free_bytes", m(134.44))],
+    );
+    assert!(events[0].missing.is_empty(), "{:?}", events[0].missing);
+}
+
+#[test]
+fn tpu_compile_headlines_in_posts() {
+    check(
+        "tpu_compile_easydel78.txt",
+        OomKind::TpuCompileHbm,
+        1,
+        &[
+            ("used_bytes", g(21.90)),
+            ("limit_bytes", g(7.48)),
+            ("exceeded_bytes", g(14.42)),
+        ],
+    );
+    let events = check(
+        "torch_xla_vmem9524.txt",
+        OomKind::TorchXla,
+        1,
+        &[
+            ("used_bytes", m(32.42)),
+            ("limit_bytes", m(16.00)),
+            ("exceeded_bytes", m(16.42)),
+        ],
+    );
+    assert_eq!(events[0].memory_space, "vmem");
 }

@@ -54,10 +54,12 @@ impl LogReader {
             s.limit_bytes = Some(scale(limit, gib));
             return true;
         }
-        let lower_start = line.trim_start();
-        if lower_start.starts_with("Total memory size:")
-            || lower_start.starts_with("Total estimated memory size:")
-        {
+        // The label may sit behind a logger's prefix.
+        let label = line
+            .find("Total memory size:")
+            .or_else(|| line.find("Total estimated memory size:"));
+        let lower_start = label.map_or("", |at| &line[at..]);
+        if label.is_some() {
             let step = self.maxtext_step;
             for kv in scan_sizes(lower_start) {
                 let name = kv.key.to_ascii_lowercase().replace("estimated ", "");

@@ -8,6 +8,9 @@
 //!   (`reserved_bytes.all.peak`), so its metric is `max_reserved`; the limit is the
 //!   `CUDA capacity: ... with X GiB memory` line, else derived from the percentage.
 //!   `max_active`/`max_reserved`/`active`/`reserved` keys print as their own metrics.
+//!   `N CUDA memory allocation retries.` warnings (printed while a step's
+//!   metrics are gathered, just before its line) become the `max_reserved`
+//!   series' `allocation_retries` at that step (bytes = the retry count).
 //! - **maxtext** (`max_utils.print_mem_stats`): `Memstats: <label>:` then one
 //!   `\tUsing (GB) 1.79 / 95.74 (1.869647%) on TPU_0(...)` line per local device;
 //!   the step is the last `completed step: N` before it (0 before the first).
@@ -54,6 +57,7 @@ use text::{split_rank_prefix, strip_ansi};
 /// Points are in log order (not yet sorted or analysed; see
 /// [`crate::analyze_series`]).
 pub fn parse_step_log(input_name: &str, text: &str) -> Vec<StepSeries> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if let Some(series) = csv::parse_csv(input_name, text) {
         return series;
     }

@@ -48,18 +48,32 @@ pub(super) fn strip_ansi(line: &str) -> Cow<'_, str> {
 }
 
 /// `[rank3]:rest` (torchrun) or `[default3]:rest` → ("rank 3", rest).
+/// The tag may follow what a launcher or logger puts first (a Ray worker
+/// tag, a timestamp): it is looked for in the first 160 bytes.
 pub(super) fn split_rank_prefix(line: &str) -> (Option<String>, &str) {
-    let t = line.trim_start();
+    let head = &line[..floor_char_boundary(line, 160)];
     for prefix in ["[rank", "[default"] {
-        if let Some(after) = t.strip_prefix(prefix) {
+        let mut from = 0;
+        while let Some(at) = head[from..].find(prefix) {
+            let after = &line[from + at + prefix.len()..];
             if let Some((n, rest)) = parse_uint(after) {
                 if let Some(rest) = rest.strip_prefix("]:") {
                     return (Some(format!("rank {n}")), rest);
                 }
             }
+            from += at + prefix.len();
         }
     }
     (None, line)
+}
+
+/// Largest char boundary of `s` at or below `at`.
+fn floor_char_boundary(s: &str, at: usize) -> usize {
+    let mut at = at.min(s.len());
+    while !s.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 /// The device a print names: `cuda:1` (also written `GPU 1`), `xla:0`, `TPU_3`.

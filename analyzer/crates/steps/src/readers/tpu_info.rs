@@ -13,8 +13,10 @@ impl LogReader {
         if !is_table {
             return false;
         }
+        // Cells follow the first border; text before it is a logger's prefix.
         let cells: Vec<&str> = line
             .split(['|', '│', '┃'])
+            .skip(1)
             .map(str::trim)
             .filter(|c| !c.is_empty())
             .collect();
