@@ -144,6 +144,7 @@ mod tests {
             input: "p.prof".into(),
             devices: vec![DeviceMemory { device: "TPU_0".into(), buffer_bytes: bytes, buffer_count: 1, ..DeviceMemory::default() }],
             top_stacks: stacks,
+            ..DeviceMemoryProfile::default()
         };
         let mut a = Report::new();
         a.device_memory_profiles.push(profile(vec![stack("old_site", 5, 100), stack("kept", 6, 50)], 150));
