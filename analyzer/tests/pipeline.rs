@@ -111,7 +111,12 @@ fn every_fixture_folder_loads_without_errors() {
     for dir in fixture_dirs() {
         let r = analyze_files(load_folder(&dir));
         assert!(r.errors.is_empty(), "{}: {:?}", dir.display(), r.errors);
-        let found = r.oom_events.len() + r.modules.len() + r.step_series.len() + r.allocator_profiles.len();
+        let found = r.oom_events.len()
+            + r.modules.len()
+            + r.step_series.len()
+            + r.allocator_profiles.len()
+            + r.device_memory_profiles.len()
+            + r.memory_timelines.len();
         assert!(found > 0, "{}: nothing found", dir.display());
     }
 }
