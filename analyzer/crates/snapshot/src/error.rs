@@ -22,6 +22,8 @@ pub enum Problem {
     MemoMissing(u64),
     /// Containers nested deeper than any snapshot (a recursion bomb).
     TooDeep(usize),
+    /// Decoding would hold more than the budget for an input of this size.
+    TooLarge { budget_bytes: u64 },
     /// Text of a protocol-0 opcode that does not parse.
     BadText(&'static str),
     /// The pickle decoded, but it is not a memory snapshot.
@@ -48,6 +50,10 @@ impl fmt::Display for Problem {
             Problem::Malformed(what) => write!(f, "malformed pickle: {what}"),
             Problem::MemoMissing(i) => write!(f, "memo entry {i} is read before it is written"),
             Problem::TooDeep(max) => write!(f, "containers nested deeper than {max} levels"),
+            Problem::TooLarge { budget_bytes } => write!(
+                f,
+                "decoding would hold more than {budget_bytes} bytes (twice the file's size plus 64 MiB); a memory snapshot never needs that"
+            ),
             Problem::BadText(what) => write!(f, "bad text in a protocol-0 opcode: {what}"),
             Problem::NotASnapshot(what) => write!(f, "a Python pickle, but not a PyTorch memory snapshot: {what}"),
             Problem::BadField(what) => write!(f, "bad memory snapshot: {what}"),

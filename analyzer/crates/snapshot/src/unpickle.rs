@@ -23,6 +23,13 @@ use crate::value::{Container, Strings, Value};
 /// (snapshot → segments → segment → blocks → block → history → entry → frames).
 pub const MAX_DEPTH: usize = 64;
 
+/// What decoding may hold at once, in 16-byte value slots: twice the input's
+/// size plus 64 MiB. A snapshot needs far less (its trace is compacted as it
+/// is read); a pickle built to multiply itself in memory hits this instead.
+fn slot_budget(total: u64) -> u64 {
+    total / 8 + (4 << 20)
+}
+
 /// What the snapshot layer does with values as they are nested.
 pub trait Sink {
     fn strings(&mut self) -> &mut Strings;
@@ -33,7 +40,9 @@ pub trait Sink {
 
 /// Decodes one pickle from `reader` (`total` bytes long) into its top value.
 pub fn unpickle<R: Read>(reader: R, total: u64, sink: &mut dyn Sink) -> Result<Value, PickleError> {
-    Machine { input: Input::new(reader, total), stack: Vec::new(), marks: Vec::new(), memo: Vec::new(), sink }.run()
+    let budget = slot_budget(total);
+    let base = crate::value::live_slots();
+    Machine { input: Input::new(reader, total), stack: Vec::new(), marks: Vec::new(), memo: Vec::new(), sink, budget, base }.run()
 }
 
 struct Machine<'s, R: Read> {
@@ -42,6 +51,10 @@ struct Machine<'s, R: Read> {
     marks: Vec<usize>,
     memo: Vec<Option<Value>>,
     sink: &'s mut dyn Sink,
+    /// Most value slots (stack, marks, memo, live containers) held at once.
+    budget: u64,
+    /// Live container slots on this thread before decoding began.
+    base: u64,
 }
 
 fn refuse(name: &'static str) -> Problem {
@@ -58,8 +71,21 @@ impl<R: Read> Machine<'_, R> {
         if !(2..=5).contains(&proto) {
             return Err(PickleError { offset: 1, problem: Problem::UnsupportedProtocol(proto) });
         }
+        let mut ops = 0u32;
         loop {
             let at = self.input.offset();
+            ops = ops.wrapping_add(1);
+            // One opcode adds at most a container or a few slots, so
+            // checking every 1024 opcodes bounds the overshoot.
+            if ops.is_multiple_of(1024) {
+                let held = crate::value::live_slots().saturating_sub(self.base)
+                    + self.stack.len() as u64
+                    + self.marks.len() as u64
+                    + self.memo.len() as u64;
+                if held > self.budget {
+                    return Err(PickleError { offset: at, problem: Problem::TooLarge { budget_bytes: self.budget * 16 } });
+                }
+            }
             let op = self.input.byte()?;
             match self.step(op) {
                 Ok(true) => {}
@@ -172,6 +198,7 @@ impl<R: Read> Machine<'_, R> {
             self.stack[i] = self.nest(item, &mut depth)?;
         }
         let mut data = target.data.borrow_mut();
+        crate::value::note_items(self.stack.len() - start);
         data.items.extend(self.stack.drain(start..));
         data.depth = depth;
         Ok(())
@@ -192,6 +219,7 @@ impl<R: Read> Machine<'_, R> {
         let c = Container::new(Vec::new());
         {
             let mut d = c.data.borrow_mut();
+            crate::value::note_items(nested.len());
             d.items = nested;
             d.depth = depth;
         }

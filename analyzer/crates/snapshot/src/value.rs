@@ -113,10 +113,37 @@ pub struct ContainerData {
     pub memo_slot: Option<u32>,
 }
 
+/// Slots a container costs besides its items (its allocation and bookkeeping).
+const CONTAINER_SLOTS: u64 = 4;
+
+thread_local! {
+    /// Value slots (16 bytes each) held by live containers on this thread,
+    /// so the unpickler can bound what a hostile pickle makes it hold.
+    static LIVE_SLOTS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Value slots held by live containers on this thread.
+pub fn live_slots() -> u64 {
+    LIVE_SLOTS.with(|l| l.get())
+}
+
+/// Records `n` more items stored in a live container.
+pub fn note_items(n: usize) {
+    LIVE_SLOTS.with(|l| l.set(l.get().saturating_add(n as u64)));
+}
+
 impl Container {
     pub fn new(items: Vec<Value>) -> Rc<Container> {
         let depth = 1 + items.iter().map(Value::depth).max().unwrap_or(0);
+        note_items(items.len() + CONTAINER_SLOTS as usize);
         Rc::new(Container { data: RefCell::new(ContainerData { items, frozen: false, depth, memo_slot: None }) })
+    }
+}
+
+impl Drop for Container {
+    fn drop(&mut self) {
+        let slots = self.data.get_mut().items.len() as u64 + CONTAINER_SLOTS;
+        LIVE_SLOTS.with(|l| l.set(l.get().saturating_sub(slots)));
     }
 }
 

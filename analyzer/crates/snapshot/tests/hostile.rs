@@ -106,6 +106,23 @@ fn huge_lengths_are_errors_not_allocations() {
 }
 
 #[test]
+fn pickles_that_multiply_themselves_in_memory_are_stopped() {
+    // 8 MB of `]a` (an empty list appended to a list, over and over): each
+    // 2-byte pair would cost about 80 bytes decoded.
+    let mut p = vec![0x80, 4, b']'];
+    for _ in 0..4_000_000 {
+        p.extend(b"]a");
+    }
+    p.push(b'.');
+    assert!(matches!(err(&p).problem, Problem::TooLarge { .. }));
+    // 8 MB of MEMOIZE after one value: 16 bytes of memo per input byte.
+    let mut p = vec![0x80, 4, b'N'];
+    p.extend(std::iter::repeat_n(0x94, 8_000_000));
+    p.push(b'.');
+    assert!(matches!(err(&p).problem, Problem::TooLarge { .. }));
+}
+
+#[test]
 fn huge_integers_decode_but_are_not_sizes() {
     // A 100-byte integer is a value (saturated to "oversized"), so a dict
     // holding one still decodes; as a trace entry's size it is an error.
