@@ -2,7 +2,9 @@
 //! (`BufferAssignmentProto.logical_buffers[].size`, the compiler's number)
 //! against the shape its defining instruction gives it.
 
-use oomscope_layout::{ArrayShape, ElementType, Layout, Shape, SplitConfig, Tile};
+use oomscope_layout::{
+    tpu_tuple_table_bytes, ArrayShape, ElementType, Layout, Shape, SplitConfig, Tile,
+};
 use oomscope_proto::prost::Message;
 use oomscope_proto::xla::{HloProto, LayoutProto, ShapeProto};
 use std::collections::HashMap;
@@ -69,6 +71,32 @@ fn array_at(shape: &ShapeProto, index: &[i64]) -> Option<ArrayShape> {
     })
 }
 
+/// The number of elements of the tuple at `index` in `shape`, `None` when it
+/// is not a tuple.
+fn tuple_length_at(shape: &ShapeProto, index: &[i64]) -> Option<usize> {
+    let mut current = shape;
+    for &i in index {
+        current = current.tuple_shapes.get(usize::try_from(i).ok()?)?;
+    }
+    (current.element_type == TUPLE).then_some(current.tuple_shapes.len())
+}
+
+/// The TPU's allocation granule of the chip an HloProto was compiled for
+/// (`topology` in its fixture's `versions.txt`): 32 bytes on v5p and v6e, 512
+/// on v4 and v5e (the corpus HloProtos are v5e and have no `versions.txt`).
+fn allocation_granule(file: &Path) -> u64 {
+    let text = std::fs::read_to_string(file.with_file_name("versions.txt")).unwrap_or_default();
+    let topology = text
+        .lines()
+        .find_map(|l| l.strip_prefix("topology "))
+        .unwrap_or("v5e");
+    if topology.starts_with("v5p") || topology.starts_with("v6e") {
+        32
+    } else {
+        512
+    }
+}
+
 #[test]
 fn hlo_proto_logical_buffer_sizes_equal_the_compilers() {
     let mut files = Vec::new();
@@ -89,7 +117,7 @@ fn hlo_proto_logical_buffer_sizes_equal_the_compilers() {
         files.len() >= 10,
         "expected the fixture HloProtos, found {files:?}"
     );
-    let (mut checked, mut untiled, mut other) = (0, 0, 0);
+    let (mut checked, mut untiled, mut tuples, mut other) = (0, 0, 0, 0);
     let mut mismatches = Vec::new();
     for file in &files {
         let proto = HloProto::decode(std::fs::read(file).unwrap().as_slice()).unwrap();
@@ -109,11 +137,24 @@ fn hlo_proto_logical_buffer_sizes_equal_the_compilers() {
                 .get(&location.instruction_id)
                 .or_else(|| shapes_by_name.get(location.instruction_name.as_str()))
                 .expect("defining instruction");
+            let size = u64::try_from(buffer.size).unwrap();
             let Some(array) = array_at(shape, &location.shape_index) else {
-                other += 1;
+                // A tuple's own buffer: its index table, sized by the chip's granule.
+                if let Some(elements) = tuple_length_at(shape, &location.shape_index) {
+                    tuples += 1;
+                    let ours = tpu_tuple_table_bytes(elements, allocation_granule(file));
+                    if ours != size {
+                        mismatches.push(format!(
+                            "{}: tuple of {elements} at {:?}: compiler {size}, ours {ours}",
+                            file.display(),
+                            location.shape_index
+                        ));
+                    }
+                } else {
+                    other += 1;
+                }
                 continue;
             };
-            let size = u64::try_from(buffer.size).unwrap();
             if array.is_tiled() {
                 checked += 1;
             } else {
@@ -131,7 +172,7 @@ fn hlo_proto_logical_buffer_sizes_equal_the_compilers() {
     }
     mismatches.dedup();
     eprintln!(
-        "checked {checked} tiled array logical buffers, {untiled} untiled, skipped {other} tuples in {} HloProtos",
+        "checked {checked} tiled array logical buffers, {untiled} untiled, {tuples} tuple tables, skipped {other} others in {} HloProtos",
         files.len()
     );
     assert!(
