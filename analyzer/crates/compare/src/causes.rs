@@ -74,6 +74,8 @@ pub fn attribute(a: &ModuleReport, b: &ModuleReport, pairing: &BufferPairing, na
         find_donations(&mut only_a, b);
         find_donations(&mut only_b, a);
         find_remat(a, b, &mut only_a, &mut only_b);
+        find_gathered(a, b, &mut only_a, &mut only_b);
+        find_gathered(b, a, &mut only_b, &mut only_a);
     }
     out.extend(only_a);
     out.extend(only_b);
@@ -244,6 +246,46 @@ fn find_donations(only_here: &mut [Attributed], other: &ModuleReport) {
         if let Some(slot) = parameters.iter_mut().find(|p| p.as_ref() == Some(&key)) {
             *slot = None;
             c.change.kind = ChangeKind::Donation;
+        }
+    }
+}
+
+/// Buffers of one side made by an all-gather that the other side does not
+/// materialise, while the other side holds the array's shard (the gathered
+/// shape with one dimension divided by the number of chips): there the
+/// array stays sharded, here a sharding constraint or annotation made XLA
+/// gather it whole on every chip. Such a buffer, and the one-sided buffer
+/// of the shard's shape that replaces it on the other side (if any), are
+/// a sharding change.
+fn find_gathered(here: &ModuleReport, other: &ModuleReport, only_here: &mut [Attributed], only_other: &mut [Attributed]) {
+    let is_gather = |name: &str| name.starts_with("all-gather");
+    for i in 0..only_here.len() {
+        let c = &only_here[i].change;
+        if c.kind != ChangeKind::Disappeared && c.kind != ChangeKind::Appeared {
+            continue;
+        }
+        let (name, shape) = if c.name_a.is_empty() { (&c.name_b, &c.shape_b) } else { (&c.name_a, &c.shape_a) };
+        let opcode = here.peak_buffers.iter().find(|p| &p.name == name).map(|p| p.opcode.as_str()).unwrap_or("");
+        if !(is_gather(name) || is_gather(opcode)) {
+            continue;
+        }
+        let Some(whole) = array_of(shape) else { continue };
+        let is_shard = |candidate: &str| {
+            array_of(candidate).is_some_and(|s| {
+                s.element_type == whole.element_type
+                    && single_scaled_dimension(&whole, &s).is_some_and(|(from, to)| to > 0 && from > to && from % to == 0)
+            })
+        };
+        if !other.peak_buffers.iter().any(|p| is_shard(&p.shape)) {
+            continue;
+        }
+        only_here[i].change.kind = ChangeKind::Sharding;
+        let replacement = only_other.iter_mut().find(|o| {
+            let shape = if o.change.shape_a.is_empty() { &o.change.shape_b } else { &o.change.shape_a };
+            matches!(o.change.kind, ChangeKind::Appeared | ChangeKind::Disappeared) && o.change.category == only_here[i].change.category && is_shard(shape)
+        });
+        if let Some(r) = replacement {
+            r.change.kind = ChangeKind::Sharding;
         }
     }
 }
