@@ -16,7 +16,7 @@ use oomscope_report::{CitedBuffer, DiagnosisNode, Report, TreeKind};
 use crate::format::{base_name, Bytes};
 use crate::navigate;
 use crate::state::{use_state, BufferFocus, Selection};
-use crate::views::table::TableHead;
+use crate::widgets::table_head::TableHead;
 
 fn tree_title(tree: TreeKind) -> &'static str {
     match tree {
@@ -87,7 +87,7 @@ impl CiteLinks {
             .collect();
         CiteLinks {
             timeline,
-            padding: Box::new(crate::views::padding::lists_buffer(report)),
+            padding: Box::new(crate::model::padding::lists_buffer(report)),
         }
     }
 

@@ -6,7 +6,7 @@
 
 use oomscope_report::units::format_bytes;
 
-use crate::export::{Align, Painter};
+use crate::draw::painter::{Align, Painter};
 
 pub const UNPADDED: &str = "#0969da";
 pub const PADDING: &str = "#e16f24";
@@ -144,7 +144,7 @@ pub fn draw(p: &mut dyn Painter, top: f64, width: f64, title: &str, bars: &[Bar]
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::SvgWriter;
+    use crate::draw::painter::SvgWriter;
 
     #[test]
     fn bars_show_padding_on_top_of_the_data() {

@@ -9,7 +9,7 @@
 //! The analyzer computes every number shown; this view only draws (the trend
 //! line's intercept, the median residual of the points, is a drawing anchor).
 
-pub mod plot;
+
 
 use std::sync::Arc;
 
@@ -19,10 +19,11 @@ use leptos::prelude::*;
 use oomscope_report::units::format_bytes;
 use oomscope_report::{AllocatorProfile, Report, StepSeries};
 
-use crate::export::{self, SvgWriter};
+use crate::draw::painter::SvgWriter;
+use crate::export;
 use crate::format::{base_name, group_digits, Bytes};
-use crate::views::table::TableHead;
-use plot::{paint_canvas, Level, LinePlot, PlotFrame, PlotLine, PALETTE};
+use crate::widgets::table_head::TableHead;
+use crate::draw::line_plot::{paint_canvas, Level, LinePlot, PlotFrame, PlotLine, PALETTE};
 
 /// Chart height in CSS pixels.
 const HEIGHT: f64 = 360.0;

@@ -2,6 +2,8 @@
 //! and the module, the module's figures (labelled with which peak they are),
 //! its heap over program order, and the buffers live at the peak.
 
+pub mod timeline;
+
 use std::sync::Arc;
 
 use leptos::prelude::*;
@@ -9,8 +11,8 @@ use oomscope_report::{BufferCategory, ModuleReport, Report};
 
 use crate::format::{base_name, memory_space_name, percent, Bytes};
 use crate::state::Selection;
-use crate::views::table::TableHead;
-use crate::views::chart::{LineChart, Marker, RefLine, Series};
+use crate::widgets::table_head::TableHead;
+use crate::draw::line_chart::{LineChart, Marker, RefLine, Series};
 
 /// Peak buffers listed before "show all".
 const BUFFER_ROWS: usize = 50;
@@ -240,7 +242,7 @@ fn ModuleDetail(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
                 })}
             </dl>
             {chart}
-            <crate::views::timeline::Timeline module=module.clone() limit=limit/>
+            <timeline::Timeline module=module.clone() limit=limit/>
             // With a timeline, its own table lists the buffers live at the
             // peak; XProf's full list (with the buffers live throughout)
             // stays one click away.
