@@ -4,12 +4,22 @@
 
 use wasm_bindgen::{JsCast, JsValue};
 
-/// One CSV field, quoted when needed (RFC 4180).
+/// One CSV field, quoted when needed (RFC 4180). A text starting with `=`,
+/// `+`, `-` or `@` (or a tab or carriage return) would be run as a formula
+/// by a spreadsheet, and a link's strings come from whoever made the link:
+/// such a cell gets a leading `'`, which spreadsheets show as text. Numbers
+/// (`-12`, `-1.5e3`) stay numbers.
 pub fn csv_field(value: &str) -> String {
+    let formula = value.starts_with(['=', '+', '-', '@', '\t', '\r']) && value.parse::<f64>().is_err();
+    let value = if formula {
+        format!("'{value}")
+    } else {
+        value.to_string()
+    };
     if value.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", value.replace('"', "\"\""))
     } else {
-        value.to_string()
+        value
     }
 }
 
@@ -35,17 +45,18 @@ pub fn csv(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> Stri
 
 /// Offers `content` as a file download named `file_name`.
 pub fn download_text(file_name: &str, mime: &str, content: &str) -> Result<(), String> {
-    let parts = js_sys::Array::of1(&JsValue::from_str(content));
-    let options = web_sys::BlobPropertyBag::new();
-    options.set_type(mime);
-    let blob =
-        web_sys::Blob::new_with_str_sequence_and_options(&parts, &options).map_err(js_text)?;
-    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(js_text)?;
-    let result = click_link(file_name, &url);
-    // The click has started the download; the URL is no longer needed.
-    let _ = web_sys::Url::revoke_object_url(&url);
-    result
+    let blob = gloo_file::Blob::new_with_options(content, Some(mime));
+    let url = gloo_file::ObjectUrl::from(blob);
+    click_link(file_name, &url)?;
+    // The browser fetches the URL after `click()` returns: revoking it at
+    // once (dropping it) can cancel the download. It is revoked a minute
+    // later instead.
+    gloo_timers::callback::Timeout::new(URL_LIFETIME_MS, move || drop(url)).forget();
+    Ok(())
 }
+
+/// How long a download's object URL lives.
+const URL_LIFETIME_MS: u32 = 60_000;
 
 /// Offers a canvas's current pixels as a PNG download.
 pub fn download_canvas_png(
@@ -57,9 +68,7 @@ pub fn download_canvas_png(
 }
 
 fn click_link(file_name: &str, href: &str) -> Result<(), String> {
-    let document = web_sys::window()
-        .and_then(|w| w.document())
-        .ok_or("no document")?;
+    let document = gloo_utils::document();
     let link: web_sys::HtmlAnchorElement = document
         .create_element("a")
         .map_err(js_text)?
@@ -112,6 +121,19 @@ mod tests {
             ],
         );
         assert_eq!(text, "name,op\r\n\"a,b\",\"say \"\"hi\"\"\"\r\nx,y\r\n");
+    }
+
+    #[test]
+    fn csv_cells_that_a_spreadsheet_would_run_are_text() {
+        assert_eq!(csv_field("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+        assert_eq!(csv_field("+1+2"), "'+1+2");
+        assert_eq!(csv_field("-cmd"), "'-cmd");
+        assert_eq!(csv_field("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(csv_field("\tx"), "'\tx");
+        // Numbers stay numbers; other text is untouched.
+        assert_eq!(csv_field("-12"), "-12");
+        assert_eq!(csv_field("-1.5e3"), "-1.5e3");
+        assert_eq!(csv_field("fusion.1"), "fusion.1");
     }
 
     #[test]

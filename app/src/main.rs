@@ -15,6 +15,7 @@ mod example;
 mod export;
 mod format;
 mod inputs;
+mod listen;
 mod model;
 mod navigate;
 mod page;

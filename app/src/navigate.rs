@@ -226,14 +226,5 @@ const SCROLL_GAP: f64 = 8.0;
 
 /// Runs `f` after the next two animation frames.
 fn after_layout(f: impl FnOnce() + 'static) {
-    let Some(window) = web_sys::window() else {
-        return;
-    };
-    let second = Closure::once_into_js(move || {
-        let inner = Closure::once_into_js(f);
-        if let Some(w) = web_sys::window() {
-            let _ = w.request_animation_frame(inner.unchecked_ref());
-        }
-    });
-    let _ = window.request_animation_frame(second.unchecked_ref());
+    request_animation_frame(move || request_animation_frame(f));
 }

@@ -5,7 +5,6 @@
 //! Series with more points than the canvas has pixels are drawn as their
 //! per-pixel maximum, so a peak is never lost to sampling.
 
-use leptos::ev;
 use leptos::html;
 use leptos::prelude::*;
 use oomscope_report::units::format_bytes;
@@ -55,11 +54,7 @@ pub fn LineChart(
     description: String,
 ) -> impl IntoView {
     let canvas: NodeRef<html::Canvas> = NodeRef::new();
-    let resized = RwSignal::new(0u32);
-    let listener = window_event_listener(ev::resize, move |_| {
-        resized.update(|n| *n = n.wrapping_add(1))
-    });
-    on_cleanup(move || listener.remove());
+    let resized = crate::listen::window_resize_counter();
 
     let legend = series
         .iter()

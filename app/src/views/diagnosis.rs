@@ -13,7 +13,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use oomscope_report::{CitedBuffer, DiagnosisNode, Report, TreeKind};
 
-use crate::format::{base_name, Bytes};
+use crate::format::{base_name, fact_label, Bytes};
 use crate::navigate;
 use crate::state::{use_state, BufferFocus, Selection};
 use crate::widgets::table_head::TableHead;
@@ -250,7 +250,7 @@ fn TreeNode(
                 }
                 other => view! { <span>{other.to_string()}</span> }.into_any(),
             };
-            view! { <div class="fact"><dt class="mono">{key.clone()}</dt><dd>{shown}</dd></div> }
+            view! { <div class="fact" data-fact=key.clone()><dt>{fact_label(key)}</dt><dd>{shown}</dd></div> }
         })
         .collect_view();
     let actions = node

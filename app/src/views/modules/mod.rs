@@ -163,12 +163,25 @@ fn hbm_limit(report: &Report) -> Option<u64> {
         .and_then(|e| e.limit_bytes)
 }
 
-fn peak_kind_label(kind: &str) -> String {
+/// Which peak a module's figure is, in words (every kind the analyzer
+/// writes; an unknown one is named as "a peak", never by its code).
+fn peak_kind_label(kind: &str) -> &'static str {
     match kind {
-        "heap_simulator" => "heap-simulator peak (as XProf's Memory Viewer)".to_string(),
-        "live_range" => "live-range peak (sum of values live at one point, unpadded)".to_string(),
-        "" => "peak".to_string(),
-        other => format!("{other} peak"),
+        "heap_simulator" => "heap-simulator peak (as XProf's Memory Viewer)",
+        "buffer_liveness" => "peak of the compiler's buffer assignment (as XProf's Memory Viewer counts it)",
+        "buffer_liveness_estimated" => "estimated peak (lifetimes inferred from the schedule: the dump has no live ranges)",
+        "live_range" => "live-range peak (sum of values live at one point, unpadded)",
+        _ => "peak",
+    }
+}
+
+/// Where a module's analysis came from, in words.
+fn source_kind_label(kind: &str) -> &'static str {
+    match kind {
+        "hlo_proto" => "the compiled program (HloProto)",
+        "xplane" => "an XProf profile",
+        "xla_dump_text" => "the XLA dump's text files",
+        _ => "the inputs",
     }
 }
 
@@ -210,7 +223,7 @@ fn ModuleDetail(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
     view! {
         <div class="module-detail" data-module=module.display_name()>
             <p class="module-source muted">
-                {peak_kind_label(&module.peak_kind)} " · from " {module.source_kind.clone()} " "
+                {peak_kind_label(&module.peak_kind)} " · from " {source_kind_label(&module.source_kind)} " "
                 <span class="mono" title=module.input.clone()>{base_name(&module.input).to_string()}</span>
             </p>
             <dl class="stats">

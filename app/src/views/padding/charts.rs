@@ -3,7 +3,6 @@
 //! and PNG exports. The drawing is [`crate::draw::bars`], shared by screen
 //! and export.
 
-use gloo_events::EventListener;
 use leptos::html;
 use leptos::prelude::*;
 
@@ -11,6 +10,7 @@ use crate::draw::bars::{self, Bar};
 use crate::draw::line_plot::paint_canvas;
 use crate::draw::painter::SvgWriter;
 use crate::export;
+use crate::listen::window_resize_counter;
 use crate::model::padding::Grouping;
 
 /// Width of the SVG export.
@@ -80,15 +80,4 @@ pub fn save_svg(data: &ChartData, stem: &str) -> Result<(), String> {
     bars::draw(&mut svg, 0.0, SVG_WIDTH, &buffer_title(bars.len()), bars);
     bars::draw(&mut svg, h1, SVG_WIDTH, &group_title(g, group.len()), &group);
     export::download_text(&format!("{stem}.svg"), "image/svg+xml", &svg.finish())
-}
-
-/// A counter that changes on every window resize, to redraw on.
-fn window_resize_counter() -> RwSignal<u32> {
-    let counter = RwSignal::new(0u32);
-    let listener = EventListener::new(&gloo_utils::window(), "resize", move |_| {
-        counter.update(|n| *n = n.wrapping_add(1))
-    });
-    let listener = send_wrapper::SendWrapper::new(listener);
-    on_cleanup(move || drop(listener));
-    counter
 }

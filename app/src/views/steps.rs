@@ -424,7 +424,7 @@ fn PlotView(
     let hover: RwSignal<Option<(f64, f64, Vec<HoverValue>)>> = RwSignal::new(None);
     let notice: RwSignal<Option<String>> = RwSignal::new(None);
     let frame: StoredValue<Option<PlotFrame>> = StoredValue::new(None);
-    let resized = RwSignal::new(0u32);
+    let resized = crate::listen::window_resize_counter();
     let canvas: NodeRef<html::Canvas> = NodeRef::new();
     let lines = Arc::new(lines);
     let levels = Arc::new(levels);
@@ -444,10 +444,6 @@ fn PlotView(
             fit_projection: fit_projection.get_untracked(),
         }
     };
-    let listener = window_event_listener(ev::resize, move |_| {
-        resized.update(|n| *n = n.wrapping_add(1))
-    });
-    on_cleanup(move || listener.remove());
     {
         let plot = plot.clone();
         Effect::new(move |_| {
