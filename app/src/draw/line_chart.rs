@@ -1,6 +1,7 @@
-//! A plain line chart on a `<canvas>`: byte values (y) over an index or a
-//! step (x), with horizontal reference lines (a limit) and one marked x (a
-//! peak). Used by the module heap view and the step series view.
+//! A plain line chart on a `<canvas>`, drawn with plotters: byte values (y)
+//! over an index (x), with horizontal reference lines (a limit) and one
+//! marked x (a peak). The module view's heap curve when there are no buffer
+//! lifetimes to draw a timeline from.
 //!
 //! Series with more points than the canvas has pixels are drawn as their
 //! per-pixel maximum, so a peak is never lost to sampling.
@@ -8,8 +9,11 @@
 use leptos::html;
 use leptos::prelude::*;
 use oomscope_report::units::format_bytes;
-use wasm_bindgen::JsCast;
-use web_sys::CanvasRenderingContext2d;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::line_plot::nice_ceiling;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
@@ -40,9 +44,10 @@ const MARGIN_LEFT: f64 = 76.0;
 const MARGIN_RIGHT: f64 = 16.0;
 const MARGIN_TOP: f64 = 14.0;
 const MARGIN_BOTTOM: f64 = 34.0;
-const AXIS_COLOR: &str = "#57606a";
-const GRID_COLOR: &str = "#e4e7eb";
-const FONT: &str = "12px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
+const AXIS: RGBColor = RGBColor(0x57, 0x60, 0x6a);
+const GRID: RGBColor = RGBColor(0xe4, 0xe7, 0xeb);
+const PEAK: RGBColor = RGBColor(0xbc, 0x4c, 0x00);
+const FONT: &str = "sans-serif";
 
 #[component]
 pub fn LineChart(
@@ -73,7 +78,8 @@ pub fn LineChart(
     Effect::new(move |_| {
         resized.track();
         if let Some(element) = canvas.get() {
-            draw(&element, &series, &lines, marker.as_ref(), x_label);
+            // Without a 2D context nothing is drawn; the figures are above.
+            let _ = draw(&element, &series, &lines, marker.as_ref(), x_label);
         }
     });
 
@@ -85,39 +91,59 @@ pub fn LineChart(
     }
 }
 
+/// Draws the chart on its canvas at the device's pixel ratio.
 fn draw(
     canvas: &web_sys::HtmlCanvasElement,
     series: &[Series],
     lines: &[RefLine],
     marker: Option<&Marker>,
     x_label: &str,
-) {
-    let ratio = web_sys::window()
-        .map(|w| w.device_pixel_ratio())
-        .unwrap_or(1.0)
-        .max(1.0);
-    let width = f64::from(canvas.client_width()).max(320.0);
+) -> Result<(), String> {
+    let ratio = gloo_utils::window().device_pixel_ratio().clamp(1.0, 3.0);
+    let width = f64::from(canvas.client_width()).max(300.0);
     let height = f64::from(canvas.client_height()).max(160.0);
-    canvas.set_width((width * ratio) as u32);
-    canvas.set_height((height * ratio) as u32);
-    let Some(ctx) = canvas
-        .get_context("2d")
-        .ok()
-        .flatten()
-        .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
-    else {
-        return;
-    };
-    let _ = ctx.scale(ratio, ratio);
-    ctx.clear_rect(0.0, 0.0, width, height);
-    ctx.set_font(FONT);
+    canvas.set_width((width * ratio).round() as u32);
+    canvas.set_height((height * ratio).round() as u32);
+    let backend = plotters_canvas::CanvasBackend::with_canvas_object(canvas.clone())
+        .ok_or("the canvas has no 2D context")?;
+    let area = backend.into_drawing_area();
+    plot(&area, ratio, series, lines, marker, x_label)?;
+    area.present().map_err(|e| e.to_string())
+}
 
+/// `#0969da` → its colour (grey for anything else).
+fn rgb(hex: &str) -> RGBColor {
+    let channel = |i: usize| {
+        hex.get(i..i + 2)
+            .and_then(|h| u8::from_str_radix(h, 16).ok())
+            .unwrap_or(0x80)
+    };
+    RGBColor(channel(1), channel(3), channel(5))
+}
+
+/// Draws the chart on `area`; sizes are CSS pixels times `scale`.
+pub fn plot<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    scale: f64,
+    series: &[Series],
+    lines: &[RefLine],
+    marker: Option<&Marker>,
+    x_label: &str,
+) -> Result<(), String> {
+    let px = |v: f64| (v * scale).round() as i32;
+    let text = |colour: RGBColor| TextStyle {
+        font: (FONT, 12.0 * scale).into_font(),
+        color: colour.to_backend_color(),
+        pos: Pos::new(HPos::Left, VPos::Top),
+    };
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    area.fill(&WHITE).map_err(err)?;
     let all_x = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
     let (x_min, x_max) = all_x.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
         (lo.min(x), hi.max(x))
     });
     if !x_min.is_finite() {
-        return;
+        return Ok(());
     }
     let x_span = if x_max > x_min { x_max - x_min } else { 1.0 };
     let y_top = series
@@ -126,109 +152,94 @@ fn draw(
         .chain(lines.iter().map(|l| l.bytes))
         .fold(0.0f64, f64::max);
     let y_max = nice_ceiling(y_top * 1.04);
+    let x_end = x_min + x_span;
 
-    let plot_w = width - MARGIN_LEFT - MARGIN_RIGHT;
-    let plot_h = height - MARGIN_TOP - MARGIN_BOTTOM;
-    let to_x = |x: f64| MARGIN_LEFT + (x - x_min) / x_span * plot_w;
-    let to_y = |y: f64| MARGIN_TOP + plot_h - (y / y_max) * plot_h;
-
-    // Grid and y labels.
-    ctx.set_line_width(1.0);
-    ctx.set_text_align("right");
-    ctx.set_text_baseline("middle");
-    for i in 0..=4 {
-        let value = y_max * f64::from(i) / 4.0;
-        let y = to_y(value).round() + 0.5;
-        ctx.set_stroke_style_str(GRID_COLOR);
-        ctx.begin_path();
-        ctx.move_to(MARGIN_LEFT, y);
-        ctx.line_to(MARGIN_LEFT + plot_w, y);
-        ctx.stroke();
-        ctx.set_fill_style_str(AXIS_COLOR);
-        let _ = ctx.fill_text(&format_bytes(value as u64), MARGIN_LEFT - 8.0, y);
-    }
-    // X labels.
-    ctx.set_text_align("center");
-    ctx.set_text_baseline("top");
-    for i in 0..=4 {
-        let value = x_min + x_span * f64::from(i) / 4.0;
-        let _ = ctx.fill_text(
-            &format!("{}", value.round() as i64),
-            to_x(value),
-            MARGIN_TOP + plot_h + 6.0,
-        );
-    }
-    let _ = ctx.fill_text(
-        x_label,
-        MARGIN_LEFT + plot_w / 2.0,
-        MARGIN_TOP + plot_h + 20.0,
-    );
+    let mut chart = ChartBuilder::on(area)
+        .margin_top(px(MARGIN_TOP))
+        .margin_right(px(MARGIN_RIGHT))
+        .x_label_area_size(px(MARGIN_BOTTOM))
+        .y_label_area_size(px(MARGIN_LEFT))
+        .build_cartesian_2d(x_min..x_end, 0f64..y_max)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .bold_line_style(GRID.stroke_width(1))
+        .light_line_style(TRANSPARENT)
+        .axis_style(AXIS.stroke_width(1))
+        .y_labels(5)
+        .y_label_formatter(&|v| format_bytes(*v as u64))
+        .x_labels(5)
+        .x_label_formatter(&|v| format!("{}", v.round() as i64))
+        .x_desc(x_label)
+        .label_style(text(AXIS))
+        .axis_desc_style(text(AXIS))
+        .draw()
+        .map_err(err)?;
 
     for line in lines {
-        let y = to_y(line.bytes).round() + 0.5;
-        ctx.set_stroke_style_str(line.color);
-        ctx.set_line_width(1.5);
-        let _ = ctx.set_line_dash(&dash(&[6.0, 4.0]));
-        ctx.begin_path();
-        ctx.move_to(MARGIN_LEFT, y);
-        ctx.line_to(MARGIN_LEFT + plot_w, y);
-        ctx.stroke();
-        let _ = ctx.set_line_dash(&dash(&[]));
-        ctx.set_fill_style_str(line.color);
-        ctx.set_text_align("right");
-        ctx.set_text_baseline("bottom");
-        let _ = ctx.fill_text(&line.label, MARGIN_LEFT + plot_w - 4.0, y - 3.0);
+        let colour = rgb(line.color);
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(x_min, line.bytes), (x_end, line.bytes)],
+                px(6.0),
+                px(4.0),
+                colour.stroke_width(px(1.5) as u32),
+            ))
+            .map_err(err)?;
+        let (x, y) = chart.backend_coord(&(x_end, line.bytes));
+        area.draw(&Text::new(
+            line.label.clone(),
+            (x - px(4.0), y - px(3.0)),
+            text(colour).pos(Pos::new(HPos::Right, VPos::Bottom)),
+        ))
+        .map_err(err)?;
     }
 
+    let plot_width = f64::from(chart.plotting_area().dim_in_pixel().0);
     for s in series {
-        let points = per_pixel_max(&s.points, x_min, x_span, plot_w);
-        ctx.set_stroke_style_str(s.color);
-        ctx.set_line_width(if s.dashed { 1.25 } else { 1.75 });
-        let _ = ctx.set_line_dash(&dash(if s.dashed { &[4.0, 3.0] } else { &[] }));
-        ctx.begin_path();
-        let mut previous_y = None;
-        for (x, y) in &points {
-            match previous_y {
-                None => ctx.move_to(to_x(*x), to_y(*y)),
-                Some(held) => {
-                    if s.steps {
-                        ctx.line_to(to_x(*x), to_y(held));
-                    }
-                    ctx.line_to(to_x(*x), to_y(*y));
-                }
-            }
-            previous_y = Some(*y);
+        let thin = per_pixel_max(&s.points, x_min, x_span, plot_width);
+        let points = if s.steps { as_steps(&thin) } else { thin };
+        let colour = rgb(s.color);
+        if s.dashed {
+            chart
+                .draw_series(DashedLineSeries::new(points, px(4.0), px(3.0), colour.stroke_width(px(1.25) as u32)))
+                .map_err(err)?;
+        } else {
+            chart
+                .draw_series(LineSeries::new(points, colour.stroke_width(px(1.75).max(1) as u32)))
+                .map_err(err)?;
         }
-        ctx.stroke();
-        let _ = ctx.set_line_dash(&dash(&[]));
     }
 
     if let Some(marker) = marker {
-        let x = to_x(marker.x).round() + 0.5;
-        ctx.set_stroke_style_str("#bc4c00");
-        ctx.set_line_width(1.0);
-        ctx.begin_path();
-        ctx.move_to(x, MARGIN_TOP);
-        ctx.line_to(x, MARGIN_TOP + plot_h);
-        ctx.stroke();
-        ctx.set_fill_style_str("#bc4c00");
-        ctx.set_text_baseline("top");
-        let right_half = x > MARGIN_LEFT + plot_w / 2.0;
-        ctx.set_text_align(if right_half { "right" } else { "left" });
-        let _ = ctx.fill_text(
-            &marker.label,
-            if right_half { x - 4.0 } else { x + 4.0 },
-            MARGIN_TOP + 2.0,
-        );
+        chart
+            .draw_series(LineSeries::new([(marker.x, 0.0), (marker.x, y_max)], PEAK.stroke_width(px(1.0).max(1) as u32)))
+            .map_err(err)?;
+        let (x, top) = chart.backend_coord(&(marker.x, y_max));
+        let right_half = marker.x > x_min + x_span / 2.0;
+        let (anchor, dx) = if right_half { (HPos::Right, -px(4.0)) } else { (HPos::Left, px(4.0)) };
+        area.draw(&Text::new(
+            marker.label.clone(),
+            (x + dx, top + px(2.0)),
+            text(PEAK).pos(Pos::new(anchor, VPos::Top)),
+        ))
+        .map_err(err)?;
     }
+    Ok(())
 }
 
-fn dash(pattern: &[f64]) -> wasm_bindgen::JsValue {
-    pattern
-        .iter()
-        .map(|v| wasm_bindgen::JsValue::from_f64(*v))
-        .collect::<js_sys::Array>()
-        .into()
+/// A held value between points: each point after the first is preceded
+/// by the previous value at its x.
+fn as_steps(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(points.len() * 2);
+    for (i, &(x, y)) in points.iter().enumerate() {
+        if i > 0 {
+            out.push((x, points[i - 1].1));
+        }
+        out.push((x, y));
+    }
+    out
 }
 
 /// Thins a series to at most two points per pixel column, keeping each
@@ -261,40 +272,39 @@ fn per_pixel_max(points: &[(f64, f64)], x_min: f64, x_span: f64, plot_w: f64) ->
     out
 }
 
-/// Rounds a byte value up to a tidy axis maximum (1, 2, 2.5, 5 × a power of
-/// 1024 or 10), so grid labels read well.
-fn nice_ceiling(value: f64) -> f64 {
-    if value <= 0.0 {
-        return 1.0;
-    }
-    let mut unit = 1.0;
-    while value / unit >= 1024.0 {
-        unit *= 1024.0;
-    }
-    let scaled = value / unit;
-    let magnitude = 10f64.powf(scaled.log10().floor());
-    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
-        .into_iter()
-        .map(|m| m * magnitude)
-        .find(|candidate| *candidate >= scaled)
-        .unwrap_or(10.0 * magnitude);
-    step * unit
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn axis_maximum_is_tidy_and_covers_the_value() {
-        assert_eq!(nice_ceiling(0.0), 1.0);
-        assert_eq!(nice_ceiling(900.0), 1000.0);
+    fn steps_hold_each_value_until_the_next_point() {
         assert_eq!(
-            nice_ceiling(3.0 * 1024.0 * 1024.0 * 1024.0),
-            5.0 * 1024.0 * 1024.0 * 1024.0
+            as_steps(&[(0.0, 1.0), (2.0, 5.0), (3.0, 2.0)]),
+            [(0.0, 1.0), (2.0, 1.0), (2.0, 5.0), (3.0, 5.0), (3.0, 2.0)]
         );
-        let v = 17.6 * 1024.0 * 1024.0 * 1024.0;
-        assert!(nice_ceiling(v) >= v);
+        assert_eq!(rgb("#0969da"), RGBColor(0x09, 0x69, 0xda));
+    }
+
+    #[test]
+    fn the_chart_draws_its_parts_in_svg() {
+        let series = vec![Series {
+            label: "Heap".into(),
+            points: vec![(0.0, 1.0e9), (5.0, 3.0e9), (9.0, 2.0e9)],
+            color: "#0969da",
+            dashed: false,
+            steps: true,
+        }];
+        let lines = vec![RefLine { label: "HBM limit 4.00 GiB".into(), bytes: 4.0 * 1073741824.0, color: "#cf222e" }];
+        let marker = Marker { x: 5.0, label: "peak 2.79 GiB at 5".into() };
+        let mut svg = String::new();
+        {
+            let area = SVGBackend::with_string(&mut svg, (600, 260)).into_drawing_area();
+            plot(&area, 1.0, &series, &lines, Some(&marker), "program order").unwrap();
+            area.present().unwrap();
+        }
+        for part in ["HBM limit 4.00 GiB", "peak 2.79 GiB at 5", "program order", "GiB"] {
+            assert!(svg.contains(part), "{part} in the chart");
+        }
     }
 
     #[test]

@@ -1,14 +1,12 @@
 //! The two bar charts of the padding view (the most wasteful buffers; the
 //! most wasteful groups), on canvases that redraw on resize, and their SVG
-//! and PNG exports. The drawing is [`crate::draw::bars`], shared by screen
-//! and export.
+//! and PNG exports. The drawing is [`crate::draw::bars`] (plotters), shared
+//! by screen and export.
 
 use leptos::html;
 use leptos::prelude::*;
 
 use crate::draw::bars::{self, Bar};
-use crate::draw::line_plot::paint_canvas;
-use crate::draw::painter::SvgWriter;
 use crate::export;
 use crate::listen::window_resize_counter;
 use crate::model::padding::Grouping;
@@ -42,9 +40,9 @@ pub fn PaddingCharts(data: ChartData, buffer_canvas: NodeRef<html::Canvas>) -> i
         Effect::new(move |_| {
             resized.track();
             if let Some(c) = buffer_canvas.get() {
-                paint_canvas(&c, bars::height(bars.len()), |p, w| {
-                    bars::draw(p, 0.0, w, &buffer_title(bars.len()), &bars);
-                });
+                // A canvas without a 2D context draws nothing; the table
+                // has every number.
+                let _ = bars::draw_on_canvas(&c, &buffer_title(bars.len()), &bars);
             }
         });
     }
@@ -52,9 +50,7 @@ pub fn PaddingCharts(data: ChartData, buffer_canvas: NodeRef<html::Canvas>) -> i
         resized.track();
         let (g, bars) = group_bars.get();
         if let Some(c) = group_canvas.get() {
-            paint_canvas(&c, bars::height(bars.len()), |p, w| {
-                bars::draw(p, 0.0, w, &group_title(g, bars.len()), &bars);
-            });
+            let _ = bars::draw_on_canvas(&c, &group_title(g, bars.len()), &bars);
         }
     });
     let n = buffer_bars.len();
@@ -75,9 +71,12 @@ pub fn PaddingCharts(data: ChartData, buffer_canvas: NodeRef<html::Canvas>) -> i
 pub fn save_svg(data: &ChartData, stem: &str) -> Result<(), String> {
     let bars = &data.buffer_bars;
     let (g, group) = data.group_bars.get_untracked();
-    let (h1, h2) = (bars::height(bars.len()), bars::height(group.len()));
-    let mut svg = SvgWriter::new(SVG_WIDTH, h1 + h2);
-    bars::draw(&mut svg, 0.0, SVG_WIDTH, &buffer_title(bars.len()), bars);
-    bars::draw(&mut svg, h1, SVG_WIDTH, &group_title(g, group.len()), &group);
-    export::download_text(&format!("{stem}.svg"), "image/svg+xml", &svg.finish())
+    let svg = bars::svg(
+        SVG_WIDTH,
+        &[
+            (buffer_title(bars.len()), bars.as_slice()),
+            (group_title(g, group.len()), group.as_slice()),
+        ],
+    )?;
+    export::download_text(&format!("{stem}.svg"), "image/svg+xml", &svg)
 }
