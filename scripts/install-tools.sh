@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs whatever is missing to build, serve and test oomscope on a fresh
 # Debian machine with rustup: the wasm target, trunk, the wasm-bindgen CLI
-# matching Cargo.lock, wasm-opt (Debian's binaryen), and (with --browser)
-# Node >= 20, Chromium and the e2e npm packages. Everything comes from
+# matching Cargo.lock, and (with --browser) Node >= 20, Chromium and the
+# e2e npm packages. Everything comes from
 # cargo, rustup, apt or npm: nothing is downloaded by hand.
 # Safe to run again: each step checks first.
 set -euo pipefail
@@ -36,12 +36,6 @@ if [ -n "$WB_VERSION" ] && ! wasm-bindgen --version 2>/dev/null | grep -q "$WB_V
   cargo install --locked wasm-bindgen-cli --version "$WB_VERSION"
 fi
 
-# trunk runs wasm-opt on release builds (index.html: data-wasm-opt); trunk
-# is offline, so it must be on PATH.
-if ! command -v wasm-opt >/dev/null; then
-  log "installing Debian's binaryen (wasm-opt)"
-  apt_install binaryen
-fi
 
 if [ "${1:-}" = "--browser" ]; then
   # The fuzz smoke run compiles libFuzzer (C++).

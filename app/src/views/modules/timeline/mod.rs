@@ -336,12 +336,12 @@ pub fn Timeline(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
                     tabindex="0"
                     role="img"
                     aria-label=description
-                    on:wheel=move |ev| wheel(ev)
-                    on:pointerdown=move |ev| pointer_down(ev)
-                    on:pointermove=move |ev| pointer_move(ev)
-                    on:pointerup=move |ev| pointer_up(ev)
+                    on:wheel=wheel
+                    on:pointerdown=pointer_down
+                    on:pointermove=pointer_move
+                    on:pointerup=pointer_up
                     on:pointerleave=move |_| s.hover.set(None)
-                    on:keydown=move |ev| key_down(ev)
+                    on:keydown=key_down
                 ></canvas>
                 {tooltip::tooltip(&ctx)}
             </div>
