@@ -1,10 +1,14 @@
-//! Embeds the example the page opens on: the user-facing files of one
-//! committed fixture (a compile log and its XLA dump folder), exactly as a
-//! user would drop them. The page runs them through the worker at startup,
-//! so the example shows what the analyzer really does with them.
+//! Embeds the example the page opens on: the report of the user-facing
+//! files of one committed fixture (a compile log and its XLA dump folder),
+//! analysed here, at build time, by the same analyzer the worker runs
+//! (`oomscope_analyzer::analyze`, natively), exactly as if the user had
+//! dropped them. The page shows it without starting the worker, so a first
+//! visit downloads the worker only when the user drops a file or opens a
+//! link (or the service worker caches it for offline use).
 //!
-//! Generated: `$OUT_DIR/example.rs` with `EXAMPLE_NAME` and `EXAMPLE_FILES`.
-//! A missing fixture folder yields an empty list (the page then opens on
+//! Generated: `$OUT_DIR/example.rs` with `EXAMPLE_NAME`,
+//! `EXAMPLE_DESCRIPTION` and `EXAMPLE_REPORT` (the report's JSON). A
+//! missing fixture folder yields an empty report (the page then opens on
 //! its welcome screen) rather than a failed build.
 
 use std::fmt::Write as _;
@@ -58,25 +62,36 @@ fn main() {
         "pub const EXAMPLE_DESCRIPTION: &str = {description:?};"
     )
     .unwrap();
+    // The report, as the worker would make it from the dropped folder.
+    let inputs: Vec<oomscope_analyzer::InputFile> = files
+        .iter()
+        .map(|(file_name, path)| {
+            println!("cargo:rerun-if-changed={}", path.display());
+            oomscope_analyzer::InputFile {
+                name: format!("{EXAMPLE_FIXTURE}/{file_name}"),
+                data: std::fs::read(path).expect("a fixture file is readable"),
+            }
+        })
+        .collect();
+    let report_json = if inputs.is_empty() {
+        String::new()
+    } else {
+        let report = oomscope_analyzer::analyze(inputs, &mut |_| {});
+        serde_json::to_string(&report).expect("a report serialises")
+    };
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it"));
+    std::fs::write(out_dir.join("example-report.json"), report_json).expect("OUT_DIR is writable");
     writeln!(
         out,
-        "/// The example's files, named as if its folder had been dropped."
+        "/// The example's report (the analyzer's JSON); empty when none."
     )
     .unwrap();
-    writeln!(out, "pub const EXAMPLE_FILES: &[(&str, &[u8])] = &[").unwrap();
-    for (file_name, path) in &files {
-        println!("cargo:rerun-if-changed={}", path.display());
-        writeln!(
-            out,
-            "    ({:?}, include_bytes!({:?})),",
-            format!("{EXAMPLE_FIXTURE}/{file_name}"),
-            path.display().to_string()
-        )
-        .unwrap();
-    }
-    writeln!(out, "];").unwrap();
+    writeln!(
+        out,
+        "pub const EXAMPLE_REPORT: &str = include_str!(concat!(env!(\"OUT_DIR\"), \"/example-report.json\"));"
+    )
+    .unwrap();
 
-    let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it"));
     std::fs::write(out_dir.join("example.rs"), out).expect("OUT_DIR is writable");
 }
 

@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
 # Installs whatever is missing to build, serve and test oomscope on a fresh
 # Debian machine with rustup: the wasm target, trunk, the wasm-bindgen CLI
-# matching Cargo.lock, and (with --browser) Chromium and the e2e npm packages.
+# matching Cargo.lock, and (with --browser) Node >= 20, Chromium and the
+# e2e npm packages. Everything comes from
+# cargo, rustup, apt or npm: nothing is downloaded by hand.
 # Safe to run again: each step checks first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 log() { echo "[install-tools] $*" >&2; }
+
+# apt-get as root (directly, or through sudo).
+apt_install() {
+  export DEBIAN_FRONTEND=noninteractive
+  local sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -q
+  $sudo apt-get install -y -q "$@"
+}
 
 rustup target list --installed 2>/dev/null | grep -q wasm32-unknown-unknown || {
   log "adding the wasm32-unknown-unknown target"; rustup target add wasm32-unknown-unknown; }
@@ -22,24 +32,31 @@ fi
 WB_VERSION=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/,""); print; exit}' Cargo.lock)
 if [ -n "$WB_VERSION" ] && ! wasm-bindgen --version 2>/dev/null | grep -q "$WB_VERSION"; then
   log "installing wasm-bindgen-cli $WB_VERSION"
-  cargo install wasm-bindgen-cli --version "$WB_VERSION"
+  # --locked: the CLI's own dependencies as its release pinned them.
+  cargo install --locked wasm-bindgen-cli --version "$WB_VERSION"
 fi
+
 
 if [ "${1:-}" = "--browser" ]; then
   # The fuzz smoke run compiles libFuzzer (C++).
   if ! command -v c++ >/dev/null; then
     log "installing a C++ compiler for libFuzzer"
-    export DEBIAN_FRONTEND=noninteractive
-    SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
-    $SUDO apt-get update -q
-    $SUDO apt-get install -y -q g++
+    apt_install g++
+  fi
+  # The browser tests use node's test runner and fetch(): Node 20 or later.
+  node_major=$(node --version 2>/dev/null | sed -E 's/^v([0-9]+).*/\1/' || true)
+  if [ -z "$node_major" ] || [ "$node_major" -lt 20 ]; then
+    log "installing Debian's nodejs and npm (found: ${node_major:-none})"
+    apt_install nodejs npm
+    node_major=$(node --version | sed -E 's/^v([0-9]+).*/\1/')
+    if [ "$node_major" -lt 20 ]; then
+      log "Node $node_major is too old: the browser tests need Node >= 20"
+      exit 1
+    fi
   fi
   if ! command -v chromium >/dev/null; then
     log "installing Debian's chromium"
-    export DEBIAN_FRONTEND=noninteractive
-    SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
-    $SUDO apt-get update -q
-    $SUDO apt-get install -y -q chromium chromium-driver
+    apt_install chromium chromium-driver
   fi
   if [ -f tests/e2e/package.json ] && [ ! -d tests/e2e/node_modules/playwright-core ]; then
     log "installing the e2e npm packages"

@@ -1,30 +1,33 @@
-//! The embedded example: a committed fixture's files (see `build.rs`),
-//! analysed by the worker at startup exactly like dropped files.
+//! The embedded example: the report of a committed fixture's files,
+//! analysed at build time by the same analyzer the worker runs (see
+//! `build.rs`). Shown without starting the worker, so that a first visit
+//! does not wait for (or download) the analyzer.
 
-use crate::inputs::PageInput;
+use leptos::prelude::*;
+
 use crate::state::{AppState, ReportOrigin};
-use crate::worker_client;
 
 include!(concat!(env!("OUT_DIR"), "/example.rs"));
 
 /// Whether this build carries an example.
 pub fn available() -> bool {
-    !EXAMPLE_FILES.is_empty()
+    !EXAMPLE_REPORT.is_empty()
 }
 
-/// Analyses the example; the page shows the welcome screen until it is done
-/// (or for good, if this build has none).
+/// Shows the example (the page shows the welcome screen if this build has
+/// none).
 pub fn load(state: AppState) {
     if !available() {
         return;
     }
-    let inputs = EXAMPLE_FILES
-        .iter()
-        .map(|(name, bytes)| PageInput::from_bytes(name, bytes))
-        .collect();
-    worker_client::submit(
-        state,
-        inputs,
-        ReportOrigin::Example(EXAMPLE_NAME.to_string()),
-    );
+    match serde_json::from_str(EXAMPLE_REPORT) {
+        Ok(report) => crate::navigate::show_report(
+            state,
+            report,
+            ReportOrigin::Example(EXAMPLE_NAME.to_string()),
+        ),
+        Err(e) => state
+            .notice
+            .set(Some(format!("The embedded example could not be read: {e}"))),
+    }
 }

@@ -1,173 +1,25 @@
-//! Drawing once for two targets, and saving what was drawn: the
-//! [`Painter`] trait (rectangles, lines, text) with a canvas implementation
-//! for the screen and an SVG writer for the export, PNG export of a canvas,
-//! CSV writing, and downloads through object URLs (nothing leaves the page).
-//! Used by the timeline and the padding view.
-
-use std::fmt::Write;
+//! Saving what the page shows: CSV writing, PNG export of a canvas, and
+//! downloads through object URLs (nothing leaves the page). The drawings
+//! themselves come from [`crate::draw`].
 
 use wasm_bindgen::{JsCast, JsValue};
-use web_sys::CanvasRenderingContext2d;
 
-pub const FONT_FAMILY: &str = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Align {
-    Left,
-    Center,
-    Right,
-}
-
-impl Align {
-    fn canvas(self) -> &'static str {
-        match self {
-            Align::Left => "left",
-            Align::Center => "center",
-            Align::Right => "right",
-        }
-    }
-    fn svg(self) -> &'static str {
-        match self {
-            Align::Left => "start",
-            Align::Center => "middle",
-            Align::Right => "end",
-        }
-    }
-}
-
-/// A drawing surface in CSS pixels. Text is 12px, vertically centred on `y`.
-pub trait Painter {
-    fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, fill: &str, stroke: Option<&str>);
-    /// A polyline; `dash` empty for a solid line.
-    fn line(&mut self, points: &[(f64, f64)], color: &str, width: f64, dash: &[f64]);
-    fn text(&mut self, x: f64, y: f64, text: &str, color: &str, align: Align, bold: bool);
-}
-
-/// Paints on a 2D canvas context (already scaled to CSS pixels).
-pub struct CanvasPainter<'a> {
-    pub ctx: &'a CanvasRenderingContext2d,
-}
-
-impl Painter for CanvasPainter<'_> {
-    fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, fill: &str, stroke: Option<&str>) {
-        self.ctx.set_fill_style_str(fill);
-        self.ctx.fill_rect(x, y, w, h);
-        if let Some(stroke) = stroke {
-            self.ctx.set_stroke_style_str(stroke);
-            self.ctx.set_line_width(1.0);
-            self.ctx
-                .stroke_rect(x + 0.5, y + 0.5, (w - 1.0).max(0.0), (h - 1.0).max(0.0));
-        }
-    }
-
-    fn line(&mut self, points: &[(f64, f64)], color: &str, width: f64, dash: &[f64]) {
-        let Some(((x, y), rest)) = points.split_first() else {
-            return;
-        };
-        self.ctx.set_stroke_style_str(color);
-        self.ctx.set_line_width(width);
-        let pattern: js_sys::Array = dash.iter().map(|v| JsValue::from_f64(*v)).collect();
-        let _ = self.ctx.set_line_dash(&pattern);
-        self.ctx.begin_path();
-        self.ctx.move_to(*x, *y);
-        for (x, y) in rest {
-            self.ctx.line_to(*x, *y);
-        }
-        self.ctx.stroke();
-        let _ = self.ctx.set_line_dash(&js_sys::Array::new());
-    }
-
-    fn text(&mut self, x: f64, y: f64, text: &str, color: &str, align: Align, bold: bool) {
-        self.ctx.set_font(&format!(
-            "{}12px {FONT_FAMILY}",
-            if bold { "600 " } else { "" }
-        ));
-        self.ctx.set_fill_style_str(color);
-        self.ctx.set_text_align(align.canvas());
-        self.ctx.set_text_baseline("middle");
-        let _ = self.ctx.fill_text(text, x, y);
-    }
-}
-
-/// Writes an SVG document.
-pub struct SvgWriter {
-    body: String,
-    width: f64,
-    height: f64,
-}
-
-impl SvgWriter {
-    pub fn new(width: f64, height: f64) -> Self {
-        SvgWriter {
-            body: String::new(),
-            width,
-            height,
-        }
-    }
-
-    pub fn finish(self) -> String {
-        format!(
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" \
-             font-family=\"{FONT_FAMILY}\" font-size=\"12\">\n<rect width=\"{w}\" height=\"{h}\" fill=\"#ffffff\"/>\n{}</svg>\n",
-            self.body,
-            w = self.width,
-            h = self.height,
-        )
-    }
-}
-
-impl Painter for SvgWriter {
-    fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, fill: &str, stroke: Option<&str>) {
-        let _ = write!(
-            self.body,
-            "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"{h:.1}\" fill=\"{fill}\""
-        );
-        if let Some(stroke) = stroke {
-            let _ = write!(self.body, " stroke=\"{stroke}\" stroke-width=\"1\"");
-        }
-        self.body.push_str("/>\n");
-    }
-
-    fn line(&mut self, points: &[(f64, f64)], color: &str, width: f64, dash: &[f64]) {
-        if points.is_empty() {
-            return;
-        }
-        self.body.push_str("<polyline fill=\"none\" points=\"");
-        for (x, y) in points {
-            let _ = write!(self.body, "{x:.1},{y:.1} ");
-        }
-        let _ = write!(self.body, "\" stroke=\"{color}\" stroke-width=\"{width}\"");
-        if !dash.is_empty() {
-            let pattern: Vec<String> = dash.iter().map(|d| d.to_string()).collect();
-            let _ = write!(self.body, " stroke-dasharray=\"{}\"", pattern.join(" "));
-        }
-        self.body.push_str("/>\n");
-    }
-
-    fn text(&mut self, x: f64, y: f64, text: &str, color: &str, align: Align, bold: bool) {
-        let _ = writeln!(
-            self.body,
-            "<text x=\"{x:.1}\" y=\"{y:.1}\" fill=\"{color}\" text-anchor=\"{}\" dominant-baseline=\"middle\"{}>{}</text>",
-            align.svg(),
-            if bold { " font-weight=\"600\"" } else { "" },
-            xml_escape(text)
-        );
-    }
-}
-
-pub fn xml_escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// One CSV field, quoted when needed (RFC 4180).
+/// One CSV field, quoted when needed (RFC 4180). A text starting with `=`,
+/// `+`, `-` or `@` (or a tab or carriage return) would be run as a formula
+/// by a spreadsheet, and a link's strings come from whoever made the link:
+/// such a cell gets a leading `'`, which spreadsheets show as text. Numbers
+/// (`-12`, `-1.5e3`) stay numbers.
 pub fn csv_field(value: &str) -> String {
+    let formula = value.starts_with(['=', '+', '-', '@', '\t', '\r']) && value.parse::<f64>().is_err();
+    let value = if formula {
+        format!("'{value}")
+    } else {
+        value.to_string()
+    };
     if value.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", value.replace('"', "\"\""))
     } else {
-        value.to_string()
+        value
     }
 }
 
@@ -193,17 +45,18 @@ pub fn csv(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> Stri
 
 /// Offers `content` as a file download named `file_name`.
 pub fn download_text(file_name: &str, mime: &str, content: &str) -> Result<(), String> {
-    let parts = js_sys::Array::of1(&JsValue::from_str(content));
-    let options = web_sys::BlobPropertyBag::new();
-    options.set_type(mime);
-    let blob =
-        web_sys::Blob::new_with_str_sequence_and_options(&parts, &options).map_err(js_text)?;
-    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(js_text)?;
-    let result = click_link(file_name, &url);
-    // The click has started the download; the URL is no longer needed.
-    let _ = web_sys::Url::revoke_object_url(&url);
-    result
+    let blob = gloo_file::Blob::new_with_options(content, Some(mime));
+    let url = gloo_file::ObjectUrl::from(blob);
+    click_link(file_name, &url)?;
+    // The browser fetches the URL after `click()` returns: revoking it at
+    // once (dropping it) can cancel the download. It is revoked a minute
+    // later instead.
+    gloo_timers::callback::Timeout::new(URL_LIFETIME_MS, move || drop(url)).forget();
+    Ok(())
 }
+
+/// How long a download's object URL lives.
+const URL_LIFETIME_MS: u32 = 60_000;
 
 /// Offers a canvas's current pixels as a PNG download.
 pub fn download_canvas_png(
@@ -215,9 +68,7 @@ pub fn download_canvas_png(
 }
 
 fn click_link(file_name: &str, href: &str) -> Result<(), String> {
-    let document = web_sys::window()
-        .and_then(|w| w.document())
-        .ok_or("no document")?;
+    let document = gloo_utils::document();
     let link: web_sys::HtmlAnchorElement = document
         .create_element("a")
         .map_err(js_text)?
@@ -273,13 +124,20 @@ mod tests {
     }
 
     #[test]
-    fn svg_escapes_text_and_closes() {
-        let mut svg = SvgWriter::new(10.0, 20.0);
-        svg.text(1.0, 2.0, "a<b & \"c\"", "#000", Align::Left, false);
-        svg.rect(0.0, 0.0, 1.0, 1.0, "#fff", Some("#000"));
-        let doc = svg.finish();
-        assert!(doc.contains("a&lt;b &amp; &quot;c&quot;"));
-        assert!(doc.starts_with("<svg") && doc.trim_end().ends_with("</svg>"));
+    fn csv_cells_that_a_spreadsheet_would_run_are_text() {
+        assert_eq!(csv_field("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+        assert_eq!(csv_field("+1+2"), "'+1+2");
+        assert_eq!(csv_field("-cmd"), "'-cmd");
+        assert_eq!(csv_field("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(csv_field("\tx"), "'\tx");
+        // Numbers stay numbers; other text is untouched.
+        assert_eq!(csv_field("-12"), "-12");
+        assert_eq!(csv_field("-1.5e3"), "-1.5e3");
+        assert_eq!(csv_field("fusion.1"), "fusion.1");
+    }
+
+    #[test]
+    fn file_stems_are_safe() {
         assert_eq!(file_stem("jit_train step(3)"), "jit_train_step_3_");
     }
 }

@@ -35,14 +35,67 @@ pub fn group_digits(value: u64) -> String {
     out
 }
 
-/// The memory-space colour XLA uses, as a name (`0` → `HBM`).
+/// The memory-space colour XLA uses, as words (`0` → HBM).
 pub fn memory_space_name(space: i64) -> String {
     match space {
-        0 => "HBM / device (0)".to_string(),
-        1 => "VMEM (1)".to_string(),
-        5 => "Host (5)".to_string(),
-        other => format!("space {other}"),
+        0 => "HBM (device memory)".to_string(),
+        1 => "VMEM (on-chip vector memory)".to_string(),
+        5 => "Host memory".to_string(),
+        other => format!("Other on-chip memory (XLA memory colour {other})"),
     }
+}
+
+/// A decision-tree fact's key in words: `half_limit_bytes` → "Half the
+/// limit", `excess_pct_of_limit` → "Excess, % of the limit". Keys without a
+/// wording of their own lose their unit suffix and underscores.
+pub fn fact_label(key: &str) -> String {
+    let known = match key {
+        "half_limit_bytes" => Some("Half the limit"),
+        "slope_bytes_per_step" => Some("Growth per step"),
+        "projected_limit_step" => Some("Step at which the limit is reached"),
+        "sawtooth_period_steps" => Some("Sawtooth period (steps)"),
+        "chips_to_fit" => Some("Chips needed to fit"),
+        "used_without_largest_bytes" => Some("Used without the largest allocation"),
+        "allocations_over_half" => Some("Allocations over half the limit"),
+        "per_chip_sharded_bytes" => Some("Per chip, sharded"),
+        "max_hbm_size_mib" => Some("Largest HBM size flag (MiB)"),
+        _ => None,
+    };
+    if let Some(text) = known {
+        return text.to_string();
+    }
+    let (stem, of) = match key.split_once("_pct_of_") {
+        Some((stem, whole)) => (stem, Some(whole)),
+        None => (key, None),
+    };
+    let (stem, unit) = if let Some(s) = stem.strip_suffix("_bytes") {
+        (s, "")
+    } else if let Some(s) = stem.strip_suffix("_mib") {
+        (s, " (MiB)")
+    } else {
+        (stem, "")
+    };
+    let words: Vec<String> = stem
+        .split('_')
+        .filter(|w| !w.is_empty())
+        .map(|w| match w {
+            "hbm" => "HBM".to_string(),
+            "vmem" => "VMEM".to_string(),
+            "tensorcore" => "TensorCore".to_string(),
+            "sparsecore" => "SparseCore".to_string(),
+            "pct" => "%".to_string(),
+            other => other.to_string(),
+        })
+        .collect();
+    let mut text = words.join(" ");
+    if let Some(first) = text.get(..1) {
+        text = first.to_uppercase() + &text[1..];
+    }
+    text.push_str(unit);
+    if let Some(whole) = of {
+        text.push_str(&format!(", % of the {}", whole.replace('_', " ")));
+    }
+    text
 }
 
 /// A file name without the folders it came in.
@@ -63,5 +116,19 @@ mod tests {
         assert_eq!(group_digits(1000), "1,000");
         assert_eq!(group_digits(16_911_433_728), "16,911,433,728");
         assert_eq!(base_name("dump/a/b.txt"), "b.txt");
+    }
+
+    #[test]
+    fn fact_keys_read_as_words() {
+        assert_eq!(fact_label("half_limit_bytes"), "Half the limit");
+        assert_eq!(fact_label("excess_pct_of_limit"), "Excess, % of the limit");
+        assert_eq!(fact_label("tensorcore_bytes"), "TensorCore");
+        assert_eq!(fact_label("limit_mib"), "Limit (MiB)");
+        assert_eq!(fact_label("requested_pct_of_capacity"), "Requested, % of the capacity");
+        assert_eq!(fact_label("device"), "Device");
+        for key in ["half_limit_bytes", "per_chip_bytes", "max_hbm_size_mib", "largest_pct_of_limit"] {
+            assert!(!fact_label(key).contains('_'), "{key}");
+        }
+        assert!(!memory_space_name(6).starts_with("space"));
     }
 }

@@ -5,16 +5,23 @@
 //! Layout: `state` (signals shared through context), `inputs` (files,
 //! folders, drops, paste → named inputs), `worker_client` (the worker's
 //! page side), `navigate` (showing a report, the view a link carries,
-//! scrolling to sections), `example` (the embedded default), `views/` (one
-//! component per view of the report).
+//! scrolling to sections), `example` (the embedded default), `page` (where
+//! the views go), `views/` (one component per section of the report, none
+//! calling another), `model` (data more than one view needs), `draw` (shared
+//! drawing: canvas and SVG), `widgets` (shared bits of markup).
 
+mod draw;
 mod example;
 mod export;
 mod format;
 mod inputs;
+mod listen;
+mod model;
 mod navigate;
+mod page;
 mod state;
 mod views;
+mod widgets;
 mod worker_client;
 
 use leptos::prelude::*;
@@ -30,7 +37,7 @@ fn main() {
 fn App() -> impl IntoView {
     let state = AppState::new();
     provide_context(state);
-    views::timeline::install_test_hook(state);
+    navigate::install_test_hook(state);
     // A link in the URL shows the report it carries, not the example.
     if !views::share::open_from_location(state) {
         example::load(state);
@@ -38,12 +45,12 @@ fn App() -> impl IntoView {
     offline::register_service_worker();
 
     view! {
-        <views::header::Header/>
+        <page::Header/>
         <main id="main">
             <views::notice::Notice/>
             <views::drop_zone::DropZone/>
             <views::progress::ProgressList/>
-            <views::report::ReportView/>
+            <page::ReportView/>
         </main>
         <footer class="page-footer">
             "oomscope analyses your files inside this page; nothing is uploaded. "

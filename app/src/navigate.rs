@@ -85,6 +85,30 @@ fn focus_of(report: &Report, view: &ViewState) -> Option<BufferFocus> {
     })
 }
 
+/// Installs `window.__oomscope_load_report(json)`: parses a report and
+/// shows it as if the worker had returned it (returns an error text, or
+/// nothing on success). For the browser tests and benchmarks (the timeline
+/// benchmark loads its synthetic 200k-buffer report with it); harmless for
+/// users (it can only show a report).
+pub fn install_test_hook(state: AppState) {
+    let hook = Closure::<dyn Fn(String) -> JsValue>::new(move |json: String| {
+        match serde_json::from_str::<Report>(&json) {
+            Ok(report) => {
+                show_report(state, report, ReportOrigin::User);
+                JsValue::UNDEFINED
+            }
+            Err(e) => JsValue::from_str(&format!("not a report: {e}")),
+        }
+    });
+    let _ = js_sys::Reflect::set(
+        &gloo_utils::window(),
+        &JsValue::from_str("__oomscope_load_report"),
+        hook.as_ref(),
+    );
+    // The hook lives as long as the page.
+    hook.forget();
+}
+
 /// Removes a `#r=…` fragment without reloading or adding a history entry
 /// (a `replaceState` fires no `hashchange`, so the link is not reopened).
 fn clear_link_from_address() {
@@ -202,14 +226,5 @@ const SCROLL_GAP: f64 = 8.0;
 
 /// Runs `f` after the next two animation frames.
 fn after_layout(f: impl FnOnce() + 'static) {
-    let Some(window) = web_sys::window() else {
-        return;
-    };
-    let second = Closure::once_into_js(move || {
-        let inner = Closure::once_into_js(f);
-        if let Some(w) = web_sys::window() {
-            let _ = w.request_animation_frame(inner.unchecked_ref());
-        }
-    });
-    let _ = window.request_animation_frame(second.unchecked_ref());
+    request_animation_frame(move || request_animation_frame(f));
 }

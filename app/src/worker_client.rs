@@ -138,6 +138,20 @@ pub fn submit(state: AppState, inputs: Vec<PageInput>, origin: ReportOrigin) {
     send(state, message.into(), transfer);
 }
 
+/// Starts the worker if it is not running, so that it is ready (fetched and
+/// compiled) by the time the user's files arrive. Called when the user
+/// shows intent (a drag over the page, the pointer or focus on the drop
+/// zone); the page itself never needs it (the example is built in).
+pub fn warm_up(state: AppState) {
+    CLIENT.with(|cell| {
+        let mut client = cell.borrow_mut();
+        if client.is_none() {
+            // A worker that cannot start is reported when files are sent.
+            *client = start_worker(state).ok();
+        }
+    });
+}
+
 /// Posts `message` to the worker, starting it if needed; a message posted
 /// before the worker listens waits (and replaces an older waiting one).
 fn send(state: AppState, message: JsValue, transfer: Array) {

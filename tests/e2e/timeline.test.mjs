@@ -254,16 +254,42 @@ test("zooming and panning change the visible range; F fits again", async () => {
   const fitted = await waitForRange((f) => f.x0 === 0 && f.x1 === full.x1);
   assert.deepEqual([fitted.x0, fitted.x1], [0, full.x1]);
 
-  // Wheel zoom around the pointer.
-  const p = point(full, 100, 0);
-  await page.mouse.move(full.clientLeft + p.x, full.clientTop + full.top + 20);
-  await page.mouse.wheel(0, -400);
-  const wheeled = await waitForRange((f) => f.x1 - f.x0 < full.x1);
-  assert.ok(wheeled.x0 < 100 && wheeled.x1 > 100 && wheeled.x1 - wheeled.x0 < full.x1, "wheel zooms around the pointer");
+  // Browser shortcuts (Ctrl/⌘ + 0, =, −, F) pass through untouched.
+  await canvas.focus();
+  await page.evaluate(() => {
+    window.__prevented = [];
+    document.addEventListener("keydown", (e) => window.__prevented.push(e.defaultPrevented), { once: false });
+  });
+  for (const key of ["Control+0", "Control+Equal", "Control+Minus", "Control+f"]) await page.keyboard.press(key);
+  assert.deepEqual(await page.evaluate(() => window.__prevented.slice(-4)), [false, false, false, false], "Ctrl shortcuts are the browser's");
+  const untouched = await frame();
+  assert.deepEqual([untouched.x0, untouched.x1], [0, full.x1], "Ctrl shortcuts leave the view alone");
 
-  // Shift-drag zooms to the selected positions.
+  // A plain wheel scrolls the page and leaves the view alone.
+  const p = point(full, 100, 0);
+  let here = await frame();
+  await page.mouse.move(here.clientLeft + p.x, here.clientTop + here.top + 20);
+  const scrolledBefore = await page.evaluate(() => window.scrollY);
+  await page.mouse.wheel(0, 120);
+  await page.waitForFunction((y) => window.scrollY !== y, scrolledBefore, { timeout: TIMEOUT });
+  const scrolled = await frame();
+  assert.deepEqual([scrolled.x0, scrolled.x1], [0, full.x1], "a plain wheel does not zoom");
+
+  // Ctrl + wheel zooms around the pointer.
+  here = await frame();
+  await page.mouse.move(here.clientLeft + p.x, here.clientTop + here.top + 20);
+  const before = await page.evaluate(() => window.scrollY);
+  await page.keyboard.down("Control");
+  await page.mouse.wheel(0, -400);
+  await page.keyboard.up("Control");
+  const wheeled = await waitForRange((f) => f.x1 - f.x0 < full.x1);
+  assert.ok(wheeled.x0 < 100 && wheeled.x1 > 100 && wheeled.x1 - wheeled.x0 < full.x1, "Ctrl + wheel zooms around the pointer");
+  assert.equal(await page.evaluate(() => window.scrollY), before, "Ctrl + wheel does not scroll the page");
+
+  // Shift-drag zooms to the selected positions (the page scrolled: where
+  // the canvas is now).
   await page.keyboard.press("f");
-  await waitForRange((f) => f.x0 === 0 && f.x1 === full.x1);
+  Object.assign(full, await waitForRange((f) => f.x0 === 0 && f.x1 === full.x1));
   const a = point(full, 60, 0);
   const b = point(full, 120, 0);
   const y = full.clientTop + full.top + 30;

@@ -13,10 +13,10 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use oomscope_report::{CitedBuffer, DiagnosisNode, Report, TreeKind};
 
-use crate::format::{base_name, Bytes};
+use crate::format::{base_name, fact_label, Bytes};
 use crate::navigate;
 use crate::state::{use_state, BufferFocus, Selection};
-use crate::views::table::TableHead;
+use crate::widgets::table_head::TableHead;
 
 fn tree_title(tree: TreeKind) -> &'static str {
     match tree {
@@ -87,7 +87,7 @@ impl CiteLinks {
             .collect();
         CiteLinks {
             timeline,
-            padding: Box::new(crate::views::padding::lists_buffer(report)),
+            padding: Box::new(crate::model::padding::lists_buffer(report)),
         }
     }
 
@@ -250,7 +250,7 @@ fn TreeNode(
                 }
                 other => view! { <span>{other.to_string()}</span> }.into_any(),
             };
-            view! { <div class="fact"><dt class="mono">{key.clone()}</dt><dd>{shown}</dd></div> }
+            view! { <div class="fact" data-fact=key.clone()><dt>{fact_label(key)}</dt><dd>{shown}</dd></div> }
         })
         .collect_view();
     let actions = node

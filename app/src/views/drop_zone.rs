@@ -55,6 +55,9 @@ pub fn DropZone() -> impl IntoView {
         if let Some(transfer) = event.data_transfer() {
             transfer.set_drop_effect("copy");
         }
+        if !dragging.get_untracked() {
+            worker_client::warm_up(state);
+        }
         dragging.set(true);
     });
     let leave = window_event_listener(ev::dragleave, move |event: DragEvent| {
@@ -106,7 +109,9 @@ pub fn DropZone() -> impl IntoView {
     };
 
     view! {
-        <section class="drop-zone" class:compact=compact class:dragging=move || dragging.get() aria-labelledby="drop-title">
+        <section class="drop-zone" class:compact=compact class:dragging=move || dragging.get() aria-labelledby="drop-title"
+            on:pointerenter=move |_| worker_client::warm_up(state)
+            on:focusin=move |_| worker_client::warm_up(state)>
             <div class="drop-text">
                 <h2 id="drop-title">"Analyse your files"</h2>
                 <p class="hint">

@@ -1,21 +1,18 @@
-//! The page's views: one component per file. A view reads the shared
-//! [`AppState`](crate::state::AppState) or takes the part of the `Report` it
-//! draws as a prop; none of them parses anything. New views go in their own
-//! file here and are placed in `report.rs`.
+//! The page's views: one folder or file per section of the page. A view
+//! reads the shared [`AppState`](crate::state::AppState) or takes the part
+//! of the `Report` it draws as a prop; none of them parses anything, and
+//! none imports another (a file under `views/X` never names
+//! `crate::views::Y`): they meet in `AppState`, in `crate::model` and in
+//! the shared drawing code of `crate::draw`. `crate::page` places them.
 
-pub mod chart;
 pub mod diagnosis;
 pub mod drop_zone;
-pub mod header;
 pub mod inputs;
 pub mod modules;
 pub mod notice;
 pub mod padding;
 pub mod progress;
-pub mod report;
 pub mod runtime;
 pub mod share;
 pub mod steps;
-pub mod table;
-pub mod timeline;
 pub mod verdict;

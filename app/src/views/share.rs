@@ -24,15 +24,11 @@ use crate::worker_client;
 /// fragment changes. Returns whether the page was opened with a link (then
 /// the embedded example must not replace it).
 pub fn open_from_location(state: AppState) -> bool {
-    let Some(window) = web_sys::window() else {
-        return false;
-    };
-    let on_hash = Closure::<dyn Fn()>::new(move || {
+    let on_hash = gloo_events::EventListener::new(&gloo_utils::window(), "hashchange", move |_| {
         if let Some(link) = link_in_location() {
             worker_client::open_link(state, link);
         }
     });
-    let _ = window.add_event_listener_with_callback("hashchange", on_hash.as_ref().unchecked_ref());
     // The listener lives as long as the page.
     on_hash.forget();
     match link_in_location() {
@@ -131,6 +127,7 @@ pub fn CopyLink() -> impl IntoView {
                 let reduced = (!reductions.is_empty())
                     .then(|| view! { <span class="share-reduced">{format!("link reduced: {}", reductions.join("; "))}</span> });
                 view! {
+                    <div class="share-notice" role="status">
                     <span class="share-status" data-length=length.to_string() data-copied=copied.to_string()>{note}</span>
                     {reduced}
                     <input
@@ -147,6 +144,7 @@ pub fn CopyLink() -> impl IntoView {
                             }
                         }
                     />
+                    </div>
                 }
                 .into_any()
             }

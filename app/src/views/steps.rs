@@ -9,7 +9,7 @@
 //! The analyzer computes every number shown; this view only draws (the trend
 //! line's intercept, the median residual of the points, is a drawing anchor).
 
-pub mod plot;
+
 
 use std::sync::Arc;
 
@@ -19,10 +19,11 @@ use leptos::prelude::*;
 use oomscope_report::units::format_bytes;
 use oomscope_report::{AllocatorProfile, Report, StepSeries};
 
-use crate::export::{self, SvgWriter};
+use crate::draw::painter::SvgWriter;
+use crate::export;
 use crate::format::{base_name, group_digits, Bytes};
-use crate::views::table::TableHead;
-use plot::{paint_canvas, Level, LinePlot, PlotFrame, PlotLine, PALETTE};
+use crate::widgets::table_head::TableHead;
+use crate::draw::line_plot::{paint_canvas, Level, LinePlot, PlotFrame, PlotLine, PALETTE};
 
 /// Chart height in CSS pixels.
 const HEIGHT: f64 = 360.0;
@@ -423,7 +424,7 @@ fn PlotView(
     let hover: RwSignal<Option<(f64, f64, Vec<HoverValue>)>> = RwSignal::new(None);
     let notice: RwSignal<Option<String>> = RwSignal::new(None);
     let frame: StoredValue<Option<PlotFrame>> = StoredValue::new(None);
-    let resized = RwSignal::new(0u32);
+    let resized = crate::listen::window_resize_counter();
     let canvas: NodeRef<html::Canvas> = NodeRef::new();
     let lines = Arc::new(lines);
     let levels = Arc::new(levels);
@@ -443,10 +444,6 @@ fn PlotView(
             fit_projection: fit_projection.get_untracked(),
         }
     };
-    let listener = window_event_listener(ev::resize, move |_| {
-        resized.update(|n| *n = n.wrapping_add(1))
-    });
-    on_cleanup(move || listener.remove());
     {
         let plot = plot.clone();
         Effect::new(move |_| {

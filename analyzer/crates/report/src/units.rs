@@ -74,7 +74,9 @@ pub fn format_bytes(bytes: u64) -> String {
     }
     let mut v = bytes as f64;
     let mut i = 0;
-    while v >= 1024.0 && i < UNITS.len() - 1 {
+    // Compare the value as printed (two decimals): 1023.999 KiB prints as
+    // 1.00 MiB, never as 1024.00 KiB.
+    while (v * 100.0).round() >= 1024.0 * 100.0 && i < UNITS.len() - 1 {
         v /= 1024.0;
         i += 1;
     }
@@ -93,6 +95,19 @@ pub fn format_signed_bytes(bytes: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn formatted_values_never_reach_the_next_unit() {
+        assert_eq!(format_bytes(1023), "1023 B");
+        assert_eq!(format_bytes(1024), "1.00 KiB");
+        // 1023.999 KiB and 1023.996 MiB round up to the next unit.
+        assert_eq!(format_bytes(1_048_575), "1.00 MiB");
+        assert_eq!(format_bytes((1u64 << 30) - 4096), "1.00 GiB");
+        // Just below the rounding edge the unit stays.
+        assert_eq!(format_bytes(1_048_570), "1023.99 KiB");
+        assert_eq!(format_bytes(16_911_433_728), "15.75 GiB");
+        assert_eq!(format_bytes(u64::MAX), "16.00 EiB");
+    }
 
     #[test]
     fn tpu_units_are_binary_and_rounded_as_printed() {

@@ -1,5 +1,6 @@
-//! The report page: which views appear, in which order. Each section is its
-//! own component taking the report (or the part it draws).
+//! The page's composition: the header and the report's sections, in
+//! order. The only place that places views: views never place (or call)
+//! each other, they meet in `AppState`.
 
 use std::sync::Arc;
 
@@ -8,7 +9,7 @@ use oomscope_report::Report;
 
 use crate::example;
 use crate::state::{use_state, ReportOrigin};
-use crate::views::{diagnosis, inputs, modules, padding, runtime, steps, verdict};
+use crate::views::{diagnosis, inputs, modules, padding, runtime, share, steps, verdict};
 
 #[component]
 pub fn ReportView() -> impl IntoView {
@@ -48,7 +49,7 @@ fn ReportSections(report: Arc<Report>, origin: Option<ReportOrigin>) -> impl Int
             on:focusin=move |ev| note(&ev)
         >
             {banner}
-            <crate::views::share::SharedBanner report=report.clone()/>
+            <share::SharedBanner report=report.clone()/>
             <verdict::Verdict report=report.clone()/>
             <inputs::InputErrors report=report.clone()/>
             <diagnosis::DiagnosisView report=report.clone()/>
@@ -58,5 +59,37 @@ fn ReportSections(report: Arc<Report>, origin: Option<ReportOrigin>) -> impl Int
             <runtime::RuntimeView report=report.clone()/>
             <inputs::InputsView report=report/>
         </article>
+    }
+}
+
+/// The page header: name, what the tool is for, the way back to the
+/// example, and Copy link.
+#[component]
+pub fn Header() -> impl IntoView {
+    let state = use_state();
+    let showing_example = move || matches!(state.origin.get(), Some(ReportOrigin::Example(_)));
+    let busy = move || state.job.with(Option::is_some);
+    view! {
+        <header class="page-header">
+            <div class="brand">
+                <span class="brand-mark" aria-hidden="true"></span>
+                <span class="brand-name">"oomscope"</span>
+            </div>
+            <p class="tagline">
+                "Out-of-memory investigator for XLA (TPU, GPU) and PyTorch jobs. "
+                "Your files are analysed inside this page and never uploaded."
+            </p>
+            <Show when=move || example::available() && !showing_example()>
+                <button
+                    type="button"
+                    class="button secondary"
+                    disabled=busy
+                    on:click=move |_| example::load(state)
+                >
+                    "Show the example"
+                </button>
+            </Show>
+            <share::CopyLink/>
+        </header>
     }
 }

@@ -2,6 +2,8 @@
 //! and the module, the module's figures (labelled with which peak they are),
 //! its heap over program order, and the buffers live at the peak.
 
+pub mod timeline;
+
 use std::sync::Arc;
 
 use leptos::prelude::*;
@@ -9,8 +11,8 @@ use oomscope_report::{BufferCategory, ModuleReport, Report};
 
 use crate::format::{base_name, memory_space_name, percent, Bytes};
 use crate::state::Selection;
-use crate::views::table::TableHead;
-use crate::views::chart::{LineChart, Marker, RefLine, Series};
+use crate::widgets::table_head::TableHead;
+use crate::draw::line_chart::{LineChart, Marker, RefLine, Series};
 
 /// Peak buffers listed before "show all".
 const BUFFER_ROWS: usize = 50;
@@ -161,12 +163,25 @@ fn hbm_limit(report: &Report) -> Option<u64> {
         .and_then(|e| e.limit_bytes)
 }
 
-fn peak_kind_label(kind: &str) -> String {
+/// Which peak a module's figure is, in words (every kind the analyzer
+/// writes; an unknown one is named as "a peak", never by its code).
+fn peak_kind_label(kind: &str) -> &'static str {
     match kind {
-        "heap_simulator" => "heap-simulator peak (as XProf's Memory Viewer)".to_string(),
-        "live_range" => "live-range peak (sum of values live at one point, unpadded)".to_string(),
-        "" => "peak".to_string(),
-        other => format!("{other} peak"),
+        "heap_simulator" => "heap-simulator peak (as XProf's Memory Viewer)",
+        "buffer_liveness" => "peak of the compiler's buffer assignment (as XProf's Memory Viewer counts it)",
+        "buffer_liveness_estimated" => "estimated peak (lifetimes inferred from the schedule: the dump has no live ranges)",
+        "live_range" => "live-range peak (sum of values live at one point, unpadded)",
+        _ => "peak",
+    }
+}
+
+/// Where a module's analysis came from, in words.
+fn source_kind_label(kind: &str) -> &'static str {
+    match kind {
+        "hlo_proto" => "the compiled program (HloProto)",
+        "xplane" => "an XProf profile",
+        "xla_dump_text" => "the XLA dump's text files",
+        _ => "the inputs",
     }
 }
 
@@ -208,7 +223,7 @@ fn ModuleDetail(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
     view! {
         <div class="module-detail" data-module=module.display_name()>
             <p class="module-source muted">
-                {peak_kind_label(&module.peak_kind)} " · from " {module.source_kind.clone()} " "
+                {peak_kind_label(&module.peak_kind)} " · from " {source_kind_label(&module.source_kind)} " "
                 <span class="mono" title=module.input.clone()>{base_name(&module.input).to_string()}</span>
             </p>
             <dl class="stats">
@@ -240,7 +255,7 @@ fn ModuleDetail(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
                 })}
             </dl>
             {chart}
-            <crate::views::timeline::Timeline module=module.clone() limit=limit/>
+            <timeline::Timeline module=module.clone() limit=limit/>
             // With a timeline, its own table lists the buffers live at the
             // peak; XProf's full list (with the buffers live throughout)
             // stays one click away.

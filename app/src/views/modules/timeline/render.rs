@@ -9,7 +9,7 @@ use oomscope_report::units::format_bytes;
 use oomscope_report::ModuleReport;
 
 use super::index::{Band, TimelineIndex};
-use crate::export::{Align, Painter};
+use crate::draw::painter::{Align, Painter};
 
 pub const MARGIN_LEFT: f64 = 78.0;
 pub const MARGIN_RIGHT: f64 = 18.0;

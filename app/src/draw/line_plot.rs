@@ -11,7 +11,7 @@ use oomscope_report::units::format_bytes;
 use wasm_bindgen::JsCast;
 use web_sys::CanvasRenderingContext2d;
 
-use crate::export::{Align, CanvasPainter, Painter};
+use crate::draw::painter::{Align, CanvasPainter, Painter};
 
 const MARGIN_LEFT: f64 = 84.0;
 const MARGIN_RIGHT: f64 = 20.0;
@@ -361,7 +361,7 @@ pub fn nice_ceiling(value: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::SvgWriter;
+    use crate::draw::painter::SvgWriter;
 
     #[test]
     fn ticks_are_round_and_inside() {
