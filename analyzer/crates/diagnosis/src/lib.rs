@@ -29,6 +29,7 @@ mod facts;
 pub mod ids;
 mod near_limit;
 mod node;
+mod profiles;
 mod runtime;
 mod shape;
 mod torch;
@@ -138,7 +139,7 @@ fn evaluate(report: &Report, device: Option<&DeviceLimit>) -> Evaluation {
         }
         TreeKind::RuntimeOom => match torch::primary_gpu_event(report) {
             Some(event) => {
-                let t = torch::evaluate(event);
+                let t = torch::evaluate(event, torch::snapshot_of(report, event));
                 let mut nodes: Vec<DiagnosisNode> =
                     t.nodes.into_iter().map(|n| n.build()).collect();
                 nodes.extend(rt.nodes.into_iter().filter(|n| !n.id.starts_with("torch.")));
