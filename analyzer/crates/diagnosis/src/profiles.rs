@@ -95,7 +95,9 @@ pub(crate) fn lingering(report: &Report) -> Option<(&MemorySnapshot, &LingeringB
         .memory_snapshots
         .iter()
         .filter_map(|s| Some((s, s.lingering_backward.as_ref()?)))
-        .filter(|(_, l)| l.bytes > 0)
+        // Parameters' own `.grad` also outlive the step; only buffers whose
+        // allocating Python line is known can be pointed at.
+        .filter(|(_, l)| l.bytes > 0 && l.lines.iter().any(|x| x.frame.contains(".py:")))
         .max_by_key(|(_, l)| l.bytes)
 }
 

@@ -654,7 +654,7 @@ fn snapshot_lingering(node: &mut NodeEval, s: &oomscope_report::MemorySnapshot, 
         if lines.is_empty() { "unknown frames".to_string() } else { lines.join("; ") }
     );
     node.action(
-        "out_of_place",
+        "release_backward",
         &format!("That keeps {} alive per step.", gib(l.bytes)),
         Some((signed(l.bytes), "Σ bytes of backward-pass allocations still live at the end of the snapshot's trace".into())),
     );

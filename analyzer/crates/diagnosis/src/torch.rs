@@ -419,6 +419,17 @@ pub(crate) fn evaluate(e: &OomEvent, snap: Option<&MemorySnapshot>) -> TorchEval
                 .unwrap_or_default(),
             gib(needed.unwrap_or(0))
         ),
+        (Some(a), None) => format!(
+            "{who} has {} allocated{}{}; the device's capacity is not recorded; {request_text} needs {} more than is free.",
+            gib(a),
+            g.reserved
+                .map(|r| format!(" ({} reserved)", gib(r)))
+                .unwrap_or_default(),
+            g.free
+                .map(|f| format!(", {} free on the device", gib(f)))
+                .unwrap_or_default(),
+            gib(needed.unwrap_or(0))
+        ),
         _ => format!("The message does not say how much {who} has allocated of the device."),
     };
     if leaf == TORCH_CAPACITY {

@@ -302,6 +302,9 @@ static TREE: &[NodeDef] = &[
         actions: &[action(
             "out_of_place",
             "Make sharding annotations out of place (clone in forward and backward) or use xs.mark_sharding, so gradient arrays are not kept alive.",
+        ), action(
+            "release_backward",
+            "Find what keeps these backward-pass buffers after the step (an in-place custom autograd Function returning its input, a list holding gradients or graph outputs) and release it; free gradients with optimizer.zero_grad(set_to_none=True).",
         )],
     },
     NodeDef {
