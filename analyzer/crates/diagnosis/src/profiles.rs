@@ -107,7 +107,9 @@ pub(crate) fn spike(report: &Report) -> Option<(&MemorySnapshot, &Spike)> {
         .memory_snapshots
         .iter()
         .filter_map(|s| Some((s, s.spike.as_ref()?)))
-        .filter(|(s, sp)| sp.size_bytes as f64 >= s.peak_allocated_bytes as f64 * SPIKE_SHARE_OF_PEAK)
+        .filter(|(s, sp)| {
+            sp.size_bytes as f64 >= s.peak_allocated_bytes as f64 * SPIKE_SHARE_OF_PEAK
+        })
         .max_by_key(|(_, sp)| sp.size_bytes)
 }
 

@@ -502,7 +502,10 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
             spike.action(
                 "find_op",
                 &format!("The allocation comes from {what}."),
-                Some((signed(sp.size_bytes), "size of the short-lived allocation alive at the snapshot's peak".into())),
+                Some((
+                    signed(sp.size_bytes),
+                    "size of the short-lived allocation alive at the snapshot's peak".into(),
+                )),
             );
         }
     }
@@ -631,7 +634,11 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
 
 /// The lingering node from a snapshot: backward-allocated buffers still
 /// live at the end of the trace, with the lines that allocated them.
-fn snapshot_lingering(node: &mut NodeEval, s: &oomscope_report::MemorySnapshot, l: &oomscope_report::LingeringBuffers) {
+fn snapshot_lingering(
+    node: &mut NodeEval,
+    s: &oomscope_report::MemorySnapshot,
+    l: &oomscope_report::LingeringBuffers,
+) {
     node.fact("lingering_count", l.count);
     node.fact("lingering_bytes", l.bytes);
     node.fact(
@@ -656,7 +663,11 @@ fn snapshot_lingering(node: &mut NodeEval, s: &oomscope_report::MemorySnapshot, 
     node.action(
         "release_backward",
         &format!("That keeps {} alive per step.", gib(l.bytes)),
-        Some((signed(l.bytes), "Σ bytes of backward-pass allocations still live at the end of the snapshot's trace".into())),
+        Some((
+            signed(l.bytes),
+            "Σ bytes of backward-pass allocations still live at the end of the snapshot's trace"
+                .into(),
+        )),
     );
 }
 
@@ -682,7 +693,11 @@ fn profile_accumulation(node: &mut NodeEval, a: &ProfileAccumulation) {
     );
     node.action(
         "to_host",
-        &format!("The line {} keeps {} per {per}.", a.frame, gib(a.bytes_per_period)),
+        &format!(
+            "The line {} keeps {} per {per}.",
+            a.frame,
+            gib(a.bytes_per_period)
+        ),
         Some((
             signed(a.bytes),
             format!("live bytes of the line's allocations at the last {per}"),
@@ -694,7 +709,9 @@ fn profile_accumulation(node: &mut NodeEval, a: &ProfileAccumulation) {
 fn composition_node(c: Option<&PeakComposition<'_>>) -> NodeEval {
     let mut node = NodeEval::new(crate::ids::PEAK_COMPOSITION, "");
     let Some(c) = c else {
-        node.reason = "No PyTorch memory timeline with categories is loaded (prof.export_memory_timeline).".into();
+        node.reason =
+            "No PyTorch memory timeline with categories is loaded (prof.export_memory_timeline)."
+                .into();
         return node;
     };
     let t = c.timeline;
@@ -703,12 +720,20 @@ fn composition_node(c: Option<&PeakComposition<'_>>) -> NodeEval {
     }
     node.fact("peak_bytes", t.peak_bytes);
     node.fact("dominant_category", c.name.to_string());
-    let mut parts: Vec<(&String, &u64)> = t.peak_by_category.iter().filter(|(_, b)| **b > 0).collect();
+    let mut parts: Vec<(&String, &u64)> =
+        t.peak_by_category.iter().filter(|(_, b)| **b > 0).collect();
     parts.sort_by_key(|(_, b)| std::cmp::Reverse(**b));
     let list: Vec<String> = parts
         .iter()
         .take(4)
-        .map(|(n, b)| format!("{} {} ({})", n.replace('_', " "), gib(**b), pct_text(**b, t.peak_bytes)))
+        .map(|(n, b)| {
+            format!(
+                "{} {} ({})",
+                n.replace('_', " "),
+                gib(**b),
+                pct_text(**b, t.peak_bytes)
+            )
+        })
         .collect();
     node.reason = format!(
         "{} peaks at {}: {} is the largest part ({}); {}.",
@@ -721,7 +746,10 @@ fn composition_node(c: Option<&PeakComposition<'_>>) -> NodeEval {
     node.action(
         c.category.action(),
         &format!("They hold {} at the peak.", gib(c.bytes)),
-        Some((signed(c.bytes), format!("{} bytes at the timeline's peak", c.name))),
+        Some((
+            signed(c.bytes),
+            format!("{} bytes at the timeline's peak", c.name),
+        )),
     );
     node
 }
@@ -792,7 +820,10 @@ fn profile_summary(
     leaf: Option<&str>,
     sawtooth: bool,
     accum: Option<&ProfileAccumulation>,
-    linger: Option<(&oomscope_report::MemorySnapshot, &oomscope_report::LingeringBuffers)>,
+    linger: Option<(
+        &oomscope_report::MemorySnapshot,
+        &oomscope_report::LingeringBuffers,
+    )>,
     spike: Option<(&oomscope_report::MemorySnapshot, &oomscope_report::Spike)>,
     composition: Option<&PeakComposition<'_>>,
 ) -> Option<String> {

@@ -11,9 +11,7 @@
 //!    memory under the limit) could hold the request, but no block does;
 //! 4. `torch.capacity`: otherwise the device is full.
 
-use oomscope_report::{
-    Confidence, Headline, MemorySnapshot, OomEvent, OomKind, Report, Severity,
-};
+use oomscope_report::{Confidence, Headline, MemorySnapshot, OomEvent, OomKind, Report, Severity};
 
 use crate::facts::{gib, pct_fact, pct_text, signed};
 use crate::ids::*;
@@ -107,7 +105,14 @@ impl GpuFacts {
                 return Some((p - r, "this process uses beyond what PyTorch reserved"));
             }
         }
-        match (self.capacity, self.free, self.reserved) {
+        // What the caching allocator holds is never below what it has
+        // allocated: PyTorch <= 1.3 printed only the unallocated part
+        // ("N cached"), which a reader may give as reserved.
+        let reserved = match (self.reserved, self.allocated) {
+            (Some(r), Some(a)) => Some(r.max(a)),
+            (r, _) => r,
+        };
+        match (self.capacity, self.free, reserved) {
             (Some(c), Some(f), Some(r)) if c > f.saturating_add(r) => {
                 Some((c - f - r, "capacity − free − reserved by PyTorch"))
             }
@@ -150,9 +155,8 @@ pub(crate) fn snapshot_of<'a>(report: &'a Report, e: &OomEvent) -> Option<&'a Me
     with_oom()
         .find(|s| s.input == e.input && device.is_none_or(|d| d == u64::from(s.device)))
         .or_else(|| {
-            let mut same = with_oom().filter(|s| {
-                s.oom.as_ref().map(|o| o.requested_bytes) == e.requested_bytes
-            });
+            let mut same = with_oom()
+                .filter(|s| s.oom.as_ref().map(|o| o.requested_bytes) == e.requested_bytes);
             let first = same.next();
             first.filter(|_| same.next().is_none())
         })
@@ -443,9 +447,12 @@ pub(crate) fn evaluate(e: &OomEvent, snap: Option<&MemorySnapshot>) -> TorchEval
             need
         } else {
             cap.fact("top_lines_at_peak", holders.clone());
-            format!("{need} The biggest holders at the peak: {}.", holders.join("; "))
-                .trim_start()
-                .to_string()
+            format!(
+                "{need} The biggest holders at the peak: {}.",
+                holders.join("; ")
+            )
+            .trim_start()
+            .to_string()
         };
         cap.action("checkpointing", &need, None);
         cap.action("mixed_precision", "", None);

@@ -69,8 +69,16 @@ fn snapshot_oom_joins_its_event_and_names_the_biggest_holder() {
     let h = d.headline.as_ref().unwrap();
     assert_eq!(d.tree, TreeKind::RuntimeOom);
     assert_eq!(h.severity, Severity::Failure);
-    assert!(h.text.contains(&format_bytes(oom.requested_bytes)), "{}", h.text);
-    assert!(h.text.contains(&format_bytes(oom.device_free_bytes)), "{}", h.text);
+    assert!(
+        h.text.contains(&format_bytes(oom.requested_bytes)),
+        "{}",
+        h.text
+    );
+    assert!(
+        h.text.contains(&format_bytes(oom.device_free_bytes)),
+        "{}",
+        h.text
+    );
     // The free memory is far below the request and a quarter of what is
     // reserved is not unallocated: the device is full.
     let unallocated = oom.reserved_bytes.saturating_sub(oom.allocated_bytes);
@@ -80,7 +88,11 @@ fn snapshot_oom_joins_its_event_and_names_the_biggest_holder() {
         assert!(h.text.contains(&top.frame), "{}", h.text);
         let cap = node(&d, ids::TORCH_CAPACITY);
         assert!(cap.selected);
-        assert!(cap.reason.contains(&format_bytes(oom.allocated_bytes)), "{}", cap.reason);
+        assert!(
+            cap.reason.contains(&format_bytes(oom.allocated_bytes)),
+            "{}",
+            cap.reason
+        );
     } else {
         panic!("the reader's OOM numbers changed: {oom:?}");
     }
@@ -106,7 +118,11 @@ fn snapshot_accumulation_selects_device_accumulation_with_the_line() {
         let h = d.headline.as_ref().unwrap();
         assert_eq!(h.node, ids::ACCUMULATION, "{name}: {}", h.text);
         assert_eq!(h.estimate_bytes, Some(best.bytes), "{name}");
-        assert!(h.text.contains(&format_bytes(best.bytes_per_step)), "{}", h.text);
+        assert!(
+            h.text.contains(&format_bytes(best.bytes_per_step)),
+            "{}",
+            h.text
+        );
         assert!(h.text.contains(&best.frame), "{}", h.text);
         let accum = node(&d, ids::ACCUMULATION);
         assert_eq!(accum.facts["bytes_per_step"], best.bytes_per_step);
@@ -124,7 +140,11 @@ fn snapshot_spike_names_the_allocation() {
     assert_eq!(h.node, ids::SPIKE, "{}", h.text);
     assert_eq!(h.estimate_bytes, Some(sp.size_bytes));
     assert!(h.text.contains(&format_bytes(sp.size_bytes)), "{}", h.text);
-    assert!(h.text.contains(&format_bytes(s.peak_allocated_bytes)), "{}", h.text);
+    assert!(
+        h.text.contains(&format_bytes(s.peak_allocated_bytes)),
+        "{}",
+        h.text
+    );
     assert!(h.text.contains(&sp.frame), "{}", h.text);
 }
 
@@ -142,7 +162,10 @@ fn gradients_without_a_user_line_are_not_called_lingering() {
 }
 
 fn node_selected(report: &Report, id: &str) -> bool {
-    diagnose(report).nodes.iter().any(|n| n.id == id && n.selected)
+    diagnose(report)
+        .nodes
+        .iter()
+        .any(|n| n.id == id && n.selected)
 }
 
 #[test]
