@@ -4,7 +4,13 @@
 //! profile) and PyTorch memory timelines (what the peak is made of).
 //! Each finding keeps the user's numbers and where they came from.
 
-use oomscope_report::{Frame, LingeringBuffers, MemorySnapshot, MemoryTimeline, Report, Spike};
+use oomscope_report::{
+    DeviceBalance, DeviceMemoryProfile, Frame, LingeringBuffers, MemorySnapshot, MemoryTimeline,
+    Report, Spike,
+};
+
+/// The heaviest device at least this many times the mean is unbalanced.
+const UNBALANCED_OVER_MEAN: f64 = 1.5;
 
 /// A snapshot spike below this share of the peak does not lift it.
 const SPIKE_SHARE_OF_PEAK: f64 = 0.25;
@@ -171,4 +177,25 @@ pub(crate) fn peak_composition(report: &Report) -> Option<PeakComposition<'_>> {
         category: Category::from_name(name),
         bytes: *bytes,
     })
+}
+
+/// The device memory profile whose heaviest device is furthest above the
+/// mean, and whether that is unbalanced.
+pub(crate) fn balance(report: &Report) -> Option<(&DeviceMemoryProfile, &DeviceBalance, bool)> {
+    report
+        .device_memory_profiles
+        .iter()
+        .filter_map(|p| Some((p, p.balance.as_ref()?)))
+        .filter(|(_, b)| b.mean_bytes > 0)
+        .max_by(|a, b| {
+            let r = |x: &DeviceBalance| x.max_bytes as f64 / x.mean_bytes as f64;
+            r(a.1).total_cmp(&r(b.1))
+        })
+        .map(|(p, b)| {
+            (
+                p,
+                b,
+                b.max_bytes as f64 >= b.mean_bytes as f64 * UNBALANCED_OVER_MEAN,
+            )
+        })
 }

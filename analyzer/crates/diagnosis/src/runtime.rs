@@ -19,7 +19,8 @@ use crate::Evaluation;
 const MIN_GROWTH_FRACTION: f64 = 0.01;
 
 use crate::ids::{
-    ACCUMULATION as ACCUM, LINGERING as LINGER, PEAK_COMPOSITION, SPIKE, STEADY_GROWTH as STEADY,
+    ACCUMULATION as ACCUM, DEVICE_BALANCE, LINGERING as LINGER, PEAK_COMPOSITION, SPIKE,
+    STEADY_GROWTH as STEADY,
 };
 
 /// What one step series shows.
@@ -135,6 +136,7 @@ pub(crate) fn series_show_problem(report: &Report) -> bool {
         || profiles::lingering(report).is_some()
         || profiles::spike(report).is_some()
         || profiles::peak_composition(report).is_some()
+        || profiles::balance(report).is_some_and(|b| b.2)
 }
 
 /// The allocator timeline that grows or spikes (the largest change), if any.
@@ -264,6 +266,7 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
     let snapshot_linger = profiles::lingering(report);
     let snapshot_spike = profiles::spike(report);
     let composition = profiles::peak_composition(report);
+    let balance = profiles::balance(report);
 
     let series_leaf = main.and_then(|t| {
         if t.sawtooth().is_some() {
@@ -291,6 +294,7 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
             .or_else(|| linger.as_ref().map(|_| LINGER))
             .or_else(|| snapshot_spike.map(|_| SPIKE))
             .or_else(|| request_spike.filter(|r| r.2).map(|_| SPIKE))
+            .or_else(|| balance.filter(|b| b.2).map(|_| DEVICE_BALANCE))
             .or_else(|| composition.as_ref().map(|_| PEAK_COMPOSITION))
     };
     // One step from an OOM comes first: it is what the user must act on now.
@@ -596,6 +600,7 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
     nodes.push(accum);
 
     nodes.push(composition_node(composition.as_ref()));
+    nodes.push(balance_node(balance));
 
     nodes.push(crate::near_limit::node(
         near.as_ref(),
@@ -621,6 +626,7 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
         snapshot_linger,
         snapshot_spike,
         composition.as_ref(),
+        balance,
     );
     let summary = runtime_headline(event, main, leaf, tree, from_profiles);
     Evaluation {
@@ -703,6 +709,75 @@ fn profile_accumulation(node: &mut NodeEval, a: &ProfileAccumulation) {
             format!("live bytes of the line's allocations at the last {per}"),
         )),
     );
+}
+
+/// How evenly a device memory profile's devices hold their buffers.
+fn balance_node(
+    b: Option<(
+        &oomscope_report::DeviceMemoryProfile,
+        &oomscope_report::DeviceBalance,
+        bool,
+    )>,
+) -> NodeEval {
+    let mut node = NodeEval::new(DEVICE_BALANCE, "");
+    let Some((p, b, unbalanced)) = b else {
+        node.reason = "No device memory profile of two or more devices is loaded.".into();
+        return node;
+    };
+    node.fact("devices", b.devices);
+    node.fact("max_bytes", b.max_bytes);
+    node.fact("mean_bytes", b.mean_bytes);
+    node.fact("min_bytes", b.min_bytes);
+    node.fact("heaviest_device", b.heaviest_device.clone());
+    node.fact("even_bytes", b.even_bytes);
+    let uneven = b.uneven_stacks.first();
+    let ratio = b.max_bytes as f64 / b.mean_bytes.max(1) as f64;
+    node.reason = format!(
+        "In {}, {} holds {} against a mean of {} over {} devices ({ratio:.1}×; the lightest, {}, holds {}){}; {} is held in equal amounts on every device.",
+        p.input,
+        b.heaviest_device,
+        gib(b.max_bytes),
+        gib(b.mean_bytes),
+        b.devices,
+        b.lightest_device,
+        gib(b.min_bytes),
+        uneven
+            .map(|u| format!(
+                "; the most uneven buffers come from {} ({} to {} per device)",
+                profiles::frame_text(&u.frame),
+                gib(u.min_bytes),
+                gib(u.max_bytes)
+            ))
+            .unwrap_or_default(),
+        gib(b.even_bytes)
+    );
+    if unbalanced {
+        let excess = b.max_bytes.saturating_sub(b.mean_bytes);
+        node.action(
+            "reshard",
+            &uneven
+                .map(|u| format!("Start with {}.", profiles::frame_text(&u.frame)))
+                .unwrap_or_default(),
+            Some((
+                signed(excess),
+                "heaviest device − mean: what an even split would take off it".into(),
+            )),
+        );
+    }
+    if b.even_bytes > 0 && b.devices > 1 {
+        let per_device = b.even_bytes / u64::from(b.devices);
+        let saved = per_device - per_device / u64::from(b.devices);
+        node.action(
+            "replicated",
+            &format!(
+                "They are {} per device; if replicated, sharding would free up to {} on each.",
+                gib(per_device),
+                gib(saved)
+            ),
+            None,
+        );
+    }
+    node
 }
 
 /// What the largest memory timeline's peak is made of.
@@ -826,6 +901,11 @@ fn profile_summary(
     )>,
     spike: Option<(&oomscope_report::MemorySnapshot, &oomscope_report::Spike)>,
     composition: Option<&PeakComposition<'_>>,
+    balance: Option<(
+        &oomscope_report::DeviceMemoryProfile,
+        &oomscope_report::DeviceBalance,
+        bool,
+    )>,
 ) -> Option<String> {
     match leaf? {
         ACCUM if !sawtooth => {
@@ -866,6 +946,17 @@ fn profile_summary(
                 gib(sp.size_bytes),
                 gib(s.peak_allocated_bytes),
                 gib(sp.final_allocated_bytes)
+            ))
+        }
+        DEVICE_BALANCE => {
+            let (_, b, _) = balance?;
+            Some(format!(
+                "{} holds {} of device buffers, {:.1}× the mean of {} over {} devices",
+                b.heaviest_device,
+                gib(b.max_bytes),
+                b.max_bytes as f64 / b.mean_bytes.max(1) as f64,
+                gib(b.mean_bytes),
+                b.devices
             ))
         }
         PEAK_COMPOSITION => {

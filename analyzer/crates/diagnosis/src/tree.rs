@@ -350,6 +350,24 @@ static TREE: &[NodeDef] = &[
         ],
     },
     NodeDef {
+        id: DEVICE_BALANCE,
+        parent: None,
+        tree: TreeKind::RuntimeOom,
+        title: "One device holds more than the others",
+        condition: "A JAX device memory profile's heaviest device holds at least 1.5× the mean: it runs out first.",
+        continues_to: &[],
+        actions: &[
+            action(
+                "reshard",
+                "Shard the arrays that sit on one device (or are split unevenly) across the mesh: check their PartitionSpec / NamedSharding, and that the sharded dimension divides by the mesh axis.",
+            ),
+            action(
+                "replicated",
+                "Arrays held in equal copies on every device are replicated or evenly sharded; if replicated (parameters, optimizer state), sharding them (FSDP-style) divides them by the device count.",
+            ),
+        ],
+    },
+    NodeDef {
         id: NEAR_LIMIT,
         parent: None,
         tree: TreeKind::RuntimeOom,

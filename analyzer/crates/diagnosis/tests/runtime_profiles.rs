@@ -188,3 +188,32 @@ fn memory_timeline_peak_points_to_its_dominant_category() {
         assert_eq!(n.facts["dominant_category"], name.as_str());
     }
 }
+
+#[test]
+fn unbalanced_devices_are_named_and_balanced_ones_are_not() {
+    // The fixture puts one array on one of 8 CPU devices.
+    let report = analyze_file(&fixtures().join("jax-memory-profiles/sharded_8dev.prof"));
+    let b = report.device_memory_profiles[0].balance.as_ref().unwrap();
+    let d = diagnose(&report);
+    let h = d.headline.as_ref().unwrap();
+    assert_eq!(h.node, ids::DEVICE_BALANCE, "{}", h.text);
+    assert!(h.text.contains(&b.heaviest_device), "{}", h.text);
+    assert!(h.text.contains(&format_bytes(b.max_bytes)), "{}", h.text);
+    assert!(h.text.contains(&format_bytes(b.mean_bytes)), "{}", h.text);
+    assert_eq!(h.estimate_bytes, Some(b.max_bytes - b.mean_bytes));
+    let n = node(&d, ids::DEVICE_BALANCE);
+    assert!(
+        n.reason.contains(&format_bytes(b.even_bytes)),
+        "{}",
+        n.reason
+    );
+    // A real 8-TPU profile whose devices differ by a few percent.
+    let report = analyze_file(
+        &corpus()
+            .join("runtime")
+            .join("sholtodouglas__scalingExperiments__memory.prof"),
+    );
+    let b = report.device_memory_profiles[0].balance.as_ref().unwrap();
+    assert!((b.max_bytes as f64) < b.mean_bytes as f64 * 1.5);
+    assert!(!node_selected(&report, ids::DEVICE_BALANCE));
+}
