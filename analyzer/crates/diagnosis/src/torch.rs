@@ -155,8 +155,11 @@ pub(crate) fn snapshot_of<'a>(report: &'a Report, e: &OomEvent) -> Option<&'a Me
     with_oom()
         .find(|s| s.input == e.input && device.is_none_or(|d| d == u64::from(s.device)))
         .or_else(|| {
-            let mut same = with_oom()
-                .filter(|s| s.oom.as_ref().map(|o| o.requested_bytes) == e.requested_bytes);
+            // A message prints the request with two decimals.
+            let close = |a: u64, b: u64| a.abs_diff(b) as f64 <= a.max(b) as f64 * 0.005;
+            let mut same = with_oom().filter(|s| {
+                matches!((s.oom.as_ref(), e.requested_bytes), (Some(o), Some(r)) if close(o.requested_bytes, r))
+            });
             let first = same.next();
             first.filter(|_| same.next().is_none())
         })

@@ -217,3 +217,52 @@ fn unbalanced_devices_are_named_and_balanced_ones_are_not() {
     assert!((b.max_bytes as f64) < b.mean_bytes as f64 * 1.5);
     assert!(!node_selected(&report, ids::DEVICE_BALANCE));
 }
+
+#[test]
+fn a_cuda_oom_message_of_the_same_run_joins_the_snapshot() {
+    // The snapshot with the newest message PyTorch prints for its OOM (the
+    // message's figures written from the snapshot's own numbers).
+    let path = corpus()
+        .join("snapshots")
+        .join("Constructor-Sun__code_location__memory_snapshot.pickle");
+    let snap_report = analyze_file(&path);
+    let snap = snap_report
+        .memory_snapshots
+        .iter()
+        .find(|s| s.oom.is_some())
+        .unwrap();
+    let oom = snap.oom.as_ref().unwrap();
+    let capacity: u64 = 80 << 30;
+    let message = format!(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {}. GPU {} has a total capacity of {} of which {} is free. Of the allocated memory {} is allocated by PyTorch, and {} is reserved by PyTorch but unallocated.",
+        format_bytes(oom.requested_bytes),
+        snap.device,
+        format_bytes(capacity),
+        format_bytes(oom.device_free_bytes),
+        format_bytes(oom.allocated_bytes),
+        format_bytes(oom.reserved_bytes.saturating_sub(oom.allocated_bytes)),
+    );
+    let report = oomscope_analyzer::analyze(
+        vec![
+            oomscope_analyzer::InputFile {
+                name: "train.log".into(),
+                data: message.into_bytes(),
+            },
+            oomscope_analyzer::InputFile {
+                name: path.file_name().unwrap().to_string_lossy().into_owned(),
+                data: std::fs::read(&path).unwrap(),
+            },
+        ],
+        &mut |_| {},
+    );
+    assert_eq!(report.oom_events.len(), 2, "{:?}", report.oom_events);
+    let d = diagnose(&report);
+    let h = d.headline.as_ref().unwrap();
+    assert!(h.node.starts_with("torch."), "{}", h.text);
+    assert_eq!(d.path[0], h.node);
+    // The message gives the device; the snapshot gives the holders.
+    assert!(h.text.contains(&format_bytes(capacity)), "{}", h.text);
+    // The snapshot's allocated bytes fill the device but for the free 91 MiB.
+    assert_eq!(h.node, ids::TORCH_CAPACITY, "{}", h.text);
+    assert!(h.text.contains(&snap.top_lines_at_peak[0].frame), "{}", h.text);
+}
