@@ -951,12 +951,13 @@ fn profile_summary(
         DEVICE_BALANCE => {
             let (_, b, _) = balance?;
             Some(format!(
-                "{} holds {} of device buffers, {:.1}× the mean of {} over {} devices",
+                "{} holds {} of device buffers, {:.1}× the mean of {} over {} devices ({} above it)",
                 b.heaviest_device,
                 gib(b.max_bytes),
                 b.max_bytes as f64 / b.mean_bytes.max(1) as f64,
                 gib(b.mean_bytes),
-                b.devices
+                b.devices,
+                gib(b.max_bytes.saturating_sub(b.mean_bytes))
             ))
         }
         PEAK_COMPOSITION => {

@@ -201,6 +201,11 @@ fn unbalanced_devices_are_named_and_balanced_ones_are_not() {
     assert!(h.text.contains(&format_bytes(b.max_bytes)), "{}", h.text);
     assert!(h.text.contains(&format_bytes(b.mean_bytes)), "{}", h.text);
     assert_eq!(h.estimate_bytes, Some(b.max_bytes - b.mean_bytes));
+    assert!(
+        h.text.contains(&format_bytes(b.max_bytes - b.mean_bytes)),
+        "{}",
+        h.text
+    );
     let n = node(&d, ids::DEVICE_BALANCE);
     assert!(
         n.reason.contains(&format_bytes(b.even_bytes)),
@@ -264,5 +269,9 @@ fn a_cuda_oom_message_of_the_same_run_joins_the_snapshot() {
     assert!(h.text.contains(&format_bytes(capacity)), "{}", h.text);
     // The snapshot's allocated bytes fill the device but for the free 91 MiB.
     assert_eq!(h.node, ids::TORCH_CAPACITY, "{}", h.text);
-    assert!(h.text.contains(&snap.top_lines_at_peak[0].frame), "{}", h.text);
+    assert!(
+        h.text.contains(&snap.top_lines_at_peak[0].frame),
+        "{}",
+        h.text
+    );
 }
