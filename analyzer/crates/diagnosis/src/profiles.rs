@@ -12,6 +12,11 @@ use oomscope_report::{
 /// The heaviest device at least this many times the mean is unbalanced.
 const UNBALANCED_OVER_MEAN: f64 = 1.5;
 
+/// Stranded inactive bytes at least this share of reserved memory, and at
+/// least [`FRAGMENTATION_MIN_BYTES`], are worth a change of allocator setting.
+const FRAGMENTATION_SHARE: f64 = 0.10;
+const FRAGMENTATION_MIN_BYTES: u64 = 1 << 30;
+
 /// A snapshot spike below this share of the peak does not lift it.
 const SPIKE_SHARE_OF_PEAK: f64 = 0.25;
 
@@ -198,4 +203,20 @@ pub(crate) fn balance(report: &Report) -> Option<(&DeviceMemoryProfile, &DeviceB
                 b.max_bytes as f64 >= b.mean_bytes as f64 * UNBALANCED_OVER_MEAN,
             )
         })
+}
+
+/// The snapshot whose inactive blocks stranded between live ones (what
+/// expandable segments would return) are the largest, and whether that is
+/// worth acting on without an OOM.
+pub(crate) fn fragmentation(report: &Report) -> Option<(&MemorySnapshot, bool)> {
+    let s = report
+        .memory_snapshots
+        .iter()
+        .filter(|s| s.expandable_segments_would_return_bytes > 0)
+        .max_by_key(|s| s.expandable_segments_would_return_bytes)?;
+    let w = s.expandable_segments_would_return_bytes;
+    Some((
+        s,
+        w >= FRAGMENTATION_MIN_BYTES && w as f64 >= s.reserved_bytes as f64 * FRAGMENTATION_SHARE,
+    ))
 }

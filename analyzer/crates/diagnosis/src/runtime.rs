@@ -20,7 +20,7 @@ const MIN_GROWTH_FRACTION: f64 = 0.01;
 
 use crate::ids::{
     ACCUMULATION as ACCUM, DEVICE_BALANCE, LINGERING as LINGER, PEAK_COMPOSITION, SPIKE,
-    STEADY_GROWTH as STEADY,
+    STEADY_GROWTH as STEADY, TORCH_FRAGMENTATION,
 };
 
 /// What one step series shows.
@@ -137,6 +137,7 @@ pub(crate) fn series_show_problem(report: &Report) -> bool {
         || profiles::spike(report).is_some()
         || profiles::peak_composition(report).is_some()
         || profiles::balance(report).is_some_and(|b| b.2)
+        || profiles::fragmentation(report).is_some_and(|f| f.1)
 }
 
 /// The allocator timeline that grows or spikes (the largest change), if any.
@@ -267,6 +268,7 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
     let snapshot_spike = profiles::spike(report);
     let composition = profiles::peak_composition(report);
     let balance = profiles::balance(report);
+    let fragmentation = profiles::fragmentation(report);
 
     let series_leaf = main.and_then(|t| {
         if t.sawtooth().is_some() {
@@ -296,6 +298,7 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
             .or_else(|| request_spike.filter(|r| r.2).map(|_| SPIKE))
             .or_else(|| balance.filter(|b| b.2).map(|_| DEVICE_BALANCE))
             .or_else(|| composition.as_ref().map(|_| PEAK_COMPOSITION))
+            .or_else(|| fragmentation.filter(|f| f.1).map(|_| TORCH_FRAGMENTATION))
     };
     // One step from an OOM comes first: it is what the user must act on now.
     let near = crate::near_limit::find(report);
@@ -601,6 +604,9 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
 
     nodes.push(composition_node(composition.as_ref()));
     nodes.push(balance_node(balance));
+    if let Some((s, _)) = fragmentation {
+        nodes.push(snapshot_fragmentation(s));
+    }
 
     nodes.push(crate::near_limit::node(
         near.as_ref(),
@@ -627,6 +633,7 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
         snapshot_spike,
         composition.as_ref(),
         balance,
+        fragmentation,
     );
     let summary = runtime_headline(event, main, leaf, tree, from_profiles);
     Evaluation {
@@ -709,6 +716,37 @@ fn profile_accumulation(node: &mut NodeEval, a: &ProfileAccumulation) {
             format!("live bytes of the line's allocations at the last {per}"),
         )),
     );
+}
+
+/// Fragmentation seen in a snapshot without an OOM: inactive blocks
+/// stranded between live ones, which only expandable segments return.
+fn snapshot_fragmentation(s: &oomscope_report::MemorySnapshot) -> NodeEval {
+    let mut node = NodeEval::new(TORCH_FRAGMENTATION, "");
+    let w = s.expandable_segments_would_return_bytes;
+    node.fact("reserved_bytes", s.reserved_bytes);
+    node.fact("active_allocated_bytes", s.active_allocated_bytes);
+    node.fact("inactive_bytes", s.inactive_bytes);
+    node.fact("expandable_segments_would_return_bytes", w);
+    node.reason = format!(
+        "In {} (device {}), {} is reserved and {} allocated; {} is inactive, of which {} sits between live blocks ({} of reserved): empty_cache() cannot return it, expandable segments would.",
+        s.input,
+        s.device,
+        gib(s.reserved_bytes),
+        gib(s.active_allocated_bytes),
+        gib(s.inactive_bytes),
+        gib(w),
+        pct_text(w, s.reserved_bytes)
+    );
+    node.action(
+        "expandable_segments",
+        &format!("It would return about {}.", gib(w)),
+        Some((
+            signed(w),
+            "inactive bytes between live blocks of ordinary segments, from the memory snapshot"
+                .into(),
+        )),
+    );
+    node
 }
 
 /// How evenly a device memory profile's devices hold their buffers.
@@ -891,6 +929,7 @@ fn allocator_steady(steady: &mut NodeEval, report: &Report, alloc: Option<&Alloc
 
 /// The first half of the headline when a profile, not a step series,
 /// selected the leaf: what it found, with its numbers.
+#[allow(clippy::too_many_arguments)] // one optional finding per profile kind
 fn profile_summary(
     leaf: Option<&str>,
     sawtooth: bool,
@@ -906,6 +945,7 @@ fn profile_summary(
         &oomscope_report::DeviceBalance,
         bool,
     )>,
+    fragmentation: Option<(&oomscope_report::MemorySnapshot, bool)>,
 ) -> Option<String> {
     match leaf? {
         ACCUM if !sawtooth => {
@@ -946,6 +986,15 @@ fn profile_summary(
                 gib(sp.size_bytes),
                 gib(s.peak_allocated_bytes),
                 gib(sp.final_allocated_bytes)
+            ))
+        }
+        TORCH_FRAGMENTATION => {
+            let (s, _) = fragmentation?;
+            Some(format!(
+                "{} of the {} reserved on device {} sits in inactive blocks between live ones (fragmentation)",
+                gib(s.expandable_segments_would_return_bytes),
+                gib(s.reserved_bytes),
+                s.device
             ))
         }
         DEVICE_BALANCE => {

@@ -275,3 +275,25 @@ fn a_cuda_oom_message_of_the_same_run_joins_the_snapshot() {
         h.text
     );
 }
+
+#[test]
+fn snapshot_fragmentation_without_an_oom_states_what_expandable_segments_return() {
+    // About 20 GiB reserved, much of it inactive; the accumulation that
+    // grows every step is the headline, fragmentation is stated beside it.
+    let report = snapshot("HugePandaCoder__octree-nca-groupeq__my_snapshot.pickle@e67173f3");
+    let s = &report.memory_snapshots[0];
+    let w = s.expandable_segments_would_return_bytes;
+    assert!(w > 0);
+    let d = diagnose(&report);
+    assert_eq!(d.headline.as_ref().unwrap().node, ids::ACCUMULATION);
+    let n = node(&d, ids::TORCH_FRAGMENTATION);
+    assert!(!n.selected);
+    assert!(n.reason.contains(&format_bytes(w)), "{}", n.reason);
+    assert!(
+        n.reason.contains(&format_bytes(s.reserved_bytes)),
+        "{}",
+        n.reason
+    );
+    assert!(n.actions[0].text.contains("expandable_segments:True"));
+    assert_eq!(n.actions[0].estimate_bytes, Some(w as i64));
+}
