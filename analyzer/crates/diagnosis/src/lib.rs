@@ -11,6 +11,12 @@
 //! inputs that carry none: a lone HloProto, a step log). [`verdict`] is the
 //! one-line summary naming the selected leaf.
 //!
+//! Run-time profiles feed the same nodes: PyTorch memory snapshots (an OOM
+//! in the trace joins its `oom_events[]` entry, and a CUDA message of the
+//! same run, so the `torch.*` nodes use the snapshot's pools, fragmentation
+//! and biggest holders), JAX device memory profiles and their series, and
+//! PyTorch memory timelines.
+//!
 //! Which tree: a compile-time OOM event (or, with a picked device, a module
 //! whose peak exceeds its limit) selects `compile_hbm_oom`; otherwise a
 //! runtime OOM event selects `runtime_oom` (GPU allocator messages get the

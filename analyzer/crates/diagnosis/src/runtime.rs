@@ -1,7 +1,11 @@
 //! The runtime nodes: memory over steps (steady growth, spikes, a sawtooth
 //! of values kept on the device until logged) from the step series, the
 //! failing request of a runtime OOM, and lingering gradient-sized outputs
-//! from a module analysis.
+//! from a module analysis. Run-time profiles (`profiles.rs`) decide when no
+//! step series does, in this order: allocations that accumulate (snapshot,
+//! JAX profile series), backward buffers that outlive the step (snapshot),
+//! a spike (snapshot), an unbalanced device (JAX profile), what a memory
+//! timeline's peak is made of, fragmentation (snapshot).
 
 use oomscope_report::{BufferCategory, CitedBuffer, OomEvent, Report, StepSeries, TreeKind};
 
