@@ -26,6 +26,8 @@ pub const SPIKE: &str = "runtime.spike";
 pub const LINGERING: &str = "runtime.lingering_buffers";
 pub const ACCUMULATION: &str = "runtime.device_accumulation";
 pub const NEAR_LIMIT: &str = "runtime.near_limit";
+pub const PEAK_COMPOSITION: &str = "runtime.peak_composition";
+pub const DEVICE_BALANCE: &str = "runtime.device_balance";
 
 // GPU allocator OOMs (PyTorch CUDA/HIP caching allocator, XLA's BFC allocator).
 pub const TORCH_FRAGMENTATION: &str = "torch.fragmentation";

@@ -11,6 +11,12 @@
 //! inputs that carry none: a lone HloProto, a step log). [`verdict`] is the
 //! one-line summary naming the selected leaf.
 //!
+//! Run-time profiles feed the same nodes: PyTorch memory snapshots (an OOM
+//! in the trace joins its `oom_events[]` entry, and a CUDA message of the
+//! same run, so the `torch.*` nodes use the snapshot's pools, fragmentation
+//! and biggest holders), JAX device memory profiles and their series, and
+//! PyTorch memory timelines.
+//!
 //! Which tree: a compile-time OOM event (or, with a picked device, a module
 //! whose peak exceeds its limit) selects `compile_hbm_oom`; otherwise a
 //! runtime OOM event selects `runtime_oom` (GPU allocator messages get the
@@ -29,6 +35,7 @@ mod facts;
 pub mod ids;
 mod near_limit;
 mod node;
+mod profiles;
 mod runtime;
 mod shape;
 mod torch;
@@ -138,7 +145,7 @@ fn evaluate(report: &Report, device: Option<&DeviceLimit>) -> Evaluation {
         }
         TreeKind::RuntimeOom => match torch::primary_gpu_event(report) {
             Some(event) => {
-                let t = torch::evaluate(event);
+                let t = torch::evaluate(event, torch::snapshot_of(report, event));
                 let mut nodes: Vec<DiagnosisNode> =
                     t.nodes.into_iter().map(|n| n.build()).collect();
                 nodes.extend(rt.nodes.into_iter().filter(|n| !n.id.starts_with("torch.")));

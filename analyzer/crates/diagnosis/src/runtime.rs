@@ -1,7 +1,11 @@
 //! The runtime nodes: memory over steps (steady growth, spikes, a sawtooth
 //! of values kept on the device until logged) from the step series, the
 //! failing request of a runtime OOM, and lingering gradient-sized outputs
-//! from a module analysis.
+//! from a module analysis. Run-time profiles (`profiles.rs`) decide when no
+//! step series does, in this order: allocations that accumulate (snapshot,
+//! JAX profile series), backward buffers that outlive the step (snapshot),
+//! a spike (snapshot), an unbalanced device (JAX profile), what a memory
+//! timeline's peak is made of, fragmentation (snapshot).
 
 use oomscope_report::{BufferCategory, CitedBuffer, OomEvent, Report, StepSeries, TreeKind};
 
@@ -10,6 +14,7 @@ use crate::facts::{
     alloc_from_peak, cite_lifetime, gib, is_compile_kind, pct_fact, pct_text, signed, total,
 };
 use crate::node::NodeEval;
+use crate::profiles::{self, Accumulation as ProfileAccumulation, PeakComposition};
 use crate::shape::parse_array;
 use crate::tree::tree_definition;
 use crate::Evaluation;
@@ -17,7 +22,10 @@ use crate::Evaluation;
 /// Fitted growth below this share of the first value is flat.
 const MIN_GROWTH_FRACTION: f64 = 0.01;
 
-use crate::ids::{ACCUMULATION as ACCUM, LINGERING as LINGER, SPIKE, STEADY_GROWTH as STEADY};
+use crate::ids::{
+    ACCUMULATION as ACCUM, DEVICE_BALANCE, LINGERING as LINGER, PEAK_COMPOSITION, SPIKE,
+    STEADY_GROWTH as STEADY, TORCH_FRAGMENTATION,
+};
 
 /// What one step series shows.
 #[derive(Debug, Clone)]
@@ -128,6 +136,12 @@ pub(crate) fn series_show_problem(report: &Report) -> bool {
         .any(|t| t.grows() || t.spiky() || t.sawtooth().is_some())
         || main_allocator_trend(report).is_some()
         || crate::near_limit::find(report).is_some()
+        || profiles::accumulation(report).is_some()
+        || profiles::lingering(report).is_some()
+        || profiles::spike(report).is_some()
+        || profiles::peak_composition(report).is_some()
+        || profiles::balance(report).is_some_and(|b| b.2)
+        || profiles::fragmentation(report).is_some_and(|f| f.1)
 }
 
 /// The allocator timeline that grows or spikes (the largest change), if any.
@@ -253,6 +267,12 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
         _ => None,
     };
     let linger = lingering(report);
+    let profile_accum = profiles::accumulation(report);
+    let snapshot_linger = profiles::lingering(report);
+    let snapshot_spike = profiles::spike(report);
+    let composition = profiles::peak_composition(report);
+    let balance = profiles::balance(report);
+    let fragmentation = profiles::fragmentation(report);
 
     let series_leaf = main.and_then(|t| {
         if t.sawtooth().is_some() {
@@ -275,8 +295,14 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
     } else {
         series_leaf
             .or(alloc_leaf)
+            .or_else(|| profile_accum.as_ref().map(|_| ACCUM))
+            .or_else(|| snapshot_linger.map(|_| LINGER))
             .or_else(|| linger.as_ref().map(|_| LINGER))
+            .or_else(|| snapshot_spike.map(|_| SPIKE))
             .or_else(|| request_spike.filter(|r| r.2).map(|_| SPIKE))
+            .or_else(|| balance.filter(|b| b.2).map(|_| DEVICE_BALANCE))
+            .or_else(|| composition.as_ref().map(|_| PEAK_COMPOSITION))
+            .or_else(|| fragmentation.filter(|f| f.1).map(|_| TORCH_FRAGMENTATION))
     };
     // One step from an OOM comes first: it is what the user must act on now.
     let near = crate::near_limit::find(report);
@@ -465,6 +491,35 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
             }
         }
     }
+    if let Some((s, sp)) = snapshot_spike {
+        spike.fact("spike_bytes", sp.size_bytes);
+        spike.fact("peak_allocated_bytes", s.peak_allocated_bytes);
+        spike.fact("steady_bytes", sp.final_allocated_bytes);
+        let what = match (sp.frame.is_empty(), sp.phase.is_empty()) {
+            (false, false) => format!("{} (phase {})", sp.frame, sp.phase),
+            (false, true) => sp.frame.clone(),
+            (true, false) => format!("phase {}", sp.phase),
+            (true, true) => format!("trace event {}", sp.alloc_event_index),
+        };
+        spike_reasons.push(format!(
+            "in {}, one allocation of {} at {what} lifts the peak to {} ({} of it) above a steady {}",
+            s.input,
+            gib(sp.size_bytes),
+            gib(s.peak_allocated_bytes),
+            pct_text(sp.size_bytes, s.peak_allocated_bytes),
+            gib(sp.final_allocated_bytes)
+        ));
+        if main.is_none_or(|t| t.jumps.is_empty()) {
+            spike.action(
+                "find_op",
+                &format!("The allocation comes from {what}."),
+                Some((
+                    signed(sp.size_bytes),
+                    "size of the short-lived allocation alive at the snapshot's peak".into(),
+                )),
+            );
+        }
+    }
     spike.reason = if spike_reasons.is_empty() {
         "Neither a step series nor a failing request is loaded.".into()
     } else {
@@ -501,6 +556,11 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
                 Some((signed(*bytes), "Σ sizes of outputs whose shape matches a parameter's, beyond one output per parameter".into())),
             );
         }
+        None if snapshot_linger.is_some() => {
+            if let Some((s, l)) = snapshot_linger {
+                snapshot_lingering(&mut lingering_node, s, l);
+            }
+        }
         None => {
             lingering_node.reason = if report.modules.iter().any(|m| m.memory_space == 0) {
                 "No module returns more parameter-shaped outputs than it has parameters of those shapes.".into()
@@ -532,6 +592,11 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
                 Some((signed(per_period), "slope × sawtooth period".into())),
             );
         }
+        None if profile_accum.is_some() => {
+            if let Some(a) = &profile_accum {
+                profile_accumulation(&mut accum, a);
+            }
+        }
         None => {
             accum.reason = match main {
                 Some(t) => format!("{} shows no sawtooth.", t.name()),
@@ -540,6 +605,12 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
         }
     }
     nodes.push(accum);
+
+    nodes.push(composition_node(composition.as_ref()));
+    nodes.push(balance_node(balance));
+    if let Some((s, _)) = fragmentation {
+        nodes.push(snapshot_fragmentation(s));
+    }
 
     nodes.push(crate::near_limit::node(
         near.as_ref(),
@@ -558,7 +629,17 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
         }
     }
 
-    let summary = runtime_headline(event, main, leaf, tree);
+    let from_profiles = profile_summary(
+        leaf,
+        main.is_some_and(|t| t.sawtooth().is_some()),
+        profile_accum.as_ref(),
+        snapshot_linger,
+        snapshot_spike,
+        composition.as_ref(),
+        balance,
+        fragmentation,
+    );
+    let summary = runtime_headline(event, main, leaf, tree, from_profiles);
     Evaluation {
         tree,
         path: leaf.map(|l| vec![l.to_string()]).unwrap_or_default(),
@@ -566,6 +647,228 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
         nodes: ordered,
         summary,
     }
+}
+
+/// The lingering node from a snapshot: backward-allocated buffers still
+/// live at the end of the trace, with the lines that allocated them.
+fn snapshot_lingering(
+    node: &mut NodeEval,
+    s: &oomscope_report::MemorySnapshot,
+    l: &oomscope_report::LingeringBuffers,
+) {
+    node.fact("lingering_count", l.count);
+    node.fact("lingering_bytes", l.bytes);
+    node.fact(
+        "frames",
+        l.lines.iter().map(|x| x.frame.clone()).collect::<Vec<_>>(),
+    );
+    let lines: Vec<String> = l
+        .lines
+        .iter()
+        .take(3)
+        .map(|x| format!("{} ({} in {})", x.frame, gib(x.bytes), x.count))
+        .collect();
+    node.reason = format!(
+        "In {}, {} buffer{} ({}) allocated during the backward pass {} still live at the end of the trace: gradient-sized buffers outlive the step. Allocated at {}.",
+        s.input,
+        l.count,
+        if l.count == 1 { "" } else { "s" },
+        gib(l.bytes),
+        if l.count == 1 { "is" } else { "are" },
+        if lines.is_empty() { "unknown frames".to_string() } else { lines.join("; ") }
+    );
+    node.action(
+        "release_backward",
+        &format!("That keeps {} alive per step.", gib(l.bytes)),
+        Some((
+            signed(l.bytes),
+            "Σ bytes of backward-pass allocations still live at the end of the snapshot's trace"
+                .into(),
+        )),
+    );
+}
+
+/// The accumulation node from a snapshot or a profile series.
+fn profile_accumulation(node: &mut NodeEval, a: &ProfileAccumulation) {
+    let per = a.per.word();
+    node.fact("frame", a.frame.clone());
+    node.fact(&format!("count_per_{per}"), a.count_per_period);
+    node.fact(&format!("bytes_per_{per}"), a.bytes_per_period);
+    node.fact(&format!("{per}s"), a.periods);
+    node.fact("live_bytes", a.bytes);
+    if a.per == profiles::Per::Step {
+        node.fact("slope_bytes_per_step", a.bytes_per_period as f64);
+    }
+    node.reason = format!(
+        "In {}, allocations from {} are never freed and keep coming: {:.1} more and {} more per {per} over {} {per}s ({} live).",
+        a.input,
+        a.frame,
+        a.count_per_period,
+        gib(a.bytes_per_period),
+        a.periods,
+        gib(a.bytes)
+    );
+    node.action(
+        "to_host",
+        &format!(
+            "The line {} keeps {} per {per}.",
+            a.frame,
+            gib(a.bytes_per_period)
+        ),
+        Some((
+            signed(a.bytes),
+            format!("live bytes of the line's allocations at the last {per}"),
+        )),
+    );
+}
+
+/// Fragmentation seen in a snapshot without an OOM: inactive blocks
+/// stranded between live ones, which only expandable segments return.
+fn snapshot_fragmentation(s: &oomscope_report::MemorySnapshot) -> NodeEval {
+    let mut node = NodeEval::new(TORCH_FRAGMENTATION, "");
+    let w = s.expandable_segments_would_return_bytes;
+    node.fact("reserved_bytes", s.reserved_bytes);
+    node.fact("active_allocated_bytes", s.active_allocated_bytes);
+    node.fact("inactive_bytes", s.inactive_bytes);
+    node.fact("expandable_segments_would_return_bytes", w);
+    node.reason = format!(
+        "In {} (device {}), {} is reserved and {} allocated; {} is inactive, of which {} sits between live blocks ({} of reserved): empty_cache() cannot return it, expandable segments would.",
+        s.input,
+        s.device,
+        gib(s.reserved_bytes),
+        gib(s.active_allocated_bytes),
+        gib(s.inactive_bytes),
+        gib(w),
+        pct_text(w, s.reserved_bytes)
+    );
+    node.action(
+        "expandable_segments",
+        &format!("It would return about {}.", gib(w)),
+        Some((
+            signed(w),
+            "inactive bytes between live blocks of ordinary segments, from the memory snapshot"
+                .into(),
+        )),
+    );
+    node
+}
+
+/// How evenly a device memory profile's devices hold their buffers.
+fn balance_node(
+    b: Option<(
+        &oomscope_report::DeviceMemoryProfile,
+        &oomscope_report::DeviceBalance,
+        bool,
+    )>,
+) -> NodeEval {
+    let mut node = NodeEval::new(DEVICE_BALANCE, "");
+    let Some((p, b, unbalanced)) = b else {
+        node.reason = "No device memory profile of two or more devices is loaded.".into();
+        return node;
+    };
+    node.fact("devices", b.devices);
+    node.fact("max_bytes", b.max_bytes);
+    node.fact("mean_bytes", b.mean_bytes);
+    node.fact("min_bytes", b.min_bytes);
+    node.fact("heaviest_device", b.heaviest_device.clone());
+    node.fact("even_bytes", b.even_bytes);
+    let uneven = b.uneven_stacks.first();
+    let ratio = b.max_bytes as f64 / b.mean_bytes.max(1) as f64;
+    node.reason = format!(
+        "In {}, {} holds {} against a mean of {} over {} devices ({ratio:.1}×; the lightest, {}, holds {}){}; {} is held in equal amounts on every device.",
+        p.input,
+        b.heaviest_device,
+        gib(b.max_bytes),
+        gib(b.mean_bytes),
+        b.devices,
+        b.lightest_device,
+        gib(b.min_bytes),
+        uneven
+            .map(|u| format!(
+                "; the most uneven buffers come from {} ({} to {} per device)",
+                profiles::frame_text(&u.frame),
+                gib(u.min_bytes),
+                gib(u.max_bytes)
+            ))
+            .unwrap_or_default(),
+        gib(b.even_bytes)
+    );
+    if unbalanced {
+        let excess = b.max_bytes.saturating_sub(b.mean_bytes);
+        node.action(
+            "reshard",
+            &uneven
+                .map(|u| format!("Start with {}.", profiles::frame_text(&u.frame)))
+                .unwrap_or_default(),
+            Some((
+                signed(excess),
+                "heaviest device − mean: what an even split would take off it".into(),
+            )),
+        );
+    }
+    if b.even_bytes > 0 && b.devices > 1 {
+        let per_device = b.even_bytes / u64::from(b.devices);
+        let saved = per_device - per_device / u64::from(b.devices);
+        node.action(
+            "replicated",
+            &format!(
+                "They are {} per device; if replicated, sharding would free up to {} on each.",
+                gib(per_device),
+                gib(saved)
+            ),
+            None,
+        );
+    }
+    node
+}
+
+/// What the largest memory timeline's peak is made of.
+fn composition_node(c: Option<&PeakComposition<'_>>) -> NodeEval {
+    let mut node = NodeEval::new(crate::ids::PEAK_COMPOSITION, "");
+    let Some(c) = c else {
+        node.reason =
+            "No PyTorch memory timeline with categories is loaded (prof.export_memory_timeline)."
+                .into();
+        return node;
+    };
+    let t = c.timeline;
+    for (name, bytes) in &t.peak_by_category {
+        node.fact(&format!("{name}_bytes"), *bytes);
+    }
+    node.fact("peak_bytes", t.peak_bytes);
+    node.fact("dominant_category", c.name.to_string());
+    let mut parts: Vec<(&String, &u64)> =
+        t.peak_by_category.iter().filter(|(_, b)| **b > 0).collect();
+    parts.sort_by_key(|(_, b)| std::cmp::Reverse(**b));
+    let list: Vec<String> = parts
+        .iter()
+        .take(4)
+        .map(|(n, b)| {
+            format!(
+                "{} {} ({})",
+                n.replace('_', " "),
+                gib(**b),
+                pct_text(**b, t.peak_bytes)
+            )
+        })
+        .collect();
+    node.reason = format!(
+        "{} peaks at {}: {} is the largest part ({}); {}.",
+        t.input,
+        gib(t.peak_bytes),
+        c.name.replace('_', " "),
+        pct_text(c.bytes, t.peak_bytes),
+        list.join(", ")
+    );
+    node.action(
+        c.category.action(),
+        &format!("They hold {} at the peak.", gib(c.bytes)),
+        Some((
+            signed(c.bytes),
+            format!("{} bytes at the timeline's peak", c.name),
+        )),
+    );
+    node
 }
 
 /// The steady-growth node's numbers from an allocator timeline, when no
@@ -628,11 +931,108 @@ fn allocator_steady(steady: &mut NodeEval, report: &Report, alloc: Option<&Alloc
     }
 }
 
+/// The first half of the headline when a profile, not a step series,
+/// selected the leaf: what it found, with its numbers.
+#[allow(clippy::too_many_arguments)] // one optional finding per profile kind
+fn profile_summary(
+    leaf: Option<&str>,
+    sawtooth: bool,
+    accum: Option<&ProfileAccumulation>,
+    linger: Option<(
+        &oomscope_report::MemorySnapshot,
+        &oomscope_report::LingeringBuffers,
+    )>,
+    spike: Option<(&oomscope_report::MemorySnapshot, &oomscope_report::Spike)>,
+    composition: Option<&PeakComposition<'_>>,
+    balance: Option<(
+        &oomscope_report::DeviceMemoryProfile,
+        &oomscope_report::DeviceBalance,
+        bool,
+    )>,
+    fragmentation: Option<(&oomscope_report::MemorySnapshot, bool)>,
+) -> Option<String> {
+    match leaf? {
+        ACCUM if !sawtooth => {
+            let a = accum?;
+            let per = a.per.word();
+            Some(format!(
+                "Memory accumulates: {} adds {} per {per} ({:.1} allocations) that are never freed, {} live after {} {per}s",
+                a.frame,
+                gib(a.bytes_per_period),
+                a.count_per_period,
+                gib(a.bytes),
+                a.periods
+            ))
+        }
+        LINGER => {
+            let (_, l) = linger?;
+            Some(format!(
+                "{} of buffers allocated in backward ({}) stay live after the step{}",
+                gib(l.bytes),
+                l.count,
+                l.lines
+                    .first()
+                    .map(|x| format!(", most from {}", x.frame))
+                    .unwrap_or_default()
+            ))
+        }
+        SPIKE => {
+            let (s, sp) = spike?;
+            let at = if sp.phase.is_empty() {
+                sp.frame.clone()
+            } else if sp.frame.is_empty() {
+                format!("phase {}", sp.phase)
+            } else {
+                format!("{} (phase {})", sp.frame, sp.phase)
+            };
+            Some(format!(
+                "One allocation of {} at {at} lifts the peak to {} above a steady {}",
+                gib(sp.size_bytes),
+                gib(s.peak_allocated_bytes),
+                gib(sp.final_allocated_bytes)
+            ))
+        }
+        TORCH_FRAGMENTATION => {
+            let (s, _) = fragmentation?;
+            Some(format!(
+                "{} of the {} reserved on device {} sits in inactive blocks between live ones (fragmentation)",
+                gib(s.expandable_segments_would_return_bytes),
+                gib(s.reserved_bytes),
+                s.device
+            ))
+        }
+        DEVICE_BALANCE => {
+            let (_, b, _) = balance?;
+            Some(format!(
+                "{} holds {} of device buffers, {:.1}× the mean of {} over {} devices ({} above it)",
+                b.heaviest_device,
+                gib(b.max_bytes),
+                b.max_bytes as f64 / b.mean_bytes.max(1) as f64,
+                gib(b.mean_bytes),
+                b.devices,
+                gib(b.max_bytes.saturating_sub(b.mean_bytes))
+            ))
+        }
+        PEAK_COMPOSITION => {
+            let c = composition?;
+            Some(format!(
+                "Peak of {}: {} {} ({})",
+                gib(c.timeline.peak_bytes),
+                c.name.replace('_', " "),
+                gib(c.bytes),
+                pct_text(c.bytes, c.timeline.peak_bytes)
+            ))
+        }
+        _ => None,
+    }
+}
+
 fn runtime_headline(
     event: Option<&OomEvent>,
     main: Option<&Trend<'_>>,
     leaf: Option<&str>,
     tree: TreeKind,
+    from_profiles: Option<String>,
 ) -> String {
     let start = match (tree, event) {
         (TreeKind::RuntimeOom, Some(e)) => {
@@ -651,6 +1051,7 @@ fn runtime_headline(
             s
         }
         _ => match main {
+            _ if from_profiles.is_some() => from_profiles.unwrap_or_default(),
             Some(t) => format!(
                 "Memory on {}: {} at step {} → {} at step {}",
                 t.name(),

@@ -11,7 +11,7 @@
 //!    memory under the limit) could hold the request, but no block does;
 //! 4. `torch.capacity`: otherwise the device is full.
 
-use oomscope_report::{Confidence, Headline, OomEvent, OomKind, Report, Severity};
+use oomscope_report::{Confidence, Headline, MemorySnapshot, OomEvent, OomKind, Report, Severity};
 
 use crate::facts::{gib, pct_fact, pct_text, signed};
 use crate::ids::*;
@@ -105,7 +105,14 @@ impl GpuFacts {
                 return Some((p - r, "this process uses beyond what PyTorch reserved"));
             }
         }
-        match (self.capacity, self.free, self.reserved) {
+        // What the caching allocator holds is never below what it has
+        // allocated: PyTorch <= 1.3 printed only the unallocated part
+        // ("N cached"), which a reader may give as reserved.
+        let reserved = match (self.reserved, self.allocated) {
+            (Some(r), Some(a)) => Some(r.max(a)),
+            (r, _) => r,
+        };
+        match (self.capacity, self.free, reserved) {
             (Some(c), Some(f), Some(r)) if c > f.saturating_add(r) => {
                 Some((c - f - r, "capacity − free − reserved by PyTorch"))
             }
@@ -139,8 +146,45 @@ pub(crate) fn primary_gpu_event(report: &Report) -> Option<&OomEvent> {
         })
 }
 
-pub(crate) fn evaluate(e: &OomEvent) -> TorchEval {
-    let g = gpu_facts(e);
+/// The memory snapshot whose `oom` is this event: the same input and device
+/// (the event came from it), else the one snapshot OOM asking for the same
+/// bytes (a CUDA OOM log of the same run dropped with it).
+pub(crate) fn snapshot_of<'a>(report: &'a Report, e: &OomEvent) -> Option<&'a MemorySnapshot> {
+    let device = e.extra.get("cuda_device").copied();
+    let with_oom = || report.memory_snapshots.iter().filter(|s| s.oom.is_some());
+    with_oom()
+        .find(|s| s.input == e.input && device.is_none_or(|d| d == u64::from(s.device)))
+        .or_else(|| {
+            // A message prints the request with two decimals.
+            let close = |a: u64, b: u64| a.abs_diff(b) as f64 <= a.max(b) as f64 * 0.005;
+            let mut same = with_oom().filter(|s| {
+                matches!((s.oom.as_ref(), e.requested_bytes), (Some(o), Some(r)) if close(o.requested_bytes, r))
+            });
+            let first = same.next();
+            first.filter(|_| same.next().is_none())
+        })
+}
+
+pub(crate) fn evaluate(e: &OomEvent, snap: Option<&MemorySnapshot>) -> TorchEval {
+    let mut g = gpu_facts(e);
+    if let Some(s) = snap {
+        // The snapshot's pools are exact; the message may not state them.
+        if g.private_pools.is_none() && s.private_pool_bytes > 0 {
+            g.private_pools = Some(s.private_pool_bytes);
+        }
+    }
+    let would_return = snap
+        .map(|s| s.expandable_segments_would_return_bytes)
+        .filter(|b| *b > 0);
+    let holders: Vec<String> = snap
+        .map(|s| {
+            s.top_lines_at_peak
+                .iter()
+                .take(3)
+                .map(|l| format!("{} ({} in {})", l.frame, gib(l.bytes), l.count))
+                .collect()
+        })
+        .unwrap_or_default();
     let who = if g.bfc { "XLA" } else { "PyTorch" };
     let req = g.requested.unwrap_or(0);
     let outside = g.outside();
@@ -288,6 +332,14 @@ pub(crate) fn evaluate(e: &OomEvent) -> TorchEval {
     if let Some(b) = g.largest_free_block {
         fr.fact("largest_free_block_bytes", b);
     }
+    if let Some(w) = would_return {
+        fr.fact("expandable_segments_would_return_bytes", w);
+    }
+    if let Some(s) = snap {
+        fr.fact("inactive_bytes", s.inactive_bytes);
+        fr.fact("free_internal_bytes", s.free_internal_bytes);
+        fr.fact("free_external_bytes", s.free_external_bytes);
+    }
     fr.reason = match (g.cached_free, g.bfc) {
         (Some(cf), false) => format!(
             "{} is reserved by PyTorch but unallocated, {} {request_text}{}.",
@@ -322,14 +374,28 @@ pub(crate) fn evaluate(e: &OomEvent) -> TorchEval {
                 Some((signed(cf), "limit − in use, from the BFC dump".into())),
             );
         } else {
-            fr.action(
-                "expandable_segments",
-                &format!("It would return up to {} to the allocator.", gib(cf)),
-                Some((
-                    signed(cf),
-                    "reserved but unallocated bytes, from the message".into(),
-                )),
-            );
+            match would_return {
+                Some(w) => fr.action(
+                    "expandable_segments",
+                    &format!(
+                        "The snapshot's inactive blocks stranded between live ones hold {}: it would return them (of {} reserved but unallocated).",
+                        gib(w),
+                        gib(cf)
+                    ),
+                    Some((
+                        signed(w),
+                        "inactive bytes between live blocks of ordinary segments, from the memory snapshot".into(),
+                    )),
+                ),
+                None => fr.action(
+                    "expandable_segments",
+                    &format!("It would return up to {} to the allocator.", gib(cf)),
+                    Some((
+                        signed(cf),
+                        "reserved but unallocated bytes, from the message".into(),
+                    )),
+                ),
+            }
             fr.action("max_split_size", "", None);
         }
     }
@@ -360,6 +426,17 @@ pub(crate) fn evaluate(e: &OomEvent) -> TorchEval {
                 .unwrap_or_default(),
             gib(needed.unwrap_or(0))
         ),
+        (Some(a), None) => format!(
+            "{who} has {} allocated{}{}; the device's capacity is not recorded; {request_text} needs {} more than is free.",
+            gib(a),
+            g.reserved
+                .map(|r| format!(" ({} reserved)", gib(r)))
+                .unwrap_or_default(),
+            g.free
+                .map(|f| format!(", {} free on the device", gib(f)))
+                .unwrap_or_default(),
+            gib(needed.unwrap_or(0))
+        ),
         _ => format!("The message does not say how much {who} has allocated of the device."),
     };
     if leaf == TORCH_CAPACITY {
@@ -369,6 +446,17 @@ pub(crate) fn evaluate(e: &OomEvent) -> TorchEval {
         let need = needed
             .map(|n| format!("At least {} must go.", gib(n)))
             .unwrap_or_default();
+        let need = if holders.is_empty() {
+            need
+        } else {
+            cap.fact("top_lines_at_peak", holders.clone());
+            format!(
+                "{need} The biggest holders at the peak: {}.",
+                holders.join("; ")
+            )
+            .trim_start()
+            .to_string()
+        };
         cap.action("checkpointing", &need, None);
         cap.action("mixed_precision", "", None);
         cap.action("batch", "", None);
@@ -433,14 +521,18 @@ pub(crate) fn evaluate(e: &OomEvent) -> TorchEval {
             Some(Confidence::Medium),
         ),
         TORCH_FRAGMENTATION => (
-            format!("{} is reserved but unallocated (fragmentation): set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to return it", gib(g.cached_free.unwrap_or(0))),
-            g.cached_free,
+            match would_return {
+                Some(w) => format!("{} is reserved but unallocated (fragmentation): set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, which would return the {} stranded between live blocks", gib(g.cached_free.unwrap_or(0)), gib(w)),
+                None => format!("{} is reserved but unallocated (fragmentation): set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to return it", gib(g.cached_free.unwrap_or(0))),
+            },
+            would_return.or(g.cached_free),
             Some(Confidence::Medium),
         ),
         _ => (
             format!(
-                "the device is full{}: activation checkpointing, bf16 autocast, a smaller batch, or sharding parameters and optimizer state (FSDP/ZeRO)",
-                needed.map(|n| format!(" ({} more needed)", gib(n))).unwrap_or_default()
+                "the device is full{}: activation checkpointing, bf16 autocast, a smaller batch, or sharding parameters and optimizer state (FSDP/ZeRO){}",
+                needed.map(|n| format!(" ({} more needed)", gib(n))).unwrap_or_default(),
+                holders.first().map(|h| format!("; the biggest holder at the peak is {h}")).unwrap_or_default()
             ),
             None,
             None,

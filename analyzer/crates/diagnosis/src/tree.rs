@@ -302,6 +302,9 @@ static TREE: &[NodeDef] = &[
         actions: &[action(
             "out_of_place",
             "Make sharding annotations out of place (clone in forward and backward) or use xs.mark_sharding, so gradient arrays are not kept alive.",
+        ), action(
+            "release_backward",
+            "Find what keeps these backward-pass buffers after the step (an in-place custom autograd Function returning its input, a list holding gradients or graph outputs) and release it; free gradients with optimizer.zero_grad(set_to_none=True).",
         )],
     },
     NodeDef {
@@ -315,6 +318,54 @@ static TREE: &[NodeDef] = &[
             "to_host",
             "Move reduced per-step values to the host at once (.item() / .cpu() after the reduction) instead of keeping device tensors in a list until the next log.",
         )],
+    },
+    NodeDef {
+        id: PEAK_COMPOSITION,
+        parent: None,
+        tree: TreeKind::RuntimeOom,
+        title: "What the peak is made of",
+        condition: "A PyTorch memory timeline gives the peak's bytes by category: the largest category says which remedy buys the most.",
+        continues_to: &[],
+        actions: &[
+            action(
+                "activations",
+                "Activations dominate: activation checkpointing (torch.utils.checkpoint) or a smaller batch (with gradient accumulation to keep the effective batch).",
+            ),
+            action(
+                "optimizer_state",
+                "Optimizer state dominates: shard it (FSDP, ZeRO) or use a lighter optimizer (SGD, Adafactor, 8-bit Adam).",
+            ),
+            action(
+                "gradients",
+                "Gradients dominate: free them as soon as they are applied (optimizer.zero_grad(set_to_none=True), optimizer step in backward) and shard them (FSDP, ZeRO-2).",
+            ),
+            action(
+                "parameters",
+                "Parameters dominate: shard them (FSDP, ZeRO-3) or keep them in bf16.",
+            ),
+            action(
+                "snapshot",
+                "The profiler could not categorise most of the peak: record a memory snapshot (torch.cuda.memory._record_memory_history) to see the stacks that hold it.",
+            ),
+        ],
+    },
+    NodeDef {
+        id: DEVICE_BALANCE,
+        parent: None,
+        tree: TreeKind::RuntimeOom,
+        title: "One device holds more than the others",
+        condition: "A JAX device memory profile's heaviest device holds at least 1.5× the mean: it runs out first.",
+        continues_to: &[],
+        actions: &[
+            action(
+                "reshard",
+                "Shard the arrays that sit on one device (or are split unevenly) across the mesh: check their PartitionSpec / NamedSharding, and that the sharded dimension divides by the mesh axis.",
+            ),
+            action(
+                "replicated",
+                "Arrays held in equal copies on every device are replicated or evenly sharded; if replicated (parameters, optimizer state), sharding them (FSDP-style) divides them by the device count.",
+            ),
+        ],
     },
     NodeDef {
         id: NEAR_LIMIT,

@@ -74,6 +74,23 @@ fn every_gpu_message_selects_the_node_its_numbers_dictate() {
                 );
                 TORCH_NON_PYTORCH
             }
+            // pytorch/pytorch#16417, 2024 comment: 11.06 MiB free, 22 MiB
+            // asked, 194.87 MiB reserved but unallocated: fragmentation.
+            "torch_cached_and_new_pytorch16417.txt" => {
+                // Two messages: the newer one, which states the most, decides.
+                let newer = r
+                    .oom_events
+                    .iter()
+                    .find(|e| e.reserved_unallocated_bytes.is_some())
+                    .unwrap();
+                let unallocated = newer.reserved_unallocated_bytes.unwrap();
+                assert!(unallocated >= newer.requested_bytes.unwrap());
+                assert!(
+                    reason.contains(&format_bytes(unallocated)),
+                    "{name}: {reason}"
+                );
+                TORCH_FRAGMENTATION
+            }
             // BFC: 14.90 GiB in use of 17.69 GiB, asked 3.72 GiB: full.
             _ if e.kind == OomKind::XlaGpu => {
                 if let Some(cap) = cap {
@@ -81,11 +98,34 @@ fn every_gpu_message_selects_the_node_its_numbers_dictate() {
                 }
                 leaf_for_bfc(e)
             }
+            // Every other posted PyTorch message: the rules of issue 20,
+            // applied here to the message's own numbers.
+            _ if e.kind == OomKind::TorchCuda => {
+                let decided = r
+                    .oom_events
+                    .iter()
+                    .find(|e| e.reserved_unallocated_bytes.is_some())
+                    .unwrap_or(e);
+                leaf_for_torch(decided)
+            }
             other => panic!("{other}: a GPU message without an expectation ({leaf}: {reason})"),
         };
         assert_eq!(leaf, expected, "{name}: {reason}");
-        if let Some(req) = e.requested_bytes {
-            assert!(h.text.contains(&format_bytes(req)), "{name}: {}", h.text);
+        // The request of the message that decided (with several messages,
+        // the one that states the most).
+        let requests: Vec<u64> = r
+            .oom_events
+            .iter()
+            .filter_map(|e| e.requested_bytes)
+            .collect();
+        if !requests.is_empty() {
+            assert!(
+                requests
+                    .iter()
+                    .any(|req| h.text.contains(&format_bytes(*req))),
+                "{name}: {}",
+                h.text
+            );
         }
         checked.push(name);
     }
@@ -95,6 +135,48 @@ fn every_gpu_message_selects_the_node_its_numbers_dictate() {
 
 /// The BFC rule from the dump's own numbers: enough free under the limit
 /// but no block that large is fragmentation; otherwise the allocator is full.
+/// Issue 20's rules for a PyTorch message: free far above the request, a
+/// per-process limit or most of the device outside PyTorch → non-PyTorch
+/// memory; private pools at least the request and a quarter of allocated →
+/// pools; reserved-but-unallocated at least the request → fragmentation;
+/// else capacity.
+fn leaf_for_torch(e: &oomscope_report::OomEvent) -> &'static str {
+    let x = |k: &str| e.extra.get(k).copied();
+    let req = e.requested_bytes.unwrap_or(0);
+    let cap = e.total_capacity_bytes.or_else(|| e.limit());
+    let free_far_above = e.free_bytes.is_some_and(|f| req > 0 && f >= 8 * req);
+    let limit_set =
+        matches!((x("allowed_bytes"), cap), (Some(a), Some(c)) if (a as f64) < c as f64 * 0.9);
+    let held = e.reserved_bytes.max(e.allocated_bytes);
+    let outside = match (x("process_in_use_bytes"), e.reserved_bytes) {
+        (Some(p), Some(r)) if p > r => Some(p - r),
+        _ => match (cap, e.free_bytes, held) {
+            (Some(c), Some(f), Some(h)) if c > f + h => Some(c - f - h),
+            _ => None,
+        },
+    };
+    let outside_large = matches!((outside, cap), (Some(o), Some(c)) if o as f64 >= c as f64 * 0.5);
+    let pools = e.private_pools_bytes.or_else(|| x("private_pools_bytes"));
+    let unallocated = e
+        .reserved_unallocated_bytes
+        .or_else(|| x("reserved_unallocated_bytes"))
+        .or_else(|| Some(e.reserved_bytes?.saturating_sub(e.allocated_bytes?)));
+    if free_far_above || limit_set || outside_large {
+        TORCH_NON_PYTORCH
+    } else if pools.is_some_and(|p| {
+        req > 0
+            && p >= req
+            && e.allocated_bytes
+                .is_none_or(|a| p as f64 >= a as f64 * 0.25)
+    }) {
+        TORCH_PRIVATE_POOLS
+    } else if unallocated.is_some_and(|u| req > 0 && u >= req) {
+        TORCH_FRAGMENTATION
+    } else {
+        TORCH_CAPACITY
+    }
+}
+
 fn leaf_for_bfc(e: &oomscope_report::OomEvent) -> &'static str {
     let in_use = e
         .allocated_bytes
