@@ -15,6 +15,8 @@ pub mod progress;
 pub mod report;
 pub mod runtime;
 pub mod share;
+pub mod snapshot;
+pub mod stacks;
 pub mod steps;
 pub mod table;
 pub mod timeline;
