@@ -252,7 +252,7 @@ pub fn StackView(stacks: Vec<StackSample>) -> impl IntoView {
                     .map(|s| (s.bytes, s.count, s.frames.first().map(frame_label).unwrap_or_default()))
                     .collect()
             });
-            rows.sort_by(|a, b| b.0.cmp(&a.0));
+            rows.sort_by_key(|r| std::cmp::Reverse(r.0));
             Some((node.label.clone(), rows))
         })?;
         let more = rows.len().saturating_sub(LISTED);
