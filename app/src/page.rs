@@ -57,6 +57,7 @@ fn ReportSections(report: Arc<Report>, origin: Option<ReportOrigin>) -> impl Int
             <padding::PaddingView report=report.clone()/>
             <steps::StepsView report=report.clone()/>
             <runtime::RuntimeView report=report.clone()/>
+            <crate::views::snapshot::SnapshotView report=report.clone()/>
             <inputs::InputsView report=report/>
         </article>
     }

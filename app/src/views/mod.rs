@@ -14,5 +14,7 @@ pub mod padding;
 pub mod progress;
 pub mod runtime;
 pub mod share;
+pub mod snapshot;
+pub mod stacks;
 pub mod steps;
 pub mod verdict;

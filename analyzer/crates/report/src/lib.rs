@@ -19,7 +19,10 @@ pub use runtime::{
     DeviceBalance, DeviceMemory, DeviceMemoryProfile, DeviceMemorySeries, GrowingStack, MemoryTimeline, SourceLineBytes,
     TimeUnit, TimelinePoint, TimelineSource, UnevenStack,
 };
-pub use snapshot::{Accumulation, LingeringBuffers, LiveAllocation, MemorySnapshot, SnapshotFormat, SnapshotOom, SnapshotLine, Spike};
+pub use snapshot::{
+    Accumulation, CurvePoint, LingeringBuffers, LiveAllocation, MemorySnapshot, PhaseSpan, SnapshotFormat, SnapshotOom, SnapshotLine, Spike,
+    CURVE_MAX_POINTS,
+};
 pub use stacks::{Frame, FrameKind, StackSample};
 
 /// Version of the JSON report schema.

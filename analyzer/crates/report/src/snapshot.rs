@@ -85,6 +85,38 @@ pub struct MemorySnapshot {
     /// `external_annotations` phase names, in order of first start.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub annotations: Vec<String>,
+    /// The Active Memory Timeline downsampled for drawing (at most
+    /// [`CURVE_MAX_POINTS`] points, the peak kept exactly), with the reserved
+    /// line. The first point is the state before the trace.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub active_memory_curve: Vec<CurvePoint>,
+    /// `external_annotations` phases placed on the trace's event indices.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<PhaseSpan>,
+}
+
+/// Most points in [`MemorySnapshot::active_memory_curve`].
+pub const CURVE_MAX_POINTS: usize = 2000;
+
+/// One point of the downsampled Active Memory curve: the bytes after trace
+/// event `event_index`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CurvePoint {
+    pub event_index: u64,
+    pub allocated_bytes: u64,
+    /// Reserved (segment) bytes after the same event, counting `segment_map`.
+    pub reserved_bytes: u64,
+}
+
+/// One `external_annotations` phase (`record_function` START..END).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PhaseSpan {
+    pub name: String,
+    /// First trace event at or after the phase's START.
+    pub start_event_index: u64,
+    /// First trace event at or after its END; `None` when still open at the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_event_index: Option<u64>,
 }
 
 /// The generation of `torch.cuda.memory._dump_snapshot()` output.

@@ -9,6 +9,7 @@ use oomscope_report::{
     Accumulation, LingeringBuffers, LiveAllocation, MemorySnapshot, SnapshotFormat, SnapshotOom, SnapshotLine, Spike, StackSample,
 };
 
+use crate::curve;
 use crate::frames;
 use crate::model::{Action, Generation, Snapshot};
 use crate::segsum::segment_state;
@@ -105,6 +106,8 @@ fn analyze_device(input: &str, snap: &Snapshot, facts: &StackFacts, device: u32)
         lingering_backward: lingering_backward(facts, &tl),
         spike: spike(snap, facts, device, &tl, &live),
         annotations: annotation_names(snap, device),
+        active_memory_curve: curve::active_memory_curve(&tl, &reserved.before),
+        phases: curve::phases(snap, device),
     }
 }
 

@@ -6,12 +6,14 @@
 //!   refuses code and never allocates beyond the input;
 //! - [`compact`] + [`build`]: the trace as compact columns ([`model`]);
 //! - [`timeline`]: MemoryViz.js's Active Memory and Cached Segment Timelines;
+//! - [`curve`]: that timeline downsampled for drawing, and the phases;
 //! - [`segsum`]: the state at snapshot time, as `_memory_viz.py segsum`;
 //! - [`analysis`]: per device, the report's `MemorySnapshot` with findings.
 
 pub mod analysis;
 pub mod build;
 pub mod compact;
+pub mod curve;
 pub mod error;
 pub mod frames;
 pub mod input;
