@@ -260,8 +260,6 @@ fn view_import_violations(views: &Path) -> Vec<String> {
 }
 
 #[test]
-#[ignore = "views call each other today (diagnosis → padding, padding → steps' painter, header → share, \
-            modules → timeline): the app engineer is moving them onto AppState and shared drawing code (issue 19)"]
 fn views_never_import_each_other() {
     let views = repo().join("app/src/views");
     assert!(views.is_dir(), "{}", views.display());

@@ -15,6 +15,5 @@ pub mod progress;
 pub mod runtime;
 pub mod share;
 pub mod snapshot;
-pub mod stacks;
 pub mod steps;
 pub mod verdict;

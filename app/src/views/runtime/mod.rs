@@ -198,7 +198,7 @@ fn ProfileView(profile: DeviceMemoryProfile) -> impl IntoView {
                         .collect_view()}
                 </tbody>
             </table>
-            <crate::views::stacks::StackView stacks=profile.top_stacks/>
+            <crate::widgets::stacks::StackView stacks=profile.top_stacks/>
         </div>
     }
 }

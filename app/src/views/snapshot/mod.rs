@@ -12,8 +12,8 @@ use leptos::prelude::*;
 use oomscope_report::{MemorySnapshot, Report};
 
 use crate::format::{base_name, group_digits, percent, Bytes};
-use crate::views::stacks::StackView;
-use crate::views::table::TableHead;
+use crate::widgets::stacks::StackView;
+use crate::widgets::table_head::TableHead;
 
 #[component]
 pub fn SnapshotView(report: Arc<Report>) -> impl IntoView {
