@@ -81,3 +81,42 @@ export async function sectionAtTop(page, id, timeout = 60_000) {
     throw new Error(`#${id} is at ${where[0]}px (page scrolled ${where[1]}px), not below the header: ${e.message}`);
   });
 }
+
+/**
+ * Serves `dist`, opens the page on its built-in example report in a fresh
+ * Chromium (1280×900) and records page errors. Returns
+ * { server, origin, browser, page, pageErrors, close }.
+ */
+export async function openExamplePage(dist, timeout = 60_000) {
+  if (!fs.existsSync(path.join(dist, "index.html"))) {
+    throw new Error("dist/index.html missing: run `trunk build --release` first");
+  }
+  const { server, origin } = await serveDist(dist);
+  const browser = await launchChromium();
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const pageErrors = [];
+  page.on("pageerror", (error) => pageErrors.push(String(error)));
+  await page.goto(origin + "/", { timeout });
+  await page.locator(".example-banner").waitFor({ timeout });
+  const close = async () => {
+    await browser.close();
+    await new Promise((resolve) => server.close(resolve));
+  };
+  return { server, origin, browser, page, pageErrors, close };
+}
+
+/** Drops files (`[{ name, path }]`) on the page together, as a user drags them in. */
+export async function dropFiles(page, files) {
+  const payload = files.map(({ name, path: file }) => ({ name, bytes: fs.readFileSync(file).toString("base64") }));
+  await page.evaluate((files) => {
+    const transfer = new DataTransfer();
+    for (const { name, bytes } of files) {
+      const data = Uint8Array.from(atob(bytes), (c) => c.charCodeAt(0));
+      transfer.items.add(new File([data], name, { type: "application/octet-stream" }));
+    }
+    for (const type of ["dragenter", "dragover", "drop"]) {
+      document.body.dispatchEvent(new DragEvent(type, { dataTransfer: transfer, bubbles: true, cancelable: true }));
+    }
+  }, payload);
+}

@@ -16,7 +16,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { launchChromium, serveDist } from "./lib.mjs";
+import { dropFiles, openExamplePage } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
@@ -26,28 +26,14 @@ const CORPUS = process.env.OOMSCOPE_CORPUS || path.resolve(ROOT, "../shared/corp
 const SNAPSHOTS = path.join(CORPUS, "snapshots");
 const TIMEOUT = 60_000;
 
-let server;
-let origin;
-let browser;
+let opened;
 let page;
-const pageErrors = [];
 
 const expected = () => JSON.parse(fs.readFileSync(path.join(SNAPSHOTS, "expected.json"), "utf8"));
 
 /** Drops `name` from the corpus on the page as a user would (drag and drop); returns the view of `device`. */
 async function dropSnapshot(name, device) {
-  const bytes = fs.readFileSync(path.join(SNAPSHOTS, name)).toString("base64");
-  await page.evaluate(
-    ({ name, bytes }) => {
-      const data = Uint8Array.from(atob(bytes), (c) => c.charCodeAt(0));
-      const transfer = new DataTransfer();
-      transfer.items.add(new File([data], name, { type: "application/octet-stream" }));
-      for (const type of ["dragenter", "dragover", "drop"]) {
-        document.body.dispatchEvent(new DragEvent(type, { dataTransfer: transfer, bubbles: true, cancelable: true }));
-      }
-    },
-    { name, bytes },
-  );
+  await dropFiles(page, [{ name, path: path.join(SNAPSHOTS, name) }]);
   const view = page.locator('[data-testid="memory-snapshot"]', { hasText: `${name} · cuda:${device}` }).first();
   await view.waitFor({ timeout: TIMEOUT });
   await page.locator("section.progress").waitFor({ state: "detached", timeout: TIMEOUT });
@@ -59,20 +45,13 @@ async function bytesOf(locator) {
 }
 
 before(async () => {
-  assert.ok(fs.existsSync(path.join(DIST, "index.html")), "dist/index.html missing: run `trunk build --release` first");
   fs.mkdirSync(OUT, { recursive: true });
-  ({ server, origin } = await serveDist(DIST));
-  browser = await launchChromium();
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  page = await context.newPage();
-  page.on("pageerror", (error) => pageErrors.push(String(error)));
-  await page.goto(origin + "/", { timeout: TIMEOUT });
-  await page.locator(".example-banner").waitFor({ timeout: TIMEOUT });
+  opened = await openExamplePage(DIST, TIMEOUT);
+  page = opened.page;
 });
 
 after(async () => {
-  await browser?.close();
-  await new Promise((resolve) => (server ? server.close(resolve) : resolve()));
+  await opened?.close();
 });
 
 test("a dropped snapshot with an OOM shows MemoryViz's peak, the OOM, the curve and the stacks", async () => {
@@ -116,7 +95,7 @@ test("a dropped snapshot with an OOM shows MemoryViz's peak, the OOM, the curve 
   assert.ok((await stacks.locator('[data-testid="stack-allocations"] tbody tr').count()) > 0);
 
   await view.screenshot({ path: path.join(OUT, "snapshot-oom.png") });
-  assert.deepEqual(pageErrors, []);
+  assert.deepEqual(opened.pageErrors, []);
 });
 
 test("an ordinary training-step snapshot shows its peak, its state and its top lines", async () => {
@@ -129,5 +108,5 @@ test("an ordinary training-step snapshot shows its peak, its state and its top l
   assert.ok((await view.locator('[data-testid="snapshot-state"] tbody tr').count()) >= 5);
   assert.ok((await view.locator('[data-testid="stack-view"] g.stack-box').count()) > 2);
   await view.screenshot({ path: path.join(OUT, "snapshot-step.png") });
-  assert.deepEqual(pageErrors, []);
+  assert.deepEqual(opened.pageErrors, []);
 });

@@ -1,0 +1,61 @@
+// Browser test of the run-time view (app/src/views/runtime/) and the
+// headline on JAX device memory profiles: the three real profiles of the
+// leaking loop (fixtures/jax-memory-profiles/leak/, made by
+// tools/fixtures/jax_memory_profiles.py, JAX on 8 CPU devices), dropped
+// together as a user would. They are one series; the stack whose bytes grow
+// is named with its source line (`state = step(state)`, line 86 of the
+// generator), and the answer at the top says so.
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { dropFiles, openExamplePage } from "./lib.mjs";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(HERE, "../..");
+const DIST = path.join(ROOT, "dist");
+const OUT = path.join(HERE, "out");
+const LEAK = path.join(ROOT, "fixtures/jax-memory-profiles/leak");
+const GENERATOR = path.join(ROOT, "tools/fixtures/jax_memory_profiles.py");
+const TIMEOUT = 60_000;
+
+let opened;
+let page;
+
+before(async () => {
+  fs.mkdirSync(OUT, { recursive: true });
+  opened = await openExamplePage(DIST, TIMEOUT);
+  page = opened.page;
+});
+
+after(async () => {
+  await opened?.close();
+});
+
+test("a dropped series of leaking JAX profiles names the growing line, in the series and in the answer", async () => {
+  const names = fs.readdirSync(LEAK).filter((n) => n.endsWith(".prof")).sort();
+  assert.equal(names.length, 3);
+  await dropFiles(page, names.map((name) => ({ name, path: path.join(LEAK, name) })));
+  const series = page.locator('[data-testid="device-memory-series"]');
+  await series.waitFor({ timeout: TIMEOUT });
+
+  // The line the generator leaks from, read from the generator itself.
+  const lines = fs.readFileSync(GENERATOR, "utf8").split("\n");
+  const leakLine = lines.findIndex((l) => l.trim() === "state = step(state)") + 1;
+  assert.ok(leakLine > 0, "the generator's leaking line");
+  const where = `jax_memory_profiles.py:${leakLine}`;
+
+  const status = await series.locator('[role="status"]').textContent();
+  assert.ok(status.includes(where), `series names ${where}: ${status}`);
+  assert.match(status, /grow by [\d.]+ MiB/, `growth over the series: ${status}`);
+
+  const headline = page.locator(".verdict-headline").first();
+  assert.equal(await headline.getAttribute("data-node"), "runtime.device_accumulation");
+  const answer = await headline.locator(".verdict-answer").textContent();
+  assert.ok(answer.includes(where) && answer.includes("20.00 MiB"), `answer: ${answer}`);
+
+  await page.screenshot({ path: path.join(OUT, "runtime-leak-series.png"), fullPage: false });
+  assert.deepEqual(opened.pageErrors, []);
+});
