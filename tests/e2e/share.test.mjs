@@ -180,14 +180,19 @@ test("the pinned buffer and the opened tree node travel with the link", async ()
   await shared.screenshot({ path: path.join(OUT, "share-pinned.png") });
 
   // Open a tree node that is off the selected path: the link carries it.
-  const node = shared.locator('#diagnosis [data-node="aggregate"]');
+  const offPath = await shared
+    .locator("#diagnosis .tree-node:not(.current)")
+    .evaluateAll((nodes) => nodes.filter((n) => n.querySelector(":scope > details")).map((n) => n.dataset.node));
+  assert.ok(offPath.length > 0, "the shared tree has nodes off the selected path");
+  const nodeId = offPath[0];
+  const node = shared.locator(`#diagnosis [data-node="${nodeId}"]`);
   assert.equal(await node.locator(":scope > details").getAttribute("open"), null, "off the path, the node starts closed");
   await node.locator(":scope > details > summary").click();
   const nodeLink = await copyLink(shared);
   const opened = await freshPage();
   await opened.goto(nodeLink, { timeout: TIMEOUT });
   await opened.locator(".shared-banner").waitFor({ timeout: TIMEOUT });
-  const focused = opened.locator('#diagnosis .tree-node.focused[data-node="aggregate"]');
+  const focused = opened.locator(`#diagnosis .tree-node.focused[data-node="${nodeId}"]`);
   await focused.waitFor({ timeout: TIMEOUT });
   assert.notEqual(await focused.locator(":scope > details").getAttribute("open"), null, "the carried node is open");
   await sectionAtTop(opened, "diagnosis");

@@ -449,7 +449,7 @@ pub(crate) fn reduce(s: &mut pb::SharedReport, step: usize) {
                 }
             }
         }
-        _ => {
+        7 => {
             s.modules.iter_mut().for_each(|m| {
                 downsample_module(m, 16);
                 m.peak_buffers.truncate(3);
@@ -463,6 +463,15 @@ pub(crate) fn reduce(s: &mut pb::SharedReport, step: usize) {
                         a.text = truncate(&a.text, 240);
                         a.how = a.how.as_ref().map(|h| truncate(h, 120));
                     }
+                }
+            }
+        }
+        _ => {
+            // The reasons state the numbers the facts hold.
+            if let Some(d) = &mut s.diagnosis {
+                for n in &mut d.nodes {
+                    n.facts_json = "{}".into();
+                    n.actions.truncate(2);
                 }
             }
         }

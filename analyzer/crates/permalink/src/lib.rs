@@ -88,6 +88,7 @@ pub const REDUCTION_STEPS: &[&str] = &[
     "decision-tree nodes off the selected path reduced to a short reason",
     "padding tables limited to 5 rows; long labels shortened",
     "heap curves downsampled to 16 points; peak buffers limited to 3; decision-tree nodes off the selected path dropped; cited buffers limited to 3 per node",
+    "decision-tree facts dropped (the reasons keep the numbers); actions limited to 2 per node",
 ];
 
 /// Encode `report` as a link under `base_url`, reducing detail until it fits
