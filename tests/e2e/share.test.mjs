@@ -180,15 +180,16 @@ test("the pinned buffer and the opened tree node travel with the link", async ()
   await shared.screenshot({ path: path.join(OUT, "share-pinned.png") });
 
   // Open a tree node that is off the selected path: the link carries it.
-  const offPath = await shared
-    .locator("#diagnosis .tree-node:not(.current)")
-    .evaluateAll((nodes) => nodes.filter((n) => n.querySelector(":scope > details")).map((n) => n.dataset.node));
-  assert.ok(offPath.length > 0, "the shared tree has nodes off the selected path");
+  // A node the sender's tree shows closed (off the selected path).
+  const offPath = await page
+    .locator("#diagnosis .tree-node")
+    .evaluateAll((nodes) => nodes.filter((n) => n.offsetParent !== null && n.querySelector(":scope > details:not([open])")).map((n) => n.dataset.node));
+  assert.ok(offPath.length > 0, "the tree has a closed node in view");
   const nodeId = offPath[0];
-  const node = shared.locator(`#diagnosis [data-node="${nodeId}"]`);
+  const node = page.locator(`#diagnosis [data-node="${nodeId}"]`);
   assert.equal(await node.locator(":scope > details").getAttribute("open"), null, "off the path, the node starts closed");
   await node.locator(":scope > details > summary").click();
-  const nodeLink = await copyLink(shared);
+  const nodeLink = await copyLink(page);
   const opened = await freshPage();
   await opened.goto(nodeLink, { timeout: TIMEOUT });
   await opened.locator(".shared-banner").waitFor({ timeout: TIMEOUT });

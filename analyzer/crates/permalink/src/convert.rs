@@ -454,9 +454,11 @@ pub(crate) fn reduce(s: &mut pb::SharedReport, step: usize) {
                 downsample_module(m, 16);
                 m.peak_buffers.truncate(3);
             });
+            // The node the sender has open travels with the link.
+            let carried = s.view.as_ref().and_then(|v| v.selection.strip_prefix("node:").map(str::to_string));
             if let Some(d) = &mut s.diagnosis {
                 let path = d.path.clone();
-                d.nodes.retain(|n| n.selected || path.contains(&n.id));
+                d.nodes.retain(|n| n.selected || path.contains(&n.id) || carried.as_deref() == Some(n.id.as_str()));
                 for n in &mut d.nodes {
                     n.cites.truncate(3);
                     for a in &mut n.actions {
