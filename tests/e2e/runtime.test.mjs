@@ -56,6 +56,9 @@ test("a dropped series of leaking JAX profiles names the growing line, in the se
   const answer = await headline.locator(".verdict-answer").textContent();
   assert.ok(answer.includes(where) && answer.includes("20.00 MiB"), `answer: ${answer}`);
 
+  // The verdict never says the inputs hold nothing about memory (issue 20).
+  assert.equal(await page.getByText("Nothing in these inputs describes memory use").count(), 0);
+
   await page.screenshot({ path: path.join(OUT, "runtime-leak-series.png"), fullPage: false });
   assert.deepEqual(opened.pageErrors, []);
 });

@@ -117,7 +117,8 @@ pub fn DropZone() -> impl IntoView {
                 <p class="hint">
                     "Drop anywhere on this page: OOM error logs, XLA dump folders ("
                     <code>"--xla_dump_to"</code> "), XProf profiles (" <code>"*.xplane.pb"</code>
-                    "), HloProtos, training logs, or .zip / .tar.gz archives of them."
+                    "), HloProtos, training logs, PyTorch memory snapshots (" <code>"*.pickle"</code>
+                    "), JAX device memory profiles (" <code>"*.prof"</code> "), PyTorch memory timelines and traces, or .zip / .tar.gz archives of them."
                 </p>
             </div>
             <div class="drop-actions">

@@ -290,6 +290,15 @@ fn NoOomVerdict(report: Arc<Report>) -> impl IntoView {
         None if report.inputs.is_empty() && report.errors.is_empty() => {
             view! { <p>"No input was given."</p> }.into_any()
         }
+        // Step logs and run-time profiles have their own sections below.
+        None if !report.step_series.is_empty()
+            || !report.allocator_profiles.is_empty()
+            || !report.memory_snapshots.is_empty()
+            || !report.device_memory_profiles.is_empty()
+            || !report.memory_timelines.is_empty() =>
+        {
+            view! { <p>"No compiled module in these inputs: memory over time is in the sections below."</p> }.into_any()
+        }
         None => view! { <p>"Nothing in these inputs describes memory use; see the inputs and errors below."</p> }
             .into_any(),
     };
