@@ -6,22 +6,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use common::{corpus, fixtures, node, within_25_percent};
+
+use std::path::Path;
 
 use oomscope_diagnosis::{diagnose, verdict};
 use oomscope_report::units::parse_binary_size;
-use oomscope_report::{Diagnosis, DiagnosisNode, OomEvent, OomKind, Report, TreeKind};
-
-fn corpus() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../../shared/corpus"
-    ))
-}
-
-fn fixtures() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../fixtures"))
-}
+use oomscope_report::{Diagnosis, OomEvent, OomKind, Report, TreeKind};
 
 fn read(path: &Path) -> String {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -36,10 +27,6 @@ fn log_report(path: &Path) -> Report {
 /// Every file of a folder through the whole pipeline, as if dropped together.
 fn dir_report(dir: &Path) -> Report {
     common::analyze_dir(dir)
-}
-
-fn node<'a>(d: &'a Diagnosis, id: &str) -> &'a DiagnosisNode {
-    d.nodes.iter().find(|n| n.id == id).unwrap()
 }
 
 fn estimate(d: &Diagnosis, id: &str, text_part: &str) -> u64 {
@@ -407,19 +394,6 @@ fn pair_difference(pair: &str) -> u64 {
     let meta: serde_json::Value =
         serde_json::from_str(&read(&fixtures().join(pair).join("pair.json"))).unwrap();
     (meta["peak_difference_mib"].as_f64().unwrap() * 1048576.0) as u64
-}
-
-fn within_25_percent(estimate: u64, real: u64, what: &str) {
-    let err = (estimate as f64 - real as f64).abs() / real as f64;
-    eprintln!(
-        "{what}: estimate {estimate} vs real {real} ({:+.1}%)",
-        (estimate as f64 / real as f64 - 1.0) * 100.0
-    );
-    assert!(
-        err <= 0.25,
-        "{what}: estimate {estimate} vs real {real} ({:.0}% off)",
-        err * 100.0
-    );
 }
 
 #[test]
