@@ -179,6 +179,50 @@ fn compare(report: &ModuleReport, oracle: &Value) -> Vec<String> {
             }
         }
     }
+    // Every buffer block XProf draws (a canonical buffer with a lifetime)
+    // is ours with the same padded and unpadded size, shape, name, group,
+    // steps and offset in the stacked view.
+    let by_id: std::collections::HashMap<i64, &oomscope_report::BufferLifetime> =
+        report.buffers.iter().map(|b| (b.id, b)).collect();
+    for block in oracle
+        .get("bufferBlocks")
+        .and_then(Value::as_array)
+        .unwrap_or(&empty)
+    {
+        let id = num(block, "logicalBufferId") as i64;
+        if id == -1 {
+            continue; // an allocation's background box
+        }
+        let Some(ours) = by_id.get(&id) else {
+            problems.push(format!("buffer block {id} ({}) missing", text(block, "name")));
+            continue;
+        };
+        let theirs = format!(
+            "{} | {} | {} B unpadded {} B | {} | steps {}..{} | offset {}",
+            text(block, "name"),
+            text(block, "shapeString"),
+            num(block, "size"),
+            num(block, "unpaddedSize"),
+            text(block, "category"),
+            num(block, "startStep"),
+            num(block, "endStep"),
+            num(block, "offset"),
+        );
+        let mine = format!(
+            "{} | {} | {} B unpadded {} B | {} | steps {}..{} | offset {}",
+            ours.name,
+            ours.shape,
+            ours.size_bytes,
+            ours.unpadded_bytes,
+            group_name(ours.category),
+            ours.start,
+            ours.end,
+            ours.offset_bytes,
+        );
+        if theirs != mine {
+            problems.push(format!("buffer block {id}: ours {mine}\n    oracle {theirs}"));
+        }
+    }
     problems
 }
 
