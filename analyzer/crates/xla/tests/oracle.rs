@@ -321,8 +321,8 @@ fn corpus_cpu_xplane_matches_xprof() {
     assert!(mlp.iter().all(|r| r.source_kind == "xplane"));
 }
 
-/// Every `fixture.json` under `fixtures/`, depth first.
-fn fixture_manifests(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Every file named `name` under `dir`, depth first.
+fn manifests(dir: &Path, name: &str, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -330,105 +330,204 @@ fn fixture_manifests(dir: &Path, out: &mut Vec<PathBuf>) {
     paths.sort();
     for path in paths {
         if path.is_dir() {
-            fixture_manifests(&path, out);
-        } else if path.file_name().is_some_and(|n| n == "fixture.json") {
+            manifests(&path, name, out);
+        } else if path.file_name().is_some_and(|n| n == name) {
             out.push(path);
         }
     }
 }
 
-#[test]
-fn every_fixture_matches_xprof() {
-    let mut manifests = Vec::new();
-    fixture_manifests(&fixtures(), &mut manifests);
-    let (mut checked, mut passed) = (0, 0);
-    let mut failures = Vec::new();
-    for manifest in &manifests {
-        let dir = manifest.parent().unwrap_or(Path::new("."));
-        let fixture: Value = serde_json::from_slice(&read(manifest)).unwrap_or(Value::Null);
-        for module in fixture
-            .get("modules")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let (Some(hlo), Some(oracles)) = (
-                module.get("hlo_proto").and_then(Value::as_str),
-                module.get("oracles").and_then(Value::as_object),
-            ) else {
+/// Every file under `dir` whose name ends with `suffix`, depth first.
+fn files_ending(dir: &Path, suffix: &str, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+        if path.is_dir() {
+            files_ending(&path, suffix, out);
+        } else if path.to_string_lossy().ends_with(suffix) {
+            out.push(path);
+        }
+    }
+}
+
+/// What one manifest's oracles gave.
+#[derive(Default)]
+struct Tally {
+    checked: usize,
+    passed: usize,
+    failures: Vec<String>,
+    /// Inputs (HloProtos and XSpaces) the manifests name, canonicalized.
+    inputs: Vec<PathBuf>,
+}
+
+/// Checks the oracles of one manifest (`fixture.json` or the corpus's
+/// `oracles.json`): `modules[]` with `hlo_proto` and `oracles` {memory space:
+/// file}, and `xplane` with `xplane_oracles` {key: {module, memory_space,
+/// json}}. Inputs are read from `inputs`, oracle files from `oracle_dir`.
+/// Also checks coverage: every memory space of every module we report has an
+/// oracle (XProf's answer for each was written by the generator).
+fn check_manifest(manifest: &Value, inputs: &Path, oracle_dir: &Path, tally: &mut Tally) {
+    for module in manifest
+        .get("modules")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let (Some(hlo), Some(oracles)) = (
+            module.get("hlo_proto").and_then(Value::as_str),
+            module.get("oracles").and_then(Value::as_object),
+        ) else {
+            continue;
+        };
+        let path = inputs.join(hlo);
+        tally.inputs.push(path.canonicalize().unwrap_or(path.clone()));
+        let label = path.display().to_string();
+        let reports = match oomscope_xla::analyze_hlo_proto(hlo, &read(&path)) {
+            Ok(r) => r,
+            Err(e) => {
+                tally.failures.push(format!("{label}: {e}"));
+                tally.checked += oracles.len();
                 continue;
-            };
-            let label = dir.join(hlo).display().to_string();
-            let reports = match oomscope_xla::analyze_hlo_proto(hlo, &read(&dir.join(hlo))) {
-                Ok(r) => r,
-                Err(e) => {
-                    failures.push(format!("{label}: {e}"));
-                    checked += oracles.len();
-                    continue;
-                }
-            };
-            for (space, file) in oracles {
-                checked += 1;
-                let space: i64 = space.parse().unwrap_or(-1);
-                if check(
-                    &label,
-                    &reports,
-                    space,
-                    &dir.join(file.as_str().unwrap_or("")),
-                    &mut failures,
-                ) {
-                    passed += 1;
-                }
+            }
+        };
+        for report in &reports {
+            if !oracles.contains_key(&report.memory_space.to_string()) {
+                tally.failures.push(format!(
+                    "{label}: memory space {} has no oracle (rerun tools/fixtures/generate.py --oracles-only)",
+                    report.memory_space
+                ));
             }
         }
-        if let (Some(xplane), Some(oracles)) = (
-            fixture.get("xplane").and_then(Value::as_str),
-            fixture.get("xplane_oracles").and_then(Value::as_object),
-        ) {
-            let label = dir.join(xplane).display().to_string();
-            let bytes = read(&dir.join(xplane));
-            let reports = match oomscope_xla::analyze_xspace(xplane, &bytes, &mut |_, _| {}) {
-                Ok(r) => r,
-                Err(e) => {
-                    failures.push(format!("{label}: {e}"));
-                    checked += oracles.len();
-                    continue;
-                }
-            };
-            for (module_name, oracle) in oracles {
-                checked += 1;
-                let space = oracle
-                    .get("memory_space")
-                    .and_then(Value::as_i64)
-                    .unwrap_or(0);
-                let file = oracle.get("json").and_then(Value::as_str).unwrap_or("");
-                let module: Vec<ModuleReport> = reports
-                    .iter()
-                    .filter(|r| &r.display_name() == module_name)
-                    .cloned()
-                    .collect();
-                if check(
-                    &format!("{label} {module_name}"),
-                    &module,
-                    space,
-                    &dir.join(file),
-                    &mut failures,
-                ) {
-                    passed += 1;
-                }
+        for (space, file) in oracles {
+            tally.checked += 1;
+            let space: i64 = space.parse().unwrap_or(-1);
+            let oracle = oracle_dir.join(file.as_str().unwrap_or(""));
+            if check(&label, &reports, space, &oracle, &mut tally.failures) {
+                tally.passed += 1;
             }
         }
     }
-    eprintln!("fixture oracles: {passed} of {checked} match XProf");
+    let Some(xplane) = manifest.get("xplane").and_then(Value::as_str) else {
+        return;
+    };
+    let empty = serde_json::Map::new();
+    let oracles = manifest
+        .get("xplane_oracles")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let path = inputs.join(xplane);
+    tally.inputs.push(path.canonicalize().unwrap_or(path.clone()));
+    let label = path.display().to_string();
+    let bytes = read(&path);
+    let reports = match oomscope_xla::analyze_xspace(xplane, &bytes, &mut |_, _| {}) {
+        Ok(r) => r,
+        // XProf finds no module either (its `tool_names` answers NO_MODULE).
+        Err(e) if e.kind == oomscope_xla::XlaErrorKind::NoHlo && oracles.is_empty() => Vec::new(),
+        Err(e) => {
+            tally.failures.push(format!("{label}: {e}"));
+            tally.checked += oracles.len();
+            return;
+        }
+    };
+    // Which module and space each oracle is for (older manifests key by module
+    // name alone, for memory space 0).
+    let target = |key: &str, oracle: &Value| {
+        let module = oracle.get("module").and_then(Value::as_str).unwrap_or(key).to_string();
+        let space = oracle.get("memory_space").and_then(Value::as_i64).unwrap_or(0);
+        (module, space)
+    };
+    for report in &reports {
+        let wanted = (report.display_name(), report.memory_space);
+        if !oracles.iter().any(|(k, o)| target(k, o) == wanted) {
+            tally.failures.push(format!(
+                "{label}: module {} memory space {} has no oracle",
+                wanted.0, wanted.1
+            ));
+        }
+    }
+    for (key, oracle) in oracles {
+        tally.checked += 1;
+        let (module_name, space) = target(key, oracle);
+        let file = oracle.get("json").and_then(Value::as_str).unwrap_or("");
+        let module: Vec<ModuleReport> = reports
+            .iter()
+            .filter(|r| r.display_name() == module_name)
+            .cloned()
+            .collect();
+        if check(
+            &format!("{label} {module_name}"),
+            &module,
+            space,
+            &oracle_dir.join(file),
+            &mut tally.failures,
+        ) {
+            tally.passed += 1;
+        }
+    }
+}
+
+fn report(what: &str, tally: &Tally) {
+    eprintln!("{what}: {} of {} match XProf", tally.passed, tally.checked);
+    assert!(tally.checked > 0, "{what}: no oracles found");
     assert!(
-        checked > 0,
-        "no fixture oracles found under {}",
-        fixtures().display()
+        tally.failures.is_empty(),
+        "{what}: {} problems:\n{}",
+        tally.failures.len(),
+        tally.failures.join("\n")
     );
-    assert!(
-        failures.is_empty(),
-        "{} of {checked} oracles differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+}
+
+/// Every inputs under `root` ending with one of `suffixes` that no manifest names.
+fn unlisted(root: &Path, tally: &Tally) -> Vec<String> {
+    let mut found = Vec::new();
+    for suffix in [".hlo.pb", ".xplane.pb"] {
+        files_ending(root, suffix, &mut found);
+    }
+    found
+        .into_iter()
+        .filter(|p| !tally.inputs.contains(&p.canonicalize().unwrap_or(p.clone())))
+        .map(|p| p.display().to_string())
+        .collect()
+}
+
+/// Every `fixture.json` under `fixtures/` (so a new fixture with oracles is
+/// checked without naming it here), every module and memory space; every
+/// HloProto and XSpace under `fixtures/` must be named by one.
+#[test]
+fn every_fixture_matches_xprof() {
+    let mut paths = Vec::new();
+    manifests(&fixtures(), "fixture.json", &mut paths);
+    let mut tally = Tally::default();
+    for path in &paths {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let manifest: Value = serde_json::from_slice(&read(path)).unwrap_or(Value::Null);
+        check_manifest(&manifest, dir, dir, &mut tally);
+    }
+    let mut corpus_inputs = Vec::new();
+    files_ending(&fixtures().join("corpus-oracles"), ".pb", &mut corpus_inputs);
+    assert!(corpus_inputs.is_empty(), "corpus inputs are read in place, not copied: {corpus_inputs:?}");
+    let unlisted = unlisted(&fixtures(), &tally);
+    assert!(unlisted.is_empty(), "inputs with no oracles (no fixture.json names them): {unlisted:#?}");
+    report("fixture oracles", &tally);
+}
+
+/// Every HloProto and XSpace of the corpus's `xla-runs/`, read in place, each
+/// module in each memory space, against the oracles
+/// `tools/fixtures/generate.py --corpus` wrote into `fixtures/corpus-oracles/`.
+#[test]
+fn every_corpus_xla_run_matches_xprof() {
+    let mut paths = Vec::new();
+    manifests(&fixtures().join("corpus-oracles"), "oracles.json", &mut paths);
+    let mut tally = Tally::default();
+    for path in &paths {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let manifest: Value = serde_json::from_slice(&read(path)).unwrap_or(Value::Null);
+        let folder = manifest.get("corpus").and_then(Value::as_str).unwrap_or("");
+        let inputs = corpus().parent().unwrap_or(Path::new(".")).join(folder);
+        check_manifest(&manifest, &inputs, dir, &mut tally);
+    }
+    let unlisted = unlisted(&corpus(), &tally);
+    assert!(unlisted.is_empty(), "corpus inputs with no oracles (rerun tools/fixtures/generate.py --corpus): {unlisted:#?}");
+    report("corpus oracles", &tally);
 }
