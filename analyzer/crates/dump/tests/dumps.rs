@@ -24,22 +24,13 @@ const CORPUS: &str = concat!(
 );
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../fixtures");
 
-/// Every directory (recursively) holding at least one dump text file.
-/// Fixtures generated with `keep=SIZES_ONLY` (`tools/fixtures/registry.py`)
-/// for the padded-size tests of `oomscope-layout`: the generator dropped the
-/// files these tests read (buffer-assignment values with the stated totals,
-/// live ranges), so they are not dumps to analyse here.
-const SIZES_ONLY_FIXTURES: [&str; 2] = ["scalar-zoo-", "donate-fsdp"];
-
+/// Every directory (recursively) holding at least one dump text file. The
+/// sizes-only fixtures (`keep=SIZES_ONLY` in `tools/fixtures/registry.py`:
+/// HLO text, buffer assignment and HloProto, no live ranges or values file)
+/// are dumps too: analysed (estimated where they kept no live ranges) and
+/// held to XProf.
 fn dump_folders() -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let sizes_only = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .is_some_and(|n| SIZES_ONLY_FIXTURES.iter().any(|p| n.starts_with(p)));
-        if sizes_only {
-            return;
-        }
         let Ok(entries) = fs::read_dir(dir) else {
             return;
         };
@@ -238,7 +229,12 @@ fn buffer_assignment_totals_match_the_stated_ones() {
             let stated = ba
                 .total_bytes_used
                 .or_else(|| values.as_ref().and_then(|v| v.total_bytes_used));
-            assert_eq!(Some(ba.allocation_bytes()), stated, "{path}");
+            // Sizes-only fixtures dropped the values file that states the
+            // total in newer dumps; without it and without a total in the
+            // buffer assignment there is nothing stated to compare.
+            if stated.is_some() || values.is_some() {
+                assert_eq!(Some(ba.allocation_bytes()), stated, "{path}");
+            }
             // Every value lies inside its allocation.
             for a in &ba.allocations {
                 for v in &a.values {
@@ -306,17 +302,21 @@ const MIB: f64 = 1048576.0;
 ///
 /// Equal by construction: parameter, maybe-live-out, total-allocation and
 /// indefinite bytes (all read from the buffer assignment, memory space 0).
-/// Close but not equal by design: the peak. XProf replays the heap
-/// simulator's trace (its own event order, buffers merged by the heap
-/// simulator); the text has only per-value live ranges, so the estimate may
-/// count a small buffer (e.g. an async copy's 512-byte tuple table) that the
-/// heap simulator had already freed. The test bounds that difference at
-/// 0.1% of the peak and prints the numbers. The compiler's live-range peak is a
-/// third, different number (logical sizes, every memory space, a moment chosen
-/// with tuple-sized fusions): it is not compared with XProf.
+/// Equal by following the heap simulator: the peak, padded and unpadded. XProf
+/// replays the heap simulator's trace; the text has per-value live ranges,
+/// which give the same heap once a tuple's index table is left out (XLA gives
+/// tuple-shaped buffers allocations of their own that the heap simulator never
+/// sees, so no trace lists them) and values of one allocation slot with
+/// touching lifetimes are one buffer. Without live ranges
+/// (`buffer_liveness_estimated`) lifetimes come from the uses in the schedule:
+/// the same peak for straight-line modules, within 5% with a while loop (every
+/// value of its body counts as live for the whole loop). The compiler's
+/// live-range peak is a third, different number (logical sizes, every memory
+/// space, a moment chosen with tuple-sized fusions): it is not compared with
+/// XProf.
 #[test]
 fn agreement_with_xprof() {
-    let mut compared = 0;
+    let (mut exact, mut estimated) = (0, 0);
     for dir in dump_folders() {
         let files = read_folder(&dir);
         let oracles = oracles(&dir);
@@ -324,16 +324,20 @@ fn agreement_with_xprof() {
             continue;
         }
         let (reports, _) = analyze_dump(&as_refs(&files));
+        let has_loop = files.iter().any(|(name, text)| {
+            name.ends_with("after_optimizations.txt") && text.contains(" while(")
+        });
         for (path, oracle) in oracles {
             let module_name = oracle["moduleName"].as_str().unwrap_or_default();
-            let Some(ours) = reports
-                .iter()
-                .find(|r| r.name == module_name && r.peak_kind == PEAK_KIND_LIVENESS)
-            else {
+            let Some(ours) = reports.iter().find(|r| {
+                r.name == module_name
+                    && (r.peak_kind == PEAK_KIND_LIVENESS
+                        || r.peak_kind == oomscope_dump::PEAK_KIND_ESTIMATED)
+            }) else {
                 continue; // an oracle of a module without dump text (e.g. an xplane)
             };
             let mib = |key: &str| (oracle[key].as_f64().unwrap_or(f64::NAN) * MIB).round() as u64;
-            let where_ = path.display().to_string();
+            let where_ = format!("{} ({})", path.display(), ours.peak_kind);
             assert_eq!(
                 ours.parameters_bytes,
                 mib("entryComputationParametersMib"),
@@ -355,33 +359,35 @@ fn agreement_with_xprof() {
                 "{where_}"
             );
             let (xprof_peak, xprof_unpadded) = (mib("peakHeapMib"), mib("peakUnpaddedHeapMib"));
-            let difference = ours.peak_bytes.abs_diff(xprof_peak);
             eprintln!(
-                "{where_}: peak {} vs XProf {} (diff {difference} B); unpadded {} vs {}",
-                ours.peak_bytes, xprof_peak, ours.peak_unpadded_bytes, xprof_unpadded
+                "{where_}: peak {} vs XProf {xprof_peak}; unpadded {} vs {xprof_unpadded}",
+                ours.peak_bytes, ours.peak_unpadded_bytes
             );
-            assert!(
-                difference as f64 <= 0.001 * xprof_peak as f64,
-                "{where_}: peak {} vs XProf {xprof_peak}",
-                ours.peak_bytes
-            );
-            assert!(
-                ours.peak_unpadded_bytes.abs_diff(xprof_unpadded) as f64
-                    <= 0.001 * xprof_unpadded as f64,
-                "{where_}"
-            );
-            // The largest buffer XProf shows at the peak is among ours.
-            if let Some(largest) = oracle["maxHeapBySize"].as_array().and_then(|a| a.first()) {
+            if ours.peak_kind == PEAK_KIND_LIVENESS || !has_loop {
+                assert_eq!(ours.peak_bytes, xprof_peak, "{where_}");
+                assert_eq!(ours.peak_unpadded_bytes, xprof_unpadded, "{where_}");
+                exact += 1;
+            } else {
+                let difference = ours.peak_bytes.abs_diff(xprof_peak);
+                assert!(difference as f64 <= 0.05 * xprof_peak as f64, "{where_}");
+                estimated += 1;
+            }
+            // The largest buffer XProf shows at the peak (not its merged small
+            // buffers) is among ours.
+            let largest = oracle["maxHeapBySize"]
+                .as_array()
+                .and_then(|a| a.iter().find(|o| o["logicalBufferId"].as_i64() != Some(-1)));
+            if let Some(largest) = largest {
                 let name = largest["instructionName"].as_str().unwrap_or_default();
                 assert!(
                     ours.peak_buffers.iter().any(|b| b.name == name),
                     "{where_}: {name} not at our peak"
                 );
             }
-            compared += 1;
         }
     }
-    assert!(compared >= 1, "no oracle compared");
+    eprintln!("{exact} peaks equal to XProf's, {estimated} estimated with a loop");
+    assert!(exact >= 50, "only {exact} peaks compared exactly");
 }
 
 fn corpus_folder(name: &str) -> Vec<(String, String)> {
@@ -496,14 +502,15 @@ fn estimate_without_live_ranges_is_close() {
         assert!(errors.is_empty(), "{}: {errors:?}", dir.display());
         for estimate in &estimated {
             assert_eq!(estimate.peak_kind, oomscope_dump::PEAK_KIND_ESTIMATED);
-            let real = reports
-                .iter()
-                .find(|r| {
-                    r.name == estimate.name
-                        && r.input.split(", ").next() == estimate.input.split(", ").next()
-                        && r.peak_kind == PEAK_KIND_LIVENESS
-                })
-                .unwrap();
+            // A dump written without live ranges (libtpu's sizes-only
+            // fixtures) was an estimate already: nothing to compare with.
+            let Some(real) = reports.iter().find(|r| {
+                r.name == estimate.name
+                    && r.input.split(", ").next() == estimate.input.split(", ").next()
+                    && r.peak_kind == PEAK_KIND_LIVENESS
+            }) else {
+                continue;
+            };
             let difference = estimate.peak_bytes.abs_diff(real.peak_bytes);
             eprintln!(
                 "{} {}: estimated peak {} vs {} (diff {difference} B)",
