@@ -37,9 +37,15 @@ pub fn load_folder(dir: &Path) -> Vec<InputFile> {
     out
 }
 
-/// Fixture folders (each one compiler or profiler run).
+/// Fixture folders (each one compiler or profiler run). `corpus-oracles/`
+/// is not one: it holds XProf's answers for the corpus's inputs, which stay in
+/// the corpus (`oomscope-xla`'s oracle test reads both).
 pub fn fixture_dirs() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixtures()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixtures())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() && !p.ends_with("corpus-oracles"))
+        .collect();
     dirs.sort();
     dirs
 }
