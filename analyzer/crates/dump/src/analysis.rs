@@ -491,7 +491,9 @@ fn estimate_values<'a>(
                     // An asynchronous start's output tuple holds its operand
                     // (XLA's dataflow aliases it: copy-start's {1}, the
                     // others' {0}): the operand is used until the done.
-                    "copy-start" | "all-gather-start" | "collective-permute-start"
+                    "copy-start"
+                    | "all-gather-start"
+                    | "collective-permute-start"
                     | "async-start" => stack.push((user, true)),
                     "async-update" if as_operand => stack.push((user, true)),
                     "copy-done" | "all-gather-done" | "collective-permute-done" | "async-done"

@@ -194,7 +194,10 @@ fn compare(report: &ModuleReport, oracle: &Value) -> Vec<String> {
             continue; // an allocation's background box
         }
         let Some(ours) = by_id.get(&id) else {
-            problems.push(format!("buffer block {id} ({}) missing", text(block, "name")));
+            problems.push(format!(
+                "buffer block {id} ({}) missing",
+                text(block, "name")
+            ));
             continue;
         };
         let theirs = format!(
@@ -220,7 +223,9 @@ fn compare(report: &ModuleReport, oracle: &Value) -> Vec<String> {
             ours.offset_bytes,
         );
         if theirs != mine {
-            problems.push(format!("buffer block {id}: ours {mine}\n    oracle {theirs}"));
+            problems.push(format!(
+                "buffer block {id}: ours {mine}\n    oracle {theirs}"
+            ));
         }
     }
     problems
@@ -381,7 +386,9 @@ fn check_manifest(manifest: &Value, inputs: &Path, oracle_dir: &Path, tally: &mu
             continue;
         };
         let path = inputs.join(hlo);
-        tally.inputs.push(path.canonicalize().unwrap_or(path.clone()));
+        tally
+            .inputs
+            .push(path.canonicalize().unwrap_or(path.clone()));
         let label = path.display().to_string();
         let reports = match oomscope_xla::analyze_hlo_proto(hlo, &read(&path)) {
             Ok(r) => r,
@@ -417,7 +424,9 @@ fn check_manifest(manifest: &Value, inputs: &Path, oracle_dir: &Path, tally: &mu
         .and_then(Value::as_object)
         .unwrap_or(&empty);
     let path = inputs.join(xplane);
-    tally.inputs.push(path.canonicalize().unwrap_or(path.clone()));
+    tally
+        .inputs
+        .push(path.canonicalize().unwrap_or(path.clone()));
     let label = path.display().to_string();
     let bytes = read(&path);
     let reports = match oomscope_xla::analyze_xspace(xplane, &bytes, &mut |_, _| {}) {
@@ -433,8 +442,15 @@ fn check_manifest(manifest: &Value, inputs: &Path, oracle_dir: &Path, tally: &mu
     // Which module and space each oracle is for (older manifests key by module
     // name alone, for memory space 0).
     let target = |key: &str, oracle: &Value| {
-        let module = oracle.get("module").and_then(Value::as_str).unwrap_or(key).to_string();
-        let space = oracle.get("memory_space").and_then(Value::as_i64).unwrap_or(0);
+        let module = oracle
+            .get("module")
+            .and_then(Value::as_str)
+            .unwrap_or(key)
+            .to_string();
+        let space = oracle
+            .get("memory_space")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
         (module, space)
     };
     for report in &reports {
@@ -486,7 +502,11 @@ fn unlisted(root: &Path, tally: &Tally) -> Vec<String> {
     }
     found
         .into_iter()
-        .filter(|p| !tally.inputs.contains(&p.canonicalize().unwrap_or(p.clone())))
+        .filter(|p| {
+            !tally
+                .inputs
+                .contains(&p.canonicalize().unwrap_or(p.clone()))
+        })
         .map(|p| p.display().to_string())
         .collect()
 }
@@ -505,10 +525,20 @@ fn every_fixture_matches_xprof() {
         check_manifest(&manifest, dir, dir, &mut tally);
     }
     let mut corpus_inputs = Vec::new();
-    files_ending(&fixtures().join("corpus-oracles"), ".pb", &mut corpus_inputs);
-    assert!(corpus_inputs.is_empty(), "corpus inputs are read in place, not copied: {corpus_inputs:?}");
+    files_ending(
+        &fixtures().join("corpus-oracles"),
+        ".pb",
+        &mut corpus_inputs,
+    );
+    assert!(
+        corpus_inputs.is_empty(),
+        "corpus inputs are read in place, not copied: {corpus_inputs:?}"
+    );
     let unlisted = unlisted(&fixtures(), &tally);
-    assert!(unlisted.is_empty(), "inputs with no oracles (no fixture.json names them): {unlisted:#?}");
+    assert!(
+        unlisted.is_empty(),
+        "inputs with no oracles (no fixture.json names them): {unlisted:#?}"
+    );
     report("fixture oracles", &tally);
 }
 
@@ -518,7 +548,11 @@ fn every_fixture_matches_xprof() {
 #[test]
 fn every_corpus_xla_run_matches_xprof() {
     let mut paths = Vec::new();
-    manifests(&fixtures().join("corpus-oracles"), "oracles.json", &mut paths);
+    manifests(
+        &fixtures().join("corpus-oracles"),
+        "oracles.json",
+        &mut paths,
+    );
     let mut tally = Tally::default();
     for path in &paths {
         let dir = path.parent().unwrap_or(Path::new("."));
@@ -528,6 +562,9 @@ fn every_corpus_xla_run_matches_xprof() {
         check_manifest(&manifest, &inputs, dir, &mut tally);
     }
     let unlisted = unlisted(&corpus(), &tally);
-    assert!(unlisted.is_empty(), "corpus inputs with no oracles (rerun tools/fixtures/generate.py --corpus): {unlisted:#?}");
+    assert!(
+        unlisted.is_empty(),
+        "corpus inputs with no oracles (rerun tools/fixtures/generate.py --corpus): {unlisted:#?}"
+    );
     report("corpus oracles", &tally);
 }
