@@ -7,7 +7,8 @@
 //!   subshape XProf shows for it (the last shape-index entry applied to the
 //!   top-level tuple, as `ResolveShapeIndex`);
 //! - the heap-simulator trace replayed is the one owned by the first
-//!   non-indefinite allocation of the colour (a trace is owned by the
+//!   non-indefinite allocation of the colour in index order, whatever order
+//!   the proto lists allocations in (a trace is owned by the
 //!   allocation of its first event's buffer), else the trace with the most
 //!   events of that colour;
 //! - replay: ALLOC adds the buffer, FREE drops a reference and removes the
@@ -112,7 +113,13 @@ impl Buffer<'_> {
 /// The HloProto indexed the way XProf's `HloProtoBufferWrapper` indexes it.
 pub struct Module<'a> {
     hlo: &'a HloProto,
+    /// In the proto's order (a logical buffer listed by two allocations
+    /// belongs to the later one, as XProf reads them).
     allocations: Vec<&'a BufferAllocationProto>,
+    /// Positions in `allocations` by ascending `BufferAllocationProto.index`:
+    /// XProf walks allocations in index order (which trace it replays, the
+    /// order of the stacked view), whatever order the proto lists them in.
+    index_order: Vec<usize>,
     /// Heap-simulator trace owned by each allocation (same index as `allocations`).
     allocation_trace: Vec<Option<usize>>,
     buffers: Vec<Buffer<'a>>,
@@ -143,6 +150,8 @@ impl<'a> Module<'a> {
             .collect();
         let allocations: Vec<&BufferAllocationProto> =
             assignment.buffer_allocations.iter().collect();
+        let mut index_order: Vec<usize> = (0..allocations.len()).collect();
+        index_order.sort_by_key(|&i| allocations.get(i).map_or(0, |a| a.index));
         let mut buffers = Vec::new();
         let mut buffer_by_id = HashMap::new();
         for (allocation_index, allocation) in allocations.iter().enumerate() {
@@ -191,6 +200,7 @@ impl<'a> Module<'a> {
         Ok(Module {
             hlo,
             allocations,
+            index_order,
             allocation_trace,
             buffers,
             buffer_by_id,
@@ -221,13 +231,18 @@ impl<'a> Module<'a> {
         self.buffer_by_id.get(&id).copied()
     }
 
+    /// The allocations in index order, with their positions in `allocations`.
+    fn in_index_order(&self) -> impl Iterator<Item = (usize, &'a BufferAllocationProto)> + '_ {
+        self.index_order
+            .iter()
+            .filter_map(|&i| self.allocations.get(i).map(|&a| (i, a)))
+    }
+
     fn trace_for(&self, color: i64) -> Option<usize> {
         let owned = self
-            .allocations
-            .iter()
-            .zip(&self.allocation_trace)
-            .filter(|(a, _)| a.color == color && !is_indefinite(a))
-            .find_map(|(_, t)| *t);
+            .in_index_order()
+            .filter(|(_, a)| a.color == color && !is_indefinite(a))
+            .find_map(|(i, _)| self.allocation_trace.get(i).copied().flatten());
         if owned.is_some() {
             return owned;
         }
@@ -332,7 +347,7 @@ impl<'a> Module<'a> {
                 objects.push(self.peak_buffer(buffer));
             }
         };
-        for (allocation_index, allocation) in self.allocations.iter().enumerate() {
+        for (allocation_index, allocation) in self.in_index_order() {
             if allocation.color != color || !is_indefinite(allocation) {
                 continue;
             }
@@ -421,7 +436,7 @@ impl<'a> Module<'a> {
     fn lifetimes(&self, color: i64, replay: &Replay) -> Vec<BufferLifetime> {
         let mut out = Vec::new();
         let mut allocation_offset = 0u64;
-        for (allocation_index, allocation) in self.allocations.iter().enumerate() {
+        for (allocation_index, allocation) in self.in_index_order() {
             if allocation.color != color || is_indefinite(allocation) {
                 continue;
             }
