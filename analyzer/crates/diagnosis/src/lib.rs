@@ -74,13 +74,46 @@ pub fn diagnose(report: &Report) -> Diagnosis {
 /// [`diagnose`] with the device the user picked: its limit is compared with
 /// module peaks and step series that carry none.
 pub fn diagnose_with(report: &Report, device: Option<&DeviceLimit>) -> Diagnosis {
-    let e = evaluate(report, device);
+    let with_limits = device.and_then(|d| series_with_limit(report, d));
+    let e = evaluate(with_limits.as_ref().unwrap_or(report), device);
     Diagnosis {
         tree: e.tree,
         path: e.path,
         nodes: e.nodes,
         headline: Some(e.headline),
     }
+}
+
+/// Whether no input gives the memory limit its peak should be judged
+/// against, so that a picked device would decide the verdict (the page then
+/// offers the device list, [`oomscope_report::devices::KNOWN_DEVICES`]).
+pub fn asks_for_device(report: &Report) -> bool {
+    let limit_known = report.oom_events.iter().any(|e| e.limit().is_some())
+        || report.step_series.iter().any(|s| s.limit_bytes.is_some())
+        || report.allocator_profiles.iter().any(|p| p.capacity_bytes > 0);
+    let has_peak = verdict::largest_module(report).is_some() || report.step_series.iter().any(|s| !s.points.is_empty());
+    report.oom_events.is_empty() && !limit_known && has_peak
+}
+
+/// The step series that carry no limit, given the picked device's, with
+/// the step at which their trend reaches it (at the series' own slope, from
+/// its last point, as the steps reader projects a logged limit); `None` when
+/// every series has its own limit.
+fn series_with_limit(report: &Report, device: &DeviceLimit) -> Option<Report> {
+    if device.limit_bytes == 0 || report.step_series.iter().all(|s| s.limit_bytes.is_some()) {
+        return None;
+    }
+    let mut r = report.clone();
+    for s in r.step_series.iter_mut().filter(|s| s.limit_bytes.is_none()) {
+        s.limit_bytes = Some(device.limit_bytes);
+        // Only a series that grows is projected.
+        if let (Some(last), Some(slope)) = (s.points.last(), runtime::growth_slope(s)) {
+            let remaining = device.limit_bytes.saturating_sub(last.bytes) as f64;
+            let steps = (remaining / slope).ceil().min(u64::MAX as f64) as u64;
+            s.projected_limit_step = Some(last.step.saturating_add(steps));
+        }
+    }
+    Some(r)
 }
 
 /// The one-line verdict naming the selected leaf.

@@ -76,6 +76,12 @@ impl Trend<'_> {
     }
 }
 
+/// The slope of a series that grows (bytes per step), as the growth node
+/// reads it.
+pub(crate) fn growth_slope(series: &StepSeries) -> Option<f64> {
+    trend(series).filter(Trend::grows).map(|t| t.slope)
+}
+
 fn trend(series: &StepSeries) -> Option<Trend<'_>> {
     let first = series.points.first()?;
     let last = series.points.last()?;

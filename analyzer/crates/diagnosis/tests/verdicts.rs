@@ -158,3 +158,37 @@ fn every_input_has_a_headline() {
     }
     assert!(inputs.len() >= 40, "{}", inputs.len());
 }
+
+/// A growing step log that gives no limit (torchtune's posted log, memory
+/// reserved per step): the page offers the device list, and
+/// once one is picked the headline says at which step it runs out, at the
+/// series' own slope from its last point.
+#[test]
+fn a_growing_step_log_reaches_the_picked_device_limit_at_a_step() {
+    use oomscope_diagnosis::asks_for_device;
+    use oomscope_report::devices::known_device;
+    let r = analyze_file(&fixtures().join("../analyzer/crates/steps/tests/samples/torchtune_pr2406.log"));
+    assert!(asks_for_device(&r));
+    let before = r.diagnosis.headline.as_ref().unwrap();
+    assert!(before.text.contains("pick the device"), "{}", before.text);
+    // The series the growth node reads (the one that grows most).
+    let node = common::node(&r.diagnosis, STEADY_GROWTH);
+    let series = r
+        .step_series
+        .iter()
+        .find(|s| node.reason.contains(&format!("({})", s.metric)))
+        .unwrap();
+    let last = series.points.last().unwrap();
+    // A limit 16 GiB above the last point (far from it: not "one step from OOM").
+    let device = oomscope_report::DeviceLimit { name: "test".into(), limit_bytes: last.bytes + (16 << 30) };
+    let d = diagnose_with(&r, Some(&device));
+    let h = d.headline.unwrap();
+    let slope = series.slope_bytes_per_step.unwrap();
+    let step = last.step + ((16u64 << 30) as f64 / slope).ceil() as u64;
+    assert!(h.text.contains(&format!("the limit is reached at step {step}")), "{step}: {}", h.text);
+    // A fixed report's own limit is never asked for.
+    assert!(!asks_for_device(&analyze_dir(&fixtures().join("pair-dtype-oom/f32"))));
+    // A listed device works the same way.
+    let h200 = known_device("NVIDIA H200 141GB").unwrap().limit();
+    assert!(diagnose_with(&r, Some(&h200)).headline.unwrap().text.contains("the limit is reached at step"));
+}
