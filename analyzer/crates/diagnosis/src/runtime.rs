@@ -27,6 +27,35 @@ use crate::ids::{
     STEADY_GROWTH as STEADY, TORCH_FRAGMENTATION,
 };
 
+/// The framework an input comes from, for advice worded in its own API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framework {
+    PyTorch,
+    Jax,
+    /// A CSV, or allocator statistics both print (`memory_stats()`): the advice names both.
+    Either,
+}
+
+impl Framework {
+    /// The steps reader that produced a series says whose log it is.
+    fn of_series(s: &StepSeries) -> Framework {
+        match s.source.as_str() {
+            "torchtitan" | "pytorch" | "torchtune" => Framework::PyTorch,
+            "maxtext" | "tpu-info" => Framework::Jax,
+            _ => Framework::Either,
+        }
+    }
+
+    /// How to move a reduced value to the host, in the framework's API.
+    fn to_host(self) -> &'static str {
+        match self {
+            Framework::PyTorch => "In PyTorch: call .item() (or .cpu()) on the reduced loss or metric right after the step.",
+            Framework::Jax => "In JAX: fetch the reduced value with jax.device_get(x) (or float(x)) right after the step, and do not keep jax.Array results in a Python list across steps.",
+            Framework::Either => "PyTorch: .item() or .cpu() on the reduced value; JAX: jax.device_get(x) or float(x).",
+        }
+    }
+}
+
 /// What one step series shows.
 #[derive(Debug, Clone)]
 struct Trend<'a> {
@@ -592,7 +621,8 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
             accum.action(
                 "to_host",
                 &format!(
-                    "About {} builds up per {period}-step period.",
+                    "{} About {} builds up per {period}-step period.",
+                    Framework::of_series(t.series).to_host(),
                     gib(per_period)
                 ),
                 Some((signed(per_period), "slope × sawtooth period".into())),
@@ -714,10 +744,16 @@ fn profile_accumulation(node: &mut NodeEval, a: &ProfileAccumulation) {
         a.periods,
         gib(a.bytes)
     );
+    // Snapshots are PyTorch's; a series of profiles is JAX's.
+    let framework = match a.per {
+        profiles::Per::Step => Framework::PyTorch,
+        profiles::Per::Profile => Framework::Jax,
+    };
     node.action(
         "to_host",
         &format!(
-            "The line {} keeps {} per {per}.",
+            "{} The line {} keeps {} per {per}.",
+            framework.to_host(),
             a.frame,
             gib(a.bytes_per_period)
         ),
