@@ -25,7 +25,8 @@
 //! verdict says whether it fits, is padding-dominated, or needs a limit.
 
 use oomscope_report::{
-    DeviceLimit, Diagnosis, DiagnosisNode, Headline, OomEvent, OomKind, Report, TreeKind,
+    units, Confidence, DeviceLimit, Diagnosis, DiagnosisNode, Headline, OomEvent, OomKind, Report,
+    TreeKind,
 };
 use serde::Serialize;
 
@@ -171,7 +172,14 @@ fn evaluate(report: &Report, device: Option<&DeviceLimit>) -> Evaluation {
             let Some(event) = facts::primary_compile_event(report).or(predicted.as_ref()) else {
                 return rt;
             };
-            let c = compile::evaluate(&facts::compile_facts(report, event));
+            let mut c = compile::evaluate(&facts::compile_facts(report, event));
+            if let Some(note) = disagreement(report, event) {
+                c.headline.text = format!("{} {note}", c.headline.text);
+                // The remedy's estimate comes from the module's buffers.
+                if c.headline.confidence.is_some() {
+                    c.headline.confidence = Some(Confidence::Low);
+                }
+            }
             let mut nodes = c.nodes;
             nodes.extend(rt.nodes);
             Evaluation { nodes, ..c }
@@ -206,6 +214,31 @@ fn evaluate(report: &Report, device: Option<&DeviceLimit>) -> Evaluation {
             }
         }
     }
+}
+
+/// A module peak this far from the message's "used" is another program:
+/// the same compile's figures agree within about 2% (older libtpu leaves
+/// small buffers out of "used"), across every fixture and corpus run.
+const DISAGREE_FRACTION: f64 = 0.10;
+
+/// When the compiler's message and the module analysis disagree (a log from
+/// one run, a dump from another), the sentence that says so: the message is
+/// the more direct fact, so its used, limit and excess are the ones shown.
+fn disagreement(report: &Report, event: &OomEvent) -> Option<String> {
+    let used = event.used_bytes.filter(|_| event.message != PREDICTED)?;
+    let space = if event.memory_space.is_empty() { "hbm" } else { event.memory_space.as_str() };
+    let module = facts::matching_module(report, &space.to_ascii_lowercase())?;
+    let gap = module.peak_bytes.abs_diff(used);
+    (gap as f64 > used as f64 * DISAGREE_FRACTION).then(|| {
+        format!(
+            "These inputs disagree: the message says {} used, but {}'s {} is {} ({} apart), so they look like different runs or programs; the message's numbers are used, and estimates from the module's buffers are less sure.",
+            units::format_bytes(used),
+            module.display_name(),
+            verdict::peak_words(module),
+            units::format_bytes(module.peak_bytes),
+            units::format_bytes(gap)
+        )
+    })
 }
 
 /// No error and no trend: say what was looked at.

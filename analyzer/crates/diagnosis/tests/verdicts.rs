@@ -192,3 +192,41 @@ fn a_growing_step_log_reaches_the_picked_device_limit_at_a_step() {
     let h200 = known_device("NVIDIA H200 141GB").unwrap().limit();
     assert!(diagnose_with(&r, Some(&h200)).headline.unwrap().text.contains("the limit is reached at step"));
 }
+
+/// A log from one run and a dump from another (both real: the corpus's
+/// v5e OOM message, the dump of the v6e dtype pair's OOM side): the headline
+/// says which facts disagree and keeps the message's numbers, the more
+/// direct fact; the same run's log and dump never get the note.
+#[test]
+fn a_log_and_a_dump_of_different_runs_say_they_disagree() {
+    use oomscope_analyzer::{analyze, InputFile};
+    let read = |p: &std::path::Path| InputFile {
+        name: p.file_name().unwrap().to_string_lossy().into_owned(),
+        data: std::fs::read(p).unwrap(),
+    };
+    let log = corpus().join("xla-runs/new-libtpu-oom/new_oom.log");
+    let dump = fixtures().join("pair-dtype-infer-oom/f32");
+    let mut files = vec![read(&log)];
+    for e in std::fs::read_dir(&dump).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("module_") && !name.ends_with(".json") {
+            files.push(read(&p));
+        }
+    }
+    let r = analyze(files, &mut |_| {});
+    let message = r.oom_events.iter().find(|e| e.used_bytes.is_some()).unwrap();
+    let h = r.diagnosis.headline.as_ref().unwrap();
+    assert!(h.text.contains("These inputs disagree"), "{}", h.text);
+    assert!(h.text.contains(&format_bytes(message.used_bytes.unwrap())), "{}", h.text);
+    assert!(h.text.contains(&format_bytes(hbm_peak(&r))), "{}", h.text);
+    // The message's excess is the one the headline states.
+    assert!(h.text.contains(&format_bytes(message.excess().unwrap())), "{}", h.text);
+    assert_ne!(h.confidence, Some(oomscope_report::Confidence::High));
+    // The same run: no note.
+    for dir in [corpus().join("xla-runs/new-libtpu-oom"), dump] {
+        let same = analyze_dir(&dir);
+        let h = same.diagnosis.headline.as_ref().unwrap();
+        assert!(!h.text.contains("disagree"), "{}: {}", dir.display(), h.text);
+    }
+}
