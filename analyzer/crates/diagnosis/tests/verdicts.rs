@@ -135,6 +135,7 @@ fn every_input_has_a_headline() {
             inputs.push(analyze_file(&p));
         }
     }
+    let mut checked_remedies = 0;
     for r in &inputs {
         let name = r.inputs.first().map_or("?", |i| i.name.as_str());
         let h = r
@@ -148,6 +149,13 @@ fn every_input_has_a_headline() {
             "{name}: {}",
             h.node
         );
+        // A remedy is never one its own estimate says is insufficient.
+        let excess = r.oom_events.iter().filter_map(|e| e.excess()).max();
+        let remedy = [PADDING, CONFIG, REMAT, FLAGS, DEBUG_ARTIFACTS, LARGE_SHARDING].contains(&h.node.as_str());
+        if let (true, Some(estimate), Some(excess)) = (remedy, h.estimate_bytes, excess) {
+            assert!(estimate >= excess, "{name}: {} < {}: {}", estimate, excess, h.text);
+            checked_remedies += 1;
+        }
         let failed = !r.oom_events.is_empty();
         assert_eq!(
             h.severity == Severity::Failure,
@@ -157,6 +165,8 @@ fn every_input_has_a_headline() {
         );
     }
     assert!(inputs.len() >= 40, "{}", inputs.len());
+    eprintln!("{checked_remedies} remedy headlines cover their excess");
+    assert!(checked_remedies >= 8, "{checked_remedies}");
 }
 
 /// A growing step log that gives no limit (torchtune's posted log, memory
