@@ -1,7 +1,7 @@
 // The answer first (issue 20), in the browser, on real inputs: a run that
 // fits, a padding-dominated program, a lone HloProto with a device picked
-// (and the pick carried by a link), a step log, and a PyTorch
-// fragmentation message.
+// (and the pick carried by a link; Copy link's notice does not squeeze the
+// header), a step log, and a PyTorch fragmentation message.
 //
 // The page is checked against the analyzer's own report of the same files:
 // the CLI (`oomscope analyze --json [--device NAME]`, the code the worker
@@ -156,8 +156,17 @@ test("a lone HloProto: pick the device, see the verdict and the tree's branch, a
   assert.equal((await branch.locator(".node-reason").first().textContent()).trim(), leafNode.reason);
 
   // The link carries the pick: opened elsewhere, the same verdict and the device picked.
+  const tagline = async () => page.locator(".tagline").evaluate((e) => e.getBoundingClientRect().width);
+  const taglineBefore = await tagline();
   await page.locator("#copy-link").dispatchEvent("click");
   await page.locator('.share-status[data-copied="true"]').waitFor({ timeout: TIMEOUT });
+  // What Copy link says takes a row of its own: the header is not squeezed.
+  assert.equal(await tagline(), taglineBefore, "the tagline keeps its width");
+  const [brandBottom, noticeTop] = await page.evaluate(() => [
+    document.querySelector(".brand").getBoundingClientRect().bottom,
+    document.querySelector(".share-notice").getBoundingClientRect().top,
+  ]);
+  assert.ok(noticeTop >= brandBottom, `the notice (${noticeTop}px) is below the header row (${brandBottom}px)`);
   const link = await page.locator("#share-link").inputValue();
   const other = await page.context().browser().newContext({ viewport: { width: 1280, height: 900 } });
   const receiver = await other.newPage();
