@@ -76,7 +76,9 @@ pub fn diagnose(report: &Report) -> Diagnosis {
 /// module peaks and step series that carry none.
 pub fn diagnose_with(report: &Report, device: Option<&DeviceLimit>) -> Diagnosis {
     let with_limits = device.and_then(|d| series_with_limit(report, d));
-    let e = evaluate(with_limits.as_ref().unwrap_or(report), device);
+    // The series' limit is the device's only when they had none.
+    let series_device = device.filter(|_| with_limits.is_some());
+    let e = evaluate(with_limits.as_ref().unwrap_or(report), device, series_device);
     Diagnosis {
         tree: e.tree,
         path: e.path,
@@ -119,7 +121,7 @@ fn series_with_limit(report: &Report, device: &DeviceLimit) -> Option<Report> {
 
 /// The one-line verdict naming the selected leaf.
 pub fn verdict(report: &Report) -> Verdict {
-    let e = evaluate(report, None);
+    let e = evaluate(report, None, None);
     Verdict {
         headline: e.summary,
         tree: e.tree,
@@ -163,16 +165,24 @@ fn choose_tree(report: &Report, predicted: Option<&OomEvent>) -> TreeKind {
     }
 }
 
-fn evaluate(report: &Report, device: Option<&DeviceLimit>) -> Evaluation {
+/// `device` is the picked device; `series_device` the same when it gave
+/// the step series their limit.
+fn evaluate(
+    report: &Report,
+    device: Option<&DeviceLimit>,
+    series_device: Option<&DeviceLimit>,
+) -> Evaluation {
     let predicted = predicted_event(report, device);
     let tree = choose_tree(report, predicted.as_ref());
-    let rt = runtime::evaluate(report, tree);
+    let rt = runtime::evaluate(report, tree, series_device);
     match tree {
         TreeKind::CompileHbmOom => {
-            let Some(event) = facts::primary_compile_event(report).or(predicted.as_ref()) else {
-                return rt;
+            let (event, picked) = match (facts::primary_compile_event(report), predicted.as_ref()) {
+                (Some(message), _) => (message, None),
+                (None, Some(predicted)) => (predicted, device),
+                (None, None) => return rt,
             };
-            let mut c = compile::evaluate(&facts::compile_facts(report, event));
+            let mut c = compile::evaluate(&facts::compile_facts(report, event, picked));
             if let Some(note) = disagreement(report, event) {
                 c.headline.text = format!("{} {note}", c.headline.text);
                 // The remedy's estimate comes from the module's buffers.

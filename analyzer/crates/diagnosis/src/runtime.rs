@@ -7,7 +7,9 @@
 //! a spike (snapshot), an unbalanced device (JAX profile), what a memory
 //! timeline's peak is made of, fragmentation (snapshot).
 
-use oomscope_report::{BufferCategory, CitedBuffer, OomEvent, Report, StepSeries, TreeKind};
+use oomscope_report::{
+    BufferCategory, CitedBuffer, DeviceLimit, OomEvent, Report, StepSeries, TreeKind,
+};
 
 use crate::allocator::{allocator_trend, AllocatorShape, AllocatorTrend};
 use crate::facts::{
@@ -283,7 +285,13 @@ fn lingering(report: &Report) -> Option<Lingering> {
     best
 }
 
-pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
+/// `series_device`: the picked device whose limit the step series were
+/// given (they had none), named in the headline.
+pub(crate) fn evaluate(
+    report: &Report,
+    tree: TreeKind,
+    series_device: Option<&DeviceLimit>,
+) -> Evaluation {
     let trends: Vec<Trend<'_>> = report.step_series.iter().filter_map(trend).collect();
     // The series that tells the most: the largest growth, else the largest jumps.
     let main = trends
@@ -679,7 +687,14 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
     Evaluation {
         tree,
         path: leaf.map(|l| vec![l.to_string()]).unwrap_or_default(),
-        headline: crate::verdict::runtime_headline(report, tree, leaf, &ordered, &summary),
+        headline: crate::verdict::runtime_headline(
+            report,
+            tree,
+            leaf,
+            &ordered,
+            &summary,
+            series_device,
+        ),
         nodes: ordered,
         summary,
     }

@@ -57,7 +57,7 @@ fn a_module_without_a_limit_asks_for_the_device_and_fits_once_picked() {
     let h = d.headline.unwrap();
     assert_eq!(h.severity, Severity::Failure);
     assert!(
-        h.text.starts_with("HBM will not fit on the picked device"),
+        h.text.starts_with("HBM will not fit on 8 GiB: the peak is"),
         "{}",
         h.text
     );
@@ -195,12 +195,14 @@ fn a_growing_step_log_reaches_the_picked_device_limit_at_a_step() {
     let h = d.headline.unwrap();
     let slope = series.slope_bytes_per_step.unwrap();
     let step = last.step + ((16u64 << 30) as f64 / slope).ceil() as u64;
-    assert!(h.text.contains(&format!("the limit is reached at step {step}")), "{step}: {}", h.text);
+    let limit = format!("the limit of test ({}) is reached at step {step}", format_bytes(device.limit_bytes));
+    assert!(h.text.contains(&limit), "{limit}: {}", h.text);
     // A fixed report's own limit is never asked for.
     assert!(!asks_for_device(&analyze_dir(&fixtures().join("pair-dtype-oom/f32"))));
     // A listed device works the same way.
     let h200 = known_device("NVIDIA H200 141GB").unwrap().limit();
-    assert!(diagnose_with(&r, Some(&h200)).headline.unwrap().text.contains("the limit is reached at step"));
+    let text = diagnose_with(&r, Some(&h200)).headline.unwrap().text;
+    assert!(text.contains("the limit of NVIDIA H200 141GB (139.80 GiB) is reached at step"), "{text}");
 }
 
 /// A log from one run and a dump from another (both real: the corpus's
