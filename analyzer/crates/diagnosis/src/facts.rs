@@ -4,7 +4,8 @@
 //! (complete from a module analysis, or the top-N listing of the log).
 
 use oomscope_report::{
-    BufferCategory, BufferLifetime, CitedBuffer, DeviceLimit, ModuleReport, OomEvent, OomKind, Report,
+    BufferCategory, BufferLifetime, CitedBuffer, DeviceLimit, ModuleReport, OomEvent, OomKind,
+    Report,
 };
 
 use crate::shape::{parse_array, ArrayShape};

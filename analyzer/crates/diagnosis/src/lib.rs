@@ -78,7 +78,11 @@ pub fn diagnose_with(report: &Report, device: Option<&DeviceLimit>) -> Diagnosis
     let with_limits = device.and_then(|d| series_with_limit(report, d));
     // The series' limit is the device's only when they had none.
     let series_device = device.filter(|_| with_limits.is_some());
-    let e = evaluate(with_limits.as_ref().unwrap_or(report), device, series_device);
+    let e = evaluate(
+        with_limits.as_ref().unwrap_or(report),
+        device,
+        series_device,
+    );
     Diagnosis {
         tree: e.tree,
         path: e.path,
@@ -93,8 +97,12 @@ pub fn diagnose_with(report: &Report, device: Option<&DeviceLimit>) -> Diagnosis
 pub fn asks_for_device(report: &Report) -> bool {
     let limit_known = report.oom_events.iter().any(|e| e.limit().is_some())
         || report.step_series.iter().any(|s| s.limit_bytes.is_some())
-        || report.allocator_profiles.iter().any(|p| p.capacity_bytes > 0);
-    let has_peak = verdict::largest_module(report).is_some() || report.step_series.iter().any(|s| !s.points.is_empty());
+        || report
+            .allocator_profiles
+            .iter()
+            .any(|p| p.capacity_bytes > 0);
+    let has_peak = verdict::largest_module(report).is_some()
+        || report.step_series.iter().any(|s| !s.points.is_empty());
     report.oom_events.is_empty() && !limit_known && has_peak
 }
 
@@ -236,7 +244,11 @@ const DISAGREE_FRACTION: f64 = 0.10;
 /// the more direct fact, so its used, limit and excess are the ones shown.
 fn disagreement(report: &Report, event: &OomEvent) -> Option<String> {
     let used = event.used_bytes.filter(|_| event.message != PREDICTED)?;
-    let space = if event.memory_space.is_empty() { "hbm" } else { event.memory_space.as_str() };
+    let space = if event.memory_space.is_empty() {
+        "hbm"
+    } else {
+        event.memory_space.as_str()
+    };
     let module = facts::matching_module(report, &space.to_ascii_lowercase())?;
     let gap = module.peak_bytes.abs_diff(used);
     (gap as f64 > used as f64 * DISAGREE_FRACTION).then(|| {

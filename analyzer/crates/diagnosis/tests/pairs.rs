@@ -77,7 +77,8 @@ fn xprof_peak(dir: &str) -> u64 {
         .map(|e| e.unwrap().path())
         .find(|p| p.to_string_lossy().ends_with(".memory_viewer.json"))
         .unwrap();
-    let viewer: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(oracle).unwrap()).unwrap();
+    let viewer: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(oracle).unwrap()).unwrap();
     (viewer["peakHeapMib"].as_f64().unwrap() * 1048576.0) as u64
 }
 
@@ -102,7 +103,10 @@ fn dtype_training_pair_is_fixed_by_the_cheaper_donation_as_a_real_compile_shows(
 
     // The real compile with donation fits, under the same limit...
     let donated = analyze_dir(&fixtures().join("pair-dtype-oom-donated"));
-    assert!(donated.oom_events.is_empty(), "the donated compile ran out of memory");
+    assert!(
+        donated.oom_events.is_empty(),
+        "the donated compile ran out of memory"
+    );
     let donated_peak = xprof_peak("pair-dtype-oom-donated");
     assert!(donated_peak < event.limit().unwrap());
     // ... and donation saved what the headline said, within 25%.
@@ -111,5 +115,9 @@ fn dtype_training_pair_is_fixed_by_the_cheaper_donation_as_a_real_compile_shows(
 
     let cfg = common::node(&r.diagnosis, CONFIG);
     let bf16 = cfg.facts["bf16_saving_bytes"].as_u64().unwrap();
-    within_25_percent(bf16, pair_difference("pair-dtype-oom"), "pair-dtype-oom bf16");
+    within_25_percent(
+        bf16,
+        pair_difference("pair-dtype-oom"),
+        "pair-dtype-oom bf16",
+    );
 }

@@ -151,9 +151,23 @@ fn every_input_has_a_headline() {
         );
         // A remedy is never one its own estimate says is insufficient.
         let excess = r.oom_events.iter().filter_map(|e| e.excess()).max();
-        let remedy = [PADDING, CONFIG, REMAT, FLAGS, DEBUG_ARTIFACTS, LARGE_SHARDING].contains(&h.node.as_str());
+        let remedy = [
+            PADDING,
+            CONFIG,
+            REMAT,
+            FLAGS,
+            DEBUG_ARTIFACTS,
+            LARGE_SHARDING,
+        ]
+        .contains(&h.node.as_str());
         if let (true, Some(estimate), Some(excess)) = (remedy, h.estimate_bytes, excess) {
-            assert!(estimate >= excess, "{name}: {} < {}: {}", estimate, excess, h.text);
+            assert!(
+                estimate >= excess,
+                "{name}: {} < {}: {}",
+                estimate,
+                excess,
+                h.text
+            );
             checked_remedies += 1;
         }
         let failed = !r.oom_events.is_empty();
@@ -177,7 +191,9 @@ fn every_input_has_a_headline() {
 fn a_growing_step_log_reaches_the_picked_device_limit_at_a_step() {
     use oomscope_diagnosis::asks_for_device;
     use oomscope_report::devices::known_device;
-    let r = analyze_file(&fixtures().join("../analyzer/crates/steps/tests/samples/torchtune_pr2406.log"));
+    let r = analyze_file(
+        &fixtures().join("../analyzer/crates/steps/tests/samples/torchtune_pr2406.log"),
+    );
     assert!(asks_for_device(&r));
     let before = r.diagnosis.headline.as_ref().unwrap();
     assert!(before.text.contains("pick the device"), "{}", before.text);
@@ -190,19 +206,30 @@ fn a_growing_step_log_reaches_the_picked_device_limit_at_a_step() {
         .unwrap();
     let last = series.points.last().unwrap();
     // A limit 16 GiB above the last point (far from it: not "one step from OOM").
-    let device = oomscope_report::DeviceLimit { name: "test".into(), limit_bytes: last.bytes + (16 << 30) };
+    let device = oomscope_report::DeviceLimit {
+        name: "test".into(),
+        limit_bytes: last.bytes + (16 << 30),
+    };
     let d = diagnose_with(&r, Some(&device));
     let h = d.headline.unwrap();
     let slope = series.slope_bytes_per_step.unwrap();
     let step = last.step + ((16u64 << 30) as f64 / slope).ceil() as u64;
-    let limit = format!("the limit of test ({}) is reached at step {step}", format_bytes(device.limit_bytes));
+    let limit = format!(
+        "the limit of test ({}) is reached at step {step}",
+        format_bytes(device.limit_bytes)
+    );
     assert!(h.text.contains(&limit), "{limit}: {}", h.text);
     // A fixed report's own limit is never asked for.
-    assert!(!asks_for_device(&analyze_dir(&fixtures().join("pair-dtype-oom/f32"))));
+    assert!(!asks_for_device(&analyze_dir(
+        &fixtures().join("pair-dtype-oom/f32")
+    )));
     // A listed device works the same way.
     let h200 = known_device("NVIDIA H200 141GB").unwrap().limit();
     let text = diagnose_with(&r, Some(&h200)).headline.unwrap().text;
-    assert!(text.contains("the limit of NVIDIA H200 141GB (139.80 GiB) is reached at step"), "{text}");
+    assert!(
+        text.contains("the limit of NVIDIA H200 141GB (139.80 GiB) is reached at step"),
+        "{text}"
+    );
 }
 
 /// A log from one run and a dump from another (both real: the corpus's
@@ -227,18 +254,35 @@ fn a_log_and_a_dump_of_different_runs_say_they_disagree() {
         }
     }
     let r = analyze(files, &mut |_| {});
-    let message = r.oom_events.iter().find(|e| e.used_bytes.is_some()).unwrap();
+    let message = r
+        .oom_events
+        .iter()
+        .find(|e| e.used_bytes.is_some())
+        .unwrap();
     let h = r.diagnosis.headline.as_ref().unwrap();
     assert!(h.text.contains("These inputs disagree"), "{}", h.text);
-    assert!(h.text.contains(&format_bytes(message.used_bytes.unwrap())), "{}", h.text);
+    assert!(
+        h.text.contains(&format_bytes(message.used_bytes.unwrap())),
+        "{}",
+        h.text
+    );
     assert!(h.text.contains(&format_bytes(hbm_peak(&r))), "{}", h.text);
     // The message's excess is the one the headline states.
-    assert!(h.text.contains(&format_bytes(message.excess().unwrap())), "{}", h.text);
+    assert!(
+        h.text.contains(&format_bytes(message.excess().unwrap())),
+        "{}",
+        h.text
+    );
     assert_ne!(h.confidence, Some(oomscope_report::Confidence::High));
     // The same run: no note.
     for dir in [corpus().join("xla-runs/new-libtpu-oom"), dump] {
         let same = analyze_dir(&dir);
         let h = same.diagnosis.headline.as_ref().unwrap();
-        assert!(!h.text.contains("disagree"), "{}: {}", dir.display(), h.text);
+        assert!(
+            !h.text.contains("disagree"),
+            "{}: {}",
+            dir.display(),
+            h.text
+        );
     }
 }
