@@ -2,7 +2,7 @@
 //! without a browser, and CI.
 //!
 //! ```text
-//! oomscope analyze PATH... [--json] [--buffers] [--link [--base-url URL]]
+//! oomscope analyze PATH... [--json] [--buffers] [--device NAME] [--link [--base-url URL]]
 //! kubectl logs pod | oomscope analyze -
 //! oomscope compare [--json] [--label-a X] [--label-b Y] A... -- B...
 //! oomscope size SHAPE... [--json]
@@ -20,7 +20,7 @@ mod cli {
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use cli::inputs::Inputs;
 use oomscope_report::units::format_bytes;
-use oomscope_report::{InputError, Report};
+use oomscope_report::{DeviceLimit, InputError, Report, ViewState};
 use std::process::ExitCode;
 
 const DEFAULT_BASE_URL: &str = "http://127.0.0.1:8080/";
@@ -43,6 +43,15 @@ fn command() -> Command {
                 )
                 .arg(Arg::new("json").long("json").action(ArgAction::SetTrue).help("print the JSON report instead of a summary"))
                 .arg(Arg::new("buffers").long("buffers").action(ArgAction::SetTrue).help("include every buffer's lifetime in the JSON (large)"))
+                .arg(
+                    Arg::new("device")
+                        .long("device")
+                        .value_name("NAME")
+                        .value_parser(clap::builder::PossibleValuesParser::new(
+                            oomscope_report::devices::KNOWN_DEVICES.iter().map(|d| d.name),
+                        ))
+                        .help("judge the peak against this device's limit when the inputs give none (a lone HloProto, a step log), as the page's device picker does"),
+                )
                 .arg(Arg::new("link").long("link").action(ArgAction::SetTrue).help("print a link to the page that carries the report, last and alone on its line"))
                 .arg(
                     Arg::new("base-url")
@@ -98,6 +107,14 @@ fn cmd_analyze(m: &ArgMatches) -> ExitCode {
             input,
         });
     }
+    // The page's device picker: the verdict made again with the device's limit.
+    let device = m
+        .get_one::<String>("device")
+        .and_then(|name| oomscope_report::devices::known_device(name))
+        .map(|d| d.limit());
+    if device.is_some() {
+        report.diagnosis = oomscope_diagnosis::diagnose_with(&report, device.as_ref());
+    }
     if !m.get_flag("buffers") {
         for module in &mut report.modules {
             module.buffers.clear();
@@ -107,7 +124,7 @@ fn cmd_analyze(m: &ArgMatches) -> ExitCode {
     // The link is made before anything is printed, so that it can be printed last.
     let link = m
         .get_flag("link")
-        .then(|| link_for(&report, m.get_one::<String>("base-url").map_or(DEFAULT_BASE_URL, String::as_str)));
+        .then(|| link_for(&report, m.get_one::<String>("base-url").map_or(DEFAULT_BASE_URL, String::as_str), device));
 
     if m.get_flag("json") {
         match serde_json::to_string_pretty(&report) {
@@ -200,10 +217,15 @@ fn check_base_url(base_url: &str) -> Result<(), String> {
 }
 
 /// The permalink of `report` under `base_url` (which must be an http(s) URL:
-/// anything else could not open the page).
-fn link_for(report: &Report, base_url: &str) -> Result<String, String> {
+/// anything else could not open the page), opening on the verdict; a
+/// picked device travels with it, as from the page.
+fn link_for(report: &Report, base_url: &str, device: Option<DeviceLimit>) -> Result<String, String> {
     check_base_url(base_url)?;
-    oomscope_permalink::encode_link(report, base_url)
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let view = ViewState { view: "verdict".into(), device, ..Default::default() };
+    oomscope_permalink::encode_link_at(report, base_url, &view, now)
         .map(|l| l.url)
         .map_err(|e| format!("{e:?}"))
 }

@@ -216,3 +216,32 @@ fn compare_a_real_pair_names_the_donation() {
     let no_separator = oomscope(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
     assert_eq!(no_separator.status.code(), Some(2));
 }
+
+/// `--device` is the page's device picker: a lone HloProto judged against
+/// a listed device, the verdict equal to the library's `diagnose_with`,
+/// the pick carried by `--link`; a name outside the list is a usage error
+/// that lists the names.
+#[test]
+fn device_picks_the_limit_for_a_lone_hlo_proto() {
+    let dir = fixtures().join("pair-batch-oom/full");
+    let pb = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().ends_with(".hlo.pb")).unwrap();
+    let out = oomscope(&["analyze", pb.to_str().unwrap(), "--json", "--device", "TPU v5e"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let cli: oomscope_report::Report = serde_json::from_str(&stdout(&out)).unwrap();
+    let lib = oomscope_analyzer::analyze(vec![oomscope_analyzer::InputFile { name: pb.file_name().unwrap().to_string_lossy().into(), data: std::fs::read(&pb).unwrap() }], &mut |_| {});
+    let v5e = oomscope_report::devices::known_device("TPU v5e").unwrap().limit();
+    let expected = oomscope_diagnosis::diagnose_with(&lib, Some(&v5e));
+    assert_eq!(cli.diagnosis.headline, expected.headline);
+    assert_eq!(cli.diagnosis.tree, oomscope_report::TreeKind::CompileHbmOom);
+
+    let out = oomscope(&["analyze", pb.to_str().unwrap(), "--device", "TPU v5e", "--link"]);
+    let text = stdout(&out);
+    let link = text.lines().last().unwrap();
+    let shared = oomscope_permalink::decode(link).unwrap();
+    assert_eq!(shared.shared.unwrap().view.device, Some(v5e));
+    assert_eq!(shared.diagnosis.headline, expected.headline);
+
+    let out = oomscope(&["analyze", pb.to_str().unwrap(), "--device", "TPU v9"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("TPU v6e"), "{}", String::from_utf8_lossy(&out.stderr));
+}

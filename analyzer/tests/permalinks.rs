@@ -23,6 +23,8 @@ fn check_round_trip(label: &str, r: &Report) -> usize {
         assert_eq!((a.peak_bytes, a.peak_position, a.heap_bytes.iter().max()), (b.peak_bytes, b.peak_position, b.heap_bytes.iter().max()), "{label}: {}", b.name);
     }
     assert_eq!(back.diagnosis.path, r.diagnosis.path, "{label}");
+    // The answer travels whole, whatever detail was dropped.
+    assert_eq!(back.diagnosis.headline, r.diagnosis.headline, "{label}");
     // The buffers the tree cites come back whole (restored from the peak
     // buffers the link carries), on every node the link keeps with detail.
     for n in &back.diagnosis.nodes {

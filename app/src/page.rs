@@ -9,7 +9,7 @@ use oomscope_report::Report;
 
 use crate::example;
 use crate::state::{use_state, ReportOrigin};
-use crate::views::{diagnosis, inputs, modules, padding, runtime, share, steps, verdict};
+use crate::views::{device, diagnosis, inputs, modules, padding, runtime, share, steps, verdict};
 
 #[component]
 pub fn ReportView() -> impl IntoView {
@@ -51,6 +51,7 @@ fn ReportSections(report: Arc<Report>, origin: Option<ReportOrigin>) -> impl Int
             {banner}
             <share::SharedBanner report=report.clone()/>
             <verdict::Verdict report=report.clone()/>
+            <device::DevicePicker report=report.clone()/>
             <inputs::InputErrors report=report.clone()/>
             <diagnosis::DiagnosisView report=report.clone()/>
             <modules::ModulesView report=report.clone()/>

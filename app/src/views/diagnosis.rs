@@ -30,16 +30,19 @@ fn tree_title(tree: TreeKind) -> &'static str {
 #[component]
 pub fn DiagnosisView(report: Arc<Report>) -> impl IntoView {
     let diagnosis = &report.diagnosis;
-    // Without an OOM or a growth trend there is no tree to walk.
-    if diagnosis.nodes.is_empty() || (diagnosis.tree == TreeKind::None && diagnosis.path.is_empty())
-    {
+    // Without a selected node (no OOM, trend or verdict) there is nothing to
+    // open: the headline says what to add.
+    if diagnosis.nodes.is_empty() || diagnosis.path.is_empty() {
         return ().into_any();
     }
     let path = diagnosis.path.clone();
+    // A node whose id prefix names no node is a root: the runtime and
+    // `torch.*` nodes share a prefix but have no parent node.
+    let ids: HashSet<&str> = diagnosis.nodes.iter().map(|n| n.id.as_str()).collect();
     let roots: Vec<DiagnosisNode> = diagnosis
         .nodes
         .iter()
-        .filter(|n| parent_id(&n.id).is_none())
+        .filter(|n| parent_id(&n.id).is_none_or(|p| !ids.contains(p)))
         .cloned()
         .collect();
     let nodes = diagnosis.nodes.clone();

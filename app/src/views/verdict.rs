@@ -283,7 +283,8 @@ fn NoOomVerdict(report: Arc<Report>) -> impl IntoView {
                 "The largest peak among the analysed modules is "
                 <strong><Bytes value=module.peak_bytes/></strong>
                 " in " <code>{module.display_name()}</code>
-                " (" {module.peak_kind.clone()} ", from " {base_name(&module.input).to_string()} ")."
+                // Which peak it is, in words, is the headline's and the module section's.
+                " (from " {base_name(&module.input).to_string()} ")."
             </p>
         }
         .into_any(),

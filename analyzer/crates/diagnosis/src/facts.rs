@@ -4,7 +4,8 @@
 //! (complete from a module analysis, or the top-N listing of the log).
 
 use oomscope_report::{
-    BufferCategory, BufferLifetime, CitedBuffer, ModuleReport, OomEvent, OomKind, Report,
+    BufferCategory, BufferLifetime, CitedBuffer, DeviceLimit, ModuleReport, OomEvent, OomKind,
+    Report,
 };
 
 use crate::shape::{parse_array, ArrayShape};
@@ -105,6 +106,9 @@ pub(crate) struct CompileFacts<'a> {
     /// Largest first.
     pub allocs: Vec<Alloc>,
     pub allocs_source: AllocSource,
+    /// The device the user picked, when the event is predicted from its
+    /// limit (no message).
+    pub picked: Option<&'a DeviceLimit>,
 }
 
 pub(crate) fn is_compile_kind(kind: OomKind) -> bool {
@@ -155,7 +159,11 @@ pub(crate) fn matching_module<'a>(report: &'a Report, space: &str) -> Option<&'a
 
 /// The facts of `event` (a compile-time OOM of `report`, or one the caller
 /// made for a module that exceeds a device limit the user picked).
-pub(crate) fn compile_facts<'a>(report: &'a Report, event: &'a OomEvent) -> CompileFacts<'a> {
+pub(crate) fn compile_facts<'a>(
+    report: &'a Report,
+    event: &'a OomEvent,
+    picked: Option<&'a DeviceLimit>,
+) -> CompileFacts<'a> {
     let space = if event.memory_space.is_empty() {
         "hbm".to_string()
     } else {
@@ -221,6 +229,7 @@ pub(crate) fn compile_facts<'a>(report: &'a Report, event: &'a OomEvent) -> Comp
         module,
         allocs,
         allocs_source,
+        picked,
     }
 }
 

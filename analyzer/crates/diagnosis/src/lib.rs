@@ -25,7 +25,8 @@
 //! verdict says whether it fits, is padding-dominated, or needs a limit.
 
 use oomscope_report::{
-    DeviceLimit, Diagnosis, DiagnosisNode, Headline, OomEvent, OomKind, Report, TreeKind,
+    units, Confidence, DeviceLimit, Diagnosis, DiagnosisNode, Headline, OomEvent, OomKind, Report,
+    TreeKind,
 };
 use serde::Serialize;
 
@@ -74,7 +75,14 @@ pub fn diagnose(report: &Report) -> Diagnosis {
 /// [`diagnose`] with the device the user picked: its limit is compared with
 /// module peaks and step series that carry none.
 pub fn diagnose_with(report: &Report, device: Option<&DeviceLimit>) -> Diagnosis {
-    let e = evaluate(report, device);
+    let with_limits = device.and_then(|d| series_with_limit(report, d));
+    // The series' limit is the device's only when they had none.
+    let series_device = device.filter(|_| with_limits.is_some());
+    let e = evaluate(
+        with_limits.as_ref().unwrap_or(report),
+        device,
+        series_device,
+    );
     Diagnosis {
         tree: e.tree,
         path: e.path,
@@ -83,9 +91,45 @@ pub fn diagnose_with(report: &Report, device: Option<&DeviceLimit>) -> Diagnosis
     }
 }
 
+/// Whether no input gives the memory limit its peak should be judged
+/// against, so that a picked device would decide the verdict (the page then
+/// offers the device list, [`oomscope_report::devices::KNOWN_DEVICES`]).
+pub fn asks_for_device(report: &Report) -> bool {
+    let limit_known = report.oom_events.iter().any(|e| e.limit().is_some())
+        || report.step_series.iter().any(|s| s.limit_bytes.is_some())
+        || report
+            .allocator_profiles
+            .iter()
+            .any(|p| p.capacity_bytes > 0);
+    let has_peak = verdict::largest_module(report).is_some()
+        || report.step_series.iter().any(|s| !s.points.is_empty());
+    report.oom_events.is_empty() && !limit_known && has_peak
+}
+
+/// The step series that carry no limit, given the picked device's, with
+/// the step at which their trend reaches it (at the series' own slope, from
+/// its last point, as the steps reader projects a logged limit); `None` when
+/// every series has its own limit.
+fn series_with_limit(report: &Report, device: &DeviceLimit) -> Option<Report> {
+    if device.limit_bytes == 0 || report.step_series.iter().all(|s| s.limit_bytes.is_some()) {
+        return None;
+    }
+    let mut r = report.clone();
+    for s in r.step_series.iter_mut().filter(|s| s.limit_bytes.is_none()) {
+        s.limit_bytes = Some(device.limit_bytes);
+        // Only a series that grows is projected.
+        if let (Some(last), Some(slope)) = (s.points.last(), runtime::growth_slope(s)) {
+            let remaining = device.limit_bytes.saturating_sub(last.bytes) as f64;
+            let steps = (remaining / slope).ceil().min(u64::MAX as f64) as u64;
+            s.projected_limit_step = Some(last.step.saturating_add(steps));
+        }
+    }
+    Some(r)
+}
+
 /// The one-line verdict naming the selected leaf.
 pub fn verdict(report: &Report) -> Verdict {
-    let e = evaluate(report, None);
+    let e = evaluate(report, None, None);
     Verdict {
         headline: e.summary,
         tree: e.tree,
@@ -129,16 +173,31 @@ fn choose_tree(report: &Report, predicted: Option<&OomEvent>) -> TreeKind {
     }
 }
 
-fn evaluate(report: &Report, device: Option<&DeviceLimit>) -> Evaluation {
+/// `device` is the picked device; `series_device` the same when it gave
+/// the step series their limit.
+fn evaluate(
+    report: &Report,
+    device: Option<&DeviceLimit>,
+    series_device: Option<&DeviceLimit>,
+) -> Evaluation {
     let predicted = predicted_event(report, device);
     let tree = choose_tree(report, predicted.as_ref());
-    let rt = runtime::evaluate(report, tree);
+    let rt = runtime::evaluate(report, tree, series_device);
     match tree {
         TreeKind::CompileHbmOom => {
-            let Some(event) = facts::primary_compile_event(report).or(predicted.as_ref()) else {
-                return rt;
+            let (event, picked) = match (facts::primary_compile_event(report), predicted.as_ref()) {
+                (Some(message), _) => (message, None),
+                (None, Some(predicted)) => (predicted, device),
+                (None, None) => return rt,
             };
-            let c = compile::evaluate(&facts::compile_facts(report, event));
+            let mut c = compile::evaluate(&facts::compile_facts(report, event, picked));
+            if let Some(note) = disagreement(report, event) {
+                c.headline.text = format!("{} {note}", c.headline.text);
+                // The remedy's estimate comes from the module's buffers.
+                if c.headline.confidence.is_some() {
+                    c.headline.confidence = Some(Confidence::Low);
+                }
+            }
             let mut nodes = c.nodes;
             nodes.extend(rt.nodes);
             Evaluation { nodes, ..c }
@@ -173,6 +232,35 @@ fn evaluate(report: &Report, device: Option<&DeviceLimit>) -> Evaluation {
             }
         }
     }
+}
+
+/// A module peak this far from the message's "used" is another program:
+/// the same compile's figures agree within about 2% (older libtpu leaves
+/// small buffers out of "used"), across every fixture and corpus run.
+const DISAGREE_FRACTION: f64 = 0.10;
+
+/// When the compiler's message and the module analysis disagree (a log from
+/// one run, a dump from another), the sentence that says so: the message is
+/// the more direct fact, so its used, limit and excess are the ones shown.
+fn disagreement(report: &Report, event: &OomEvent) -> Option<String> {
+    let used = event.used_bytes.filter(|_| event.message != PREDICTED)?;
+    let space = if event.memory_space.is_empty() {
+        "hbm"
+    } else {
+        event.memory_space.as_str()
+    };
+    let module = facts::matching_module(report, &space.to_ascii_lowercase())?;
+    let gap = module.peak_bytes.abs_diff(used);
+    (gap as f64 > used as f64 * DISAGREE_FRACTION).then(|| {
+        format!(
+            "These inputs disagree: the message says {} used, but {}'s {} is {} ({} apart), so they look like different runs or programs; the message's numbers are used, and estimates from the module's buffers are less sure.",
+            units::format_bytes(used),
+            module.display_name(),
+            verdict::peak_words(module),
+            units::format_bytes(module.peak_bytes),
+            units::format_bytes(gap)
+        )
+    })
 }
 
 /// No error and no trend: say what was looked at.

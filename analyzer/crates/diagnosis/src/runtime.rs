@@ -7,7 +7,9 @@
 //! a spike (snapshot), an unbalanced device (JAX profile), what a memory
 //! timeline's peak is made of, fragmentation (snapshot).
 
-use oomscope_report::{BufferCategory, CitedBuffer, OomEvent, Report, StepSeries, TreeKind};
+use oomscope_report::{
+    BufferCategory, CitedBuffer, DeviceLimit, OomEvent, Report, StepSeries, TreeKind,
+};
 
 use crate::allocator::{allocator_trend, AllocatorShape, AllocatorTrend};
 use crate::facts::{
@@ -26,6 +28,35 @@ use crate::ids::{
     ACCUMULATION as ACCUM, DEVICE_BALANCE, LINGERING as LINGER, PEAK_COMPOSITION, SPIKE,
     STEADY_GROWTH as STEADY, TORCH_FRAGMENTATION,
 };
+
+/// The framework an input comes from, for advice worded in its own API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framework {
+    PyTorch,
+    Jax,
+    /// A CSV, or allocator statistics both print (`memory_stats()`): the advice names both.
+    Either,
+}
+
+impl Framework {
+    /// The steps reader that produced a series says whose log it is.
+    fn of_series(s: &StepSeries) -> Framework {
+        match s.source.as_str() {
+            "torchtitan" | "pytorch" | "torchtune" => Framework::PyTorch,
+            "maxtext" | "tpu-info" => Framework::Jax,
+            _ => Framework::Either,
+        }
+    }
+
+    /// How to move a reduced value to the host, in the framework's API.
+    fn to_host(self) -> &'static str {
+        match self {
+            Framework::PyTorch => "In PyTorch: call .item() (or .cpu()) on the reduced loss or metric right after the step.",
+            Framework::Jax => "In JAX: fetch the reduced value with jax.device_get(x) (or float(x)) right after the step, and do not keep jax.Array results in a Python list across steps.",
+            Framework::Either => "PyTorch: .item() or .cpu() on the reduced value; JAX: jax.device_get(x) or float(x).",
+        }
+    }
+}
 
 /// What one step series shows.
 #[derive(Debug, Clone)]
@@ -74,6 +105,12 @@ impl Trend<'_> {
         }
         name
     }
+}
+
+/// The slope of a series that grows (bytes per step), as the growth node
+/// reads it.
+pub(crate) fn growth_slope(series: &StepSeries) -> Option<f64> {
+    trend(series).filter(Trend::grows).map(|t| t.slope)
 }
 
 fn trend(series: &StepSeries) -> Option<Trend<'_>> {
@@ -248,7 +285,13 @@ fn lingering(report: &Report) -> Option<Lingering> {
     best
 }
 
-pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
+/// `series_device`: the picked device whose limit the step series were
+/// given (they had none), named in the headline.
+pub(crate) fn evaluate(
+    report: &Report,
+    tree: TreeKind,
+    series_device: Option<&DeviceLimit>,
+) -> Evaluation {
     let trends: Vec<Trend<'_>> = report.step_series.iter().filter_map(trend).collect();
     // The series that tells the most: the largest growth, else the largest jumps.
     let main = trends
@@ -586,7 +629,8 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
             accum.action(
                 "to_host",
                 &format!(
-                    "About {} builds up per {period}-step period.",
+                    "{} About {} builds up per {period}-step period.",
+                    Framework::of_series(t.series).to_host(),
                     gib(per_period)
                 ),
                 Some((signed(per_period), "slope × sawtooth period".into())),
@@ -643,7 +687,14 @@ pub(crate) fn evaluate(report: &Report, tree: TreeKind) -> Evaluation {
     Evaluation {
         tree,
         path: leaf.map(|l| vec![l.to_string()]).unwrap_or_default(),
-        headline: crate::verdict::runtime_headline(report, tree, leaf, &ordered, &summary),
+        headline: crate::verdict::runtime_headline(
+            report,
+            tree,
+            leaf,
+            &ordered,
+            &summary,
+            series_device,
+        ),
         nodes: ordered,
         summary,
     }
@@ -708,10 +759,16 @@ fn profile_accumulation(node: &mut NodeEval, a: &ProfileAccumulation) {
         a.periods,
         gib(a.bytes)
     );
+    // Snapshots are PyTorch's; a series of profiles is JAX's.
+    let framework = match a.per {
+        profiles::Per::Step => Framework::PyTorch,
+        profiles::Per::Profile => Framework::Jax,
+    };
     node.action(
         "to_host",
         &format!(
-            "The line {} keeps {} per {per}.",
+            "{} The line {} keeps {} per {per}.",
+            framework.to_host(),
             a.frame,
             gib(a.bytes_per_period)
         ),

@@ -316,7 +316,7 @@ static TREE: &[NodeDef] = &[
         continues_to: &[],
         actions: &[action(
             "to_host",
-            "Move reduced per-step values to the host at once (.item() / .cpu() after the reduction) instead of keeping device tensors in a list until the next log.",
+            "Move reduced per-step values to the host at once instead of keeping device arrays in a list until the next log.",
         )],
     },
     NodeDef {

@@ -40,6 +40,7 @@ pub(crate) fn runtime_headline(
     leaf: Option<&str>,
     nodes: &[DiagnosisNode],
     summary: &str,
+    series_device: Option<&DeviceLimit>,
 ) -> Headline {
     let severity = if tree == TreeKind::RuntimeOom {
         Severity::Failure
@@ -79,8 +80,11 @@ pub(crate) fn runtime_headline(
                 .get("projected_limit_step")
                 .and_then(|v| v.as_u64()),
         ) {
+            let limit = series_device
+                .map(|d| format!("the limit of {} ({})", d.name, gib(d.limit_bytes)))
+                .unwrap_or_else(|| "the limit".into());
             text = format!(
-                "Growing {} per step: the limit is reached at step {step} ({summary})",
+                "Growing {} per step: {limit} is reached at step {step} ({summary})",
                 gib(slope.max(0.0).round() as u64)
             );
         } else if let Some(slope) = node

@@ -46,6 +46,9 @@ fn leaking_jax_series_names_the_line_and_bytes_per_profile() {
     let accum = node(&d, ids::ACCUMULATION);
     assert_eq!(accum.facts["bytes_per_profile"], per_profile);
     assert!(accum.reason.contains(&at), "{}", accum.reason);
+    // JAX profiles get JAX's API, never PyTorch's.
+    assert!(h.text.contains("jax.device_get"), "{}", h.text);
+    assert!(!h.text.contains(".item()"), "{}", h.text);
 }
 
 #[test]
@@ -127,6 +130,9 @@ fn snapshot_accumulation_selects_device_accumulation_with_the_line() {
         let accum = node(&d, ids::ACCUMULATION);
         assert_eq!(accum.facts["bytes_per_step"], best.bytes_per_step);
         assert_eq!(accum.facts["steps"], best.steps);
+        // A PyTorch snapshot gets PyTorch's API.
+        assert!(h.text.contains(".item()"), "{}", h.text);
+        assert!(!h.text.contains("jax."), "{}", h.text);
     }
 }
 

@@ -57,7 +57,7 @@ fn a_module_without_a_limit_asks_for_the_device_and_fits_once_picked() {
     let h = d.headline.unwrap();
     assert_eq!(h.severity, Severity::Failure);
     assert!(
-        h.text.starts_with("HBM will not fit on the picked device"),
+        h.text.starts_with("HBM will not fit on 8 GiB: the peak is"),
         "{}",
         h.text
     );
@@ -135,6 +135,7 @@ fn every_input_has_a_headline() {
             inputs.push(analyze_file(&p));
         }
     }
+    let mut checked_remedies = 0;
     for r in &inputs {
         let name = r.inputs.first().map_or("?", |i| i.name.as_str());
         let h = r
@@ -148,6 +149,27 @@ fn every_input_has_a_headline() {
             "{name}: {}",
             h.node
         );
+        // A remedy is never one its own estimate says is insufficient.
+        let excess = r.oom_events.iter().filter_map(|e| e.excess()).max();
+        let remedy = [
+            PADDING,
+            CONFIG,
+            REMAT,
+            FLAGS,
+            DEBUG_ARTIFACTS,
+            LARGE_SHARDING,
+        ]
+        .contains(&h.node.as_str());
+        if let (true, Some(estimate), Some(excess)) = (remedy, h.estimate_bytes, excess) {
+            assert!(
+                estimate >= excess,
+                "{name}: {} < {}: {}",
+                estimate,
+                excess,
+                h.text
+            );
+            checked_remedies += 1;
+        }
         let failed = !r.oom_events.is_empty();
         assert_eq!(
             h.severity == Severity::Failure,
@@ -157,4 +179,110 @@ fn every_input_has_a_headline() {
         );
     }
     assert!(inputs.len() >= 40, "{}", inputs.len());
+    eprintln!("{checked_remedies} remedy headlines cover their excess");
+    assert!(checked_remedies >= 8, "{checked_remedies}");
+}
+
+/// A growing step log that gives no limit (torchtune's posted log, memory
+/// reserved per step): the page offers the device list, and
+/// once one is picked the headline says at which step it runs out, at the
+/// series' own slope from its last point.
+#[test]
+fn a_growing_step_log_reaches_the_picked_device_limit_at_a_step() {
+    use oomscope_diagnosis::asks_for_device;
+    use oomscope_report::devices::known_device;
+    let r = analyze_file(
+        &fixtures().join("../analyzer/crates/steps/tests/samples/torchtune_pr2406.log"),
+    );
+    assert!(asks_for_device(&r));
+    let before = r.diagnosis.headline.as_ref().unwrap();
+    assert!(before.text.contains("pick the device"), "{}", before.text);
+    // The series the growth node reads (the one that grows most).
+    let node = common::node(&r.diagnosis, STEADY_GROWTH);
+    let series = r
+        .step_series
+        .iter()
+        .find(|s| node.reason.contains(&format!("({})", s.metric)))
+        .unwrap();
+    let last = series.points.last().unwrap();
+    // A limit 16 GiB above the last point (far from it: not "one step from OOM").
+    let device = oomscope_report::DeviceLimit {
+        name: "test".into(),
+        limit_bytes: last.bytes + (16 << 30),
+    };
+    let d = diagnose_with(&r, Some(&device));
+    let h = d.headline.unwrap();
+    let slope = series.slope_bytes_per_step.unwrap();
+    let step = last.step + ((16u64 << 30) as f64 / slope).ceil() as u64;
+    let limit = format!(
+        "the limit of test ({}) is reached at step {step}",
+        format_bytes(device.limit_bytes)
+    );
+    assert!(h.text.contains(&limit), "{limit}: {}", h.text);
+    // A fixed report's own limit is never asked for.
+    assert!(!asks_for_device(&analyze_dir(
+        &fixtures().join("pair-dtype-oom/f32")
+    )));
+    // A listed device works the same way.
+    let h200 = known_device("NVIDIA H200 141GB").unwrap().limit();
+    let text = diagnose_with(&r, Some(&h200)).headline.unwrap().text;
+    assert!(
+        text.contains("the limit of NVIDIA H200 141GB (139.80 GiB) is reached at step"),
+        "{text}"
+    );
+}
+
+/// A log from one run and a dump from another (both real: the corpus's
+/// v5e OOM message, the dump of the v6e dtype pair's OOM side): the headline
+/// says which facts disagree and keeps the message's numbers, the more
+/// direct fact; the same run's log and dump never get the note.
+#[test]
+fn a_log_and_a_dump_of_different_runs_say_they_disagree() {
+    use oomscope_analyzer::{analyze, InputFile};
+    let read = |p: &std::path::Path| InputFile {
+        name: p.file_name().unwrap().to_string_lossy().into_owned(),
+        data: std::fs::read(p).unwrap(),
+    };
+    let log = corpus().join("xla-runs/new-libtpu-oom/new_oom.log");
+    let dump = fixtures().join("pair-dtype-infer-oom/f32");
+    let mut files = vec![read(&log)];
+    for e in std::fs::read_dir(&dump).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("module_") && !name.ends_with(".json") {
+            files.push(read(&p));
+        }
+    }
+    let r = analyze(files, &mut |_| {});
+    let message = r
+        .oom_events
+        .iter()
+        .find(|e| e.used_bytes.is_some())
+        .unwrap();
+    let h = r.diagnosis.headline.as_ref().unwrap();
+    assert!(h.text.contains("These inputs disagree"), "{}", h.text);
+    assert!(
+        h.text.contains(&format_bytes(message.used_bytes.unwrap())),
+        "{}",
+        h.text
+    );
+    assert!(h.text.contains(&format_bytes(hbm_peak(&r))), "{}", h.text);
+    // The message's excess is the one the headline states.
+    assert!(
+        h.text.contains(&format_bytes(message.excess().unwrap())),
+        "{}",
+        h.text
+    );
+    assert_ne!(h.confidence, Some(oomscope_report::Confidence::High));
+    // The same run: no note.
+    for dir in [corpus().join("xla-runs/new-libtpu-oom"), dump] {
+        let same = analyze_dir(&dir);
+        let h = same.diagnosis.headline.as_ref().unwrap();
+        assert!(
+            !h.text.contains("disagree"),
+            "{}: {}",
+            dir.display(),
+            h.text
+        );
+    }
 }

@@ -200,9 +200,22 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
                         .collect(),
                 })
                 .collect(),
+            headline: r.diagnosis.headline.as_ref().map(|h| pb::Headline {
+                node: h.node.clone(),
+                text: h.text.clone(),
+                estimate_bytes: h.estimate_bytes,
+                severity: enum_name(&h.severity),
+                confidence: h.confidence.as_ref().map(enum_name).unwrap_or_default(),
+            }),
         }),
         errors: r.errors.iter().map(|e| pb::InputError { input: e.input.clone(), message: e.message.clone() }).collect(),
-        view: Some(pb::ViewState { view: view.view.clone(), module: view.module, selection: view.selection.clone() }),
+        view: Some(pb::ViewState {
+            view: view.view.clone(),
+            module: view.module,
+            selection: view.selection.clone(),
+            device_name: view.device.as_ref().map(|d| d.name.clone()).unwrap_or_default(),
+            device_limit_bytes: view.device.as_ref().map_or(0, |d| d.limit_bytes),
+        }),
         reductions: Vec::new(),
     }
 }
@@ -458,7 +471,11 @@ pub(crate) fn reduce(s: &mut pb::SharedReport, step: usize) {
             let carried = s.view.as_ref().and_then(|v| v.selection.strip_prefix("node:").map(str::to_string));
             if let Some(d) = &mut s.diagnosis {
                 let path = d.path.clone();
-                d.nodes.retain(|n| n.selected || path.contains(&n.id) || carried.as_deref() == Some(n.id.as_str()));
+                // The headline's node keeps its title for the verdict.
+                let answer = d.headline.as_ref().map(|h| h.node.clone());
+                d.nodes.retain(|n| {
+                    n.selected || path.contains(&n.id) || carried.as_deref() == Some(n.id.as_str()) || answer.as_deref() == Some(n.id.as_str())
+                });
                 for n in &mut d.nodes {
                     n.cites.truncate(3);
                     for a in &mut n.actions {
@@ -633,8 +650,8 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
                     })
                 })
                 .collect::<Result<_, LinkError>>()?,
-            // Not carried by links yet.
-            headline: None,
+            // Links made before the headline existed carry none.
+            headline: d.headline.map(headline_from_shared).transpose()?,
         };
     }
     check_len("errors", &s.errors)?;
@@ -649,9 +666,29 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
     r.shared = Some(SharedInfo {
         created_unix_ms: s.created_unix_ms,
         reductions: s.reductions.into_iter().map(|x| check_str("reduction", x)).collect::<Result<_, _>>()?,
-        view: ViewState { view: check_str("view", view.view)?, module: view.module, selection: check_str("selection", view.selection)? },
+        view: ViewState {
+            view: check_str("view", view.view)?,
+            module: view.module,
+            selection: check_str("selection", view.selection)?,
+            // A device needs a name and a limit; a link with neither picked none.
+            device: match (view.device_name.is_empty(), view.device_limit_bytes) {
+                (true, 0) => None,
+                (false, limit) if limit > 0 => Some(DeviceLimit { name: check_str("device", view.device_name)?, limit_bytes: limit }),
+                _ => return Err(LinkError::Invalid("the picked device has no name or no limit".into())),
+            },
+        },
     });
     Ok(r)
+}
+
+fn headline_from_shared(h: pb::Headline) -> Result<Headline, LinkError> {
+    Ok(Headline {
+        node: check_str("headline node", h.node)?,
+        text: check_str("headline", h.text)?,
+        estimate_bytes: h.estimate_bytes,
+        severity: enum_parse("severity", &h.severity)?,
+        confidence: if h.confidence.is_empty() { None } else { Some(enum_parse("confidence", &h.confidence)?) },
+    })
 }
 
 fn event_from_shared(e: pb::OomEvent) -> Result<OomEvent, LinkError> {

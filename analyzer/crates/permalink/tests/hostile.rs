@@ -52,7 +52,7 @@ fn sample_report() -> Report {
 }
 
 fn view() -> ViewState {
-    ViewState { view: "timeline".into(), module: 0, selection: "fusion.3".into() }
+    ViewState { view: "timeline".into(), module: 0, selection: "fusion.3".into(), device: None }
 }
 
 fn raw_link(shared: &pb::SharedReport) -> String {
@@ -79,6 +79,62 @@ fn round_trip_keeps_the_verdict_numbers_and_marks_the_report_shared() {
     assert_eq!(shared.created_unix_ms, 1_700_000_000_000);
     assert_eq!(shared.view, view());
     assert_eq!(shared.reductions, reductions);
+}
+
+#[test]
+fn the_headline_and_the_picked_device_travel_with_the_link() {
+    let mut r = sample_report();
+    r.diagnosis.headline = Some(Headline {
+        node: "aggregate.config".into(),
+        text: "Next step: donate the parameters (saves about 8.00 GiB)".into(),
+        estimate_bytes: Some(8 << 30),
+        severity: Severity::Failure,
+        confidence: Some(Confidence::Medium),
+    });
+    let view = ViewState { device: Some(devices::known_device("TPU v6e").unwrap().limit()), ..view() };
+    let (fragment, _) = encode_fragment(&r, &view, 0).unwrap();
+    let back = decode(&fragment).unwrap();
+    assert_eq!(back.diagnosis.headline, r.diagnosis.headline);
+    assert_eq!(back.shared.unwrap().view, view);
+    // A headline without an estimate has no confidence either.
+    r.diagnosis.headline = Some(Headline { node: "verdict.no_limit".into(), text: "pick the device".into(), ..Default::default() });
+    let back = decode(&encode_fragment(&r, &view, 0).unwrap().0).unwrap();
+    assert_eq!(back.diagnosis.headline, r.diagnosis.headline);
+}
+
+/// A link made before the headline and the device existed (fields 4 of
+/// `Diagnosis`, 4 and 5 of `ViewState` absent) still opens, without them.
+#[test]
+fn old_links_without_a_headline_or_device_still_open() {
+    let mut r = sample_report();
+    r.diagnosis.headline = Some(Headline { node: "aggregate".into(), text: "x".into(), ..Default::default() });
+    let (fragment, _) = encode_fragment(&r, &view(), 0).unwrap();
+    let payload = fragment.strip_prefix("r=1.").unwrap();
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::ZlibDecoder::new(&URL_SAFE_NO_PAD.decode(payload).unwrap()[..]), &mut bytes).unwrap();
+    let mut old = pb::SharedReport::decode(&bytes[..]).unwrap();
+    old.diagnosis.as_mut().unwrap().headline = None;
+    let back = decode(&raw_link(&old)).unwrap();
+    assert_eq!(back.diagnosis.headline, None);
+    assert_eq!(back.diagnosis.path, r.diagnosis.path);
+    assert_eq!(back.shared.unwrap().view.device, None);
+}
+
+#[test]
+fn a_device_without_a_limit_or_a_bad_severity_is_invalid() {
+    let mut r = sample_report();
+    r.diagnosis.headline = Some(Headline { node: "aggregate".into(), text: "x".into(), ..Default::default() });
+    let (fragment, _) = encode_fragment(&r, &view(), 0).unwrap();
+    let payload = fragment.strip_prefix("r=1.").unwrap();
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::ZlibDecoder::new(&URL_SAFE_NO_PAD.decode(payload).unwrap()[..]), &mut bytes).unwrap();
+    let good = pb::SharedReport::decode(&bytes[..]).unwrap();
+    let mut s = good.clone();
+    s.view.as_mut().unwrap().device_name = "TPU v5e".into();
+    assert!(matches!(decode(&raw_link(&s)), Err(LinkError::Invalid(_))));
+    let mut s = good.clone();
+    s.diagnosis.as_mut().unwrap().headline.as_mut().unwrap().severity = "fatal<script>".into();
+    assert!(matches!(decode(&raw_link(&s)), Err(LinkError::Invalid(_))));
 }
 
 #[test]

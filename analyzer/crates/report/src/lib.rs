@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub mod compare;
+pub mod devices;
 pub mod runtime;
 pub mod snapshot;
 pub mod stacks;
@@ -78,6 +79,10 @@ pub struct ViewState {
     pub module: u32,
     /// Selected buffer or node name, if any.
     pub selection: String,
+    /// The device the user picked for a report that gives no limit (its
+    /// verdict was made with it: `oomscope_diagnosis::diagnose_with`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<DeviceLimit>,
 }
 
 impl Report {

@@ -7,7 +7,7 @@ pub mod timeline;
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use oomscope_report::{BufferCategory, ModuleReport, Report};
+use oomscope_report::{BufferCategory, ModuleReport, OomKind, Report};
 
 use crate::format::{base_name, memory_space_name, percent, Bytes};
 use crate::state::Selection;
@@ -20,6 +20,11 @@ const BUFFER_ROWS: usize = 50;
 #[component]
 pub fn ModulesView(report: Arc<Report>) -> impl IntoView {
     if report.modules.is_empty() {
+        // A dump is what an XLA program's OOM lacks; run-time profiles, step
+        // logs and PyTorch CUDA messages have their own sections.
+        if !report.oom_events.iter().any(|e| e.kind != OomKind::TorchCuda) {
+            return ().into_any();
+        }
         return view! {
             <section class="card" id="modules" aria-labelledby="modules-title">
                 <h2 id="modules-title">"Memory by module"</h2>

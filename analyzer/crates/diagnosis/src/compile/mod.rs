@@ -127,10 +127,11 @@ fn choose_answer(f: &CompileFacts<'_>, walk: &Walk) -> Option<Answer> {
 
 fn headline_numbers(f: &CompileFacts<'_>) -> String {
     let space = f.space.to_ascii_uppercase();
-    if f.event.message == crate::PREDICTED {
+    if let Some(device) = f.picked {
         if let (Some(used), Some(limit)) = (f.used, f.limit) {
             return format!(
-                "{space} will not fit on the picked device: the peak is {} of its {} (+{}, {})",
+                "{space} will not fit on {}: the peak is {} of its {} (+{}, {})",
+                device.name,
                 gib(used),
                 gib(limit),
                 gib(used.saturating_sub(limit)),
