@@ -70,17 +70,28 @@ pub fn xla_oom(site: &Site) -> Outcome {
 /// `Allocator (GPU_0_bfc) ran out of memory trying to allocate 3.72GiB (rounded to 4000000000)` + dump.
 /// The same warning with "The caller indicates that this is not a failure" is no error.
 pub fn bfc(site: &Site) -> Outcome {
-    let head = site.head();
-    if head.contains("not a failure") {
+    if site.head().contains("not a failure") {
         return Outcome::Ignore(site.next_line());
     }
+    // `(rounded to N)` is always printed: a wrap can cut the number.
+    let complete = |t: &str| re_bfc().captures(t).is_some_and(|c| c.get(3).is_some());
+    let found = site
+        .headline(complete)
+        .or_else(|| site.headline(|t| re_bfc().is_match(t)));
+    let Some((text, end)) = found else {
+        return Outcome::NoMatch;
+    };
+    if text.contains("not a failure") {
+        return Outcome::Ignore(end);
+    }
+    let head = text.as_str();
     let Some(c) = re_bfc().captures(head) else {
         return Outcome::NoMatch;
     };
     let mut raw = Raw::new(OomKind::XlaGpu, "gpu", "bfc_ran_out", head);
     raw.set(Field::Requested, cap_size(&c, 2));
     raw.set_extra("rounded_request_bytes", cap_bytes(&c, 3));
-    let end = read_block(site, site.next_line(), &mut raw);
+    let end = read_block(site, end, &mut raw);
     Outcome::Event(Box::new(raw), end)
 }
 
@@ -209,7 +220,8 @@ fn read_block(site: &Site, from: usize, raw: &mut Raw) -> usize {
     let mut chunks = Chunks::default();
     let mut entry: Option<TopAllocation> = None;
     let mut bins = 0usize;
-    let mut prev_len = 0usize;
+    // The headline's last line may itself have been cut.
+    let mut prev_cut = crate::site::may_be_cut(crate::lines::line_before(site.text, from));
     let mut continuations = 0usize;
     while let Some(line) = cur.next_line() {
         let p = payload(line);
@@ -225,8 +237,8 @@ fn read_block(site: &Site, from: usize, raw: &mut Raw) -> usize {
         if crate::starts_new_message(p) {
             break;
         }
-        let cut_before = prev_len >= crate::tpu::MIN_CUT_LINE;
-        prev_len = line.chars().count();
+        let cut_before = prev_cut;
+        prev_cut = crate::site::may_be_cut(line);
         // A bare byte count on a last line with no newline may be cut short.
         let last_cut = cur.pos() == site.text.len() && !site.text.ends_with('\n');
         if !read_line(last_cut, p, raw, &mut chunks, &mut entry, &mut bins) {

@@ -79,6 +79,19 @@ pub fn line_end(text: &str, offset: usize) -> usize {
     }
 }
 
+/// The line that ends just before offset `at` (a line start), without its
+/// `\r`; empty at the start of the text.
+pub fn line_before(text: &str, at: usize) -> &str {
+    let at = floor_boundary(text, at);
+    if at == 0 {
+        return "";
+    }
+    let end = at - usize::from(text.as_bytes()[at - 1] == b'\n');
+    let start = memchr::memrchr(b'\n', &text.as_bytes()[..end]).map_or(0, |i| i + 1);
+    let line = &text[start..end];
+    line.strip_suffix('\r').unwrap_or(line)
+}
+
 /// Largest char boundary of `text` that is `<= at`.
 pub fn floor_boundary(text: &str, at: usize) -> usize {
     let mut at = at.min(text.len());

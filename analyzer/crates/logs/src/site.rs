@@ -90,7 +90,25 @@ impl<'a> Site<'a> {
 
     /// [`Site::joined`], and the offset after the last line joined.
     pub fn joined_to(&self, max_lines: usize, glue: Glue) -> (String, usize) {
-        let mut out = self.head().to_string();
+        self.joined_from(self.head().to_string(), max_lines, glue, false)
+    }
+
+    /// [`Site::joined_to`] starting from `head`. With `wrapped_keywords`, a
+    /// line holding a keyword is still joined as the rest of a hard-wrapped
+    /// line when it cannot start a line of its own (no logger frame, no
+    /// report line, the keyword not first) and the line before it was long
+    /// enough to have been cut: a wrap can fall just before a keyword the
+    /// message itself holds (`TensorCore Hbm usage: X, Sparse` /
+    /// `Core Hbm usage Y, ...`).
+    fn joined_from(
+        &self,
+        head: String,
+        max_lines: usize,
+        glue: Glue,
+        wrapped_keywords: bool,
+    ) -> (String, usize) {
+        let mut out = head;
+        let mut prev_cut = may_be_cut(&self.text[self.line_start..self.line_end]);
         if glue == Glue::HardWrap {
             // A wrap right after a space leaves it at the end of the line.
             let line = &self.text[self.line_start..self.line_end];
@@ -103,13 +121,21 @@ impl<'a> Site<'a> {
             let Some(line) = cur.next_line() else { break };
             let bounded = &line[..floor_boundary(line, AFTER)];
             let p = payload(bounded);
-            if crate::has_keyword(bounded) || p.starts_with("File \"") || p.starts_with("Traceback")
+            let rest_of_cut_line = wrapped_keywords
+                && glue == Glue::HardWrap
+                && prev_cut
+                && !crate::normalize::starts_own_line(bounded)
+                && !crate::keyword_at_start(p);
+            if (crate::has_keyword(bounded) && !rest_of_cut_line)
+                || p.starts_with("File \"")
+                || p.starts_with("Traceback")
             {
                 break;
             }
             if p.is_empty() {
                 continue;
             }
+            prev_cut = may_be_cut(line);
             match glue {
                 Glue::HardWrap => out.push_str(strip_frame(bounded)),
                 Glue::Space => {
@@ -133,14 +159,62 @@ impl<'a> Site<'a> {
         }
         for n in 1..=2 {
             for glue in [Glue::HardWrap, Glue::Space] {
-                let (text, end) = self.joined_to(n, glue);
+                let (text, end) = self.joined_from(head.to_string(), n, glue, true);
                 if matches(&text) {
                     return Some((text, end));
                 }
             }
         }
+        // The wrap fell before the keyword: the message starts on the line
+        // before (`Allocator (GPU_1_bf` / `c) ran out of memory ...`).
+        let before = self.cut_line_before()?;
+        for n in 0..=2 {
+            let (text, end) = self.joined_from(before.clone(), n, Glue::HardWrap, true);
+            if matches(&text) {
+                return Some((text, end.max(self.next_line())));
+            }
+        }
         None
     }
+
+    /// The previous line's payload joined with this line as a terminal cut
+    /// them, when this line can only be the rest of that one: the previous
+    /// line is long enough to have been cut, and this one starts with no
+    /// logger frame, report line or keyword of its own.
+    fn cut_line_before(&self) -> Option<String> {
+        if self.line_start == 0 {
+            return None;
+        }
+        let line = &self.text[self.line_start..self.line_end];
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let prev_end = self.line_start - 1;
+        let prev_start = self.text[..prev_end].rfind('\n').map_or(0, |i| i + 1);
+        let prev = &self.text[prev_start..prev_end];
+        let prev = prev.strip_suffix('\r').unwrap_or(prev);
+        if !may_be_cut(prev)
+            || crate::normalize::starts_own_line(line)
+            || crate::keyword_at_start(payload(line))
+        {
+            return None;
+        }
+        let prev = &prev[..floor_boundary(prev, BEFORE)];
+        // Keep a space the wrap left at the end of the previous line.
+        let kept = prev.trim_start();
+        let p = payload(kept);
+        let tail = &kept[kept.trim_end().len()..];
+        let to = floor_boundary(self.text, (self.anchor + AFTER).min(self.line_end));
+        Some(format!(
+            "{p}{tail}{}",
+            strip_frame(&self.text[self.line_start..to.max(self.line_start)])
+        ))
+    }
+}
+
+/// Whether a line is long enough for a terminal to have cut it (counted
+/// over a bounded prefix: only the threshold matters).
+pub fn may_be_cut(line: &str) -> bool {
+    let head = &line[..floor_boundary(line, 4 * crate::tpu::MIN_CUT_LINE)];
+    head.chars().count() >= crate::tpu::MIN_CUT_LINE
 }
 
 /// How the lines of a wrapped message are joined.

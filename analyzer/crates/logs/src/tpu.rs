@@ -404,7 +404,8 @@ fn read_report(site: &Site, from: usize, raw: &mut Raw, start: Section, context:
     let mut label_lines = 0usize;
     let mut in_label = false;
     let mut blanks = 0usize;
-    let mut prev_len = 0usize;
+    // The headline's last line may itself have been cut.
+    let mut prev_cut = crate::site::may_be_cut(crate::lines::line_before(site.text, from));
     let mut continuations = 0usize;
     while let Some(line) = cur.next_line() {
         // A bare byte count on a last line with no newline may be cut short.
@@ -423,8 +424,8 @@ fn read_report(site: &Site, from: usize, raw: &mut Raw, start: Section, context:
         if crate::starts_new_message(p) {
             break;
         }
-        let cut_before = prev_len >= MIN_CUT_LINE;
-        prev_len = line.chars().count();
+        let cut_before = prev_cut;
+        prev_cut = crate::site::may_be_cut(line);
         if !(read_runtime_line(p, raw, &mut section, context)
             || read_report_line(
                 p,
