@@ -307,7 +307,9 @@ fn same_error(a: &Raw, b: &Raw) -> bool {
             shared += 1;
         }
     }
-    shared > 0 || (has_no_key(a) && has_no_key(b) && same_report(a, b))
+    shared > 0
+        || (has_no_key(a) && has_no_key(b) && same_report(a, b))
+        || (a.form == crate::tpu::SPACE_ONLY && b.form == crate::tpu::SPACE_ONLY)
 }
 
 fn has_no_key(r: &Raw) -> bool {

@@ -7,7 +7,7 @@
 
 use crate::event::{Expected, Field, Raw, Size};
 use crate::lines::{payload, Cursor};
-use crate::site::{cap_bytes, cap_size, lazy_regex, Outcome, Site};
+use crate::site::{cap_bytes, cap_size, lazy_regex, Glue, Outcome, Site};
 use oomscope_report::{OomKind, TopAllocation};
 
 lazy_regex!(
@@ -70,8 +70,17 @@ pub fn xla_oom(site: &Site) -> Outcome {
 /// `Allocator (GPU_0_bfc) ran out of memory trying to allocate 3.72GiB (rounded to 4000000000)` + dump.
 /// The same warning with "The caller indicates that this is not a failure" is no error.
 pub fn bfc(site: &Site) -> Outcome {
-    if site.head().contains("not a failure") {
-        return Outcome::Ignore(site.next_line());
+    // TF's retry warning (`... with freed_by_count=N.`) adds "The caller
+    // indicates that this is not a failure" when the caller will cope; a
+    // wrap can put that sentence on the next line.
+    let head = site.head();
+    let warning = if head.contains("freed_by_count=") && !head.contains("not a failure") {
+        site.joined_to(1, Glue::HardWrap)
+    } else {
+        (head.to_string(), site.next_line())
+    };
+    if warning.0.contains("not a failure") {
+        return Outcome::Ignore(warning.1.max(site.next_line()));
     }
     // `(rounded to N)` is always printed: a wrap can cut the number.
     let complete = |t: &str| re_bfc().captures(t).is_some_and(|c| c.get(3).is_some());

@@ -107,16 +107,13 @@ impl<'a> Site<'a> {
         glue: Glue,
         wrapped_keywords: bool,
     ) -> (String, usize) {
-        let mut out = head;
-        let mut prev_cut = may_be_cut(&self.text[self.line_start..self.line_end]);
-        if glue == Glue::HardWrap {
-            // A wrap right after a space leaves it at the end of the line.
-            let line = &self.text[self.line_start..self.line_end];
-            let line = line.strip_suffix('\r').unwrap_or(line);
-            out.push_str(&line[line.trim_end().len()..]);
-        }
+        let first = &self.text[self.line_start..self.line_end];
+        let first = first.strip_suffix('\r').unwrap_or(first);
+        // The lines to join (physical line, bounded text) and the offset
+        // after each.
+        let mut lines: Vec<(&str, &str, usize)> = Vec::new();
+        let mut prev_cut = may_be_cut(first);
         let mut cur = Cursor::new(self.text, self.next_line());
-        let mut end = cur.pos();
         for _ in 0..max_lines {
             let Some(line) = cur.next_line() else { break };
             let bounded = &line[..floor_boundary(line, AFTER)];
@@ -136,14 +133,37 @@ impl<'a> Site<'a> {
                 continue;
             }
             prev_cut = may_be_cut(line);
-            match glue {
-                Glue::HardWrap => out.push_str(strip_frame(bounded)),
-                Glue::Space => {
-                    out.push(' ');
-                    out.push_str(p);
-                }
+            lines.push((line, bounded, cur.pos()));
+        }
+        // Mixed: a line as wide as the widest was cut by a terminal (joined
+        // as it is), a shorter one was wrapped at a word (joined with a space).
+        let width = |l: &str| l[..floor_boundary(l, AFTER)].chars().count();
+        let widest = lines
+            .iter()
+            .map(|(l, _, _)| width(l))
+            .chain([width(first)])
+            .max()
+            .unwrap_or(0);
+        let cut_at = |l: &str| widest >= crate::tpu::MIN_CUT_LINE && width(l) == widest;
+        let mut out = head;
+        let mut prev = first;
+        let mut end = self.next_line();
+        for (line, bounded, after) in lines {
+            let hard = match glue {
+                Glue::HardWrap => true,
+                Glue::Space => false,
+                Glue::Mixed => cut_at(prev),
+            };
+            if hard {
+                // A wrap right after a space leaves it at the end of the line.
+                out.push_str(&prev[prev.trim_end().len()..]);
+                out.push_str(strip_frame(bounded).trim_end());
+            } else {
+                out.push(' ');
+                out.push_str(payload(bounded));
             }
-            end = cur.pos();
+            prev = line;
+            end = after;
         }
         (out, end)
     }
@@ -224,6 +244,10 @@ pub enum Glue {
     HardWrap,
     /// Wrapped at words (by a user, an editor): the pieces join with a space.
     Space,
+    /// Both: lines as wide as the widest were cut by a terminal, shorter
+    /// ones were wrapped at words (a message its author wrapped, then
+    /// printed through a narrower terminal).
+    Mixed,
 }
 
 /// What a parser made of a keyword occurrence.

@@ -8,14 +8,18 @@
 //!   [Including non-PyTorch memory, this process has M memory in use.]
 //!   [A allowed; ]Of the allocated memory Z is allocated by PyTorch, [with P
 //!   allocated in private pools (e.g., CUDA Graphs), ]and B is reserved by
-//!   PyTorch but unallocated.` (2.1 spelled "capacty"). HIP and XPU too.
+//!   PyTorch but unallocated.` (2.1 spelled "capacty"). HIP and XPU too;
+//!   Intel's extension for PyTorch prints the old form without `W free; `.
+//! - MPS (`MPSAllocator.mm`): `MPS backend out of memory (MPS allocated: A,
+//!   other allocations: O[, max allowed: M]). Tried to allocate R on
+//!   private|shared pool.` (see [`mps_oom`]).
 //!
 //! Sizes are `format_size`: `N bytes`, `x.xx KiB/MiB/GiB`. The message is
 //! often wrapped over several lines, so up to a few following lines are read,
-//! both as a hard wrap (joined as they are: a terminal can cut mid-number) and
-//! as a soft wrap (joined with a space); the reading with more numbers wins,
-//! the hard wrap on a tie (a soft join of a number cut in two could read a
-//! wrong one).
+//! as a hard wrap (joined as they are: a terminal can cut mid-number), as a
+//! soft wrap (joined with a space) and as both (the widest lines cut, the
+//! others wrapped at words); the reading with more numbers wins, the hard
+//! wrap on a tie (a soft join of a number cut in two could read a wrong one).
 //!
 //! `reserved` is the total reserved in every generation: `cached` (≤ 1.3),
 //! `reserved in total by PyTorch` (1.4 – 2.0), allocated + reserved but
@@ -38,6 +42,10 @@ lazy_regex!(re_already, r"SIZE already allocated");
 lazy_regex!(re_reserved_total, r"SIZE reserved in total by PyTorch");
 lazy_regex!(re_cached, r"SIZE cached\)");
 lazy_regex!(re_allowed, r"SIZE allowed;");
+lazy_regex!(
+    re_no_free_clause,
+    r"already allocated;\s*SIZE reserved in total"
+);
 lazy_regex!(re_this_process, r"this process has SIZE memory in use");
 lazy_regex!(re_process, r"Process (\d+) has SIZE memory in use");
 lazy_regex!(re_by_pytorch, r"SIZE is allocated by PyTorch");
@@ -53,15 +61,83 @@ const WRAP_LINES: usize = 8;
 const MAX_PROCESSES: usize = 16;
 
 pub fn cuda_oom(site: &Site) -> Outcome {
-    let hard = read(site, &site.joined(WRAP_LINES, Glue::HardWrap));
-    let soft = read(site, &site.joined(WRAP_LINES, Glue::Space));
-    let best = match (hard, soft) {
-        (Some(h), Some(s)) if s.count() > h.count() => s,
-        (Some(h), _) => h,
-        (None, Some(s)) => s,
-        (None, None) => return Outcome::NoMatch,
-    };
-    Outcome::Event(Box::new(best), site.next_line())
+    best_reading(site, read)
+}
+
+/// The message read from the anchor's line joined with the following ones
+/// as a hard wrap, a soft wrap, and both (see [`Glue`]): the reading with
+/// the most numbers, the first of them on a tie (a soft join of a number
+/// cut in two could read a wrong one).
+fn best_reading(site: &Site, read: fn(&Site, &str) -> Option<Raw>) -> Outcome {
+    let mut best: Option<Raw> = None;
+    let mut texts: Vec<String> = Vec::with_capacity(3);
+    for glue in [Glue::HardWrap, Glue::Space, Glue::Mixed] {
+        let text = site.joined(WRAP_LINES, glue);
+        // A message on one line reads the same every way: read it once.
+        if texts.contains(&text) {
+            continue;
+        }
+        let reading = read(site, &text);
+        texts.push(text);
+        if let Some(r) = reading {
+            if best.as_ref().is_none_or(|b| r.count() > b.count()) {
+                best = Some(r);
+            }
+        }
+    }
+    match best {
+        Some(b) => Outcome::Event(Box::new(b), site.next_line()),
+        None => Outcome::NoMatch,
+    }
+}
+
+lazy_regex!(
+    re_mps_allocated,
+    r"MPS backend out of memory \(MPS allocated: SIZE"
+);
+lazy_regex!(re_mps_other, r"other allocations: SIZE");
+lazy_regex!(re_mps_max_allowed, r"max allowed: SIZE");
+lazy_regex!(
+    re_mps_tried,
+    r"\)\.\s*Tried to allocate SIZE(?:\s*on (shared|private) pool)?"
+);
+
+/// PyTorch's MPS allocator (`aten/src/ATen/mps/MPSAllocator.mm`,
+/// `alloc_buffer_block`), two forms: with the high watermark set (the
+/// default) `MPS backend out of memory (MPS allocated: A, other allocations:
+/// O, max allowed: M). Tried to allocate R on private|shared pool. Use
+/// PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable upper limit for memory
+/// allocations (may cause system failure).`, without it the same less `max
+/// allowed` and the advice. Sizes are `format_size`, binary whether printed
+/// `GB` (PyTorch ≤ 2.2) or `GiB`.
+///
+/// "MPS allocated" is the heaps the allocator holds (`reserved`, as CUDA's
+/// reserved); "other allocations" the rest of the process's Metal memory
+/// (`extra.other_allocations_bytes`); "max allowed" the watermark (`limit`).
+pub fn mps_oom(site: &Site) -> Outcome {
+    best_reading(site, read_mps)
+}
+
+fn read_mps(site: &Site, text: &str) -> Option<Raw> {
+    let start = text.find("MPS backend out of memory")?;
+    let body = &text[start..];
+    let mut raw = Raw::new(OomKind::TorchCuda, "mps", "torch_mps_oom", site.head());
+    raw.set(Field::Reserved, find_size(re_mps_allocated(), body));
+    raw.set_extra("other_allocations_bytes", find_size(re_mps_other(), body));
+    let limit = find_size(re_mps_max_allowed(), body);
+    raw.set(Field::Limit, limit);
+    raw.set(Field::Requested, find_size(re_mps_tried(), body));
+    raw.expect(&[
+        Expected::Field(Field::Reserved),
+        Expected::Extra("other_allocations_bytes"),
+        Expected::Field(Field::Requested),
+    ]);
+    // Only the watermark form prints `max allowed`: expected once the text
+    // shows which form it is.
+    if limit.is_some() || body.contains(", max allowed") {
+        raw.expect(&[Expected::Field(Field::Limit)]);
+    }
+    Some(raw)
 }
 
 /// The message read from `text` (the anchor's line joined with what follows).
@@ -125,12 +201,19 @@ fn read(site: &Site, text: &str) -> Option<Raw> {
         Expected::Field(Field::Limit),
         Expected::Field(Field::Requested),
         Expected::Field(Field::TotalCapacity),
-        Expected::Field(Field::Free),
         Expected::Field(Field::Allocated),
         Expected::Field(Field::Reserved),
     ];
     raw.expect(&common);
-    if !old_form {
+    // Intel's extension (IPEX) prints the old form with no free clause:
+    // `(GPU 0; T total capacity; A already allocated; R reserved in total
+    // by PyTorch)`.
+    if !re_no_free_clause().is_match(body) {
+        raw.expect(&[Expected::Field(Field::Free)]);
+    }
+    // ≥ 2.1 only; a message cut right after the request could be either.
+    if !old_form && (body.contains("has a total capac") || body.contains("Of the allocated memory"))
+    {
         raw.expect(&[Expected::Field(Field::ReservedUnallocated)]);
     }
     Some(raw)

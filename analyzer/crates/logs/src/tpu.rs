@@ -17,6 +17,10 @@ lazy_regex!(
 );
 lazy_regex!(re_exceeded, r"Exceeded \w+ capacity by SIZE");
 lazy_regex!(
+    re_space_only,
+    r"Ran out of memory in memory space (\w+)\.\s*(?:It should not be possible to run out of \w+ - please file a bug against XLA|Please file a bug against XLA)"
+);
+lazy_regex!(
     re_summary,
     r"Ran out of memory on (\w+), the total memory required for HLO temporaries \(SIZE\) exceeds available \w+ \(SIZE\)"
 );
@@ -115,6 +119,9 @@ fn space_name(s: &str) -> String {
     }
 }
 
+/// The form of a compile failure that names its memory space and no number.
+pub(crate) const SPACE_ONLY: &str = "tpu_space_only";
+
 /// `Ran out of memory in memory space S. Used X of Y S. Exceeded S capacity by Z.`
 /// (then the report), the E1000 summary, or an early abort.
 pub fn ran_out(site: &Site) -> Outcome {
@@ -138,6 +145,24 @@ pub fn ran_out(site: &Site) -> Outcome {
             Section::None
         };
         let end = read_report(site, report_start, &mut raw, start, Context::Compile);
+        return Outcome::Event(Box::new(raw), end);
+    }
+    // Before sizes were printed (TF ≤ 2.2), an out-of-VMEM compile said
+    // only where it ran out: an event with its memory space and no number.
+    if let Some((text, report_start)) = site.headline(|t| re_space_only().is_match(t)) {
+        let Some(c) = re_space_only().captures(&text) else {
+            return Outcome::NoMatch;
+        };
+        let space = space_name(&c[1]);
+        let mut raw = Raw::new(compile_kind(&space, &text), &space, SPACE_ONLY, &text);
+        let end = read_report(
+            site,
+            report_start,
+            &mut raw,
+            Section::None,
+            Context::Compile,
+        );
+        raw.top.clear();
         return Outcome::Event(Box::new(raw), end);
     }
     if let Some(c) = re_summary().captures(head) {

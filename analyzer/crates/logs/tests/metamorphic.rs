@@ -78,7 +78,7 @@ fn inputs() -> Vec<Input> {
             text: body.to_string(),
         });
     }
-    assert!(out.len() >= 75, "only {} real inputs found", out.len());
+    assert!(out.len() >= 110, "only {} real inputs found", out.len());
     out
 }
 
