@@ -50,19 +50,22 @@ fn inputs() -> Vec<Input> {
             text: body.to_string(),
         });
     }
+    // Every compile.log of the generated fixtures, the variants of the
+    // estimate pairs (`pair-*/<variant>/`) included.
     let fixtures = Path::new(ROOT).join("../../../fixtures");
     for dir in read_dir_sorted(&fixtures) {
-        let log = dir.join("compile.log");
-        if let Ok(text) = std::fs::read_to_string(&log) {
-            let name = dir
-                .file_name()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .to_string();
-            out.push(Input {
-                name: format!("fixtures/{name}"),
-                text,
-            });
+        let mut folders = vec![dir.clone()];
+        if dir.is_dir() {
+            folders.extend(read_dir_sorted(&dir).into_iter().filter(|p| p.is_dir()));
+        }
+        for folder in folders {
+            if let Ok(text) = std::fs::read_to_string(folder.join("compile.log")) {
+                let name = folder.strip_prefix(&fixtures).unwrap_or(&folder);
+                out.push(Input {
+                    name: format!("fixtures/{}", name.display()),
+                    text,
+                });
+            }
         }
     }
     for path in read_dir_sorted(&Path::new(ROOT).join("tests/samples")) {
