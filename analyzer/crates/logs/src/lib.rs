@@ -101,7 +101,7 @@ enum Anchor {
     TpuUsageReport,
 }
 
-const KEYWORDS: [(&str, Anchor); 16] = [
+const KEYWORDS: [(&str, Anchor); 17] = [
     ("Ran out of memory", Anchor::TpuRanOut),
     ("Requires ", Anchor::TpuRequires),
     ("would exceed memory (size=", Anchor::TpuWouldExceed),
@@ -120,6 +120,8 @@ const KEYWORDS: [(&str, Anchor); 16] = [
     ("HIP out of memory", Anchor::Torch),
     ("XPU out of memory", Anchor::Torch),
     ("MPS backend out of memory", Anchor::TorchMps),
+    // PyTorch's device-generic allocator names no device.
+    ("Out of memory. Tried to allocate", Anchor::Torch),
     ("Total hbm usage >=", Anchor::TpuUsageReport),
 ];
 

@@ -9,7 +9,11 @@
 //!   [A allowed; ]Of the allocated memory Z is allocated by PyTorch, [with P
 //!   allocated in private pools (e.g., CUDA Graphs), ]and B is reserved by
 //!   PyTorch but unallocated.` (2.1 spelled "capacty"). HIP and XPU too;
-//!   Intel's extension for PyTorch prints the old form without `W free; `.
+//!   Intel's extension for PyTorch prints the old form without `W free; `,
+//!   PyTorch 2.5's XPU allocator the new one without `of which W is free`;
+//!   the device-generic allocator of the newest PyTorch
+//!   (`c10/core/CachingDeviceAllocator.h`) starts `Out of memory. Tried to
+//!   allocate X. GPU 0 has ...` with no device name.
 //! - MPS (`MPSAllocator.mm`): `MPS backend out of memory (MPS allocated: A,
 //!   other allocations: O[, max allowed: M]). Tried to allocate R on
 //!   private|shared pool.` (see [`mps_oom`]).
@@ -31,7 +35,7 @@ use oomscope_report::OomKind;
 
 lazy_regex!(
     re_tried,
-    r"(CUDA|HIP|XPU) out of memory\.\s*Tried to allocate SIZE"
+    r"(?:(CUDA|HIP|XPU) out of memory|Out of memory)\.\s*Tried to allocate SIZE"
 );
 lazy_regex!(re_device, r"GPU (\d+)");
 lazy_regex!(re_capacity_new, r"total capac\w* of SIZE");
@@ -44,7 +48,7 @@ lazy_regex!(re_cached, r"SIZE cached\)");
 lazy_regex!(re_allowed, r"SIZE allowed;");
 lazy_regex!(
     re_no_free_clause,
-    r"already allocated;\s*SIZE reserved in total"
+    r"already allocated;\s*SIZE reserved in total|total capacity of SIZE\.\s*Of the allocated"
 );
 lazy_regex!(re_this_process, r"this process has SIZE memory in use");
 lazy_regex!(re_process, r"Process (\d+) has SIZE memory in use");
@@ -143,7 +147,11 @@ fn read_mps(site: &Site, text: &str) -> Option<Raw> {
 /// The message read from `text` (the anchor's line joined with what follows).
 fn read(site: &Site, text: &str) -> Option<Raw> {
     let c = re_tried().captures(text)?;
-    let space = if &c[1] == "XPU" { "xpu" } else { "gpu" };
+    let space = if c.get(1).is_some_and(|d| d.as_str() == "XPU") {
+        "xpu"
+    } else {
+        "gpu"
+    };
     // Fields are read after the headline only, so text before it on the line
     // (another message) cannot lend numbers.
     let body = &text[c.get(0).map_or(0, |m| m.start())..];
@@ -205,9 +213,10 @@ fn read(site: &Site, text: &str) -> Option<Raw> {
         Expected::Field(Field::Reserved),
     ];
     raw.expect(&common);
-    // Intel's extension (IPEX) prints the old form with no free clause:
+    // Two printers have no free clause: Intel's extension (IPEX), old form
     // `(GPU 0; T total capacity; A already allocated; R reserved in total
-    // by PyTorch)`.
+    // by PyTorch)`, and PyTorch 2.5's XPU allocator, `GPU 0 has a total
+    // capacity of T. Of the allocated memory ...`.
     if !re_no_free_clause().is_match(body) {
         raw.expect(&[Expected::Field(Field::Free)]);
     }
@@ -217,4 +226,38 @@ fn read(site: &Site, text: &str) -> Option<Raw> {
         raw.expect(&[Expected::Field(Field::ReservedUnallocated)]);
     }
     Some(raw)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse_oom_log;
+
+    /// Branches no posted message shows yet, written from the printers'
+    /// literals: PyTorch 2.5's XPU allocator (no free clause) and the
+    /// device-generic allocator of the newest PyTorch (no device name).
+    #[test]
+    fn printer_branches_without_a_posted_message() {
+        let gib = |v: f64| (v * (1u64 << 30) as f64).round() as u64;
+        let xpu = "torch.OutOfMemoryError: XPU out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 15.11 GiB. Of the allocated memory 12.00 GiB is allocated by PyTorch, and 1.00 GiB is reserved by PyTorch but unallocated. Please use `empty_cache` to release all unoccupied cached memory.";
+        let e = &parse_oom_log("xpu", xpu)[0];
+        assert_eq!(e.memory_space, "xpu");
+        assert_eq!(e.total_capacity_bytes, Some(gib(15.11)));
+        assert_eq!(e.reserved_bytes, Some(gib(13.00)));
+        assert_eq!(e.free_bytes, None);
+        assert!(e.missing.is_empty(), "{:?}", e.missing);
+        let generic = "torch.OutOfMemoryError: Out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 79.19 GiB of which 1.50 GiB is free. Of the allocated memory 70.00 GiB is allocated by PyTorch, and 5.00 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_ALLOC_CONF=expandable_segments:True to avoid fragmentation.";
+        let e = &parse_oom_log("generic", generic)[0];
+        assert_eq!(e.memory_space, "gpu");
+        assert_eq!(e.extra["device"], 1);
+        assert_eq!(e.requested_bytes, Some(gib(2.00)));
+        assert_eq!(e.free_bytes, Some(gib(1.50)));
+        assert_eq!(e.reserved_bytes, Some(gib(75.00)));
+        assert!(e.missing.is_empty(), "{:?}", e.missing);
+        // XLA's "Out of memory while trying to allocate" stays XLA's.
+        let xla = parse_oom_log(
+            "xla",
+            "Out of memory while trying to allocate 4000000000 bytes.",
+        );
+        assert_eq!(xla[0].kind, oomscope_report::OomKind::XlaGpu);
+    }
 }

@@ -623,6 +623,22 @@ fn torch_xpu_generations() {
         events[0].repeats, 1,
         "the cut summary line is no second reading"
     );
+    // pytest's repro hint on the same line as the message adds nothing.
+    let events = check(
+        "xpu_test_repro_same_line_xpuops3157.txt",
+        OomKind::TorchCuda,
+        1,
+        &[
+            ("requested_bytes", g(32.00)),
+            ("total_capacity_bytes", g(11.59)),
+            ("free_bytes", g(9.01)),
+            ("allocated_bytes", 0),
+            ("reserved_unallocated_bytes", 0),
+            ("reserved_bytes", 0),
+        ],
+    );
+    assert_eq!(events[0].memory_space, "xpu");
+    assert!(events[0].missing.is_empty(), "{:?}", events[0].missing);
 }
 
 /// PyTorch CUDA messages of 1.10 – 2.4 as posted: the `max_split_size_mb`
@@ -631,6 +647,7 @@ fn torch_xpu_generations() {
 /// wrapped at words by its author, one cut inside its hint, one pasted with
 /// only its request.
 #[test]
+#[allow(clippy::approx_constant)] // "3.14 GiB" is a size as printed, not π
 fn torch_cuda_posted_generations() {
     let old_form: [(&str, u64, [u64; 5]); 3] = [
         (
@@ -733,6 +750,81 @@ fn torch_cuda_posted_generations() {
                 "{name}"
             );
         }
+    }
+
+    // PyTorch ≥ 2.2 as posted: several processes named by NVML (every one
+    // kept, by pid), behind vLLM's logger header with private pools, a
+    // request above the capacity, 0 bytes free with more allocated than the
+    // capacity (Windows shared memory), a line pasted from its middle,
+    // Jira `{code}` markup.
+    type Newest<'a> = (&'a str, [u64; 5], Option<u64>, Vec<(&'a str, u64)>);
+    let newest: [Newest; 6] = [
+        (
+            "torch_three_processes_rlinf255.txt",
+            [m(86.00), g(23.64), m(264.00), g(7.63), m(40.11)],
+            Some(g(8.04)),
+            vec![
+                ("extra.process_2086283_in_use_bytes", m(419.48)),
+                ("extra.process_2797307_in_use_bytes", g(14.85)),
+            ],
+        ),
+        (
+            "torch_private_pools_vllm_logger_kaito976.txt",
+            [m(546.00), g(15.77), m(514.19), g(13.73), m(736.86)],
+            None,
+            vec![
+                ("extra.process_562167_in_use_bytes", g(15.25)),
+                ("private_pools_bytes", m(46.00)),
+            ],
+        ),
+        (
+            "torch_request_over_capacity_qwen240.txt",
+            [g(124.68), g(95.22), g(51.23), g(25.50), g(3.14)],
+            None,
+            vec![
+                ("extra.process_608946_in_use_bytes", g(14.91)),
+                ("extra.process_734147_in_use_bytes", g(29.07)),
+            ],
+        ),
+        (
+            "torch_zero_free_shared_memory_meshgen7.txt",
+            [m(1002.00), g(8.00), 0, g(13.98), m(129.48)],
+            None,
+            vec![],
+        ),
+        (
+            "torch_ellipsis_prefix_framepack369.txt",
+            [g(30.29), g(10.74), g(3.69), g(6.10), m(396.58)],
+            Some(g(6.68)),
+            vec![],
+        ),
+        (
+            "torch_jira_code_markup_hunyuan238.txt",
+            [m(20.00), g(15.48), m(17.75), g(14.85), m(278.23)],
+            Some(g(15.45)),
+            vec![],
+        ),
+    ];
+    for (name, [req, cap, free, by_pytorch, unallocated], this, more) in newest {
+        let mut want = vec![
+            ("requested_bytes", req),
+            ("total_capacity_bytes", cap),
+            ("limit_bytes", cap),
+            ("free_bytes", free),
+            ("allocated_bytes", by_pytorch),
+            ("reserved_unallocated_bytes", unallocated),
+            ("reserved_bytes", by_pytorch + unallocated),
+        ];
+        if let Some(p) = this {
+            want.push(("extra.process_in_use_bytes", p));
+        }
+        want.extend(more);
+        let events = check(name, OomKind::TorchCuda, 1, &want);
+        assert!(
+            events[0].missing.is_empty(),
+            "{name}: {:?}",
+            events[0].missing
+        );
     }
 
     // Only the request was pasted: the rest is missing, none invented.
