@@ -16,7 +16,7 @@ lazy_regex!(
 );
 lazy_regex!(
     re_bfc,
-    r"Allocator \(([^)]*)\) ran out of memory trying to allocate SIZE(?:\s*\(rounded to (\d+)\))?"
+    r"(?:Allocator \(([^)]*)\) ran|Ran) out of memory trying to allocate SIZE(?:\s*\(rounded to (\d+)\))?"
 );
 lazy_regex!(
     re_failed_request,
@@ -30,9 +30,14 @@ lazy_regex!(
 );
 lazy_regex!(
     re_bin,
-    r"^Bin \((\d+)\):\s*Total Chunks: (\d+), Chunks in use: (\d+)\. SIZE allocated for chunks\. SIZE in use in bin"
+    r"^Bin \((\d+)\):\s*Total Chunks: (\d+), Chunks in use: (\d+)\.? SIZE allocated for chunks\.(?: \S+ client-requested for chunks\.)? SIZE in use in bin"
 );
-lazy_regex!(re_chunk, r"^(InUse|Free)\s+at\s+\S+\s+of size (\d+)");
+lazy_regex!(
+    re_chunk,
+    r"^(InUse|Free)\s+at\s+\S+\s+(?:next\s+-?\d+\s+)?of size (\d+)"
+);
+// TF ≤ 1.0 listed every chunk, in use or not, as `Chunk at P of size N`.
+lazy_regex!(re_any_chunk, r"^Chunk at \S+ of size \d+$");
 lazy_regex!(re_sum_in_use, r"^Sum Total of in-use chunks: SIZE");
 lazy_regex!(
     re_pool,
@@ -67,8 +72,12 @@ pub fn xla_oom(site: &Site) -> Outcome {
     Outcome::Event(Box::new(raw), end)
 }
 
-/// `Allocator (GPU_0_bfc) ran out of memory trying to allocate 3.72GiB (rounded to 4000000000)` + dump.
-/// The same warning with "The caller indicates that this is not a failure" is no error.
+/// `Allocator (GPU_0_bfc) ran out of memory trying to allocate 3.72GiB (rounded to 4000000000)` + dump,
+/// in every TensorFlow generation: TF ≤ 1.0 `Ran out of memory trying to allocate X. See logs
+/// for memory state.` (no allocator name), TF 1.1 – 1.x `... allocate X.  Current allocation
+/// summary follows.` (no rounding; bins print `client-requested for chunks`), then `(rounded
+/// to N)requested by op`. The same warning with "The caller indicates that this is not a
+/// failure" (TF 2.x: after `with freed_by_count=N.`) is no error.
 pub fn bfc(site: &Site) -> Outcome {
     // TF's retry warning (`... with freed_by_count=N.`) adds "The caller
     // indicates that this is not a failure" when the caller will cope; a
@@ -300,6 +309,9 @@ fn read_line(
             chunks.free_bytes = chunks.free_bytes.saturating_add(size);
             chunks.largest_free = chunks.largest_free.max(size);
         }
+        return true;
+    }
+    if re_any_chunk().is_match(p) {
         return true;
     }
     if let Some(c) = re_bin().captures(p) {

@@ -202,6 +202,12 @@ fn strip_glog(s: &str) -> Option<&str> {
     if b.len() < 8 || !matches!(b[0], b'I' | b'W' | b'E' | b'F') {
         return None;
     }
+    // TensorFlow ≤ 1.2 logged without a date: `W tensorflow/core/x.cc:217] `.
+    if b[1] == b' ' {
+        let rest = after_source_location(s, 2)?;
+        let location = &s[2..s.len() - rest.len()];
+        return (!location.trim_end().contains(char::is_whitespace)).then_some(rest);
+    }
     if !b[1..5].iter().all(u8::is_ascii_digit) || b[5] != b' ' {
         return None;
     }
@@ -343,6 +349,11 @@ mod tests {
             "Rank 0 scheduler is dead."
         );
         assert_eq!(payload("     Shape: f32[4]{0}"), "Shape: f32[4]{0}");
+        assert_eq!(
+            payload("I tensorflow/core/common_runtime/bfc_allocator.cc:643] Bin (256): x"),
+            "Bin (256): x"
+        );
+        assert_eq!(payload("I see [rank:3] here"), "I see [rank:3] here");
         assert_eq!(
             payload("Interesting [things]: here"),
             "Interesting [things]: here"

@@ -177,6 +177,10 @@ pub fn ran_out(site: &Site) -> Outcome {
         raw.set(Field::Limit, cap_size(&c, 3));
         return Outcome::Event(Box::new(raw), site.next_line());
     }
+    // TensorFlow ≤ 1.0's BFC allocator: `Ran out of memory trying to allocate X.`
+    if head.contains("Ran out of memory trying to allocate") {
+        return crate::gpu::bfc(site);
+    }
     requires(site)
 }
 

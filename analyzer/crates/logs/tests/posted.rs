@@ -922,3 +922,43 @@ fn event_numbers(e: &OomEvent) -> usize {
     }
     n
 }
+
+/// TensorFlow's BFC allocator before 2.x: TF 1.0 names no allocator and its
+/// log lines carry no date (`W tensorflow/...cc:217] `); TF 1.2 prints no
+/// rounding, and bins with `client-requested for chunks`. The retry warning
+/// that is "not a failure" stays none in both.
+#[test]
+fn tf1_bfc_allocator_generations() {
+    let events = check(
+        "xla_tf10_bfc_no_allocator_name_fasterrcnn7.txt",
+        OomKind::XlaGpu,
+        1,
+        &[("requested_bytes", m(392.00))],
+    );
+    assert_eq!(events[0].line, 1);
+    let events = check(
+        "xla_tf12_bfc_host_allocator_tf11915.txt",
+        OomKind::XlaGpu,
+        1,
+        &[("requested_bytes", g(3.72))],
+    );
+    assert_eq!(events[0].line, 2);
+    assert!(parse_oom_log("5326", &sample("xla_tf10_bfc_not_a_failure_keras5326.txt")).is_empty());
+    // The old bins are read, not skipped: a bin with chunks gives its bytes
+    // (two real lines of the same TF 1.0 generation put together: the
+    // posted dumps above only show empty bins).
+    let text = format!(
+        "{}\n{}",
+        sample("xla_tf10_bfc_no_allocator_name_fasterrcnn7.txt")
+            .lines()
+            .next()
+            .unwrap(),
+        sample("xla_tf10_bfc_not_a_failure_keras5326.txt")
+            .lines()
+            .nth(3)
+            .unwrap()
+    );
+    let e = &parse_oom_log("bins", &text)[0];
+    assert_eq!(e.extra.get("bin_256_allocated_bytes"), Some(&512), "{e:#?}");
+    assert_eq!(e.extra.get("bin_256_in_use_bytes"), Some(&0));
+}
