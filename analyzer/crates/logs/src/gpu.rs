@@ -416,3 +416,21 @@ fn push_buffer(raw: &mut Raw, entry: &mut Option<TopAllocation>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::parse_oom_log;
+
+    /// TF 1.15 printed a chunk's `next` before its size; the two lines are
+    /// real (tensorflow/tensorflow#36780), the headline is the corpus's.
+    #[test]
+    fn chunks_with_next_before_size() {
+        let text = "Allocator (GPU_0_bfc) ran out of memory trying to allocate 3.72GiB (rounded to 4000000000)requested by op \n\
+            2020-02-15 17:58:43.772727: I tensorflow/core/common_runtime/bfc_allocator.cc:905] Free  at 00000007F7BC7D00 next 1305 of size 1605632\n\
+            2020-02-15 17:58:43.775573: I tensorflow/core/common_runtime/bfc_allocator.cc:905] InUse at 00000007F7D4FD00 next 1940 of size 1605632\n";
+        let e = &parse_oom_log("36780", text)[0];
+        assert_eq!(e.extra["in_use_chunks"], 1);
+        assert_eq!(e.extra["free_chunks"], 1);
+        assert_eq!(e.extra["free_chunks_bytes"], 1_605_632);
+    }
+}
