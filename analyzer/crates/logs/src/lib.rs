@@ -143,11 +143,6 @@ fn starts_new_message(line: &str) -> bool {
         .any(|m| !matches!(KEYWORDS[m.pattern().as_usize()].1, Anchor::TpuUsageReport))
 }
 
-/// Whether `text` starts with a keyword.
-fn keyword_at_start(text: &str) -> bool {
-    keywords().find(text).is_some_and(|m| m.start() == 0)
-}
-
 /// How many keywords that can start an OOM message `text` holds.
 fn keyword_count(text: &str) -> usize {
     keywords().find_iter(text).count()

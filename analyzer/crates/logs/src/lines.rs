@@ -297,7 +297,10 @@ fn strip_tag(s: &str) -> Option<&str> {
                     && inner.len() <= 9
                     && inner.matches(',').count() <= 1
                     && inner.chars().all(|c| c.is_ascii_digit() || c == ','));
-            if !is_rank {
+            // A tag ends the prefix: `[3]: `, `[3] `, `[1,0]<stderr>:`; a
+            // shape's dimensions go on (`[24576], bf16[...]` in a cut row).
+            let ends_prefix = matches!(b.get(close + 1), None | Some(b':' | b' ' | b'\t' | b'<'));
+            if !is_rank || !ends_prefix {
                 return None;
             }
             let mut rest = &s[close + 1..];
@@ -354,6 +357,8 @@ mod tests {
             "Bin (256): x"
         );
         assert_eq!(payload("I see [rank:3] here"), "I see [rank:3] here");
+        assert_eq!(payload("[3] x"), "x");
+        assert_eq!(payload("[24576], bf16[8]"), "[24576], bf16[8]");
         assert_eq!(
             payload("Interesting [things]: here"),
             "Interesting [things]: here"

@@ -118,11 +118,12 @@ impl<'a> Site<'a> {
             let Some(line) = cur.next_line() else { break };
             let bounded = &line[..floor_boundary(line, AFTER)];
             let p = payload(bounded);
+            // (Even when the keyword starts it: the caller accepts the join
+            // only if it completes the message.)
             let rest_of_cut_line = wrapped_keywords
                 && glue == Glue::HardWrap
                 && prev_cut
-                && !crate::normalize::starts_own_line(bounded)
-                && !crate::keyword_at_start(p);
+                && !crate::normalize::starts_own_line(bounded);
             if (crate::has_keyword(bounded) && !rest_of_cut_line)
                 || p.starts_with("File \"")
                 || p.starts_with("Traceback")
@@ -197,10 +198,19 @@ impl<'a> Site<'a> {
         None
     }
 
+    /// The text around the message for telling who printed it (markers such
+    /// as `Bad StatusOr access`): the head, or the head joined to the cut
+    /// line before it when a wrap fell before the keyword.
+    pub fn context(&self) -> String {
+        self.cut_line_before()
+            .unwrap_or_else(|| self.head().to_string())
+    }
+
     /// The previous line's payload joined with this line as a terminal cut
-    /// them, when this line can only be the rest of that one: the previous
-    /// line is long enough to have been cut, and this one starts with no
-    /// logger frame, report line or keyword of its own.
+    /// them, when this line can be the rest of that one: the previous line
+    /// is long enough to have been cut, and this one starts with no logger
+    /// frame or report line (the caller keeps the join only if it completes
+    /// the message).
     fn cut_line_before(&self) -> Option<String> {
         if self.line_start == 0 {
             return None;
@@ -211,10 +221,7 @@ impl<'a> Site<'a> {
         let prev_start = self.text[..prev_end].rfind('\n').map_or(0, |i| i + 1);
         let prev = &self.text[prev_start..prev_end];
         let prev = prev.strip_suffix('\r').unwrap_or(prev);
-        if !may_be_cut(prev)
-            || crate::normalize::starts_own_line(line)
-            || crate::keyword_at_start(payload(line))
-        {
+        if !may_be_cut(prev) || crate::normalize::starts_own_line(line) {
             return None;
         }
         let prev = &prev[..floor_boundary(prev, BEFORE)];

@@ -101,8 +101,10 @@ fn is_torch_xla(head: &str) -> bool {
     .any(|m| head.contains(m))
 }
 
-fn compile_kind(space: &str, head: &str) -> OomKind {
-    if is_torch_xla(head) {
+/// The kind of a compile failure; PyTorch/XLA's markers may sit on the line
+/// a wrap cut before the message (see [`Site::context`]).
+fn compile_kind(space: &str, head: &str, site: &Site) -> OomKind {
+    if is_torch_xla(head) || is_torch_xla(&site.context()) {
         OomKind::TorchXla
     } else if space == "hbm" {
         OomKind::TpuCompileHbm
@@ -131,7 +133,12 @@ pub fn ran_out(site: &Site) -> Outcome {
             return Outcome::NoMatch;
         };
         let space = space_name(&c[1]);
-        let mut raw = Raw::new(compile_kind(&space, &text), &space, "tpu_used_of", head);
+        let mut raw = Raw::new(
+            compile_kind(&space, &text, site),
+            &space,
+            "tpu_used_of",
+            head,
+        );
         raw.set(Field::Used, cap_size(&c, 2));
         raw.set(Field::Limit, cap_size(&c, 3));
         raw.set(Field::Exceeded, find_size(re_exceeded(), &text));
@@ -154,7 +161,7 @@ pub fn ran_out(site: &Site) -> Outcome {
             return Outcome::NoMatch;
         };
         let space = space_name(&c[1]);
-        let mut raw = Raw::new(compile_kind(&space, &text), &space, SPACE_ONLY, &text);
+        let mut raw = Raw::new(compile_kind(&space, &text, site), &space, SPACE_ONLY, &text);
         let end = read_report(
             site,
             report_start,
@@ -168,7 +175,7 @@ pub fn ran_out(site: &Site) -> Outcome {
     if let Some(c) = re_summary().captures(head) {
         let space = space_name(&c[1]);
         let mut raw = Raw::new(
-            compile_kind(&space, head),
+            compile_kind(&space, head, site),
             &space,
             "tpu_hlo_temporaries",
             head,
@@ -196,7 +203,12 @@ pub fn requires(site: &Site) -> Outcome {
     let space = re_space()
         .captures(head)
         .map_or("hbm".to_string(), |s| space_name(&s[1]));
-    let mut raw = Raw::new(compile_kind(&space, head), &space, "tpu_requires", head);
+    let mut raw = Raw::new(
+        compile_kind(&space, head, site),
+        &space,
+        "tpu_requires",
+        head,
+    );
     raw.set(Field::Used, cap_size(&c, 1));
     raw.set(Field::Limit, cap_size(&c, 2));
     raw.expect(&[Expected::Field(Field::Used), Expected::Field(Field::Limit)]);
@@ -205,7 +217,17 @@ pub fn requires(site: &Site) -> Outcome {
 
 /// `Allocation (size=N) would exceed memory (size=M) :: #allocationK [shape = '...', space=hbm, ...] :: hlo`.
 pub fn would_exceed(site: &Site) -> Outcome {
-    let Some((text, end)) = site.headline(|t| re_would_exceed().is_match(t)) else {
+    // The allocation's `[shape = '...', space=S, ...]` is always printed: a
+    // wrap can put it on the next lines.
+    let complete = |t: &str| {
+        re_would_exceed()
+            .find(t)
+            .is_some_and(|m| re_alloc_space().is_match(&t[m.end()..]))
+    };
+    let found = site
+        .headline(complete)
+        .or_else(|| site.headline(|t| re_would_exceed().is_match(t)));
+    let Some((text, end)) = found else {
         return Outcome::NoMatch;
     };
     let head = text.as_str();
@@ -216,7 +238,12 @@ pub fn would_exceed(site: &Site) -> Outcome {
     let space = re_alloc_space()
         .captures(rest)
         .map_or("hbm".to_string(), |s| space_name(&s[1]));
-    let mut raw = Raw::new(compile_kind(&space, head), &space, "tpu_would_exceed", head);
+    let mut raw = Raw::new(
+        compile_kind(&space, head, site),
+        &space,
+        "tpu_would_exceed",
+        head,
+    );
     let size = cap_bytes(&c, 1);
     raw.set(Field::Requested, size);
     raw.set(Field::Limit, cap_bytes(&c, 2));
@@ -361,7 +388,12 @@ pub fn usage_report(site: &Site) -> Outcome {
         return Outcome::NoMatch;
     };
     let space = space_name(&c[1]);
-    let mut raw = Raw::new(compile_kind(&space, head), &space, "tpu_usage_report", head);
+    let mut raw = Raw::new(
+        compile_kind(&space, head, site),
+        &space,
+        "tpu_usage_report",
+        head,
+    );
     raw.set_extra("total_usage_bytes", cap_size(&c, 2));
     let end = read_report(
         site,
