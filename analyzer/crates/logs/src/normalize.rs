@@ -87,6 +87,9 @@ const MIN_WIDTH: usize = 40;
 pub fn unwrap(text: &str) -> Option<Unwrapped> {
     let (width, full_lines) = wrap_width(text)?;
     let framed = every_line_framed(text, width);
+    // In a text that is not a quote, `>` after a cut line is the rest of it
+    // (an einsum's `->` cut after the `-`), not a quote mark.
+    let quoted = every_line_quoted(text, width);
     let mut out = String::with_capacity(text.len());
     let mut line_of = Vec::new();
     let mut joining = false;
@@ -98,6 +101,8 @@ pub fn unwrap(text: &str) -> Option<Unwrapped> {
         // tells a line from the rest of a cut one, whatever its text.
         let own = if framed {
             line.trim().is_empty() || has_frame(line)
+        } else if !quoted && line.starts_with('>') {
+            false
         } else {
             starts_own_line(line)
         };
@@ -142,6 +147,22 @@ fn every_line_framed(text: &str, width: usize) -> bool {
         after_full = line.len() >= width && line.chars().count() == width;
     }
     starts >= 3 && framed * 10 >= starts * 9
+}
+
+/// Whether the text is a markdown quote: most lines that start a line
+/// (not the rest of a cut one) start with `>`.
+fn every_line_quoted(text: &str, width: usize) -> bool {
+    let (mut starts, mut quoted) = (0usize, 0usize);
+    let mut after_full = false;
+    for raw in text.split('\n').take(FRAME_SAMPLE) {
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        if !after_full && !line.trim().is_empty() {
+            starts += 1;
+            quoted += usize::from(line.trim_start().starts_with('>'));
+        }
+        after_full = line.len() >= width && line.chars().count() == width;
+    }
+    quoted * 2 > starts
 }
 
 /// A line behind a logger's frame (header, tag or quote).
@@ -199,7 +220,7 @@ const REPORT_LINE_STARTS: [&str; 28] = [
     "Entry Parameter Subshape:",
     "Tag:",
     "=====",
-    "Total ",
+    "Total bytes",
     "Program ",
     "Output size",
     "Largest program",
@@ -226,11 +247,24 @@ pub fn starts_own_line(line: &str) -> bool {
     if p.is_empty() || has_frame(line) {
         return true;
     }
-    if REPORT_LINE_STARTS.iter().any(|s| p.starts_with(s)) {
+    // A BFC chunk's state (`Size: X | Requested Size: Y | in_use: ...`) is
+    // the only printer line with ` | `: cut there, its rest starts `Size:`.
+    if p.starts_with("Size:") && p.contains(" | ") {
+        return false;
+    }
+    if REPORT_LINE_STARTS.iter().any(|s| p.starts_with(s)) || is_usage_headline(p) {
         return true;
     }
     let digits = p.bytes().take_while(u8::is_ascii_digit).count();
     digits > 0 && (p[digits..].starts_with(". Size:") || p.contains("%);"))
+}
+
+/// `Total hbm usage >= X:` (any memory space); not `Total Chunks: ...`,
+/// the rest of a BFC bin line.
+fn is_usage_headline(p: &str) -> bool {
+    p.strip_prefix("Total ")
+        .and_then(|r| r.split_once(' '))
+        .is_some_and(|(_, r)| r.starts_with("usage >="))
 }
 
 #[cfg(test)]

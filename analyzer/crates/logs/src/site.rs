@@ -186,6 +186,32 @@ impl<'a> Site<'a> {
                 }
             }
         }
+        // The rest of a cut line that looks like a logger's tag (`[4096] and
+        // type float` after `tensor of shape `): joined as it is, kept only if
+        // it completes the message.
+        let first = &self.text[self.line_start..self.line_end];
+        let first = first.strip_suffix('\r').unwrap_or(first);
+        if may_be_cut(first) {
+            let mut cur = Cursor::new(self.text, self.next_line());
+            let numeric_tag = |l: &str| {
+                l.strip_prefix('[')
+                    .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+            };
+            if let Some(next) = cur
+                .next_line()
+                .filter(|l| numeric_tag(l) && !crate::has_keyword(l))
+            {
+                let next = &next[..floor_boundary(next, AFTER)];
+                let text = format!(
+                    "{head}{}{}",
+                    &first[first.trim_end().len()..],
+                    next.trim_end()
+                );
+                if matches(&text) {
+                    return Some((text, cur.pos()));
+                }
+            }
+        }
         // The wrap fell before the keyword: the message starts on the line
         // before (`Allocator (GPU_1_bf` / `c) ran out of memory ...`).
         let before = self.cut_line_before()?;

@@ -57,6 +57,10 @@ lazy_regex!(
     r"^(reserved\([^)]*\)|heap allocations \([^)]*\)|Max free chunk|arguments|output)\s+SIZE"
 );
 lazy_regex!(
+    re_runtime_items,
+    r"(?:^|\s)(reserved\([^)]*\)|heap allocations \([^)]*\)|Max free chunk|arguments|output)\s+SIZE"
+);
+lazy_regex!(
     re_largest_region,
     r"[Ll]argest (?:contiguous|free)[a-z ]*?(?:region|block|chunk)?[:=]?\s*(?:of\s*)?SIZE"
 );
@@ -553,18 +557,22 @@ fn read_runtime_line(p: &str, raw: &mut Raw, section: &mut Section, context: Con
         {
             return false;
         }
-        let v = cap_size(&c, 2);
-        let name = &c[1];
-        if name.starts_with("reserved(") {
-            raw.set_extra("top_of_memory_reserved_bytes", v);
-        } else if name.starts_with("heap allocations") {
-            raw.set(Field::Allocated, v);
-        } else if name.starts_with("Max free chunk") {
-            raw.set_extra("largest_free_chunk_bytes", v);
-        } else if name == "arguments" {
-            raw.set(Field::Arguments, v);
-        } else {
-            raw.set(Field::Output, v);
+        // Items name themselves, so a line a wrap joined to the next (one
+        // exactly as wide as the terminal) still gives both.
+        for c in re_runtime_items().captures_iter(p).take(8) {
+            let v = cap_size(&c, 2);
+            let name = &c[1];
+            if name.starts_with("reserved(") {
+                raw.set_extra("top_of_memory_reserved_bytes", v);
+            } else if name.starts_with("heap allocations") {
+                raw.set(Field::Allocated, v);
+            } else if name.starts_with("Max free chunk") {
+                raw.set_extra("largest_free_chunk_bytes", v);
+            } else if name == "arguments" {
+                raw.set(Field::Arguments, v);
+            } else {
+                raw.set(Field::Output, v);
+            }
         }
         return true;
     }

@@ -225,7 +225,9 @@ type Variant = (String, String);
 
 fn same_numbers_variants(text: &str) -> Vec<Variant> {
     let mut v: Vec<Variant> = Vec::new();
-    for width in [60, 80, 120] {
+    // Every third column from 41 to 140: a terminal can cut anywhere (in a
+    // word, a number, a keyword, a report line's name).
+    for width in (41..=140).step_by(3) {
         v.push((format!("hard wrap at {width}"), hard_wrap(text, width)));
     }
     for p in PREFIXES {
@@ -235,10 +237,12 @@ fn same_numbers_variants(text: &str) -> Vec<Variant> {
         ));
         // A logger prefixes each line it writes, then the terminal wraps:
         // continuation lines carry no prefix.
-        v.push((
-            format!("prefix {p:?} then hard wrap at 100"),
-            hard_wrap(&prefix_every_line(text, p), 100),
-        ));
+        for width in [100, 87 + p.len()] {
+            v.push((
+                format!("prefix {p:?} then hard wrap at {width}"),
+                hard_wrap(&prefix_every_line(text, p), width),
+            ));
+        }
     }
     v.push(("markdown quote".into(), quoted(text)));
     v.push(("code fence".into(), fenced(text)));
