@@ -12,7 +12,7 @@ use oomscope_report::{OomKind, TopAllocation};
 
 lazy_regex!(
     re_xla_oom,
-    r"Out of memory while trying to allocate (?:(\d+) bytes|SIZE)"
+    r"Out of memory (?:while trying to allocate|allocating) (?:(\d+) bytes|SIZE)"
 );
 lazy_regex!(
     re_bfc,
@@ -54,7 +54,10 @@ lazy_regex!(
     r"OOM when allocating tensor (?:with|of) shape\s*\[([\d,\s]*)\](?:\s*and type (\w+))?(?:\s*on (\S+))?"
 );
 
-/// `... Out of memory while trying to allocate 4000000000 bytes.` (+ BufferAssignment report).
+/// `... Out of memory while trying to allocate 4000000000 bytes.` (+ BufferAssignment report;
+/// `TfAllocatorAdapter`), and PJRT's GPU buffer allocation, `RESOURCE_EXHAUSTED: Out of
+/// memory allocating N bytes.` (read only behind its status code: other programs print the
+/// same words).
 pub fn xla_oom(site: &Site) -> Outcome {
     let Some((text, end)) = site.headline(|t| re_xla_oom().is_match(t)) else {
         return Outcome::NoMatch;
@@ -63,6 +66,12 @@ pub fn xla_oom(site: &Site) -> Outcome {
     let Some(c) = re_xla_oom().captures(head) else {
         return Outcome::NoMatch;
     };
+    let pjrt = c
+        .get(0)
+        .is_some_and(|m| m.as_str().contains(" allocating "));
+    if pjrt && !(head.contains("RESOURCE_EXHAUSTED") || head.contains("Resource exhausted")) {
+        return Outcome::NoMatch;
+    }
     let mut raw = Raw::new(OomKind::XlaGpu, "gpu", "xla_gpu_oom", head);
     raw.set(
         Field::Requested,

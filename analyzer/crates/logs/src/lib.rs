@@ -101,7 +101,7 @@ enum Anchor {
     TpuUsageReport,
 }
 
-const KEYWORDS: [(&str, Anchor); 17] = [
+const KEYWORDS: [(&str, Anchor); 18] = [
     ("Ran out of memory", Anchor::TpuRanOut),
     ("Requires ", Anchor::TpuRequires),
     ("would exceed memory (size=", Anchor::TpuWouldExceed),
@@ -110,6 +110,7 @@ const KEYWORDS: [(&str, Anchor); 17] = [
     ("Attempting to allocate", Anchor::TpuAllocate),
     ("ran out of memory trying to allocate", Anchor::BfcRanOut),
     ("Out of memory while trying to allocate", Anchor::XlaGpuOom),
+    ("Out of memory allocating", Anchor::XlaGpuOom),
     ("Failed to allocate request for", Anchor::FailedRequest),
     (
         "cuMemAllocAsync failed to allocate",

@@ -962,3 +962,28 @@ fn tf1_bfc_allocator_generations() {
     assert_eq!(e.extra.get("bin_256_allocated_bytes"), Some(&512), "{e:#?}");
     assert_eq!(e.extra.get("bin_256_in_use_bytes"), Some(&0));
 }
+
+/// XLA on GPU through JAX: PJRT's `Out of memory allocating N bytes.`, the
+/// adapter's wording inside an IPython traceback, and the old `Resource
+/// exhausted:` wording before the CUDA driver's own failures (which are not
+/// the error: the allocator retries).
+#[test]
+fn xla_gpu_wordings_through_jax() {
+    for (name, bytes) in [
+        (
+            "xla_pjrt_out_of_memory_allocating_llnerf9.txt",
+            20_029_400_304u64,
+        ),
+        ("xla_ipython_traceback_colabfold65.txt", 14_285_187_448),
+        ("xla_old_wording_cuda_driver_alphafold197.txt", 12_582_912),
+    ] {
+        let events = check(name, OomKind::XlaGpu, 1, &[("requested_bytes", bytes)]);
+        assert_eq!(events[0].memory_space, "gpu", "{name}");
+    }
+    // Other programs print the same words without XLA's status code.
+    assert!(parse_oom_log(
+        "gdal",
+        "ERROR 2: Out of memory allocating 4096 bytes for mask."
+    )
+    .is_empty());
+}
