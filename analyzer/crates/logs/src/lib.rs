@@ -98,10 +98,13 @@ enum Anchor {
     TfTensor,
     Torch,
     TorchMps,
+    /// `Tried to allocate`: the rest of a PyTorch message whose first words
+    /// were cut off; inside a wrapped message it starts nothing.
+    TorchRest,
     TpuUsageReport,
 }
 
-const KEYWORDS: [(&str, Anchor); 18] = [
+const KEYWORDS: [(&str, Anchor); 19] = [
     ("Ran out of memory", Anchor::TpuRanOut),
     ("Requires ", Anchor::TpuRequires),
     ("would exceed memory (size=", Anchor::TpuWouldExceed),
@@ -123,6 +126,8 @@ const KEYWORDS: [(&str, Anchor); 18] = [
     ("MPS backend out of memory", Anchor::TorchMps),
     // PyTorch's device-generic allocator names no device.
     ("Out of memory. Tried to allocate", Anchor::Torch),
+    // A PyTorch message pasted without its first words.
+    ("Tried to allocate", Anchor::TorchRest),
     ("Total hbm usage >=", Anchor::TpuUsageReport),
 ];
 
@@ -139,9 +144,20 @@ fn keywords() -> &'static AhoCorasick {
 /// Whether `line` holds the start of another OOM message (a report block
 /// such as `Total hbm usage >=` inside a message's report is not one).
 fn starts_new_message(line: &str) -> bool {
+    keywords().find_iter(line).any(|m| {
+        !matches!(
+            KEYWORDS[m.pattern().as_usize()].1,
+            Anchor::TpuUsageReport | Anchor::TorchRest
+        )
+    })
+}
+
+/// Whether `text` holds a keyword that can begin a message of its own (the
+/// rest of a wrapped PyTorch message, `Tried to allocate ...`, cannot).
+fn has_message_start(text: &str) -> bool {
     keywords()
-        .find_iter(line)
-        .any(|m| !matches!(KEYWORDS[m.pattern().as_usize()].1, Anchor::TpuUsageReport))
+        .find_iter(text)
+        .any(|m| !matches!(KEYWORDS[m.pattern().as_usize()].1, Anchor::TorchRest))
 }
 
 /// How many keywords that can start an OOM message `text` holds.
@@ -267,7 +283,7 @@ fn parse_at(site: &Site, anchor: Anchor) -> Outcome {
         Anchor::FailedRequest => gpu::failed_request(site),
         Anchor::CuMemAllocAsync => gpu::cu_mem_alloc_async(site),
         Anchor::TfTensor => gpu::tf_oom(site),
-        Anchor::Torch => torch::cuda_oom(site),
+        Anchor::Torch | Anchor::TorchRest => torch::cuda_oom(site),
         Anchor::TorchMps => torch::mps_oom(site),
         Anchor::TpuUsageReport => tpu::usage_report(site),
     }

@@ -124,7 +124,7 @@ impl<'a> Site<'a> {
                 && glue == Glue::HardWrap
                 && prev_cut
                 && !crate::normalize::starts_own_line(bounded);
-            if (crate::has_keyword(bounded) && !rest_of_cut_line)
+            if (crate::has_message_start(bounded) && !rest_of_cut_line)
                 || p.starts_with("File \"")
                 || p.starts_with("Traceback")
             {
@@ -199,7 +199,7 @@ impl<'a> Site<'a> {
             };
             if let Some(next) = cur
                 .next_line()
-                .filter(|l| numeric_tag(l) && !crate::has_keyword(l))
+                .filter(|l| numeric_tag(l) && !crate::has_message_start(l))
             {
                 let next = &next[..floor_boundary(next, AFTER)];
                 let text = format!(

@@ -37,6 +37,10 @@ lazy_regex!(
     re_tried,
     r"(?:(CUDA|HIP|XPU) out of memory|Out of memory)\.\s*Tried to allocate SIZE"
 );
+lazy_regex!(
+    re_tried_headless,
+    r"Tried to allocate SIZE(?:\s*\(GPU \d+;|\.\s*GPU \d+ has a total capac)"
+);
 lazy_regex!(re_device, r"GPU (\d+)");
 lazy_regex!(re_capacity_new, r"total capac\w* of SIZE");
 lazy_regex!(re_capacity_old, r"SIZE total capacity");
@@ -75,8 +79,10 @@ pub fn cuda_oom(site: &Site) -> Outcome {
 fn best_reading(site: &Site, read: fn(&Site, &str) -> Option<Raw>) -> Outcome {
     let mut best: Option<Raw> = None;
     let mut texts: Vec<String> = Vec::with_capacity(3);
+    let mut joined_end = site.next_line();
     for glue in [Glue::HardWrap, Glue::Space, Glue::Mixed] {
-        let text = site.joined(WRAP_LINES, glue);
+        let (text, end) = site.joined_to(WRAP_LINES, glue);
+        joined_end = end;
         // A message on one line reads the same every way: read it once.
         if texts.contains(&text) {
             continue;
@@ -89,8 +95,15 @@ fn best_reading(site: &Site, read: fn(&Site, &str) -> Option<Raw>) -> Outcome {
             }
         }
     }
+    // When the request is not on the keyword's line, the lines read after
+    // it (`Tried to allocate ...` among them) are this message's rest.
+    let end = if site.head().contains("Tried to allocate") {
+        site.next_line()
+    } else {
+        joined_end
+    };
     match best {
-        Some(b) => Outcome::Event(Box::new(b), site.next_line()),
+        Some(b) => Outcome::Event(Box::new(b), end),
         None => Outcome::NoMatch,
     }
 }
@@ -146,8 +159,14 @@ fn read_mps(site: &Site, text: &str) -> Option<Raw> {
 
 /// The message read from `text` (the anchor's line joined with what follows).
 fn read(site: &Site, text: &str) -> Option<Raw> {
-    let c = re_tried().captures(text)?;
-    let space = if c.get(1).is_some_and(|d| d.as_str() == "XPU") {
+    // The message, or its rest when a paste cut its first words off
+    // (`Tried to allocate X (GPU 0; ...`): what follows the request is the
+    // allocator's own grammar, the device type is lost (read as a GPU).
+    let (c, size_group) = match re_tried().captures(text) {
+        Some(c) => (c, 2),
+        None => (re_tried_headless().captures(text)?, 1),
+    };
+    let space = if c.get(1).is_some_and(|d| d.as_str() == "XPU") && size_group == 2 {
         "xpu"
     } else {
         "gpu"
@@ -156,7 +175,7 @@ fn read(site: &Site, text: &str) -> Option<Raw> {
     // (another message) cannot lend numbers.
     let body = &text[c.get(0).map_or(0, |m| m.start())..];
     let mut raw = Raw::new(OomKind::TorchCuda, space, "torch_oom", site.head());
-    raw.set(Field::Requested, cap_size(&c, 2));
+    raw.set(Field::Requested, cap_size(&c, size_group));
     if let Some(d) = re_device().captures(body) {
         if let Ok(n) = d[1].parse::<u64>() {
             raw.set_extra("device", Some(Size::exact(n)));

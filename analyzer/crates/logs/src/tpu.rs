@@ -452,7 +452,7 @@ pub(crate) const MAX_CONTINUATIONS: usize = 8;
 
 /// The piece of a cut line: not a line of its own, and no new message.
 pub(crate) fn is_continuation(line: &str) -> bool {
-    !crate::normalize::starts_own_line(line) && !crate::has_keyword(line)
+    !crate::normalize::starts_own_line(line) && !crate::has_message_start(line)
 }
 
 /// Continuation lines one XLA label may span.

@@ -987,3 +987,37 @@ fn xla_gpu_wordings_through_jax() {
     )
     .is_empty());
 }
+
+/// A PyTorch message pasted without its first words is read from the
+/// allocator's grammar after the request; the same words on the line after
+/// a wrapped headline are that message's rest, not a second error.
+#[test]
+fn torch_message_without_its_first_words() {
+    let events = check(
+        "torch_first_words_cut_shannonai6.txt",
+        OomKind::TorchCuda,
+        1,
+        &[
+            ("requested_bytes", m(20.00)),
+            ("total_capacity_bytes", g(1.96)),
+            ("allocated_bytes", g(1.24)),
+            ("free_bytes", m(2.88)),
+            ("reserved_bytes", g(1.25)),
+        ],
+    );
+    assert!(events[0].missing.is_empty(), "{:?}", events[0].missing);
+    let wrapped = format!(
+        "RuntimeError: CUDA out of memory.\n{}",
+        sample("torch_first_words_cut_shannonai6.txt")
+    );
+    let events = parse_oom_log("wrapped", &wrapped);
+    assert_eq!(events.len(), 1, "{events:#?}");
+    assert_eq!(events[0].repeats, 1);
+    assert_eq!(events[0].line, 1);
+    // Other allocators' "tried to allocate" is no PyTorch message.
+    assert!(parse_oom_log(
+        "cpu",
+        "RuntimeError: [enforce fail at alloc_cpu.cpp:114] DefaultCPUAllocator: can't allocate memory: you tried to allocate 1125899906842624 bytes."
+    )
+    .is_empty());
+}
