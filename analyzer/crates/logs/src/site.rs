@@ -96,10 +96,10 @@ impl<'a> Site<'a> {
     /// [`Site::joined_to`] starting from `head`. With `wrapped_keywords`, a
     /// line holding a keyword is still joined as the rest of a hard-wrapped
     /// line when it cannot start a line of its own (no logger frame, no
-    /// report line, the keyword not first) and the line before it was long
-    /// enough to have been cut: a wrap can fall just before a keyword the
-    /// message itself holds (`TensorCore Hbm usage: X, Sparse` /
-    /// `Core Hbm usage Y, ...`).
+    /// report line) and the line before it was long enough to have been cut:
+    /// a wrap can fall just before or inside a keyword the message itself
+    /// holds (`TensorCore Hbm usage: X, Sparse` / `Core Hbm usage Y, ...`).
+    /// Callers keep such a join only if it completes their message.
     fn joined_from(
         &self,
         head: String,
@@ -244,13 +244,18 @@ impl<'a> Site<'a> {
         let line = &self.text[self.line_start..self.line_end];
         let line = line.strip_suffix('\r').unwrap_or(line);
         let prev_end = self.line_start - 1;
-        let prev_start = self.text[..prev_end].rfind('\n').map_or(0, |i| i + 1);
+        // A terminal's line is short: a longer previous line is no wrap.
+        let window = prev_end.saturating_sub(BEFORE);
+        let prev_start = match memchr::memrchr(b'\n', &self.text.as_bytes()[window..prev_end]) {
+            Some(i) => window + i + 1,
+            None if window == 0 => 0,
+            None => return None,
+        };
         let prev = &self.text[prev_start..prev_end];
         let prev = prev.strip_suffix('\r').unwrap_or(prev);
         if !may_be_cut(prev) || crate::normalize::starts_own_line(line) {
             return None;
         }
-        let prev = &prev[..floor_boundary(prev, BEFORE)];
         // Keep a space the wrap left at the end of the previous line.
         let kept = prev.trim_start();
         let p = payload(kept);
