@@ -283,6 +283,17 @@ impl Merged {
     }
 }
 
+/// What identifies a compiler report printed without its headline (`Total
+/// hbm usage >= X:` first), which has none of the key fields: its total and
+/// the figures of its first block.
+const REPORT_FIELDS: [Field; 4] = [
+    Field::Reserved,
+    Field::Program,
+    Field::Arguments,
+    Field::Output,
+];
+const REPORT_EXTRA: &str = "total_usage_bytes";
+
 fn same_error(a: &Raw, b: &Raw) -> bool {
     if family(a.kind) != family(b.kind) || a.space != b.space {
         return false;
@@ -297,6 +308,26 @@ fn same_error(a: &Raw, b: &Raw) -> bool {
         }
     }
     shared > 0
+        || (has_no_key(a) && has_no_key(b) && same_report(a, b))
+        || (a.form == crate::tpu::SPACE_ONLY && b.form == crate::tpu::SPACE_ONLY)
+}
+
+fn has_no_key(r: &Raw) -> bool {
+    KEY_FIELDS.iter().all(|f| r.get(*f).is_none())
+}
+
+/// Two headless reports (each rank prints its own copy) are one error when
+/// they state the same total and agree on every figure of its block both
+/// state.
+fn same_report(a: &Raw, b: &Raw) -> bool {
+    let (Some(x), Some(y)) = (a.extra.get(REPORT_EXTRA), b.extra.get(REPORT_EXTRA)) else {
+        return false;
+    };
+    close(*x, *y)
+        && REPORT_FIELDS.iter().all(|f| match (a.get(*f), b.get(*f)) {
+            (Some(x), Some(y)) => close(x, y),
+            _ => true,
+        })
 }
 
 fn absorb(into: &mut Raw, from: Raw) {

@@ -7,16 +7,16 @@
 
 use crate::event::{Expected, Field, Raw, Size};
 use crate::lines::{payload, Cursor};
-use crate::site::{cap_bytes, cap_size, lazy_regex, Outcome, Site};
+use crate::site::{cap_bytes, cap_size, lazy_regex, Glue, Outcome, Site};
 use oomscope_report::{OomKind, TopAllocation};
 
 lazy_regex!(
     re_xla_oom,
-    r"Out of memory while trying to allocate (?:(\d+) bytes|SIZE)"
+    r"Out of memory (?:while trying to allocate|allocating) (?:(\d+) bytes|SIZE)"
 );
 lazy_regex!(
     re_bfc,
-    r"Allocator \(([^)]*)\) ran out of memory trying to allocate SIZE(?:\s*\(rounded to (\d+)\))?"
+    r"(?:Allocator \(([^)]*)\) ran|Ran) out of memory trying to allocate SIZE(?:\s*\(rounded to (\d+)\))?"
 );
 lazy_regex!(
     re_failed_request,
@@ -30,9 +30,14 @@ lazy_regex!(
 );
 lazy_regex!(
     re_bin,
-    r"^Bin \((\d+)\):\s*Total Chunks: (\d+), Chunks in use: (\d+)\. SIZE allocated for chunks\. SIZE in use in bin"
+    r"^Bin \((\d+)\):\s*Total Chunks: (\d+), Chunks in use: (\d+)\.? SIZE allocated for chunks\.(?: \S+ client-requested for chunks\.)? SIZE in use in bin"
 );
-lazy_regex!(re_chunk, r"^(InUse|Free)\s+at\s+\S+\s+of size (\d+)");
+lazy_regex!(
+    re_chunk,
+    r"^(InUse|Free)\s+at\s+\S+\s+(?:next\s+-?\d+\s+)?of size (\d+)"
+);
+// TF ≤ 1.0 listed every chunk, in use or not, as `Chunk at P of size N`.
+lazy_regex!(re_any_chunk, r"^Chunk at \S+ of size \d+$");
 lazy_regex!(re_sum_in_use, r"^Sum Total of in-use chunks: SIZE");
 lazy_regex!(
     re_pool,
@@ -49,7 +54,10 @@ lazy_regex!(
     r"OOM when allocating tensor (?:with|of) shape\s*\[([\d,\s]*)\](?:\s*and type (\w+))?(?:\s*on (\S+))?"
 );
 
-/// `... Out of memory while trying to allocate 4000000000 bytes.` (+ BufferAssignment report).
+/// `... Out of memory while trying to allocate 4000000000 bytes.` (+ BufferAssignment report;
+/// `TfAllocatorAdapter`), and PJRT's GPU buffer allocation, `RESOURCE_EXHAUSTED: Out of
+/// memory allocating N bytes.` (read only behind its status code: other programs print the
+/// same words).
 pub fn xla_oom(site: &Site) -> Outcome {
     let Some((text, end)) = site.headline(|t| re_xla_oom().is_match(t)) else {
         return Outcome::NoMatch;
@@ -58,6 +66,12 @@ pub fn xla_oom(site: &Site) -> Outcome {
     let Some(c) = re_xla_oom().captures(head) else {
         return Outcome::NoMatch;
     };
+    let pjrt = c
+        .get(0)
+        .is_some_and(|m| m.as_str().contains(" allocating "));
+    if pjrt && !(head.contains("RESOURCE_EXHAUSTED") || head.contains("Resource exhausted")) {
+        return Outcome::NoMatch;
+    }
     let mut raw = Raw::new(OomKind::XlaGpu, "gpu", "xla_gpu_oom", head);
     raw.set(
         Field::Requested,
@@ -67,20 +81,44 @@ pub fn xla_oom(site: &Site) -> Outcome {
     Outcome::Event(Box::new(raw), end)
 }
 
-/// `Allocator (GPU_0_bfc) ran out of memory trying to allocate 3.72GiB (rounded to 4000000000)` + dump.
-/// The same warning with "The caller indicates that this is not a failure" is no error.
+/// `Allocator (GPU_0_bfc) ran out of memory trying to allocate 3.72GiB (rounded to 4000000000)` + dump,
+/// in every TensorFlow generation: TF ≤ 1.0 `Ran out of memory trying to allocate X. See logs
+/// for memory state.` (no allocator name), TF 1.1 – 1.x `... allocate X.  Current allocation
+/// summary follows.` (no rounding; bins print `client-requested for chunks`), then `(rounded
+/// to N)requested by op`. The same warning with "The caller indicates that this is not a
+/// failure" (TF 2.x: after `with freed_by_count=N.`) is no error.
 pub fn bfc(site: &Site) -> Outcome {
+    // TF's retry warning (`... with freed_by_count=N.`) adds "The caller
+    // indicates that this is not a failure" when the caller will cope; a
+    // wrap can put that sentence on the next line.
     let head = site.head();
-    if head.contains("not a failure") {
-        return Outcome::Ignore(site.next_line());
+    let warning = if head.contains("freed_by_count=") && !head.contains("not a failure") {
+        site.joined_to(1, Glue::HardWrap)
+    } else {
+        (head.to_string(), site.next_line())
+    };
+    if warning.0.contains("not a failure") {
+        return Outcome::Ignore(warning.1.max(site.next_line()));
     }
+    // `(rounded to N)` is always printed: a wrap can cut the number.
+    let complete = |t: &str| re_bfc().captures(t).is_some_and(|c| c.get(3).is_some());
+    let found = site
+        .headline(complete)
+        .or_else(|| site.headline(|t| re_bfc().is_match(t)));
+    let Some((text, end)) = found else {
+        return Outcome::NoMatch;
+    };
+    if text.contains("not a failure") {
+        return Outcome::Ignore(end);
+    }
+    let head = text.as_str();
     let Some(c) = re_bfc().captures(head) else {
         return Outcome::NoMatch;
     };
     let mut raw = Raw::new(OomKind::XlaGpu, "gpu", "bfc_ran_out", head);
     raw.set(Field::Requested, cap_size(&c, 2));
     raw.set_extra("rounded_request_bytes", cap_bytes(&c, 3));
-    let end = read_block(site, site.next_line(), &mut raw);
+    let end = read_block(site, end, &mut raw);
     Outcome::Event(Box::new(raw), end)
 }
 
@@ -209,7 +247,8 @@ fn read_block(site: &Site, from: usize, raw: &mut Raw) -> usize {
     let mut chunks = Chunks::default();
     let mut entry: Option<TopAllocation> = None;
     let mut bins = 0usize;
-    let mut prev_len = 0usize;
+    // The headline's last line may itself have been cut.
+    let mut prev_cut = crate::site::may_be_cut(crate::lines::line_before(site.text, from));
     let mut continuations = 0usize;
     while let Some(line) = cur.next_line() {
         let p = payload(line);
@@ -225,8 +264,8 @@ fn read_block(site: &Site, from: usize, raw: &mut Raw) -> usize {
         if crate::starts_new_message(p) {
             break;
         }
-        let cut_before = prev_len >= crate::tpu::MIN_CUT_LINE;
-        prev_len = line.chars().count();
+        let cut_before = prev_cut;
+        prev_cut = crate::site::may_be_cut(line);
         // A bare byte count on a last line with no newline may be cut short.
         let last_cut = cur.pos() == site.text.len() && !site.text.ends_with('\n');
         if !read_line(last_cut, p, raw, &mut chunks, &mut entry, &mut bins) {
@@ -279,6 +318,9 @@ fn read_line(
             chunks.free_bytes = chunks.free_bytes.saturating_add(size);
             chunks.largest_free = chunks.largest_free.max(size);
         }
+        return true;
+    }
+    if re_any_chunk().is_match(p) {
         return true;
     }
     if let Some(c) = re_bin().captures(p) {
@@ -381,5 +423,23 @@ fn push_buffer(raw: &mut Raw, entry: &mut Option<TopAllocation>) {
         if raw.top.len() < MAX_BUFFERS {
             raw.top.push(e);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse_oom_log;
+
+    /// TF 1.15 printed a chunk's `next` before its size; the two lines are
+    /// real (tensorflow/tensorflow#36780), the headline is the corpus's.
+    #[test]
+    fn chunks_with_next_before_size() {
+        let text = "Allocator (GPU_0_bfc) ran out of memory trying to allocate 3.72GiB (rounded to 4000000000)requested by op \n\
+            2020-02-15 17:58:43.772727: I tensorflow/core/common_runtime/bfc_allocator.cc:905] Free  at 00000007F7BC7D00 next 1305 of size 1605632\n\
+            2020-02-15 17:58:43.775573: I tensorflow/core/common_runtime/bfc_allocator.cc:905] InUse at 00000007F7D4FD00 next 1940 of size 1605632\n";
+        let e = &parse_oom_log("36780", text)[0];
+        assert_eq!(e.extra["in_use_chunks"], 1);
+        assert_eq!(e.extra["free_chunks"], 1);
+        assert_eq!(e.extra["free_chunks_bytes"], 1_605_632);
     }
 }

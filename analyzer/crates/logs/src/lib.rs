@@ -46,14 +46,25 @@
 //!   as printed (`cached` ≤ 1.3, `reserved in total` 1.4–2.0) or allocated +
 //!   `reserved_unallocated` (≥ 2.1); `private_pools`; `limit` = the `allowed`
 //!   fraction when set, else the total capacity (once the text reaches the
-//!   place where `allowed` would be printed).
+//!   place where `allowed` would be printed). Intel's extension prints the
+//!   old form without a free clause (free is then not expected). MPS
+//!   (`memory_space` `mps`): `reserved` = "MPS allocated" (the allocator's
+//!   heaps), `extra.other_allocations_bytes`, `limit` = "max allowed" (the
+//!   high watermark), `requested`.
+//! - TPU compile failures of TF ≤ 2.2 that name only their memory space (`Ran
+//!   out of memory in memory space vmem. Please file a bug against XLA.`) are
+//!   events with no number and nothing missing (that form prints none).
 //! - `missing`: numbers the message's form prints when complete but that the
 //!   text lacks (cut inside the message); never filled by guessing.
 //!
 //! Before the scan the text is cleaned (BOM, ANSI colours) and, when a
 //! terminal's hard wrap shows (several distinct lines of one maximal width,
 //! or one whose join with the next line completes a keyword), wrapped lines
-//! are joined; one-line messages are also joined across a wrap locally.
+//! are joined (when a logger frames every line, an unframed line after a
+//! full one is its rest, whatever it starts with); one-line messages are
+//! also joined across a wrap locally, by their grammar: a message that is
+//! not complete on its line takes the rest of a cut line even when that rest
+//! holds a keyword of its own, or starts on the cut line before its keyword.
 //! - `repeats`: how often the error occurs, counting one message form printed
 //!   one way (glog line or plain exception text); a restatement in another form
 //!   or an escaped copy merges without counting.
@@ -86,10 +97,14 @@ enum Anchor {
     CuMemAllocAsync,
     TfTensor,
     Torch,
+    TorchMps,
+    /// `Tried to allocate`: the rest of a PyTorch message whose first words
+    /// were cut off; inside a wrapped message it starts nothing.
+    TorchRest,
     TpuUsageReport,
 }
 
-const KEYWORDS: [(&str, Anchor); 15] = [
+const KEYWORDS: [(&str, Anchor); 19] = [
     ("Ran out of memory", Anchor::TpuRanOut),
     ("Requires ", Anchor::TpuRequires),
     ("would exceed memory (size=", Anchor::TpuWouldExceed),
@@ -98,6 +113,7 @@ const KEYWORDS: [(&str, Anchor); 15] = [
     ("Attempting to allocate", Anchor::TpuAllocate),
     ("ran out of memory trying to allocate", Anchor::BfcRanOut),
     ("Out of memory while trying to allocate", Anchor::XlaGpuOom),
+    ("Out of memory allocating", Anchor::XlaGpuOom),
     ("Failed to allocate request for", Anchor::FailedRequest),
     (
         "cuMemAllocAsync failed to allocate",
@@ -107,6 +123,11 @@ const KEYWORDS: [(&str, Anchor); 15] = [
     ("CUDA out of memory", Anchor::Torch),
     ("HIP out of memory", Anchor::Torch),
     ("XPU out of memory", Anchor::Torch),
+    ("MPS backend out of memory", Anchor::TorchMps),
+    // PyTorch's device-generic allocator names no device.
+    ("Out of memory. Tried to allocate", Anchor::Torch),
+    // A PyTorch message pasted without its first words.
+    ("Tried to allocate", Anchor::TorchRest),
     ("Total hbm usage >=", Anchor::TpuUsageReport),
 ];
 
@@ -123,9 +144,20 @@ fn keywords() -> &'static AhoCorasick {
 /// Whether `line` holds the start of another OOM message (a report block
 /// such as `Total hbm usage >=` inside a message's report is not one).
 fn starts_new_message(line: &str) -> bool {
+    keywords().find_iter(line).any(|m| {
+        !matches!(
+            KEYWORDS[m.pattern().as_usize()].1,
+            Anchor::TpuUsageReport | Anchor::TorchRest
+        )
+    })
+}
+
+/// Whether `text` holds a keyword that can begin a message of its own (the
+/// rest of a wrapped PyTorch message, `Tried to allocate ...`, cannot).
+fn has_message_start(text: &str) -> bool {
     keywords()
-        .find_iter(line)
-        .any(|m| !matches!(KEYWORDS[m.pattern().as_usize()].1, Anchor::TpuUsageReport))
+        .find_iter(text)
+        .any(|m| !matches!(KEYWORDS[m.pattern().as_usize()].1, Anchor::TorchRest))
 }
 
 /// How many keywords that can start an OOM message `text` holds.
@@ -251,7 +283,8 @@ fn parse_at(site: &Site, anchor: Anchor) -> Outcome {
         Anchor::FailedRequest => gpu::failed_request(site),
         Anchor::CuMemAllocAsync => gpu::cu_mem_alloc_async(site),
         Anchor::TfTensor => gpu::tf_oom(site),
-        Anchor::Torch => torch::cuda_oom(site),
+        Anchor::Torch | Anchor::TorchRest => torch::cuda_oom(site),
+        Anchor::TorchMps => torch::mps_oom(site),
         Anchor::TpuUsageReport => tpu::usage_report(site),
     }
 }

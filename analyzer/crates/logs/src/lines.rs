@@ -79,6 +79,19 @@ pub fn line_end(text: &str, offset: usize) -> usize {
     }
 }
 
+/// The line that ends just before offset `at` (a line start), without its
+/// `\r`; empty at the start of the text.
+pub fn line_before(text: &str, at: usize) -> &str {
+    let at = floor_boundary(text, at);
+    if at == 0 {
+        return "";
+    }
+    let end = at - usize::from(text.as_bytes()[at - 1] == b'\n');
+    let start = memchr::memrchr(b'\n', &text.as_bytes()[..end]).map_or(0, |i| i + 1);
+    let line = &text[start..end];
+    line.strip_suffix('\r').unwrap_or(line)
+}
+
 /// Largest char boundary of `text` that is `<= at`.
 pub fn floor_boundary(text: &str, at: usize) -> usize {
     let mut at = at.min(text.len());
@@ -189,6 +202,12 @@ fn strip_glog(s: &str) -> Option<&str> {
     if b.len() < 8 || !matches!(b[0], b'I' | b'W' | b'E' | b'F') {
         return None;
     }
+    // TensorFlow ≤ 1.2 logged without a date: `W tensorflow/core/x.cc:217] `.
+    if b[1] == b' ' {
+        let rest = after_source_location(s, 2)?;
+        let location = &s[2..s.len() - rest.len()];
+        return (!location.trim_end().contains(char::is_whitespace)).then_some(rest);
+    }
     if !b[1..5].iter().all(u8::is_ascii_digit) || b[5] != b' ' {
         return None;
     }
@@ -278,7 +297,10 @@ fn strip_tag(s: &str) -> Option<&str> {
                     && inner.len() <= 9
                     && inner.matches(',').count() <= 1
                     && inner.chars().all(|c| c.is_ascii_digit() || c == ','));
-            if !is_rank {
+            // A tag ends the prefix: `[3]: `, `[3] `, `[1,0]<stderr>:`; a
+            // shape's dimensions go on (`[24576], bf16[...]` in a cut row).
+            let ends_prefix = matches!(b.get(close + 1), None | Some(b':' | b' ' | b'\t' | b'<'));
+            if !is_rank || !ends_prefix {
                 return None;
             }
             let mut rest = &s[close + 1..];
@@ -330,6 +352,13 @@ mod tests {
             "Rank 0 scheduler is dead."
         );
         assert_eq!(payload("     Shape: f32[4]{0}"), "Shape: f32[4]{0}");
+        assert_eq!(
+            payload("I tensorflow/core/common_runtime/bfc_allocator.cc:643] Bin (256): x"),
+            "Bin (256): x"
+        );
+        assert_eq!(payload("I see [rank:3] here"), "I see [rank:3] here");
+        assert_eq!(payload("[3] x"), "x");
+        assert_eq!(payload("[24576], bf16[8]"), "[24576], bf16[8]");
         assert_eq!(
             payload("Interesting [things]: here"),
             "Interesting [things]: here"

@@ -86,6 +86,10 @@ const MIN_WIDTH: usize = 40;
 /// a rank tag, a traceback). `None` when no wrap is seen.
 pub fn unwrap(text: &str) -> Option<Unwrapped> {
     let (width, full_lines) = wrap_width(text)?;
+    let framed = every_line_framed(text, width);
+    // In a text that is not a quote, `>` after a cut line is the rest of it
+    // (an einsum's `->` cut after the `-`), not a quote mark.
+    let quoted = every_line_quoted(text, width);
     let mut out = String::with_capacity(text.len());
     let mut line_of = Vec::new();
     let mut joining = false;
@@ -93,7 +97,16 @@ pub fn unwrap(text: &str) -> Option<Unwrapped> {
     let mut header_only = false;
     for (i, raw) in text.split('\n').enumerate() {
         let line = raw.strip_suffix('\r').unwrap_or(raw);
-        if joining && !header_only && starts_own_line(line) {
+        // When the logger frames every line it writes, the frame alone
+        // tells a line from the rest of a cut one, whatever its text.
+        let own = if framed {
+            line.trim().is_empty() || has_frame(line)
+        } else if !quoted && line.starts_with('>') {
+            false
+        } else {
+            starts_own_line(line)
+        };
+        if joining && !header_only && own {
             joining = false;
         }
         if joining {
@@ -113,6 +126,48 @@ pub fn unwrap(text: &str) -> Option<Unwrapped> {
         line_of,
         full_lines,
     })
+}
+
+/// Lines seen when deciding whether a logger framed every line.
+const FRAME_SAMPLE: usize = 10_000;
+
+/// Whether every line a logger wrote carries its frame (a Ray `(pid=N) `,
+/// a rank tag, a glog header on each line): at least three lines that are
+/// not the rest of a cut line (they follow a line shorter than `width`),
+/// all but a tenth of them framed.
+fn every_line_framed(text: &str, width: usize) -> bool {
+    let (mut starts, mut framed) = (0usize, 0usize);
+    let mut after_full = false;
+    for raw in text.split('\n').take(FRAME_SAMPLE) {
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        if !after_full && !line.trim().is_empty() {
+            starts += 1;
+            framed += usize::from(has_frame(line));
+        }
+        after_full = line.len() >= width && line.chars().count() == width;
+    }
+    starts >= 3 && framed * 10 >= starts * 9
+}
+
+/// Whether the text is a markdown quote: most lines that start a line
+/// (not the rest of a cut one) start with `>`.
+fn every_line_quoted(text: &str, width: usize) -> bool {
+    let (mut starts, mut quoted) = (0usize, 0usize);
+    let mut after_full = false;
+    for raw in text.split('\n').take(FRAME_SAMPLE) {
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        if !after_full && !line.trim().is_empty() {
+            starts += 1;
+            quoted += usize::from(line.trim_start().starts_with('>'));
+        }
+        after_full = line.len() >= width && line.chars().count() == width;
+    }
+    quoted * 2 > starts
+}
+
+/// A line behind a logger's frame (header, tag or quote).
+fn has_frame(line: &str) -> bool {
+    strip_frame(line).len() != line.len()
 }
 
 /// The wrap width W, if the text was wrapped, and how many distinct lines
@@ -165,7 +220,7 @@ const REPORT_LINE_STARTS: [&str; 28] = [
     "Entry Parameter Subshape:",
     "Tag:",
     "=====",
-    "Total ",
+    "Total bytes",
     "Program ",
     "Output size",
     "Largest program",
@@ -189,14 +244,27 @@ const REPORT_LINE_STARTS: [&str; 28] = [
 /// memory usage report row (`12.00G(  9%); ...`).
 pub fn starts_own_line(line: &str) -> bool {
     let p = payload(line);
-    if p.is_empty() || strip_frame(line).len() != line.len() {
+    if p.is_empty() || has_frame(line) {
         return true;
     }
-    if REPORT_LINE_STARTS.iter().any(|s| p.starts_with(s)) {
+    // A BFC chunk's state (`Size: X | Requested Size: Y | in_use: ...`) is
+    // the only printer line with ` | `: cut there, its rest starts `Size:`.
+    if p.starts_with("Size:") && p.contains(" | ") {
+        return false;
+    }
+    if REPORT_LINE_STARTS.iter().any(|s| p.starts_with(s)) || is_usage_headline(p) {
         return true;
     }
     let digits = p.bytes().take_while(u8::is_ascii_digit).count();
     digits > 0 && (p[digits..].starts_with(". Size:") || p.contains("%);"))
+}
+
+/// `Total hbm usage >= X:` (any memory space); not `Total Chunks: ...`,
+/// the rest of a BFC bin line.
+fn is_usage_headline(p: &str) -> bool {
+    p.strip_prefix("Total ")
+        .and_then(|r| r.split_once(' '))
+        .is_some_and(|(_, r)| r.starts_with("usage >="))
 }
 
 #[cfg(test)]
@@ -219,5 +287,19 @@ mod tests {
         );
         assert_eq!(u.line_of, [1, 4, 5]);
         assert!(unwrap("short\nlines\n").is_none());
+    }
+
+    #[test]
+    fn a_framed_log_joins_whatever_the_cut_line_starts_with() {
+        // Ray frames every line; the rest of a cut line starts like a
+        // report line ("Size:") and is still joined.
+        let text = "(pid=1) chunk: Size: 2.79GiB | Requested Size: 0B | Requested \nSize: 3.72GiB\n(pid=1) Stats: \n(pid=1) Limit: 1\n(pid=1) InUse: 1\n(pid=1) 012345678901234567890123456789012345678901234567890123\nxyz\n";
+        let u = unwrap(text).expect("wrapped");
+        assert!(u.text.contains("Requested Size: 3.72GiB"), "{}", u.text);
+        assert!(u.text.contains("890123xyz"), "{}", u.text);
+        // Unframed, "Size:" starts a line of its own.
+        let plain = text.replace("(pid=1) ", "");
+        let u = unwrap(&plain);
+        assert!(u.is_none_or(|u| !u.text.contains("Requested Size: 3.72GiB")));
     }
 }

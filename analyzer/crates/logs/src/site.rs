@@ -90,34 +90,81 @@ impl<'a> Site<'a> {
 
     /// [`Site::joined`], and the offset after the last line joined.
     pub fn joined_to(&self, max_lines: usize, glue: Glue) -> (String, usize) {
-        let mut out = self.head().to_string();
-        if glue == Glue::HardWrap {
-            // A wrap right after a space leaves it at the end of the line.
-            let line = &self.text[self.line_start..self.line_end];
-            let line = line.strip_suffix('\r').unwrap_or(line);
-            out.push_str(&line[line.trim_end().len()..]);
-        }
+        self.joined_from(self.head().to_string(), max_lines, glue, false)
+    }
+
+    /// [`Site::joined_to`] starting from `head`. With `wrapped_keywords`, a
+    /// line holding a keyword is still joined as the rest of a hard-wrapped
+    /// line when it cannot start a line of its own (no logger frame, no
+    /// report line) and the line before it was long enough to have been cut:
+    /// a wrap can fall just before or inside a keyword the message itself
+    /// holds (`TensorCore Hbm usage: X, Sparse` / `Core Hbm usage Y, ...`).
+    /// Callers keep such a join only if it completes their message.
+    fn joined_from(
+        &self,
+        head: String,
+        max_lines: usize,
+        glue: Glue,
+        wrapped_keywords: bool,
+    ) -> (String, usize) {
+        let first = &self.text[self.line_start..self.line_end];
+        let first = first.strip_suffix('\r').unwrap_or(first);
+        // The lines to join (physical line, bounded text) and the offset
+        // after each.
+        let mut lines: Vec<(&str, &str, usize)> = Vec::new();
+        let mut prev_cut = may_be_cut(first);
         let mut cur = Cursor::new(self.text, self.next_line());
-        let mut end = cur.pos();
         for _ in 0..max_lines {
             let Some(line) = cur.next_line() else { break };
             let bounded = &line[..floor_boundary(line, AFTER)];
             let p = payload(bounded);
-            if crate::has_keyword(bounded) || p.starts_with("File \"") || p.starts_with("Traceback")
+            // (Even when the keyword starts it: the caller accepts the join
+            // only if it completes the message.)
+            let rest_of_cut_line = wrapped_keywords
+                && glue == Glue::HardWrap
+                && prev_cut
+                && !crate::normalize::starts_own_line(bounded);
+            if (crate::has_message_start(bounded) && !rest_of_cut_line)
+                || p.starts_with("File \"")
+                || p.starts_with("Traceback")
             {
                 break;
             }
             if p.is_empty() {
                 continue;
             }
-            match glue {
-                Glue::HardWrap => out.push_str(strip_frame(bounded)),
-                Glue::Space => {
-                    out.push(' ');
-                    out.push_str(p);
-                }
+            prev_cut = may_be_cut(line);
+            lines.push((line, bounded, cur.pos()));
+        }
+        // Mixed: a line as wide as the widest was cut by a terminal (joined
+        // as it is), a shorter one was wrapped at a word (joined with a space).
+        let width = |l: &str| l[..floor_boundary(l, AFTER)].chars().count();
+        let widest = lines
+            .iter()
+            .map(|(l, _, _)| width(l))
+            .chain([width(first)])
+            .max()
+            .unwrap_or(0);
+        let cut_at = |l: &str| widest >= crate::tpu::MIN_CUT_LINE && width(l) == widest;
+        let mut out = head;
+        let mut prev = first;
+        let mut end = self.next_line();
+        for (line, bounded, after) in lines {
+            let hard = match glue {
+                Glue::HardWrap => true,
+                Glue::Space => false,
+                Glue::Mixed => cut_at(prev),
+            };
+            if hard {
+                // A wrap right after a space leaves it at the end of the line.
+                out.push_str(&prev[prev.trim_end().len()..]);
+                out.push_str(strip_frame(bounded).trim_end());
+            } else {
+                out.push(' ');
+                out.push_str(payload(bounded));
             }
-            end = cur.pos();
+            prev = line;
+            end = after;
         }
         (out, end)
     }
@@ -133,14 +180,99 @@ impl<'a> Site<'a> {
         }
         for n in 1..=2 {
             for glue in [Glue::HardWrap, Glue::Space] {
-                let (text, end) = self.joined_to(n, glue);
+                let (text, end) = self.joined_from(head.to_string(), n, glue, true);
                 if matches(&text) {
                     return Some((text, end));
                 }
             }
         }
+        // The rest of a cut line that looks like a logger's tag (`[4096] and
+        // type float` after `tensor of shape `): joined as it is, kept only if
+        // it completes the message.
+        let first = &self.text[self.line_start..self.line_end];
+        let first = first.strip_suffix('\r').unwrap_or(first);
+        if may_be_cut(first) {
+            let mut cur = Cursor::new(self.text, self.next_line());
+            let numeric_tag = |l: &str| {
+                l.strip_prefix('[')
+                    .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+            };
+            if let Some(next) = cur
+                .next_line()
+                .filter(|l| numeric_tag(l) && !crate::has_message_start(l))
+            {
+                let next = &next[..floor_boundary(next, AFTER)];
+                let text = format!(
+                    "{head}{}{}",
+                    &first[first.trim_end().len()..],
+                    next.trim_end()
+                );
+                if matches(&text) {
+                    return Some((text, cur.pos()));
+                }
+            }
+        }
+        // The wrap fell before the keyword: the message starts on the line
+        // before (`Allocator (GPU_1_bf` / `c) ran out of memory ...`).
+        let before = self.cut_line_before()?;
+        for n in 0..=2 {
+            let (text, end) = self.joined_from(before.clone(), n, Glue::HardWrap, true);
+            if matches(&text) {
+                return Some((text, end.max(self.next_line())));
+            }
+        }
         None
     }
+
+    /// The text around the message for telling who printed it (markers such
+    /// as `Bad StatusOr access`): the head, or the head joined to the cut
+    /// line before it when a wrap fell before the keyword.
+    pub fn context(&self) -> String {
+        self.cut_line_before()
+            .unwrap_or_else(|| self.head().to_string())
+    }
+
+    /// The previous line's payload joined with this line as a terminal cut
+    /// them, when this line can be the rest of that one: the previous line
+    /// is long enough to have been cut, and this one starts with no logger
+    /// frame or report line (the caller keeps the join only if it completes
+    /// the message).
+    fn cut_line_before(&self) -> Option<String> {
+        if self.line_start == 0 {
+            return None;
+        }
+        let line = &self.text[self.line_start..self.line_end];
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let prev_end = self.line_start - 1;
+        // A terminal's line is short: a longer previous line is no wrap.
+        let window = prev_end.saturating_sub(BEFORE);
+        let prev_start = match memchr::memrchr(b'\n', &self.text.as_bytes()[window..prev_end]) {
+            Some(i) => window + i + 1,
+            None if window == 0 => 0,
+            None => return None,
+        };
+        let prev = &self.text[prev_start..prev_end];
+        let prev = prev.strip_suffix('\r').unwrap_or(prev);
+        if !may_be_cut(prev) || crate::normalize::starts_own_line(line) {
+            return None;
+        }
+        // Keep a space the wrap left at the end of the previous line.
+        let kept = prev.trim_start();
+        let p = payload(kept);
+        let tail = &kept[kept.trim_end().len()..];
+        let to = floor_boundary(self.text, (self.anchor + AFTER).min(self.line_end));
+        Some(format!(
+            "{p}{tail}{}",
+            strip_frame(&self.text[self.line_start..to.max(self.line_start)])
+        ))
+    }
+}
+
+/// Whether a line is long enough for a terminal to have cut it (counted
+/// over a bounded prefix: only the threshold matters).
+pub fn may_be_cut(line: &str) -> bool {
+    let head = &line[..floor_boundary(line, 4 * crate::tpu::MIN_CUT_LINE)];
+    head.chars().count() >= crate::tpu::MIN_CUT_LINE
 }
 
 /// How the lines of a wrapped message are joined.
@@ -150,6 +282,10 @@ pub enum Glue {
     HardWrap,
     /// Wrapped at words (by a user, an editor): the pieces join with a space.
     Space,
+    /// Both: lines as wide as the widest were cut by a terminal, shorter
+    /// ones were wrapped at words (a message its author wrapped, then
+    /// printed through a narrower terminal).
+    Mixed,
 }
 
 /// What a parser made of a keyword occurrence.

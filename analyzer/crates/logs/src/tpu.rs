@@ -17,6 +17,10 @@ lazy_regex!(
 );
 lazy_regex!(re_exceeded, r"Exceeded \w+ capacity by SIZE");
 lazy_regex!(
+    re_space_only,
+    r"Ran out of memory in memory space (\w+)\.\s*(?:It should not be possible to run out of \w+ - please file a bug against XLA|Please file a bug against XLA)"
+);
+lazy_regex!(
     re_summary,
     r"Ran out of memory on (\w+), the total memory required for HLO temporaries \(SIZE\) exceeds available \w+ \(SIZE\)"
 );
@@ -51,6 +55,10 @@ lazy_regex!(
 lazy_regex!(
     re_runtime_item,
     r"^(reserved\([^)]*\)|heap allocations \([^)]*\)|Max free chunk|arguments|output)\s+SIZE"
+);
+lazy_regex!(
+    re_runtime_items,
+    r"(?:^|\s)(reserved\([^)]*\)|heap allocations \([^)]*\)|Max free chunk|arguments|output)\s+SIZE"
 );
 lazy_regex!(
     re_largest_region,
@@ -97,8 +105,10 @@ fn is_torch_xla(head: &str) -> bool {
     .any(|m| head.contains(m))
 }
 
-fn compile_kind(space: &str, head: &str) -> OomKind {
-    if is_torch_xla(head) {
+/// The kind of a compile failure; PyTorch/XLA's markers may sit on the line
+/// a wrap cut before the message (see [`Site::context`]).
+fn compile_kind(space: &str, head: &str, site: &Site) -> OomKind {
+    if is_torch_xla(head) || is_torch_xla(&site.context()) {
         OomKind::TorchXla
     } else if space == "hbm" {
         OomKind::TpuCompileHbm
@@ -115,6 +125,9 @@ fn space_name(s: &str) -> String {
     }
 }
 
+/// The form of a compile failure that names its memory space and no number.
+pub(crate) const SPACE_ONLY: &str = "tpu_space_only";
+
 /// `Ran out of memory in memory space S. Used X of Y S. Exceeded S capacity by Z.`
 /// (then the report), the E1000 summary, or an early abort.
 pub fn ran_out(site: &Site) -> Outcome {
@@ -124,7 +137,12 @@ pub fn ran_out(site: &Site) -> Outcome {
             return Outcome::NoMatch;
         };
         let space = space_name(&c[1]);
-        let mut raw = Raw::new(compile_kind(&space, &text), &space, "tpu_used_of", head);
+        let mut raw = Raw::new(
+            compile_kind(&space, &text, site),
+            &space,
+            "tpu_used_of",
+            head,
+        );
         raw.set(Field::Used, cap_size(&c, 2));
         raw.set(Field::Limit, cap_size(&c, 3));
         raw.set(Field::Exceeded, find_size(re_exceeded(), &text));
@@ -140,10 +158,28 @@ pub fn ran_out(site: &Site) -> Outcome {
         let end = read_report(site, report_start, &mut raw, start, Context::Compile);
         return Outcome::Event(Box::new(raw), end);
     }
+    // Before sizes were printed (TF ≤ 2.2), an out-of-VMEM compile said
+    // only where it ran out: an event with its memory space and no number.
+    if let Some((text, report_start)) = site.headline(|t| re_space_only().is_match(t)) {
+        let Some(c) = re_space_only().captures(&text) else {
+            return Outcome::NoMatch;
+        };
+        let space = space_name(&c[1]);
+        let mut raw = Raw::new(compile_kind(&space, &text, site), &space, SPACE_ONLY, &text);
+        let end = read_report(
+            site,
+            report_start,
+            &mut raw,
+            Section::None,
+            Context::Compile,
+        );
+        raw.top.clear();
+        return Outcome::Event(Box::new(raw), end);
+    }
     if let Some(c) = re_summary().captures(head) {
         let space = space_name(&c[1]);
         let mut raw = Raw::new(
-            compile_kind(&space, head),
+            compile_kind(&space, head, site),
             &space,
             "tpu_hlo_temporaries",
             head,
@@ -151,6 +187,10 @@ pub fn ran_out(site: &Site) -> Outcome {
         raw.set(Field::Used, cap_size(&c, 2));
         raw.set(Field::Limit, cap_size(&c, 3));
         return Outcome::Event(Box::new(raw), site.next_line());
+    }
+    // TensorFlow ≤ 1.0's BFC allocator: `Ran out of memory trying to allocate X.`
+    if head.contains("Ran out of memory trying to allocate") {
+        return crate::gpu::bfc(site);
     }
     requires(site)
 }
@@ -167,7 +207,12 @@ pub fn requires(site: &Site) -> Outcome {
     let space = re_space()
         .captures(head)
         .map_or("hbm".to_string(), |s| space_name(&s[1]));
-    let mut raw = Raw::new(compile_kind(&space, head), &space, "tpu_requires", head);
+    let mut raw = Raw::new(
+        compile_kind(&space, head, site),
+        &space,
+        "tpu_requires",
+        head,
+    );
     raw.set(Field::Used, cap_size(&c, 1));
     raw.set(Field::Limit, cap_size(&c, 2));
     raw.expect(&[Expected::Field(Field::Used), Expected::Field(Field::Limit)]);
@@ -176,7 +221,17 @@ pub fn requires(site: &Site) -> Outcome {
 
 /// `Allocation (size=N) would exceed memory (size=M) :: #allocationK [shape = '...', space=hbm, ...] :: hlo`.
 pub fn would_exceed(site: &Site) -> Outcome {
-    let Some((text, end)) = site.headline(|t| re_would_exceed().is_match(t)) else {
+    // The allocation's `[shape = '...', space=S, ...]` is always printed: a
+    // wrap can put it on the next lines.
+    let complete = |t: &str| {
+        re_would_exceed()
+            .find(t)
+            .is_some_and(|m| re_alloc_space().is_match(&t[m.end()..]))
+    };
+    let found = site
+        .headline(complete)
+        .or_else(|| site.headline(|t| re_would_exceed().is_match(t)));
+    let Some((text, end)) = found else {
         return Outcome::NoMatch;
     };
     let head = text.as_str();
@@ -187,7 +242,12 @@ pub fn would_exceed(site: &Site) -> Outcome {
     let space = re_alloc_space()
         .captures(rest)
         .map_or("hbm".to_string(), |s| space_name(&s[1]));
-    let mut raw = Raw::new(compile_kind(&space, head), &space, "tpu_would_exceed", head);
+    let mut raw = Raw::new(
+        compile_kind(&space, head, site),
+        &space,
+        "tpu_would_exceed",
+        head,
+    );
     let size = cap_bytes(&c, 1);
     raw.set(Field::Requested, size);
     raw.set(Field::Limit, cap_bytes(&c, 2));
@@ -332,7 +392,12 @@ pub fn usage_report(site: &Site) -> Outcome {
         return Outcome::NoMatch;
     };
     let space = space_name(&c[1]);
-    let mut raw = Raw::new(compile_kind(&space, head), &space, "tpu_usage_report", head);
+    let mut raw = Raw::new(
+        compile_kind(&space, head, site),
+        &space,
+        "tpu_usage_report",
+        head,
+    );
     raw.set_extra("total_usage_bytes", cap_size(&c, 2));
     let end = read_report(
         site,
@@ -387,7 +452,7 @@ pub(crate) const MAX_CONTINUATIONS: usize = 8;
 
 /// The piece of a cut line: not a line of its own, and no new message.
 pub(crate) fn is_continuation(line: &str) -> bool {
-    !crate::normalize::starts_own_line(line) && !crate::has_keyword(line)
+    !crate::normalize::starts_own_line(line) && !crate::has_message_start(line)
 }
 
 /// Continuation lines one XLA label may span.
@@ -404,7 +469,8 @@ fn read_report(site: &Site, from: usize, raw: &mut Raw, start: Section, context:
     let mut label_lines = 0usize;
     let mut in_label = false;
     let mut blanks = 0usize;
-    let mut prev_len = 0usize;
+    // The headline's last line may itself have been cut.
+    let mut prev_cut = crate::site::may_be_cut(crate::lines::line_before(site.text, from));
     let mut continuations = 0usize;
     while let Some(line) = cur.next_line() {
         // A bare byte count on a last line with no newline may be cut short.
@@ -423,8 +489,8 @@ fn read_report(site: &Site, from: usize, raw: &mut Raw, start: Section, context:
         if crate::starts_new_message(p) {
             break;
         }
-        let cut_before = prev_len >= MIN_CUT_LINE;
-        prev_len = line.chars().count();
+        let cut_before = prev_cut;
+        prev_cut = crate::site::may_be_cut(line);
         if !(read_runtime_line(p, raw, &mut section, context)
             || read_report_line(
                 p,
@@ -491,18 +557,22 @@ fn read_runtime_line(p: &str, raw: &mut Raw, section: &mut Section, context: Con
         {
             return false;
         }
-        let v = cap_size(&c, 2);
-        let name = &c[1];
-        if name.starts_with("reserved(") {
-            raw.set_extra("top_of_memory_reserved_bytes", v);
-        } else if name.starts_with("heap allocations") {
-            raw.set(Field::Allocated, v);
-        } else if name.starts_with("Max free chunk") {
-            raw.set_extra("largest_free_chunk_bytes", v);
-        } else if name == "arguments" {
-            raw.set(Field::Arguments, v);
-        } else {
-            raw.set(Field::Output, v);
+        // Items name themselves, so a line a wrap joined to the next (one
+        // exactly as wide as the terminal) still gives both.
+        for c in re_runtime_items().captures_iter(p).take(8) {
+            let v = cap_size(&c, 2);
+            let name = &c[1];
+            if name.starts_with("reserved(") {
+                raw.set_extra("top_of_memory_reserved_bytes", v);
+            } else if name.starts_with("heap allocations") {
+                raw.set(Field::Allocated, v);
+            } else if name.starts_with("Max free chunk") {
+                raw.set_extra("largest_free_chunk_bytes", v);
+            } else if name == "arguments" {
+                raw.set(Field::Arguments, v);
+            } else {
+                raw.set(Field::Output, v);
+            }
         }
         return true;
     }

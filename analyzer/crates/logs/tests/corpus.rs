@@ -477,6 +477,33 @@ fn fixture_compile_logs() {
             _ => continue,
         }
         checked += 1;
+        // The numbers the generator read off the log with its own pattern
+        // (fixture.json `compiler_reported`), as printed.
+        let reported = &meta["compiler_reported"];
+        let printed = |key: &str| {
+            reported[key]
+                .as_str()
+                .and_then(oomscope_report::units::parse_binary_size)
+        };
+        if let Some(e) = events.first() {
+            let pairs = [
+                ("used", e.used_bytes),
+                ("limit", e.limit_bytes),
+                ("exceeded_by", e.exceeded_bytes),
+                ("requires", e.used_bytes),
+                ("available", e.limit_bytes),
+                ("allocation_size", e.requested_bytes),
+                ("memory_size", e.limit_bytes),
+            ];
+            let mut stated = 0;
+            for (key, got) in pairs {
+                if let Some(want) = printed(key) {
+                    assert_eq!(got, Some(want), "{name}: {key}");
+                    stated += 1;
+                }
+            }
+            assert!(stated >= 2, "{name}: {reported}");
+        }
         let pair = std::fs::read_to_string(folder.join("../pair.json")).unwrap_or_default();
         let pair: serde_json::Value = serde_json::from_str(&pair).unwrap_or_default();
         let variant = folder.file_name().and_then(|n| n.to_str()).unwrap_or("");

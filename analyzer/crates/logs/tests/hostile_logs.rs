@@ -42,3 +42,20 @@ fn one_line_of_a_million_keywords_is_read_once() {
     let events = parse_oom_log("keywords.log", &text);
     assert!(events.len() <= 10_000, "{}", events.len());
 }
+
+#[test]
+fn a_huge_line_before_many_cut_looking_lines_is_read_once() {
+    // Each keyword line looks like the rest of a cut line: the look back to
+    // the line before must stay bounded (a terminal's line is short).
+    let mut text = "x".repeat(20 << 20);
+    text.push('\n');
+    for _ in 0..1_000 {
+        text.push_str(&"c) ran out of memory trying to allocate ".repeat(60));
+        text.push('\n');
+    }
+    let t = std::time::Instant::now();
+    let events = parse_oom_log("lookback.log", &text);
+    assert!(events.is_empty(), "{events:?}");
+    // Generous for a loaded debug build; unbounded look-backs take minutes.
+    assert!(t.elapsed().as_secs() < 60, "{:?}", t.elapsed());
+}

@@ -487,3 +487,537 @@ fn tpu_compile_headlines_in_posts() {
     );
     assert_eq!(events[0].memory_space, "vmem");
 }
+
+/// PyTorch's MPS allocator: `MPS allocated` (the heaps it holds, as
+/// `reserved`), `other allocations` and `max allowed` (the watermark, as
+/// `limit`), then the request; `GB`/`MB` of PyTorch ≤ 2.2 are binary too.
+#[test]
+fn torch_mps_every_form_posted() {
+    // (file, events, [MPS allocated, other allocations, max allowed, request])
+    let cases: [(&str, usize, [u64; 4]); 7] = [
+        (
+            "mps_repeated_gib_comfyui7440.txt",
+            1,
+            [g(9.57), g(17.35), g(27.20), m(292.50)],
+        ),
+        (
+            "mps_gb_comfyui7372.txt",
+            1,
+            [g(17.68), m(3.95), g(18.13), m(1024.00)],
+        ),
+        (
+            "mps_shared_pool_bytes_pinokio941.txt",
+            1,
+            [g(16.00), g(3.31), g(18.13), 256],
+        ),
+        (
+            "mps_two_errors_rlswarm341.txt",
+            2,
+            [g(15.05), g(11.91), g(27.20), g(1.16)],
+        ),
+        (
+            "mps_cut_after_watermark_comfyui2489.txt",
+            1,
+            [g(5.56), g(1.10), g(6.80), m(768.00)],
+        ),
+        (
+            "mps_fenced_traceback_surya254.txt",
+            1,
+            [g(7.23), g(1.54), g(9.07), m(896.00)],
+        ),
+        (
+            "mps_no_final_period_clipinterrogator74.txt",
+            1,
+            [g(6.04), g(1.04), g(6.77), m(459.07)],
+        ),
+    ];
+    for (name, count, [mps, other, allowed, req]) in cases {
+        let events = check(
+            name,
+            OomKind::TorchCuda,
+            count,
+            &[
+                ("reserved_bytes", mps),
+                ("extra.other_allocations_bytes", other),
+                ("limit_bytes", allowed),
+                ("requested_bytes", req),
+            ],
+        );
+        let e = &events[0];
+        assert_eq!(e.memory_space, "mps", "{name}");
+        assert!(e.missing.is_empty(), "{name}: {:?}", e.missing);
+        // Nothing the MPS message does not print.
+        assert_eq!(e.total_capacity_bytes, None, "{name}");
+        assert_eq!(e.free_bytes, None, "{name}");
+        assert_eq!(e.allocated_bytes, None, "{name}");
+    }
+    // The same message pasted five times (the last copy cut after the
+    // request) is one error, counted five times.
+    let e = &parse_oom_log("7440", &sample("mps_repeated_gib_comfyui7440.txt"))[0];
+    assert_eq!(e.repeats, 5);
+    // Two different failures of one run stay two.
+    let events = parse_oom_log("341", &sample("mps_two_errors_rlswarm341.txt"));
+    assert_eq!(events[1].line, 6);
+    assert_eq!(events[1].reserved_bytes, Some(g(13.36)));
+    assert_eq!(events[1].extra["other_allocations_bytes"], g(13.77));
+    assert_eq!(events[1].requested_bytes, Some(m(583.07)));
+}
+
+/// XPU: Intel's extension prints the old form without a free clause (not
+/// missing: never printed), PyTorch's own XPU allocator the newest form,
+/// with `allowed` when a per-process fraction is set. pytest's summary line
+/// repeats the error cut inside a number: no number is read from it.
+#[test]
+fn torch_xpu_generations() {
+    let events = check(
+        "xpu_ipex_no_free_clause_ipex629.txt",
+        OomKind::TorchCuda,
+        2,
+        &[
+            ("requested_bytes", g(1.71)),
+            ("total_capacity_bytes", g(15.56)),
+            ("allocated_bytes", 0),
+            ("reserved_bytes", 0),
+        ],
+    );
+    // "Current platform can NOT allocate memory block with size larger than
+    // 4GB!" is a platform limit, not an out-of-memory: no event.
+    assert_eq!(events[0].line, 10);
+    assert_eq!(events[1].allocated_bytes, Some(m(176.00)));
+    assert_eq!(events[1].reserved_bytes, Some(m(176.00)));
+    for e in &events {
+        assert_eq!(e.memory_space, "xpu");
+        assert_eq!(e.free_bytes, None);
+        assert!(e.missing.is_empty(), "{:?}", e.missing);
+    }
+    let events = check(
+        "xpu_newest_kib_xpuops3011.txt",
+        OomKind::TorchCuda,
+        1,
+        &[
+            ("requested_bytes", g(4.66)),
+            ("total_capacity_bytes", g(5.65)),
+            ("free_bytes", g(5.65)),
+            ("allocated_bytes", k(195.50)),
+            ("reserved_unallocated_bytes", m(1.81)),
+            ("reserved_bytes", k(195.50) + m(1.81)),
+        ],
+    );
+    assert!(events[0].missing.is_empty(), "{:?}", events[0].missing);
+    let events = check(
+        "xpu_allowed_and_summary_xpuops2392.txt",
+        OomKind::TorchCuda,
+        1,
+        &[
+            ("requested_bytes", g(8.11)),
+            ("total_capacity_bytes", g(16.54)),
+            ("free_bytes", g(16.54)),
+            ("extra.allowed_bytes", g(8.27)),
+            ("limit_bytes", g(8.27)),
+            ("allocated_bytes", 0),
+            ("reserved_unallocated_bytes", 0),
+            ("reserved_bytes", 0),
+        ],
+    );
+    assert_eq!(
+        events[0].repeats, 1,
+        "the cut summary line is no second reading"
+    );
+    // pytest's repro hint on the same line as the message adds nothing.
+    let events = check(
+        "xpu_test_repro_same_line_xpuops3157.txt",
+        OomKind::TorchCuda,
+        1,
+        &[
+            ("requested_bytes", g(32.00)),
+            ("total_capacity_bytes", g(11.59)),
+            ("free_bytes", g(9.01)),
+            ("allocated_bytes", 0),
+            ("reserved_unallocated_bytes", 0),
+            ("reserved_bytes", 0),
+        ],
+    );
+    assert_eq!(events[0].memory_space, "xpu");
+    assert!(events[0].missing.is_empty(), "{:?}", events[0].missing);
+}
+
+/// PyTorch CUDA messages of 1.10 – 2.4 as posted: the `max_split_size_mb`
+/// hint after the old form, `GPU 1`, `0 bytes free`, 2.1's "capacty" with
+/// another process named by NVML, the `expandable_segments` hint, a message
+/// wrapped at words by its author, one cut inside its hint, one pasted with
+/// only its request.
+#[test]
+#[allow(clippy::approx_constant)] // "3.14 GiB" is a size as printed, not π
+fn torch_cuda_posted_generations() {
+    let old_form: [(&str, u64, [u64; 5]); 3] = [
+        (
+            "torch_reserved_max_split_zero_free_compvis702.txt",
+            0,
+            [m(192.00), g(4.00), g(3.08), 0, g(3.47)],
+        ),
+        (
+            "torch_reserved_gpu1_stripformer21.txt",
+            1,
+            [g(1.65), g(7.79), g(3.53), g(1.40), g(5.28)],
+        ),
+        (
+            "torch_cut_env_name_torchxla4662.txt",
+            0,
+            [m(52.00), g(79.20), m(752.52), m(27.25), m(886.00)],
+        ),
+    ];
+    for (name, device, [req, cap, alloc, free, reserved]) in old_form {
+        let events = check(
+            name,
+            OomKind::TorchCuda,
+            1,
+            &[
+                ("requested_bytes", req),
+                ("total_capacity_bytes", cap),
+                ("limit_bytes", cap),
+                ("allocated_bytes", alloc),
+                ("free_bytes", free),
+                ("reserved_bytes", reserved),
+                ("extra.device", device),
+            ],
+        );
+        assert!(
+            events[0].missing.is_empty(),
+            "{name}: {:?}",
+            events[0].missing
+        );
+    }
+    // A later comment quoting part of the message (no keyword) adds nothing.
+    let e = &parse_oom_log(
+        "702",
+        &sample("torch_reserved_max_split_zero_free_compvis702.txt"),
+    )[0];
+    assert_eq!(e.repeats, 1);
+
+    // (file, [request, capacity, free, by PyTorch, unallocated], this process, other process)
+    type NewForm<'a> = (&'a str, [u64; 5], Option<u64>, Option<(&'a str, u64)>);
+    let new_form: [NewForm; 4] = [
+        (
+            "torch_capacty_other_process_generateu10.txt",
+            [m(496.00), g(14.75), m(235.06), g(14.06), m(330.42)],
+            None,
+            Some(("extra.process_20398_in_use_bytes", g(14.52))),
+        ),
+        (
+            "torch_capacty_this_process_mygirlgpt11.txt",
+            [m(32.00), g(4.00), m(41.56), g(2.58), m(1.90)],
+            Some(g(3.44)),
+            None,
+        ),
+        (
+            "torch_expandable_segments_hint_cads4.txt",
+            [g(22.78), g(31.47), g(12.73), g(9.08), g(9.35)],
+            Some(g(18.73)),
+            None,
+        ),
+        (
+            "torch_nvml_wrapped_at_words_pytorch99699.txt",
+            [m(138.00), g(15.90), m(8.44), g(14.12), m(410.41)],
+            Some(g(15.32)),
+            Some(("extra.process_1246069_in_use_bytes", m(577.00))),
+        ),
+    ];
+    for (name, [req, cap, free, by_pytorch, unallocated], this, other) in new_form {
+        let mut want = vec![
+            ("requested_bytes", req),
+            ("total_capacity_bytes", cap),
+            ("limit_bytes", cap),
+            ("free_bytes", free),
+            ("allocated_bytes", by_pytorch),
+            ("reserved_unallocated_bytes", unallocated),
+            ("reserved_bytes", by_pytorch + unallocated),
+        ];
+        if let Some(p) = this {
+            want.push(("extra.process_in_use_bytes", p));
+        }
+        if let Some(o) = other {
+            want.push(o);
+        }
+        let events = check(name, OomKind::TorchCuda, 1, &want);
+        assert!(
+            events[0].missing.is_empty(),
+            "{name}: {:?}",
+            events[0].missing
+        );
+        if this.is_none() {
+            assert!(
+                !events[0].extra.contains_key("process_in_use_bytes"),
+                "{name}"
+            );
+        }
+    }
+
+    // PyTorch ≥ 2.2 as posted: several processes named by NVML (every one
+    // kept, by pid), behind vLLM's logger header with private pools, a
+    // request above the capacity, 0 bytes free with more allocated than the
+    // capacity (Windows shared memory), a line pasted from its middle,
+    // Jira `{code}` markup.
+    type Newest<'a> = (&'a str, [u64; 5], Option<u64>, Vec<(&'a str, u64)>);
+    let newest: [Newest; 6] = [
+        (
+            "torch_three_processes_rlinf255.txt",
+            [m(86.00), g(23.64), m(264.00), g(7.63), m(40.11)],
+            Some(g(8.04)),
+            vec![
+                ("extra.process_2086283_in_use_bytes", m(419.48)),
+                ("extra.process_2797307_in_use_bytes", g(14.85)),
+            ],
+        ),
+        (
+            "torch_private_pools_vllm_logger_kaito976.txt",
+            [m(546.00), g(15.77), m(514.19), g(13.73), m(736.86)],
+            None,
+            vec![
+                ("extra.process_562167_in_use_bytes", g(15.25)),
+                ("private_pools_bytes", m(46.00)),
+            ],
+        ),
+        (
+            "torch_request_over_capacity_qwen240.txt",
+            [g(124.68), g(95.22), g(51.23), g(25.50), g(3.14)],
+            None,
+            vec![
+                ("extra.process_608946_in_use_bytes", g(14.91)),
+                ("extra.process_734147_in_use_bytes", g(29.07)),
+            ],
+        ),
+        (
+            "torch_zero_free_shared_memory_meshgen7.txt",
+            [m(1002.00), g(8.00), 0, g(13.98), m(129.48)],
+            None,
+            vec![],
+        ),
+        (
+            "torch_ellipsis_prefix_framepack369.txt",
+            [g(30.29), g(10.74), g(3.69), g(6.10), m(396.58)],
+            Some(g(6.68)),
+            vec![],
+        ),
+        (
+            "torch_jira_code_markup_hunyuan238.txt",
+            [m(20.00), g(15.48), m(17.75), g(14.85), m(278.23)],
+            Some(g(15.45)),
+            vec![],
+        ),
+    ];
+    for (name, [req, cap, free, by_pytorch, unallocated], this, more) in newest {
+        let mut want = vec![
+            ("requested_bytes", req),
+            ("total_capacity_bytes", cap),
+            ("limit_bytes", cap),
+            ("free_bytes", free),
+            ("allocated_bytes", by_pytorch),
+            ("reserved_unallocated_bytes", unallocated),
+            ("reserved_bytes", by_pytorch + unallocated),
+        ];
+        if let Some(p) = this {
+            want.push(("extra.process_in_use_bytes", p));
+        }
+        want.extend(more);
+        let events = check(name, OomKind::TorchCuda, 1, &want);
+        assert!(
+            events[0].missing.is_empty(),
+            "{name}: {:?}",
+            events[0].missing
+        );
+    }
+
+    // Only the request was pasted: the rest is missing, none invented.
+    let events = check(
+        "torch_request_only_controlnet50.txt",
+        OomKind::TorchCuda,
+        1,
+        &[("requested_bytes", g(218.96))],
+    );
+    let e = &events[0];
+    for key in [
+        "total_capacity_bytes",
+        "free_bytes",
+        "allocated_bytes",
+        "reserved_bytes",
+        "limit_bytes",
+    ] {
+        assert_eq!(number(e, key), None, "{key}");
+        assert!(e.missing.iter().any(|m| m == key), "{key}: {:?}", e.missing);
+    }
+    // Which generation it was is unknown: the field only ≥ 2.1 prints is
+    // not claimed missing.
+    assert!(!e.missing.iter().any(|m| m == "reserved_unallocated_bytes"));
+}
+
+/// TPU compile messages of other eras: the VMEM report cut after its first
+/// line (`Program vmem requirement`), and TF ≤ 2.2's VMEM failure printed
+/// without any size (an event naming the memory space, with nothing
+/// claimed missing: that form prints no number).
+#[test]
+fn tpu_vmem_posted_forms() {
+    let events = check(
+        "tpu_vmem_program_requirement_torchxla7962.txt",
+        OomKind::TorchXla,
+        1,
+        &[
+            ("used_bytes", m(29.96)),
+            ("limit_bytes", m(16.00)),
+            ("exceeded_bytes", m(13.96)),
+            ("program_bytes", m(29.96)),
+        ],
+    );
+    assert_eq!(events[0].memory_space, "vmem");
+    for name in [
+        "tpu_vmem_no_numbers_tf38272.txt",
+        "tpu_vmem_no_numbers_title_tf26893.txt",
+    ] {
+        let events = check(name, OomKind::TpuCompileOtherSpace, 1, &[]);
+        let e = &events[0];
+        assert_eq!(e.memory_space, "vmem", "{name}");
+        assert_eq!(event_numbers(e), 0, "{name}: {e:#?}");
+        assert!(e.missing.is_empty(), "{name}: {:?}", e.missing);
+    }
+}
+
+/// TF 2.x's retry warning says "not a failure" when the caller copes: no
+/// event, even when a wrap puts that sentence on the next line.
+#[test]
+fn tf_retry_warnings_are_no_failure() {
+    let text = sample("tf_bfc_freed_by_count_not_a_failure_tf43546.txt");
+    assert!(parse_oom_log("43546", &text).is_empty());
+    let wrapped: String = text
+        .lines()
+        .flat_map(|l| {
+            let chars: Vec<char> = l.chars().collect();
+            chars
+                .chunks(150)
+                .map(|c| c.iter().collect::<String>() + "\n")
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(parse_oom_log("43546", &wrapped).is_empty(), "{wrapped}");
+    // Without the sentence, the same warning is a failed allocation.
+    let failed = text
+        .lines()
+        .next()
+        .unwrap()
+        .split(" The caller")
+        .next()
+        .unwrap()
+        .to_string();
+    let events = parse_oom_log("43546", &failed);
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].requested_bytes, Some(g(1.02)));
+}
+
+/// Every number an event holds (fields, extras, listed allocations).
+fn event_numbers(e: &OomEvent) -> usize {
+    let mut n = e.extra.len() + e.top_allocations.len() + e.top_arguments.len();
+    if let Ok(serde_json::Value::Object(obj)) = serde_json::to_value(e) {
+        n += obj
+            .iter()
+            .filter(|(k, v)| k.ends_with("_bytes") && v.is_u64())
+            .count();
+    }
+    n
+}
+
+/// TensorFlow's BFC allocator before 2.x: TF 1.0 names no allocator and its
+/// log lines carry no date (`W tensorflow/...cc:217] `); TF 1.2 prints no
+/// rounding, and bins with `client-requested for chunks`. The retry warning
+/// that is "not a failure" stays none in both.
+#[test]
+fn tf1_bfc_allocator_generations() {
+    let events = check(
+        "xla_tf10_bfc_no_allocator_name_fasterrcnn7.txt",
+        OomKind::XlaGpu,
+        1,
+        &[("requested_bytes", m(392.00))],
+    );
+    assert_eq!(events[0].line, 1);
+    let events = check(
+        "xla_tf12_bfc_host_allocator_tf11915.txt",
+        OomKind::XlaGpu,
+        1,
+        &[("requested_bytes", g(3.72))],
+    );
+    assert_eq!(events[0].line, 2);
+    assert!(parse_oom_log("5326", &sample("xla_tf10_bfc_not_a_failure_keras5326.txt")).is_empty());
+    // The old bins are read, not skipped: a bin with chunks gives its bytes
+    // (two real lines of the same TF 1.0 generation put together: the
+    // posted dumps above only show empty bins).
+    let text = format!(
+        "{}\n{}",
+        sample("xla_tf10_bfc_no_allocator_name_fasterrcnn7.txt")
+            .lines()
+            .next()
+            .unwrap(),
+        sample("xla_tf10_bfc_not_a_failure_keras5326.txt")
+            .lines()
+            .nth(3)
+            .unwrap()
+    );
+    let e = &parse_oom_log("bins", &text)[0];
+    assert_eq!(e.extra.get("bin_256_allocated_bytes"), Some(&512), "{e:#?}");
+    assert_eq!(e.extra.get("bin_256_in_use_bytes"), Some(&0));
+}
+
+/// XLA on GPU through JAX: PJRT's `Out of memory allocating N bytes.`, the
+/// adapter's wording inside an IPython traceback, and the old `Resource
+/// exhausted:` wording before the CUDA driver's own failures (which are not
+/// the error: the allocator retries).
+#[test]
+fn xla_gpu_wordings_through_jax() {
+    for (name, bytes) in [
+        (
+            "xla_pjrt_out_of_memory_allocating_llnerf9.txt",
+            20_029_400_304u64,
+        ),
+        ("xla_ipython_traceback_colabfold65.txt", 14_285_187_448),
+        ("xla_old_wording_cuda_driver_alphafold197.txt", 12_582_912),
+    ] {
+        let events = check(name, OomKind::XlaGpu, 1, &[("requested_bytes", bytes)]);
+        assert_eq!(events[0].memory_space, "gpu", "{name}");
+    }
+    // Other programs print the same words without XLA's status code.
+    assert!(parse_oom_log(
+        "gdal",
+        "ERROR 2: Out of memory allocating 4096 bytes for mask."
+    )
+    .is_empty());
+}
+
+/// A PyTorch message pasted without its first words is read from the
+/// allocator's grammar after the request; the same words on the line after
+/// a wrapped headline are that message's rest, not a second error.
+#[test]
+fn torch_message_without_its_first_words() {
+    let events = check(
+        "torch_first_words_cut_shannonai6.txt",
+        OomKind::TorchCuda,
+        1,
+        &[
+            ("requested_bytes", m(20.00)),
+            ("total_capacity_bytes", g(1.96)),
+            ("allocated_bytes", g(1.24)),
+            ("free_bytes", m(2.88)),
+            ("reserved_bytes", g(1.25)),
+        ],
+    );
+    assert!(events[0].missing.is_empty(), "{:?}", events[0].missing);
+    let wrapped = format!(
+        "RuntimeError: CUDA out of memory.\n{}",
+        sample("torch_first_words_cut_shannonai6.txt")
+    );
+    let events = parse_oom_log("wrapped", &wrapped);
+    assert_eq!(events.len(), 1, "{events:#?}");
+    assert_eq!(events[0].repeats, 1);
+    assert_eq!(events[0].line, 1);
+    // Other allocators' "tried to allocate" is no PyTorch message.
+    assert!(parse_oom_log(
+        "cpu",
+        "RuntimeError: [enforce fail at alloc_cpu.cpp:114] DefaultCPUAllocator: can't allocate memory: you tried to allocate 1125899906842624 bytes."
+    )
+    .is_empty());
+}

@@ -81,7 +81,20 @@ fn map_lines(text: &str, f: impl Fn(&str) -> String) -> String {
 
 #[test]
 fn transforms_keep_the_series() {
-    let variants: [Transform; 6] = [
+    let variants: [Transform; 11] = [
+        ("markdown quote", |t| map_lines(t, |l| format!("> {l}"))),
+        ("ANSI colours", |t| {
+            map_lines(t, |l| format!("\u{1b}[33m{l}\u{1b}[0m"))
+        }),
+        ("glog prefix", |t| {
+            map_lines(t, |l| {
+                format!("I1121 12:52:43.843812    6049 train.py:3582] {l}")
+            })
+        }),
+        ("code fence", |t| {
+            format!("Here is the log:\n\n```\n{t}\n```\n")
+        }),
+        ("tabs", |t| map_lines(t, |l| l.replace("    ", "\t"))),
         ("CRLF", |t| t.replace('\n', "\r\n")),
         ("trailing spaces", |t| map_lines(t, |l| format!("{l}  "))),
         ("UTF-8 BOM", |t| format!("\u{feff}{t}")),
@@ -103,6 +116,40 @@ fn transforms_keep_the_series() {
             let got = summary(&parse_step_log("x", &f(&text)));
             if got != want {
                 failures.push(format!("{name} / {what}:\n  want {want:?}\n  got  {got:?}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A rank tag names the device where the log names none by itself: the
+/// same log behind `[rank3]: ` gives the same points, for device `rank 3`
+/// instead of the default rank, other devices unchanged.
+#[test]
+fn a_rank_tag_names_the_device() {
+    let mut failures = Vec::new();
+    for (name, text) in inputs() {
+        let want = parse_step_log("x", &text);
+        let tagged: String = text.lines().map(|l| format!("[rank3]: {l}\n")).collect();
+        let got = parse_step_log("x", &tagged);
+        if got.len() != want.len() {
+            failures.push(format!("{name}: {} series for {}", got.len(), want.len()));
+            continue;
+        }
+        for (g, w) in got.iter().zip(&want) {
+            let points = |s: &StepSeries| {
+                s.points
+                    .iter()
+                    .map(|p| (p.step, p.bytes))
+                    .collect::<Vec<_>>()
+            };
+            if points(g) != points(w) {
+                failures.push(format!("{name}: points differ"));
+            }
+            let renamed =
+                (w.device.is_empty() || w.device.starts_with("rank ")) && g.device == "rank 3";
+            if g.device != w.device && !renamed {
+                failures.push(format!("{name}: device {:?} for {:?}", g.device, w.device));
             }
         }
     }

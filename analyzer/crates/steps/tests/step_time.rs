@@ -4,7 +4,10 @@
 use oomscope_steps::{analyze_series, parse_step_log};
 
 fn corpus(name: &str) -> String {
-    let p = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../../shared/corpus/logs/");
+    let p = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../../shared/corpus/logs/"
+    );
     std::fs::read_to_string(format!("{p}{name}")).unwrap()
 }
 
@@ -13,7 +16,11 @@ fn printed_step_seconds(text: &str) -> Vec<f64> {
     text.lines()
         .filter(|l| l.contains("completed step:"))
         .filter_map(|l| l.split("seconds:").nth(1))
-        .filter_map(|rest| rest.trim_start().split(|c: char| c == ',' || c.is_whitespace()).next())
+        .filter_map(|rest| {
+            rest.trim_start()
+                .split(|c: char| c == ',' || c.is_whitespace())
+                .next()
+        })
         .filter_map(|n| n.parse().ok())
         .collect()
 }
@@ -28,7 +35,13 @@ fn maxtext_step_times_give_the_median_seconds_per_step() {
     let series = parse_step_log("59", &text);
     assert!(!series.is_empty());
     for s in &series {
-        assert_eq!(s.seconds_per_step, Some(median), "{} {}", s.device, s.metric);
+        assert_eq!(
+            s.seconds_per_step,
+            Some(median),
+            "{} {}",
+            s.device,
+            s.metric
+        );
     }
 }
 
@@ -40,10 +53,15 @@ fn a_growing_series_projects_the_wall_time_to_its_limit() {
     for step in 1..=40u64 {
         let used_gb = (1024.0 + 10.0 * step as f64) / 1024.0;
         log.push_str(&format!("completed step: {step}, seconds: 2.500, TFLOP/s/device: 1.0, Tokens/s/device: 1.0, total_weights: 1, loss: 1.0\n"));
-        log.push_str(&format!("\tUsing (GB) {used_gb:.2} / 2.00 (50.0%) on TPU_0\n"));
+        log.push_str(&format!(
+            "\tUsing (GB) {used_gb:.2} / 2.00 (50.0%) on TPU_0\n"
+        ));
     }
     let mut series = parse_step_log("synthetic", &log);
-    let s = series.iter_mut().find(|s| s.device == "TPU_0").expect("a TPU_0 series");
+    let s = series
+        .iter_mut()
+        .find(|s| s.device == "TPU_0")
+        .expect("a TPU_0 series");
     analyze_series(s);
     assert_eq!(s.seconds_per_step, Some(2.5));
     let limit_step = s.projected_limit_step.expect("growth is projected");
