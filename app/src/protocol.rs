@@ -179,6 +179,24 @@ mod tests {
     }
 
     #[test]
+    fn comparison_requests_and_answers_round_trip() {
+        let request = CompareRequest {
+            job: 4,
+            a: vec![RequestFile { name: "f32/compile.log".into(), size_bytes: 10 }],
+            b: vec![RequestFile { name: "bf16/compile.log".into(), size_bytes: 9 }],
+            label_a: Some("f32".into()),
+            label_b: None,
+        };
+        let json = serde_json::to_string(&request).unwrap();
+        assert_eq!(serde_json::from_str::<CompareRequest>(&json).unwrap(), request);
+        let link = LinkRequest::OpenComparison { job: 5, link: "#c=1.abc".into() };
+        let json = serde_json::to_string(&link).unwrap();
+        assert!(json.contains(r#""type":"open_comparison""#), "{json}");
+        let answer = WorkerMessage::Compared { job: 4, runs_json: "{}".into() };
+        assert_eq!(WorkerMessage::from_json(&answer.to_json()), Ok(answer));
+    }
+
+    #[test]
     fn throttle_sends_stage_changes_and_whole_percents_only() {
         let mut t = ProgressThrottle::default();
         assert!(t.should_send("a", "reading", 0, 1000));

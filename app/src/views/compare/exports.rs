@@ -87,3 +87,29 @@ pub fn ComparisonExports(shown: Arc<ShownComparison>) -> impl IntoView {
         </div>
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oomscope_report::compare::{BufferChange, BufferMatch, ChangeKind, ModuleComparison};
+
+    #[test]
+    fn buffer_changes_are_one_row_each_with_formula_cells_neutralised() {
+        let mut c = Comparison::default();
+        c.modules.push(ModuleComparison {
+            name: "jit_step".into(),
+            buffers: vec![
+                BufferChange { kind: ChangeKind::Dtype, matched_by: BufferMatch::Metadata, name_a: "fusion.1".into(), name_b: "fusion.2".into(), difference_bytes: -1024, ..BufferChange::default() },
+                BufferChange { kind: ChangeKind::Appeared, name_b: "=HYPERLINK(\"x\")".into(), difference_bytes: 64, ..BufferChange::default() },
+            ],
+            ..ModuleComparison::default()
+        });
+        let text = buffers_csv(&c);
+        let lines: Vec<&str> = text.split("\r\n").filter(|l| !l.is_empty()).collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(lines[0].starts_with("module,memory_space,kind,matched_by,name_a,name_b"));
+        assert!(lines[1].starts_with("jit_step,0,dtype,metadata,fusion.1,fusion.2,"), "{}", lines[1]);
+        assert!(lines[1].contains(",-1024,"), "numbers stay numbers: {}", lines[1]);
+        assert!(lines[2].contains("\"'=HYPERLINK(\"\"x\"\")\""), "{}", lines[2]);
+    }
+}
