@@ -47,7 +47,9 @@ pub fn DropZone() -> impl IntoView {
     let file_input: NodeRef<html::Input> = NodeRef::new();
     let folder_input: NodeRef<html::Input> = NodeRef::new();
     let paste_text: NodeRef<html::Textarea> = NodeRef::new();
-    let compact = move || state.report.with(Option::is_some) || state.job.with(Option::is_some);
+    let compact = move || {
+        state.report.with(Option::is_some) || state.comparison.with(Option::is_some) || state.job.with(Option::is_some)
+    };
 
     // The whole window accepts drops, so a near miss does not make the
     // browser open the file instead.

@@ -6,8 +6,22 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use oomscope_report::compare::Comparison;
 
-use crate::format::{fact_label, Difference};
+use crate::format::{fact_label, Bytes};
 use crate::widgets::table_head::TableHead;
+
+/// Bytes saved; a negative saving (the change cost memory) is written
+/// with its sign.
+#[component]
+fn Saving(value: i64) -> impl IntoView {
+    if value >= 0 {
+        view! { <Bytes value=value as u64/> }.into_any()
+    } else {
+        view! {
+            <span class="bytes" data-bytes=value.to_string()>{oomscope_report::units::format_signed_bytes(value)}</span>
+        }
+        .into_any()
+    }
+}
 
 #[component]
 pub fn Estimates(comparison: Arc<Comparison>) -> impl IntoView {
@@ -22,8 +36,8 @@ pub fn Estimates(comparison: Arc<Comparison>) -> impl IntoView {
                 <tr class="compare-estimate" data-kind=e.kind.as_str()>
                     <td>{e.kind.as_str()}</td>
                     <td>{fact_label(&e.fact)} <span class="muted">{format!(" ({})", e.node)}</span></td>
-                    <td class="num" data-field="estimate"><Difference value=e.estimate_bytes/></td>
-                    <td class="num" data-field="actual"><Difference value=e.actual_bytes/></td>
+                    <td class="num" data-field="estimate"><Saving value=e.estimate_bytes/></td>
+                    <td class="num" data-field="actual"><Saving value=e.actual_bytes/></td>
                     <td class="mono">{e.module.clone()}</td>
                 </tr>
             }

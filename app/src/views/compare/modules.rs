@@ -85,7 +85,7 @@ fn Changes(module: ModuleComparison) -> impl IntoView {
                         <td>"explained by buffers"</td>
                         <td class="num" data-field="explained"><Difference value=module.explained_bytes/></td>
                         <td></td>
-                        <td class="muted">"the rest is the `other` change: what no buffer at the peak explains"</td>
+                        <td class="muted">"the rest, if any, is the “other” change: what no buffer at the peak explains"</td>
                     </tr>
                 </tfoot>
             </table>
