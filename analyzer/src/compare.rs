@@ -109,6 +109,14 @@ mod tests {
         // error belongs to A only, and A's report keeps it.
         assert!(!runs.a.oom_events.is_empty() && runs.b.oom_events.is_empty());
 
+        // Each side's headline numbers travel with the comparison: its
+        // answer and its module peaks, largest first.
+        for (side, report) in [(&c.a, &runs.a), (&c.b, &runs.b)] {
+            assert_eq!(Some(&side.headline), report.diagnosis.headline.as_ref().map(|h| &h.text));
+            assert_eq!(side.module_peaks.len(), report.modules.len());
+            assert_eq!(side.module_peaks.first().map(|p| p.peak_bytes), report.modules.iter().map(|m| m.peak_bytes).max());
+        }
+
         // The stable JSON shape of issue 18.
         let json = serde_json::to_value(&runs).unwrap();
         let jm = json["comparison"]["modules"].as_array().unwrap().iter().find(|m| m["memory_space"] == 0).unwrap();

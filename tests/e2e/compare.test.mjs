@@ -11,6 +11,7 @@
 // - an unrelated pair (a transformer's folder against an MLP's HloProto
 //   dropped on target B) says "no module in common" and still shows both
 //   sides' peaks, each equal to that program's own XProf peak;
+// - a side that cannot be loaded is named, the other side still shown;
 // - a damaged `#c=` link gives a clear error and leaves the page usable.
 // Any request to another origin fails the run.
 //
@@ -222,6 +223,10 @@ test("unrelated programs: no module in common, both sides still shown with their
   }, [hlo, bytes]);
   await page.locator('#compare-b .compare-given[data-count="1"]').waitFor({ timeout: TIMEOUT });
   assert.equal(await page.locator("#compare-b-label").inputValue(), hlo);
+  // The page-wide drop did not take it: the comparison on screen stays.
+  await page.waitForTimeout(1000);
+  assert.equal(await page.locator("#comparison").count(), 1, "a drop on B replaced the comparison");
+  assert.equal(await page.locator("section.progress").count(), 0, "a drop on B started an analysis");
   await page.locator("#compare-run").click();
   const note = page.locator('.compare-note[data-kind="no_module_in_common"]');
   await note.waitFor({ timeout: TIMEOUT });
@@ -232,4 +237,22 @@ test("unrelated programs: no module in common, both sides still shown with their
     assert.equal(await bytesAt(hbm.locator(".bytes")), xprofPeakBytes(folder), `side ${side}'s peak is its XProf peak`);
   }
   await page.screenshot({ path: path.join(OUT, "compare-unrelated.png"), fullPage: true });
+});
+
+test("a side that cannot be loaded is named, and the other side is still shown", async () => {
+  const f32 = path.join(PAIR, spec.before);
+  await page.locator("#compare-open").click();
+  await page.setInputFiles("#compare-a-folder", f32);
+  // Not a protocol buffer: a field header whose length runs past the end.
+  await page.setInputFiles("#compare-b-files", { name: "broken.hlo.pb", mimeType: "application/octet-stream", buffer: Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2]) });
+  await page.locator("#compare-b-label").fill("after");
+  await page.locator("#compare-run").click();
+  const note = page.locator('.compare-note[data-kind="side_failed"]');
+  await note.waitFor({ timeout: TIMEOUT });
+  assert.match(await note.textContent(), /^after could not be loaded \(.*broken\.hlo\.pb/);
+  assert.equal(await page.locator('.compare-side[data-side="b"]').getAttribute("data-failed"), "true");
+  assert.match(await page.locator('.compare-side[data-side="b"] .compare-side-errors').textContent(), /broken\.hlo\.pb/);
+  const a = page.locator('.compare-side[data-side="a"]');
+  assert.equal(await a.getAttribute("data-failed"), "false");
+  assert.equal(await bytesAt(a.locator('.compare-side-peak[data-memory-space="0"] .bytes')), xprofPeakBytes(f32));
 });
