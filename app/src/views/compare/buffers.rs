@@ -13,7 +13,7 @@ const FIRST_ROWS: usize = 15;
 
 /// A vocabulary value as the JSON writes it (`metadata`, `temporary`).
 pub fn json_name<T: serde::Serialize>(value: &T) -> String {
-    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+    serde_json::to_string(value).map(|s| s.trim_matches('"').to_string()).unwrap_or_default()
 }
 
 #[component]

@@ -46,11 +46,19 @@ pub fn buffers_csv(c: &Comparison) -> String {
     export::csv(&CSV_HEADER, rows)
 }
 
-/// The JSON of `oomscope compare --json` for what is on screen.
+/// What a link carries, in the shape of `oomscope compare --json` without
+/// the two reports.
+#[derive(serde::Serialize)]
+struct SharedExport<'a> {
+    comparison: &'a Comparison,
+}
+
+/// The JSON of `oomscope compare --json` for what is on screen (compact:
+/// the page links one JSON writer, not a second, pretty one).
 fn comparison_json(shown: &ShownComparison) -> Result<String, String> {
     match shown {
-        ShownComparison::Analysed(runs) => serde_json::to_string_pretty(runs),
-        ShownComparison::Shared(c) => serde_json::to_string_pretty(&serde_json::json!({ "comparison": c })),
+        ShownComparison::Analysed(runs) => serde_json::to_string(runs),
+        ShownComparison::Shared(comparison) => serde_json::to_string(&SharedExport { comparison }),
     }
     .map_err(|e| format!("the comparison could not be written: {e}"))
 }

@@ -73,7 +73,7 @@ fn Notes(comparison: Arc<Comparison>) -> impl IntoView {
         .notes
         .iter()
         .map(|n| {
-            let kind = serde_json::to_value(n.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            let kind = buffers::json_name(&n.kind);
             view! { <p class="compare-note" role="note" data-kind=kind>{n.text.clone()}</p> }
         })
         .collect_view()
