@@ -11,6 +11,9 @@
 // - an unrelated pair (a transformer's folder against an MLP's HloProto
 //   dropped on target B) says "no module in common" and still shows both
 //   sides' peaks, each equal to that program's own XProf peak;
+// - two real JAX step logs (fixtures/steps: a steady loop, and one keeping
+//   2 MiB per step) dropped as A and B: growth per step A vs B, B's within
+//   10% of the true growth the log's header states;
 // - a side that cannot be loaded is named, the other side still shown;
 // - a damaged `#c=` link gives a clear error and leaves the page usable.
 // Any request to another origin fails the run.
@@ -255,4 +258,24 @@ test("a side that cannot be loaded is named, and the other side is still shown",
   const a = page.locator('.compare-side[data-side="a"]');
   assert.equal(await a.getAttribute("data-failed"), "false");
   assert.equal(await bytesAt(a.locator('.compare-side-peak[data-memory-space="0"] .bytes')), xprofPeakBytes(f32));
+});
+
+test("step logs: growth per step A vs B, B's equal to the leak the log states", async () => {
+  const steps = path.join(ROOT, "fixtures/steps");
+  const leak = fs.readFileSync(path.join(steps, "jax_cpu_leak.log"), "utf8");
+  const truth = Number(/^# true_growth_bytes_per_step: (\d+)/m.exec(leak)[1]);
+  await page.locator("#compare-open").click();
+  await page.setInputFiles("#compare-a-files", path.join(steps, "jax_cpu_steady.log"));
+  await page.setInputFiles("#compare-b-files", path.join(steps, "jax_cpu_leak.log"));
+  await page.locator("#compare-run").click();
+  const row = page.locator("tr.compare-series").first();
+  await row.waitFor({ timeout: TIMEOUT });
+  assert.deepEqual(
+    [(await page.locator(".compare-label-a").textContent()).trim(), (await page.locator(".compare-label-b").textContent()).trim()],
+    ["jax_cpu_steady.log", "jax_cpu_leak.log"],
+  );
+  const growthA = await bytesAt(row.locator('[data-field="growth-a"] .bytes'));
+  const growthB = await bytesAt(row.locator('[data-field="growth-b"] .bytes'));
+  assert.ok(Math.abs(growthB - truth) < 0.1 * truth, `B grows ${growthB} B/step, the log says ${truth}`);
+  assert.ok(Math.abs(growthA) < 0.1 * truth, `A is steady: ${growthA} B/step`);
 });

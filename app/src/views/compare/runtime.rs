@@ -68,15 +68,14 @@ fn NumberRow(number: NumberChange) -> impl IntoView {
 
 #[component]
 fn Series(series: Vec<SeriesComparison>) -> impl IntoView {
-    let per_step = |v: Option<f64>| v.map_or("—".to_string(), |x| format!("{}/step", format_byte_difference(x.round() as i64)));
     let rows = series
         .iter()
         .map(|s| {
             view! {
                 <tr class="compare-series" data-device=s.device.clone()>
                     <td>{format!("{} {}", s.device, s.metric)}</td>
-                    <td class="num" data-field="growth-a">{per_step(s.slope_bytes_per_step_a)}</td>
-                    <td class="num" data-field="growth-b">{per_step(s.slope_bytes_per_step_b)}</td>
+                    <td class="num" data-field="growth-a"><Growth slope=s.slope_bytes_per_step_a/></td>
+                    <td class="num" data-field="growth-b"><Growth slope=s.slope_bytes_per_step_b/></td>
                     <td class="num"><Bytes value=s.max_bytes_a/></td>
                     <td class="num"><Bytes value=s.max_bytes_b/></td>
                     <td class="num">{s.common_steps}</td>
@@ -96,6 +95,16 @@ fn Series(series: Vec<SeriesComparison>) -> impl IntoView {
             </div>
         </section>
     }
+}
+
+/// Growth per step (`+2.00 MiB/step`, the rounded bytes in `data-bytes`);
+/// a dash when the side has no trend.
+#[component]
+fn Growth(slope: Option<f64>) -> impl IntoView {
+    slope.map(|x| x.round() as i64).map_or_else(
+        || view! { "—" }.into_any(),
+        |bytes| view! { <span class="bytes" data-bytes=bytes.to_string()>{format!("{}/step", format_byte_difference(bytes))}</span> }.into_any(),
+    )
 }
 
 #[component]
