@@ -14,6 +14,9 @@
 // - two real JAX step logs (fixtures/steps: a steady loop, and one keeping
 //   2 MiB per step) dropped as A and B: growth per step A vs B, B's within
 //   10% of the true growth the log's header states;
+// - two real JAX device memory profiles of a leaking loop (steps 20 and 60):
+//   peaks equal to an independent reading of the pprof files
+//   (fixtures/jax-memory-profiles/expected.json), and the stacks that grew;
 // - a side that cannot be loaded is named, the other side still shown;
 // - a damaged `#c=` link gives a clear error and leaves the page usable.
 // Any request to another origin fails the run.
@@ -278,4 +281,23 @@ test("step logs: growth per step A vs B, B's equal to the leak the log states", 
   const growthB = await bytesAt(row.locator('[data-field="growth-b"] .bytes'));
   assert.ok(Math.abs(growthB - truth) < 0.1 * truth, `B grows ${growthB} B/step, the log says ${truth}`);
   assert.ok(Math.abs(growthA) < 0.1 * truth, `A is steady: ${growthA} B/step`);
+});
+
+test("JAX device memory profiles: peaks as the pprof files hold them, and the stacks that grew", async () => {
+  const dir = path.join(ROOT, "fixtures/jax-memory-profiles");
+  const expected = JSON.parse(fs.readFileSync(path.join(dir, "expected.json"), "utf8"));
+  const [a, b] = ["leak/memory_step_20.prof", "leak/memory_step_60.prof"];
+  await page.locator("#compare-open").click();
+  await page.setInputFiles("#compare-a-files", path.join(dir, a));
+  await page.setInputFiles("#compare-b-files", path.join(dir, b));
+  await page.locator("#compare-run").click();
+  const card = page.locator(".compare-stacks").first();
+  await card.waitFor({ timeout: TIMEOUT });
+  const peakA = await bytesAt(card.locator('[data-field="peak-a"] .bytes'));
+  const peakB = await bytesAt(card.locator('[data-field="peak-b"] .bytes'));
+  assert.equal(peakA, expected[a].buffer_bytes);
+  assert.equal(peakB, expected[b].buffer_bytes);
+  assert.equal(await bytesAt(card.locator('[data-field="difference"] .bytes')), peakB - peakA);
+  const kinds = await card.locator("tr.compare-stack").evaluateAll((rows) => rows.map((r) => r.dataset.kind));
+  assert.ok(kinds.some((k) => k === "grew" || k === "appeared"), `stack changes: ${kinds}`);
 });
