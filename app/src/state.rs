@@ -43,9 +43,9 @@ pub struct Job {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ShownComparison {
     /// Analysed here: both reports and their comparison.
-    Analysed(ComparedRuns),
+    Analysed(Box<ComparedRuns>),
     /// Opened from a `#c=` link, which carries the comparison only.
-    Shared(Comparison),
+    Shared(Box<Comparison>),
 }
 
 impl ShownComparison {

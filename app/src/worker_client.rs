@@ -325,7 +325,7 @@ fn on_worker_message(state: AppState, message: WorkerMessage) {
             }
             state.job.set(None);
             match serde_json::from_str::<ComparedRuns>(&runs_json) {
-                Ok(runs) => crate::navigate::show_comparison(state, ShownComparison::Analysed(runs)),
+                Ok(runs) => crate::navigate::show_comparison(state, ShownComparison::Analysed(Box::new(runs))),
                 Err(e) => state.notice.set(Some(format!("The worker's comparison could not be read: {e}"))),
             }
         }
@@ -338,7 +338,7 @@ fn on_worker_message(state: AppState, message: WorkerMessage) {
             match serde_json::from_str::<Comparison>(&comparison_json) {
                 Ok(comparison) => {
                     state.notice.set(None);
-                    crate::navigate::show_comparison(state, ShownComparison::Shared(comparison));
+                    crate::navigate::show_comparison(state, ShownComparison::Shared(Box::new(comparison)));
                 }
                 Err(e) => state.notice.set(Some(format!("The shared comparison could not be read: {e}"))),
             }
