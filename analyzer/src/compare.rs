@@ -5,9 +5,10 @@
 //! to load is named while the other is still shown.
 
 use crate::{analyze_inputs, InputFile, InputSource, Progress};
-use oomscope_report::compare::Comparison;
-use oomscope_report::Report;
-use serde::Serialize;
+use oomscope_report::compare::default_label;
+use oomscope_report::{InputError, Report};
+
+pub use oomscope_report::compare::ComparedRuns;
 
 /// What the user calls each side; `None` takes it from the file names.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -16,32 +17,23 @@ pub struct Labels {
     pub b: Option<String>,
 }
 
-/// The inputs of one side: files read whole and sources read by slices.
+/// The inputs of one side: files read whole, sources read by slices, and
+/// inputs that could not even be read (a missing path, a file too large
+/// for the browser), which become the side's first errors.
 #[derive(Default)]
 pub struct SideInputs {
     pub files: Vec<InputFile>,
     pub sources: Vec<InputSource>,
+    pub unreadable: Vec<InputError>,
 }
-
-/// Both reports and their comparison: the JSON of `oomscope compare
-/// --json` (`comparison.modules[]`, ...).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ComparedRuns {
-    pub a: Report,
-    pub b: Report,
-    pub comparison: Comparison,
-}
-
-/// Longest label made from file names.
-const MAX_LABEL_CHARS: usize = 80;
 
 /// Compare the run given by files `a` (before) with the one given by `b`
 /// (after). Never panics on bad input: what cannot be read lands in that
 /// side's `errors`, and the comparison says which side failed.
 pub fn compare(a: Vec<InputFile>, b: Vec<InputFile>, labels: Labels, progress: &mut dyn FnMut(Progress)) -> ComparedRuns {
     compare_inputs(
-        SideInputs { files: a, sources: Vec::new() },
-        SideInputs { files: b, sources: Vec::new() },
+        SideInputs { files: a, ..SideInputs::default() },
+        SideInputs { files: b, ..SideInputs::default() },
         labels,
         progress,
     )
@@ -60,28 +52,20 @@ pub fn compare_inputs(a: SideInputs, b: SideInputs, labels: Labels, progress: &m
 
 fn analyze_side(side: SideInputs, label: &str, progress: &mut dyn FnMut(Progress)) -> Report {
     let mut on_progress = |p: Progress| progress(Progress { stage: format!("{label}: {}", p.stage), ..p });
-    analyze_inputs(side.files, side.sources, &mut on_progress)
+    let mut report = analyze_inputs(side.files, side.sources, &mut on_progress);
+    report.errors.splice(0..0, side.unreadable);
+    report
 }
 
-/// The folders or files dropped: the first component of each input name
-/// (`f32/compile.log` → `f32`), distinct, in order.
+/// The folders or files given: see [`default_label`].
 fn label_from_names(side: &SideInputs) -> String {
-    let names = side.files.iter().map(|f| f.name.as_str()).chain(side.sources.iter().map(|s| s.name.as_str()));
-    let mut tops: Vec<&str> = Vec::new();
-    for name in names {
-        let top = name.split('/').next().unwrap_or(name);
-        if !tops.contains(&top) {
-            tops.push(top);
-        }
-    }
-    if tops.is_empty() {
-        return "(nothing)".into();
-    }
-    let mut label = tops.join(", ");
-    if label.chars().count() > MAX_LABEL_CHARS {
-        label = label.chars().take(MAX_LABEL_CHARS - 1).collect::<String>() + "…";
-    }
-    label
+    default_label(
+        side.files
+            .iter()
+            .map(|f| f.name.as_str())
+            .chain(side.sources.iter().map(|s| s.name.as_str()))
+            .chain(side.unreadable.iter().map(|e| e.input.as_str())),
+    )
 }
 
 #[cfg(test)]
@@ -124,6 +108,14 @@ mod tests {
         // The f32 side ran out of memory, the bf16 side did not: the OOM
         // error belongs to A only, and A's report keeps it.
         assert!(!runs.a.oom_events.is_empty() && runs.b.oom_events.is_empty());
+
+        // Each side's headline numbers travel with the comparison: its
+        // answer and its module peaks, largest first.
+        for (side, report) in [(&c.a, &runs.a), (&c.b, &runs.b)] {
+            assert_eq!(Some(&side.headline), report.diagnosis.headline.as_ref().map(|h| &h.text));
+            assert_eq!(side.module_peaks.len(), report.modules.len());
+            assert_eq!(side.module_peaks.first().map(|p| p.peak_bytes), report.modules.iter().map(|m| m.peak_bytes).max());
+        }
 
         // The stable JSON shape of issue 18.
         let json = serde_json::to_value(&runs).unwrap();

@@ -4,7 +4,7 @@
 //! ```text
 //! oomscope analyze PATH... [--json] [--buffers] [--device NAME] [--link [--base-url URL]]
 //! kubectl logs pod | oomscope analyze -
-//! oomscope compare [--json] [--label-a X] [--label-b Y] A... -- B...
+//! oomscope compare [--json] [--link [--base-url URL]] [--label-a X] [--label-b Y] A... -- B...
 //! oomscope size SHAPE... [--json]
 //! ```
 //!
@@ -53,13 +53,7 @@ fn command() -> Command {
                         .help("judge the peak against this device's limit when the inputs give none (a lone HloProto, a step log), as the page's device picker does"),
                 )
                 .arg(Arg::new("link").long("link").action(ArgAction::SetTrue).help("print a link to the page that carries the report, last and alone on its line"))
-                .arg(
-                    Arg::new("base-url")
-                        .long("base-url")
-                        .value_name("URL")
-                        .default_value(DEFAULT_BASE_URL)
-                        .help("where the page is hosted (http or https)"),
-                ),
+                .arg(base_url_arg()),
         )
         .subcommand(
             Command::new("compare")
@@ -76,6 +70,8 @@ fn command() -> Command {
                 .arg(Arg::new("label-a").long("label-a").value_name("LABEL").help("what to call run A (default: its file names)"))
                 .arg(Arg::new("label-b").long("label-b").value_name("LABEL").help("what to call run B (default: its file names)"))
                 .arg(Arg::new("json").long("json").action(ArgAction::SetTrue).help("print both reports and their comparison as JSON"))
+                .arg(Arg::new("link").long("link").action(ArgAction::SetTrue).help("print a link to the page that carries the comparison, last and alone on its line"))
+                .arg(base_url_arg()),
         )
         .subcommand(
             Command::new("size")
@@ -83,6 +79,14 @@ fn command() -> Command {
                 .arg(Arg::new("shapes").value_name("SHAPE").required(true).num_args(1..))
                 .arg(Arg::new("json").long("json").action(ArgAction::SetTrue).help("print JSON")),
         )
+}
+
+fn base_url_arg() -> Arg {
+    Arg::new("base-url")
+        .long("base-url")
+        .value_name("URL")
+        .default_value(DEFAULT_BASE_URL)
+        .help("where the page is hosted (http or https)")
 }
 
 fn main() -> ExitCode {
@@ -140,15 +144,7 @@ fn cmd_analyze(m: &ArgMatches) -> ExitCode {
     for e in &report.errors {
         eprintln!("oomscope: {}", e.message);
     }
-    let mut failed = !report.errors.is_empty();
-    match link {
-        Some(Ok(url)) => println!("\n{url}"),
-        Some(Err(e)) => {
-            eprintln!("oomscope: cannot make a link: {e}");
-            failed = true;
-        }
-        None => {}
-    }
+    let failed = !report.errors.is_empty() | !print_link(link);
     if failed {
         ExitCode::FAILURE
     } else {
@@ -156,27 +152,30 @@ fn cmd_analyze(m: &ArgMatches) -> ExitCode {
     }
 }
 
-/// One side of `compare`: what the user named, read as `analyze` reads it.
-fn side_inputs(m: &ArgMatches, id: &str) -> (oomscope_analyzer::compare::SideInputs, Vec<(String, String)>) {
+/// One side of `compare`: what the user named, read as `analyze` reads it;
+/// a path that cannot be read is one of the side's errors.
+fn side_inputs(m: &ArgMatches, id: &str) -> oomscope_analyzer::compare::SideInputs {
     let mut inputs = Inputs::default();
     for path in m.get_many::<String>(id).into_iter().flatten() {
         inputs.add(path);
     }
-    (oomscope_analyzer::compare::SideInputs { files: inputs.files, sources: inputs.sources }, inputs.unreadable)
+    let unreadable = inputs.unreadable.into_iter().map(|(input, why)| InputError { message: format!("{input}: {why}"), input }).collect();
+    oomscope_analyzer::compare::SideInputs { files: inputs.files, sources: inputs.sources, unreadable }
 }
 
 fn cmd_compare(m: &ArgMatches) -> ExitCode {
-    let (a, unreadable_a) = side_inputs(m, "a");
-    let (b, unreadable_b) = side_inputs(m, "b");
+    let (a, b) = (side_inputs(m, "a"), side_inputs(m, "b"));
     let labels = oomscope_analyzer::compare::Labels {
         a: m.get_one::<String>("label-a").cloned(),
         b: m.get_one::<String>("label-b").cloned(),
     };
-    let mut runs = oomscope_analyzer::compare::compare_inputs(a, b, labels, &mut |_| {});
-    for module in runs.a.modules.iter_mut().chain(runs.b.modules.iter_mut()) {
-        module.buffers.clear();
-        module.instructions.clear();
-    }
+    let runs = oomscope_analyzer::compare::compare_inputs(a, b, labels, &mut |_| {}).without_lifetimes();
+    // Made before anything is printed, so that it can be printed last.
+    let link = m.get_flag("link").then(|| {
+        let base_url = m.get_one::<String>("base-url").map_or(DEFAULT_BASE_URL, String::as_str);
+        check_base_url(base_url)?;
+        oomscope_permalink::encode_comparison_link(&runs.comparison, base_url).map(|l| l.url).map_err(|e| e.to_string())
+    });
     if m.get_flag("json") {
         match serde_json::to_string_pretty(&runs) {
             Ok(s) => println!("{s}"),
@@ -189,22 +188,33 @@ fn cmd_compare(m: &ArgMatches) -> ExitCode {
         print!("{}", cli::compare::summary(&runs.comparison));
     }
     let mut failed = false;
-    for (side, unreadable) in [("A", unreadable_a), ("B", unreadable_b)] {
-        for (input, why) in unreadable {
-            eprintln!("oomscope: {side}: {input}: {why}");
-            failed = true;
-        }
-    }
     for (side, report) in [("A", &runs.a), ("B", &runs.b)] {
         for e in &report.errors {
             eprintln!("oomscope: {side}: {}", e.message);
             failed = true;
         }
     }
+    failed |= !print_link(link);
     if failed {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// Prints a made link last, alone on its line, or why it could not be
+/// made; returns whether there was no failure.
+fn print_link(link: Option<Result<String, String>>) -> bool {
+    match link {
+        Some(Ok(url)) => {
+            println!("\n{url}");
+            true
+        }
+        Some(Err(e)) => {
+            eprintln!("oomscope: cannot make a link: {e}");
+            false
+        }
+        None => true,
     }
 }
 

@@ -245,3 +245,35 @@ fn device_picks_the_limit_for_a_lone_hlo_proto() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("TPU v6e"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// `oomscope compare ... --link`: the URL is printed last, alone, and opens
+/// to the same peaks and named changes as `--json` reports.
+#[test]
+fn compare_link_is_printed_last_and_carries_the_comparison() {
+    let pair = fixtures().join("pair-dtype-oom");
+    let (a, b) = (pair.join("f32"), pair.join("bf16"));
+    let out = oomscope(&["compare", "--link", "--base-url", "https://example.org/o/", a.to_str().unwrap(), "--", b.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = stdout(&out);
+    let last = text.lines().last().unwrap();
+    assert!(last.starts_with("https://example.org/o/#c=1."), "last line: {last}");
+    assert_eq!(text.lines().rev().nth(1), Some(""), "the link stands alone: {text}");
+    let shared = oomscope_permalink::decode_comparison(last).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&stdout(&oomscope(&["compare", "--json", a.to_str().unwrap(), "--", b.to_str().unwrap()]))).unwrap();
+    let hbm = json["comparison"]["modules"].as_array().unwrap().iter().find(|m| m["memory_space"] == 0).unwrap();
+    let linked = shared.modules.iter().find(|m| m.memory_space == 0).unwrap();
+    assert_eq!(linked.difference_bytes, hbm["difference_bytes"].as_i64().unwrap());
+    assert_eq!(linked.changes[0].kind.as_str(), hbm["changes"][0]["kind"].as_str().unwrap());
+    assert_eq!((shared.a.label.as_str(), shared.b.label.as_str()), ("f32", "bf16"));
+}
+
+#[test]
+fn a_failed_compare_link_exits_non_zero_and_says_why() {
+    let pair = fixtures().join("pair-donate");
+    let (a, b) = (pair.join("plain"), pair.join("donated"));
+    let out = oomscope(&["compare", "--link", "--base-url", "file:///tmp/page", a.to_str().unwrap(), "--", b.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot make a link") && stderr.contains("file:///tmp/page"), "{stderr}");
+    assert!(!stdout(&out).contains("#c="), "no link printed");
+}

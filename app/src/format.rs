@@ -16,6 +16,24 @@ pub fn Bytes(value: u64) -> impl IntoView {
     }
 }
 
+/// A difference of bytes (B minus A), sign always written (`+1.00 GiB`,
+/// `-3.20 GiB`), the exact signed count in `data-bytes`; `grew` or
+/// `shrank` as a class.
+#[component]
+pub fn Difference(value: i64) -> impl IntoView {
+    let class = match value.signum() {
+        1 => "bytes difference grew",
+        -1 => "bytes difference shrank",
+        _ => "bytes difference",
+    };
+    let exact = if value < 0 { format!("-{}", group_digits(value.unsigned_abs())) } else { group_digits(value as u64) };
+    view! {
+        <span class=class data-bytes=value.to_string() title=format!("{exact} bytes")>
+            {oomscope_report::units::format_byte_difference(value)}
+        </span>
+    }
+}
+
 /// `part` as a percentage of `whole`, one decimal (`108.3%`); `None` when
 /// `whole` is zero.
 pub fn percent(part: u64, whole: u64) -> Option<String> {

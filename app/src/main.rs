@@ -50,6 +50,7 @@ fn App() -> impl IntoView {
             <views::notice::Notice/>
             <views::drop_zone::DropZone/>
             <views::progress::ProgressList/>
+            <views::compare::CompareView/>
             <page::ReportView/>
         </main>
         <footer class="page-footer">

@@ -16,7 +16,7 @@ use oomscope_report::{Report, ViewState};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::state::{AppState, BufferFocus, ReportOrigin, Selection};
+use crate::state::{AppState, BufferFocus, ReportOrigin, Selection, ShownComparison};
 
 /// Report sections in page order: (view name a link carries, element id).
 pub const SECTIONS: &[(&str, &str)] = &[
@@ -39,6 +39,7 @@ fn view_of(section_id: &str) -> Option<&'static str> {
 /// view a shared report carries, and drops a stale `#r=` link from the
 /// address bar when the report is the user's own analysis.
 pub fn show_report(state: AppState, report: Report, origin: ReportOrigin) {
+    state.comparison.set(None);
     state.buffer_focus.set(None);
     let restored = report.shared.as_ref().map(|s| s.view.clone());
     match &restored {
@@ -59,6 +60,24 @@ pub fn show_report(state: AppState, report: Report, origin: ReportOrigin) {
         scroll_to(id);
     }
 }
+
+/// Shows the comparison of two runs in place of any report, and drops a
+/// stale link from the address bar when it is the user's own comparison.
+pub fn show_comparison(state: AppState, shown: ShownComparison) {
+    if matches!(shown, ShownComparison::Analysed(_)) {
+        clear_link_from_address();
+    }
+    state.report.set(None);
+    state.origin.set(None);
+    state.buffer_focus.set(None);
+    state.open_view.set(ViewState::default());
+    state.compare_setup.set(false);
+    state.comparison.set(Some(Arc::new(shown)));
+    scroll_to(COMPARISON_SECTION);
+}
+
+/// The element id of the comparison on the page.
+pub const COMPARISON_SECTION: &str = "comparison";
 
 /// The buffer a carried selection names, in the carried module.
 fn focus_of(report: &Report, view: &ViewState) -> Option<BufferFocus> {
@@ -109,7 +128,7 @@ pub fn install_test_hook(state: AppState) {
     hook.forget();
 }
 
-/// Removes a `#r=…` fragment without reloading or adding a history entry
+/// Removes a `#r=…` or `#c=…` fragment without reloading or adding a history entry
 /// (a `replaceState` fires no `hashchange`, so the link is not reopened).
 fn clear_link_from_address() {
     let Some(window) = web_sys::window() else {
@@ -118,7 +137,7 @@ fn clear_link_from_address() {
     let location = window.location();
     let holds_link = location
         .hash()
-        .is_ok_and(|h| h.trim_start_matches('#').starts_with("r="));
+        .is_ok_and(|h| SharedLink::parse(&h).is_some());
     if !holds_link {
         return;
     }
@@ -129,6 +148,48 @@ fn clear_link_from_address() {
     );
     if let Ok(history) = window.history() {
         let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&path));
+    }
+}
+
+/// The link's target: this page, without its fragment.
+pub fn base_url() -> String {
+    let Some(location) = web_sys::window().map(|w| w.location()) else {
+        return String::new();
+    };
+    format!(
+        "{}{}",
+        location.origin().unwrap_or_default(),
+        location.pathname().unwrap_or_default()
+    )
+}
+
+/// What a URL fragment carries: a report (`#r=…`) or a comparison (`#c=…`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SharedLink {
+    Report(String),
+    Comparison(String),
+}
+
+impl SharedLink {
+    /// The link in `fragment` (with or without its `#`), if it holds one.
+    pub fn parse(fragment: &str) -> Option<SharedLink> {
+        let bare = fragment.trim_start_matches('#');
+        if bare.starts_with("r=") {
+            Some(SharedLink::Report(fragment.to_string()))
+        } else if bare.starts_with("c=") {
+            Some(SharedLink::Comparison(fragment.to_string()))
+        } else {
+            None
+        }
+    }
+
+    /// Opens it in the worker: the report or comparison replaces what is
+    /// on screen, or the page says why the link is refused.
+    pub fn open(self, state: AppState) {
+        match self {
+            SharedLink::Report(link) => crate::worker_client::open_link(state, link),
+            SharedLink::Comparison(link) => crate::worker_client::open_comparison_link(state, link),
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! The page's composition: the header and the report's sections, in
-//! order. The only place that places views: views never place (or call)
-//! each other, they meet in `AppState`.
+//! order (`main.rs` places the rest: notice, drop zone, progress, the
+//! comparison). Views never place (or call) each other, they meet in
+//! `AppState`.
 
 use std::sync::Arc;
 

@@ -7,9 +7,13 @@
 //! handles and read by the worker itself, bytes the page owns (the embedded
 //! example, a pasted log) travel as transferred `ArrayBuffer`s.
 //!
+//! A comparison of two runs is one job too:
+//! `{ compare: <CompareRequest as JSON>, payloads: [...] }`, where the
+//! payloads hold `request.a`'s bytes and then `request.b`'s.
+//!
 //! The worker answers with JSON strings of [`WorkerMessage`]: `Ready` once it
 //! listens, then for each job a stream of `Progress` and one `Done` carrying
-//! the report.
+//! the report (`Compared` carrying both reports and their comparison).
 
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +30,21 @@ pub const PAYLOADS_FIELD: &str = "payloads";
 /// an analysis job.
 pub const LINK_FIELD: &str = "link";
 
+/// Field of the page's message holding a [`CompareRequest`] JSON instead
+/// of an [`AnalyzeRequest`].
+pub const COMPARE_FIELD: &str = "compare";
+
+/// Compare two runs: each side's inputs, in payload order (A's, then B's),
+/// and what the user calls each side (`None`: the file and folder names).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareRequest {
+    pub job: u32,
+    pub a: Vec<RequestFile>,
+    pub b: Vec<RequestFile>,
+    pub label_a: Option<String>,
+    pub label_b: Option<String>,
+}
+
 /// Permalink work, done in the worker: links are untrusted input, so they
 /// are never decoded on the page's thread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -33,6 +52,10 @@ pub const LINK_FIELD: &str = "link";
 pub enum LinkRequest {
     /// Decode a link (or its `#r=…` fragment) into a report.
     Open { job: u32, link: String },
+    /// Decode a comparison link (`#c=…`) into a comparison.
+    OpenComparison { job: u32, link: String },
+    /// Encode a comparison (its JSON) as a link under `base_url`.
+    MakeComparison { job: u32, comparison_json: String, base_url: String },
     /// Encode a report (the analyzer's JSON) as a link under `base_url`.
     Make {
         job: u32,
@@ -80,11 +103,17 @@ pub enum WorkerMessage {
     },
     /// The finished report, as the analyzer's JSON.
     Done { job: u32, report_json: String },
+    /// Two runs compared: `oomscope_report::compare::ComparedRuns` as JSON
+    /// (both reports without buffer lifetimes, and their comparison).
+    Compared { job: u32, runs_json: String },
     /// The job could not run at all (e.g. a malformed message).
     Failed { job: u32, message: String },
     /// A link decoded into this report (the analyzer's JSON, `shared` set).
     LinkOpened { job: u32, report_json: String },
-    /// A link made for the report on screen.
+    /// A comparison link decoded (`oomscope_report::compare::Comparison` as
+    /// JSON, `reductions` set).
+    ComparisonOpened { job: u32, comparison_json: String },
+    /// A link made for the report or comparison on screen.
     LinkMade { job: u32, url: String, reductions: Vec<String> },
     /// A link could not be opened or made: the reason, for the user.
     LinkFailed { job: u32, message: String },
@@ -147,6 +176,24 @@ mod tests {
         assert!(json.contains(r#""type":"progress""#), "{json}");
         assert_eq!(WorkerMessage::from_json(&json), Ok(msg));
         assert!(WorkerMessage::from_json("{").is_err());
+    }
+
+    #[test]
+    fn comparison_requests_and_answers_round_trip() {
+        let request = CompareRequest {
+            job: 4,
+            a: vec![RequestFile { name: "f32/compile.log".into(), size_bytes: 10 }],
+            b: vec![RequestFile { name: "bf16/compile.log".into(), size_bytes: 9 }],
+            label_a: Some("f32".into()),
+            label_b: None,
+        };
+        let json = serde_json::to_string(&request).unwrap();
+        assert_eq!(serde_json::from_str::<CompareRequest>(&json).unwrap(), request);
+        let link = LinkRequest::OpenComparison { job: 5, link: "#c=1.abc".into() };
+        let json = serde_json::to_string(&link).unwrap();
+        assert!(json.contains(r#""type":"open_comparison""#), "{json}");
+        let answer = WorkerMessage::Compared { job: 4, runs_json: "{}".into() };
+        assert_eq!(WorkerMessage::from_json(&answer.to_json()), Ok(answer));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
+use oomscope_report::compare::{ComparedRuns, Comparison};
 use oomscope_report::{Report, ViewState};
 
 /// Where the report on screen came from.
@@ -34,6 +35,26 @@ pub struct Job {
     pub files: Vec<FileProgress>,
     /// Latest analyzer progress over all inputs: (input, stage, done, total).
     pub current: Option<(String, String, u64, u64)>,
+    /// The labels of the two runs when the job compares them.
+    pub comparing: Option<(String, String)>,
+}
+
+/// The comparison of two runs on screen.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ShownComparison {
+    /// Analysed here: both reports and their comparison.
+    Analysed(Box<ComparedRuns>),
+    /// Opened from a `#c=` link, which carries the comparison only.
+    Shared(Box<Comparison>),
+}
+
+impl ShownComparison {
+    pub fn comparison(&self) -> &Comparison {
+        match self {
+            ShownComparison::Analysed(runs) => &runs.comparison,
+            ShownComparison::Shared(comparison) => comparison,
+        }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -55,6 +76,10 @@ pub struct AppState {
     /// selection (see [`Selection`]). A link carries it; opening a link
     /// restores it.
     pub open_view: RwSignal<ViewState>,
+    /// The comparison of two runs on screen (then `report` is `None`).
+    pub comparison: RwSignal<Option<Arc<ShownComparison>>>,
+    /// Whether the two drop targets of "Compare two runs" are open.
+    pub compare_setup: RwSignal<bool>,
 }
 
 /// What `ViewState::selection` names (the text form travels in links).
@@ -130,6 +155,8 @@ impl AppState {
             gather_errors: RwSignal::new(Vec::new()),
             buffer_focus: RwSignal::new(None),
             open_view: RwSignal::new(ViewState::default()),
+            comparison: RwSignal::new(None),
+            compare_setup: RwSignal::new(false),
         }
     }
 }

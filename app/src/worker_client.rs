@@ -4,24 +4,28 @@
 //! worker dies (a crash, or its script failed to load), the page says so and
 //! starts a fresh worker for the next job.
 //!
+//! Two runs are compared there too ([`submit_comparison`]).
+//!
 //! Permalinks are opened and made by the worker too ([`open_link`],
-//! [`make_link`]): a link is untrusted input and is never decoded here.
+//! [`make_link`], and their comparison twins): a link is untrusted input and
+//! is never decoded here.
 
 use std::cell::RefCell;
 
 use js_sys::{Array, Object, Reflect};
 use leptos::prelude::*;
 use oomscope_app::protocol::{
-    AnalyzeRequest, LinkRequest, RequestFile, WorkerMessage, LINK_FIELD, PAYLOADS_FIELD,
-    REQUEST_FIELD, WORKER_SCRIPT,
+    AnalyzeRequest, CompareRequest, LinkRequest, RequestFile, WorkerMessage, COMPARE_FIELD,
+    LINK_FIELD, PAYLOADS_FIELD, REQUEST_FIELD, WORKER_SCRIPT,
 };
+use oomscope_report::compare::{ComparedRuns, Comparison};
 use oomscope_report::{Report, ViewState};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{Event, MessageEvent, Worker};
 
 use crate::inputs::{PageInput, Payload};
-use crate::state::{AppState, FileProgress, Job, ReportOrigin};
+use crate::state::{AppState, FileProgress, Job, ReportOrigin, ShownComparison};
 
 struct Client {
     worker: Worker,
@@ -61,6 +65,25 @@ pub fn open_link(state: AppState, link: String) {
     post_link(state, &LinkRequest::Open { job, link });
 }
 
+/// Decodes a comparison link (`#c=…`) in the worker; the comparison
+/// replaces what is on screen, or the page says why the link is refused.
+pub fn open_comparison_link(state: AppState, link: String) {
+    let job = next_job();
+    OPEN_JOB.with(|j| *j.borrow_mut() = job);
+    post_link(state, &LinkRequest::OpenComparison { job, link });
+}
+
+/// Encodes `comparison` as a link under `base_url` in the worker.
+pub fn make_comparison_link(state: AppState, comparison: &Comparison, base_url: String, done: LinkCallback) {
+    let comparison_json = match serde_json::to_string(comparison) {
+        Ok(json) => json,
+        Err(e) => return done(Err(format!("the comparison could not be written: {e}"))),
+    };
+    let job = next_job();
+    MAKE_JOB.with(|m| *m.borrow_mut() = Some((job, done)));
+    post_link(state, &LinkRequest::MakeComparison { job, comparison_json, base_url });
+}
+
 /// Encodes `report` as a link under `base_url` in the worker.
 pub fn make_link(
     state: AppState,
@@ -92,19 +115,47 @@ fn post_link(state: AppState, request: &LinkRequest) {
 /// Analyses `inputs` in the worker; the result replaces the report on screen.
 pub fn submit(state: AppState, inputs: Vec<PageInput>, origin: ReportOrigin) {
     let id = next_job();
-    let request = AnalyzeRequest {
+    let request = AnalyzeRequest { job: id, files: request_files(&inputs) };
+    let (payloads, transfer) = payloads(&inputs);
+    let message = Object::new();
+    let request_json = serde_json::to_string(&request).unwrap_or_default();
+    let _ = Reflect::set(&message, &REQUEST_FIELD.into(), &request_json.into());
+    let _ = Reflect::set(&message, &PAYLOADS_FIELD.into(), &payloads);
+    start_job(state, Job { id, origin, files: progress_rows(&inputs), current: None, comparing: None });
+    send(state, message.into(), transfer);
+}
+
+/// Compares run `a` with run `b` in the worker, under the labels given;
+/// the comparison replaces what is on screen.
+pub fn submit_comparison(state: AppState, a: Vec<PageInput>, b: Vec<PageInput>, labels: (String, String)) {
+    let id = next_job();
+    let request = CompareRequest {
         job: id,
-        files: inputs
-            .iter()
-            .map(|i| RequestFile {
-                name: i.name.clone(),
-                size_bytes: i.size_bytes,
-            })
-            .collect(),
+        a: request_files(&a),
+        b: request_files(&b),
+        label_a: Some(labels.0.clone()),
+        label_b: Some(labels.1.clone()),
     };
+    let both: Vec<PageInput> = a.into_iter().chain(b).collect();
+    let (payloads, transfer) = payloads(&both);
+    let message = Object::new();
+    let request_json = serde_json::to_string(&request).unwrap_or_default();
+    let _ = Reflect::set(&message, &COMPARE_FIELD.into(), &request_json.into());
+    let _ = Reflect::set(&message, &PAYLOADS_FIELD.into(), &payloads);
+    let job = Job { id, origin: ReportOrigin::User, files: progress_rows(&both), current: None, comparing: Some(labels) };
+    start_job(state, job);
+    send(state, message.into(), transfer);
+}
+
+fn request_files(inputs: &[PageInput]) -> Vec<RequestFile> {
+    inputs.iter().map(|i| RequestFile { name: i.name.clone(), size_bytes: i.size_bytes }).collect()
+}
+
+/// The inputs' payloads in order, and the buffers among them to transfer.
+fn payloads(inputs: &[PageInput]) -> (Array, Array) {
     let payloads = Array::new();
     let transfer = Array::new();
-    for input in &inputs {
+    for input in inputs {
         match &input.payload {
             Payload::Blob(blob) => {
                 payloads.push(blob);
@@ -115,27 +166,19 @@ pub fn submit(state: AppState, inputs: Vec<PageInput>, origin: ReportOrigin) {
             }
         }
     }
-    let message = Object::new();
-    let request_json = serde_json::to_string(&request).unwrap_or_default();
-    let _ = Reflect::set(&message, &REQUEST_FIELD.into(), &request_json.into());
-    let _ = Reflect::set(&message, &PAYLOADS_FIELD.into(), &payloads);
+    (payloads, transfer)
+}
 
+fn progress_rows(inputs: &[PageInput]) -> Vec<FileProgress> {
+    inputs
+        .iter()
+        .map(|i| FileProgress { name: i.name.clone(), size_bytes: i.size_bytes, loaded_bytes: 0, stage: String::new() })
+        .collect()
+}
+
+fn start_job(state: AppState, job: Job) {
     state.notice.set(None);
-    state.job.set(Some(Job {
-        id,
-        origin,
-        files: inputs
-            .iter()
-            .map(|i| FileProgress {
-                name: i.name.clone(),
-                size_bytes: i.size_bytes,
-                loaded_bytes: 0,
-                stage: String::new(),
-            })
-            .collect(),
-        current: None,
-    }));
-    send(state, message.into(), transfer);
+    state.job.set(Some(job));
 }
 
 /// Starts the worker if it is not running, so that it is ready (fetched and
@@ -274,6 +317,30 @@ fn on_worker_message(state: AppState, message: WorkerMessage) {
                 Err(e) => state
                     .notice
                     .set(Some(format!("The worker's report could not be read: {e}"))),
+            }
+        }
+        WorkerMessage::Compared { job, runs_json } => {
+            if state.job.get_untracked().is_none_or(|j| j.id != job) {
+                return;
+            }
+            state.job.set(None);
+            match serde_json::from_str::<ComparedRuns>(&runs_json) {
+                Ok(runs) => crate::navigate::show_comparison(state, ShownComparison::Analysed(Box::new(runs))),
+                Err(e) => state.notice.set(Some(format!("The worker's comparison could not be read: {e}"))),
+            }
+        }
+        WorkerMessage::ComparisonOpened { job, comparison_json } => {
+            let latest = OPEN_JOB.with(|j| *j.borrow()) == job;
+            let newer_analysis = state.job.get_untracked().is_some_and(|j| j.id > job);
+            if !latest || newer_analysis {
+                return;
+            }
+            match serde_json::from_str::<Comparison>(&comparison_json) {
+                Ok(comparison) => {
+                    state.notice.set(None);
+                    crate::navigate::show_comparison(state, ShownComparison::Shared(Box::new(comparison)));
+                }
+                Err(e) => state.notice.set(Some(format!("The shared comparison could not be read: {e}"))),
             }
         }
         WorkerMessage::LinkOpened { job, report_json } => {

@@ -2,14 +2,8 @@
 //! the peaks and the named changes whose bytes sum to the difference.
 
 use oomscope_report::compare::Comparison;
-use oomscope_report::units::format_bytes;
+use oomscope_report::units::{format_byte_difference as signed, format_bytes};
 use std::fmt::Write;
-
-/// `+1.50 GiB` / `−512.00 MiB`: a signed byte difference.
-fn signed(bytes: i64) -> String {
-    let sign = if bytes < 0 { "−" } else { "+" };
-    format!("{sign}{}", format_bytes(bytes.unsigned_abs()))
-}
 
 pub fn summary(c: &Comparison) -> String {
     let mut s = String::new();

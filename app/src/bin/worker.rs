@@ -13,10 +13,11 @@
 use js_sys::{ArrayBuffer, Reflect, Uint8Array};
 use std::cell::RefCell;
 use oomscope_analyzer::sniff::{sniff, Sniffed};
+use oomscope_analyzer::compare::{compare_inputs, Labels, SideInputs};
 use oomscope_analyzer::{analyze_inputs, InputFile, InputSource, Progress, ReadAt};
 use oomscope_app::protocol::{
-    AnalyzeRequest, LinkRequest, ProgressThrottle, WorkerMessage, LINK_FIELD, MAX_INPUT_BYTES,
-    PAYLOADS_FIELD, REQUEST_FIELD,
+    AnalyzeRequest, CompareRequest, LinkRequest, ProgressThrottle, RequestFile, WorkerMessage,
+    COMPARE_FIELD, LINK_FIELD, MAX_INPUT_BYTES, PAYLOADS_FIELD, REQUEST_FIELD,
 };
 use oomscope_report::{units::format_bytes, InputError};
 use wasm_bindgen::prelude::*;
@@ -50,9 +51,10 @@ fn post(scope: &DedicatedWorkerGlobalScope, message: &WorkerMessage) {
 }
 
 fn run_job(scope: &DedicatedWorkerGlobalScope, data: &JsValue) {
-    let request = Reflect::get(data, &JsValue::from_str(REQUEST_FIELD))
-        .ok()
-        .and_then(|v| v.as_string())
+    if let Some(json) = string_field(data, COMPARE_FIELD) {
+        return run_compare(scope, data, &json);
+    }
+    let request = string_field(data, REQUEST_FIELD)
         .ok_or_else(|| "the message has no request".to_string())
         .and_then(|json| {
             serde_json::from_str::<AnalyzeRequest>(&json).map_err(|e| format!("bad request: {e}"))
@@ -64,14 +66,66 @@ fn run_job(scope: &DedicatedWorkerGlobalScope, data: &JsValue) {
             return;
         }
     };
-    let payloads: js_sys::Array = Reflect::get(data, &JsValue::from_str(PAYLOADS_FIELD))
+    let payloads = payloads_of(data);
+    let job = request.job;
+    let mut send_progress = progress_sender(scope, job);
+    let side = load_inputs(&request.files, &payloads, 0, &mut send_progress);
+    let mut report = analyze_inputs(side.files, side.sources, &mut send_progress);
+    let mut errors = side.unreadable;
+    errors.append(&mut report.errors);
+    report.errors = errors;
+    match serde_json::to_string(&report) {
+        Ok(report_json) => post(scope, &WorkerMessage::Done { job, report_json }),
+        Err(e) => post(
+            scope,
+            &WorkerMessage::Failed {
+                job,
+                message: format!("report: {e}"),
+            },
+        ),
+    }
+}
+
+/// Compares two runs: each side loaded as an analysis job's inputs, then
+/// `oomscope_analyzer::compare` (both analyses, then the comparison).
+fn run_compare(scope: &DedicatedWorkerGlobalScope, data: &JsValue, json: &str) {
+    let request = match serde_json::from_str::<CompareRequest>(json) {
+        Ok(request) => request,
+        Err(e) => {
+            let message = format!("bad comparison request: {e}");
+            post(scope, &WorkerMessage::Failed { job: 0, message });
+            return;
+        }
+    };
+    let payloads = payloads_of(data);
+    let job = request.job;
+    let mut send_progress = progress_sender(scope, job);
+    let a = load_inputs(&request.a, &payloads, 0, &mut send_progress);
+    let b = load_inputs(&request.b, &payloads, request.a.len(), &mut send_progress);
+    let labels = Labels { a: request.label_a, b: request.label_b };
+    let runs = compare_inputs(a, b, labels, &mut send_progress).without_lifetimes();
+    match serde_json::to_string(&runs) {
+        Ok(runs_json) => post(scope, &WorkerMessage::Compared { job, runs_json }),
+        Err(e) => post(scope, &WorkerMessage::Failed { job, message: format!("comparison: {e}") }),
+    }
+}
+
+fn string_field(data: &JsValue, field: &str) -> Option<String> {
+    Reflect::get(data, &JsValue::from_str(field)).ok().and_then(|v| v.as_string())
+}
+
+fn payloads_of(data: &JsValue) -> js_sys::Array {
+    Reflect::get(data, &JsValue::from_str(PAYLOADS_FIELD))
         .ok()
         .and_then(|v| v.dyn_into().ok())
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
 
-    let job = request.job;
+/// Posts the analyzer's progress for `job`, a message per stage change or
+/// whole percent.
+fn progress_sender(scope: &DedicatedWorkerGlobalScope, job: u32) -> impl FnMut(Progress) + '_ {
     let mut throttle = ProgressThrottle::default();
-    let mut send_progress = |p: Progress| {
+    move |p: Progress| {
         if throttle.should_send(&p.input, &p.stage, p.done_bytes, p.total_bytes) {
             post(
                 scope,
@@ -84,45 +138,40 @@ fn run_job(scope: &DedicatedWorkerGlobalScope, data: &JsValue) {
                 },
             );
         }
-    };
+    }
+}
 
-    let mut files = Vec::with_capacity(request.files.len());
-    let mut sources = Vec::new();
-    let mut load_errors = Vec::new();
-    for (index, file) in request.files.iter().enumerate() {
-        let payload = payloads.get(index as u32);
+/// The inputs `files`, whose bytes are `payloads[first..]`: profiles and
+/// snapshots as sources read by slices, the rest loaded whole; what cannot
+/// be loaded is named with the reason.
+fn load_inputs(
+    files: &[RequestFile],
+    payloads: &js_sys::Array,
+    first: usize,
+    progress: &mut dyn FnMut(Progress),
+) -> SideInputs {
+    let mut side = SideInputs::default();
+    for (index, file) in files.iter().enumerate() {
+        let payload = payloads.get((first + index) as u32);
         if let Some(source) = profile_source(&file.name, &payload) {
-            sources.push(InputSource {
+            side.sources.push(InputSource {
                 name: file.name.clone(),
                 source: Box::new(source),
             });
             continue;
         }
-        match load_payload(&file.name, &payload, &mut send_progress) {
-            Ok(data) => files.push(InputFile {
+        match load_payload(&file.name, &payload, progress) {
+            Ok(data) => side.files.push(InputFile {
                 name: file.name.clone(),
                 data,
             }),
-            Err(message) => load_errors.push(InputError {
+            Err(message) => side.unreadable.push(InputError {
                 input: file.name.clone(),
                 message,
             }),
         }
     }
-
-    let mut report = analyze_inputs(files, sources, &mut send_progress);
-    load_errors.append(&mut report.errors);
-    report.errors = load_errors;
-    match serde_json::to_string(&report) {
-        Ok(report_json) => post(scope, &WorkerMessage::Done { job, report_json }),
-        Err(e) => post(
-            scope,
-            &WorkerMessage::Failed {
-                job,
-                message: format!("report: {e}"),
-            },
-        ),
-    }
+    side
 }
 
 /// Opens or makes a permalink. Decoding happens only here: a link is
@@ -144,6 +193,22 @@ fn run_link(scope: &DedicatedWorkerGlobalScope, link_json: &str) {
             Ok(report_json) => WorkerMessage::LinkOpened { job, report_json },
             Err(message) => WorkerMessage::LinkFailed { job, message },
         },
+        LinkRequest::OpenComparison { job, link } => match oomscope_permalink::decode_comparison(&link)
+            .map_err(|e| e.to_string())
+            .and_then(|c| serde_json::to_string(&c).map_err(|e| format!("comparison: {e}")))
+        {
+            Ok(comparison_json) => WorkerMessage::ComparisonOpened { job, comparison_json },
+            Err(message) => WorkerMessage::LinkFailed { job, message },
+        },
+        LinkRequest::MakeComparison { job, comparison_json, base_url } => {
+            match serde_json::from_str::<oomscope_report::compare::Comparison>(&comparison_json)
+                .map_err(|e| format!("the comparison on screen could not be read: {e}"))
+                .and_then(|c| oomscope_permalink::encode_comparison_link(&c, &base_url).map_err(|e| e.to_string()))
+            {
+                Ok(link) => WorkerMessage::LinkMade { job, url: link.url, reductions: link.reductions },
+                Err(message) => WorkerMessage::LinkFailed { job, message },
+            }
+        }
         LinkRequest::Make { job, report_json, base_url, view, created_unix_ms } => {
             match serde_json::from_str::<oomscope_report::Report>(&report_json)
                 .map_err(|e| format!("the report on screen could not be read: {e}"))

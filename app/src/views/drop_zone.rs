@@ -1,5 +1,6 @@
 //! Where inputs come in: drag-and-drop of files and whole folders anywhere
-//! on the page, a file picker, a folder picker and a box to paste a log.
+//! on the page, a file picker, a folder picker and a box to paste a log;
+//! and the way into comparing two runs (which opens its own drop targets).
 //! Every control is a labelled button or field, usable from the keyboard.
 
 use leptos::ev;
@@ -46,7 +47,9 @@ pub fn DropZone() -> impl IntoView {
     let file_input: NodeRef<html::Input> = NodeRef::new();
     let folder_input: NodeRef<html::Input> = NodeRef::new();
     let paste_text: NodeRef<html::Textarea> = NodeRef::new();
-    let compact = move || state.report.with(Option::is_some) || state.job.with(Option::is_some);
+    let compact = move || {
+        state.report.with(Option::is_some) || state.comparison.with(Option::is_some) || state.job.with(Option::is_some)
+    };
 
     // The whole window accepts drops, so a near miss does not make the
     // browser open the file instead.
@@ -128,6 +131,11 @@ pub fn DropZone() -> impl IntoView {
                 <button type="button" class="button secondary" on:click=move |_| {
                     if let Some(input) = folder_input.get() { input.click(); }
                 }>"Choose a folder…"</button>
+                <button type="button" id="compare-open" class="button secondary"
+                    title="Drop the files of two runs, A and B (before and after a change), and see what changed"
+                    on:click=move |_| state.compare_setup.set(true)>
+                    "Compare two runs…"
+                </button>
                 <input
                     id="file-input"
                     class="visually-hidden"

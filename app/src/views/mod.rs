@@ -5,6 +5,7 @@
 //! `crate::views::Y`): they meet in `AppState`, in `crate::model` and in
 //! the shared drawing code of `crate::draw`. `crate::page` places them.
 
+pub mod compare;
 pub mod device;
 pub mod diagnosis;
 pub mod drop_zone;

@@ -15,9 +15,10 @@ pub fn ProgressList() -> impl IntoView {
 
 #[component]
 fn JobProgress(job: Job) -> impl IntoView {
-    let title = match &job.origin {
-        ReportOrigin::Example(name) => format!("Analysing the example ({name})…"),
-        ReportOrigin::User => format!(
+    let title = match (&job.comparing, &job.origin) {
+        (Some((a, b)), _) => format!("Comparing {a} (A) with {b} (B): {} files…", job.files.len()),
+        (None, ReportOrigin::Example(name)) => format!("Analysing the example ({name})…"),
+        (None, ReportOrigin::User) => format!(
             "Analysing {} file{}…",
             job.files.len(),
             if job.files.len() == 1 { "" } else { "s" }

@@ -1,5 +1,6 @@
 //! Permalinks on the page: the "Copy link" button, opening a link from the
-//! page's URL fragment (`#r=…`, on load and on `hashchange`), and the banner
+//! page's URL fragment (`#r=…` or a comparison's `#c=…`, on load and on
+//! `hashchange`), and the banner
 //! that marks a shared report as such.
 //!
 //! Both directions run in the analysis worker (`worker_client::open_link`,
@@ -15,9 +16,10 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use oomscope_report::Report;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 
+use crate::navigate::{base_url, SharedLink};
 use crate::state::{use_state, AppState};
+use crate::widgets::copy_link::CopyLinkButton;
 use crate::worker_client;
 
 /// Opens the link in the page's URL fragment, if any, and follows later
@@ -26,165 +28,41 @@ use crate::worker_client;
 pub fn open_from_location(state: AppState) -> bool {
     let on_hash = gloo_events::EventListener::new(&gloo_utils::window(), "hashchange", move |_| {
         if let Some(link) = link_in_location() {
-            worker_client::open_link(state, link);
+            link.open(state);
         }
     });
     // The listener lives as long as the page.
     on_hash.forget();
     match link_in_location() {
         Some(link) => {
-            worker_client::open_link(state, link);
+            link.open(state);
             true
         }
         None => false,
     }
 }
 
-/// The fragment when it holds a report (`#r=…`).
-fn link_in_location() -> Option<String> {
+/// The fragment when it holds a report (`#r=…`) or a comparison (`#c=…`).
+fn link_in_location() -> Option<SharedLink> {
     let hash = web_sys::window()?.location().hash().ok()?;
-    hash.trim_start_matches('#').starts_with("r=").then_some(hash)
-}
-
-/// The link's target: this page, without its fragment.
-fn base_url() -> String {
-    let Some(location) = web_sys::window().map(|w| w.location()) else {
-        return String::new();
-    };
-    format!(
-        "{}{}",
-        location.origin().unwrap_or_default(),
-        location.pathname().unwrap_or_default()
-    )
-}
-
-/// Outcome of the last "Copy link".
-#[derive(Debug, Clone, PartialEq)]
-enum Made {
-    Working,
-    Link { url: String, reductions: Vec<String>, copied: bool },
-    Failed(String),
+    SharedLink::parse(&hash)
 }
 
 /// The "Copy link" button (in the header), shown while a report is on screen.
 #[component]
 pub fn CopyLink() -> impl IntoView {
     let state = use_state();
-    let made: RwSignal<Option<Made>> = RwSignal::new(None);
-    // A new report makes the old link stale.
-    Effect::new(move |_| {
-        state.report.track();
-        made.set(None);
-    });
-    let link_field: NodeRef<leptos::html::Input> = NodeRef::new();
-    let on_click = move |_| {
+    let make = move |done: worker_client::LinkCallback| {
         let Some(report) = state.report.get_untracked() else {
-            return;
+            return done(Err("no report on screen".to_string()));
         };
-        made.set(Some(Made::Working));
         let now = js_sys::Date::now().max(0.0) as u64;
-        worker_client::make_link(
-            state,
-            &report,
-            base_url(),
-            crate::navigate::current_view(state),
-            now,
-            Box::new(move |result| match result {
-                Ok((url, reductions)) => {
-                    made.set(Some(Made::Link { url: url.clone(), reductions: reductions.clone(), copied: false }));
-                    copy_to_clipboard(url, move |copied| {
-                        made.update(|m| {
-                            if let Some(Made::Link { copied: c, .. }) = m {
-                                *c = copied;
-                            }
-                        });
-                        if !copied {
-                            // Fallback: select the link for the user to copy.
-                            if let Some(input) = link_field.get_untracked() {
-                                input.select();
-                            }
-                        }
-                    });
-                }
-                Err(message) => made.set(Some(Made::Failed(message))),
-            }),
-        );
-    };
-    let status = move || {
-        made.get().map(|made| match made {
-            Made::Working => view! { <span class="muted">"Making the link…"</span> }.into_any(),
-            Made::Failed(message) => view! {
-                <span class="share-error" role="alert">{format!("No link: {message}")}</span>
-            }
-            .into_any(),
-            Made::Link { url, reductions, copied } => {
-                let length = url.chars().count();
-                let note = if copied {
-                    format!("Link copied ({length} characters).")
-                } else {
-                    format!("Link ready ({length} characters): select it and copy.")
-                };
-                let reduced = (!reductions.is_empty())
-                    .then(|| view! { <span class="share-reduced">{format!("link reduced: {}", reductions.join("; "))}</span> });
-                view! {
-                    <div class="share-notice" role="status">
-                    <span class="share-status" data-length=length.to_string() data-copied=copied.to_string()>{note}</span>
-                    {reduced}
-                    <input
-                        id="share-link"
-                        class="share-link mono"
-                        type="text"
-                        readonly
-                        node_ref=link_field
-                        prop:value=url
-                        aria-label="Link to this report"
-                        on:focus=move |ev| {
-                            if let Some(input) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) {
-                                input.select();
-                            }
-                        }
-                    />
-                    </div>
-                }
-                .into_any()
-            }
-        })
+        worker_client::make_link(state, &report, base_url(), crate::navigate::current_view(state), now, done);
     };
     view! {
         <Show when=move || state.report.with(Option::is_some)>
-            <div class="share">
-                <button
-                    type="button"
-                    id="copy-link"
-                    class="button secondary"
-                    title="A link that carries this report itself (in the part after #, which is never sent to any server)"
-                    on:click=on_click
-                >
-                    "Copy link"
-                </button>
-                {status}
-            </div>
+            <CopyLinkButton make=make what="this report"/>
         </Show>
-    }
-}
-
-/// Writes `text` to the clipboard when the browser allows it; `done` says
-/// whether it did.
-fn copy_to_clipboard(text: String, done: impl FnOnce(bool) + 'static) {
-    let clipboard = web_sys::window()
-        .map(|w| w.navigator())
-        .and_then(|n| js_sys::Reflect::get(&n, &JsValue::from_str("clipboard")).ok())
-        .filter(|c| !c.is_undefined() && !c.is_null());
-    let write = clipboard.as_ref().and_then(|c| {
-        let function = js_sys::Reflect::get(c, &JsValue::from_str("writeText")).ok()?;
-        let function = function.dyn_into::<js_sys::Function>().ok()?;
-        function.call1(c, &JsValue::from_str(&text)).ok()?.dyn_into::<js_sys::Promise>().ok()
-    });
-    match write {
-        Some(promise) => wasm_bindgen_futures::spawn_local(async move {
-            done(wasm_bindgen_futures::JsFuture::from(promise).await.is_ok());
-        }),
-        None => done(false),
     }
 }
 

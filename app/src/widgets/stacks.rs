@@ -48,7 +48,7 @@ struct Node {
 }
 
 /// `function (file.py:42)`.
-fn frame_label(f: &Frame) -> String {
+pub fn frame_label(f: &Frame) -> String {
     let file = base_name(&f.file);
     match (file.is_empty(), f.line) {
         (true, _) => f.function.clone(),

@@ -22,7 +22,7 @@ pub mod modules;
 pub mod series;
 pub mod stacks;
 
-use oomscope_report::compare::{ComparedSide, Comparison, ComparisonNote, ModuleMatch, NoteKind};
+use oomscope_report::compare::{ComparedSide, Comparison, ComparisonNote, ModuleMatch, ModulePeak, NoteKind};
 use oomscope_report::Report;
 
 pub use oomscope_report::compare;
@@ -122,10 +122,18 @@ fn side(r: &Report, label: &str) -> ComparedSide {
         || !r.memory_snapshots.is_empty()
         || !r.device_memory_profiles.is_empty()
         || !r.memory_timelines.is_empty();
+    let mut module_peaks: Vec<ModulePeak> = r
+        .modules
+        .iter()
+        .map(|m| ModulePeak { module: m.display_name(), memory_space: m.memory_space, peak_bytes: m.peak_bytes, peak_kind: m.peak_kind.clone() })
+        .collect();
+    module_peaks.sort_by(|x, y| y.peak_bytes.cmp(&x.peak_bytes).then(x.module.cmp(&y.module)));
     ComparedSide {
         label: label.to_string(),
         inputs: r.inputs.iter().map(|i| i.name.clone()).collect(),
         failed: !loaded,
         errors: r.errors.iter().map(|e| e.message.clone()).collect(),
+        headline: r.diagnosis.headline.as_ref().map(|h| h.text.clone()).unwrap_or_default(),
+        module_peaks,
     }
 }

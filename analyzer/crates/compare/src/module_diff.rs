@@ -9,7 +9,6 @@ use crate::buffers::pair_peak_buffers;
 use crate::causes::{attribute, Attributed, PairChange};
 use crate::modules::ModulePair;
 use oomscope_report::compare::{Change, ChangeKind, ModuleComparison, ModuleMatch};
-use oomscope_report::units::{format_bytes, format_signed_bytes};
 use oomscope_report::{BufferCategory, ModuleReport};
 
 /// Buffers listed per module (largest change first); `changes` counts all.
@@ -73,13 +72,7 @@ fn saturating_sum(values: impl Iterator<Item = i64>) -> i64 {
 }
 
 /// `+1.00 GiB`, `-512.00 MiB`.
-pub fn signed(bytes: i64) -> String {
-    if bytes > 0 {
-        format!("+{}", format_bytes(bytes as u64))
-    } else {
-        format_signed_bytes(bytes)
-    }
-}
+pub use oomscope_report::units::format_byte_difference as signed;
 
 /// One change per kind, largest first, each in words.
 fn group_changes(attributed: &[Attributed]) -> Vec<Change> {

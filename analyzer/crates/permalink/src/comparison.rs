@@ -5,7 +5,7 @@
 //! comparison, zlib-compressed (checksummed) and base64url-encoded, read
 //! back with the same bounds as a report link.
 
-use crate::{pack_payload, unpack_payload, LinkError, MAX_BUDGET, TYPICAL_BUDGET};
+use crate::{link_under, pack_payload, unpack_payload, Link, LinkError, MAX_BUDGET, TYPICAL_BUDGET};
 use oomscope_report::compare::Comparison;
 
 const FRAGMENT_KEY: &str = "c=";
@@ -14,9 +14,16 @@ const FRAGMENT_KEY: &str = "c=";
 pub const COMPARISON_REDUCTION_STEPS: &[&str] = &[
     "buffer changes limited to the largest 20 per module; stack changes to 10 per profile",
     "buffer changes limited to 5 per module; stack changes to 3 per profile; input lists dropped",
-    "buffer and stack changes dropped; modules limited to the 10 largest differences; unmatched modules listed up to 10",
-    "modules limited to the 3 largest differences; OOM numbers limited to 8 per error; series limited to 4",
+    "buffer and stack changes dropped; modules limited to the 10 largest differences; unmatched modules listed up to 10; each side's module peaks up to 10",
+    "modules limited to the 3 largest differences; OOM numbers limited to 8 per error; series limited to 4; each side's module peaks up to 3",
 ];
+
+/// A comparison as a link under `base_url` (the page's address): the
+/// fragment of [`encode_comparison_fragment`] after `#`.
+pub fn encode_comparison_link(comparison: &Comparison, base_url: &str) -> Result<Link, LinkError> {
+    let (fragment, reductions) = encode_comparison_fragment(comparison)?;
+    Ok(link_under(base_url, fragment, reductions))
+}
 
 /// Encode a comparison as a fragment (`c=1.…`, without `#`), reducing
 /// detail until it fits [`TYPICAL_BUDGET`] when it can and [`MAX_BUDGET`]
@@ -69,9 +76,13 @@ fn reduce(c: &mut Comparison, step: usize) {
             c.modules.truncate(10);
             c.only_in_a.truncate(10);
             c.only_in_b.truncate(10);
+            c.a.module_peaks.truncate(10);
+            c.b.module_peaks.truncate(10);
         }
         _ => {
             c.modules.truncate(3);
+            c.a.module_peaks.truncate(3);
+            c.b.module_peaks.truncate(3);
             for e in &mut c.oom_events {
                 e.numbers.truncate(8);
             }
@@ -83,12 +94,15 @@ fn reduce(c: &mut Comparison, step: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use oomscope_report::compare::{BufferChange, Change, ChangeKind, ModuleComparison};
+    use oomscope_report::compare::{BufferChange, Change, ChangeKind, ModuleComparison, ModulePeak};
 
     fn big_comparison(modules: usize, buffers: usize) -> Comparison {
         let mut c = Comparison::default();
         c.a.label = "f32".into();
         c.b.label = "bf16".into();
+        c.a.module_peaks = (0..modules)
+            .map(|i| ModulePeak { module: format!("jit_step_{i}(7)"), peak_bytes: (modules - i) as u64 * 1_000_003, ..ModulePeak::default() })
+            .collect();
         for i in 0..modules {
             let bytes = -((modules - i) as i64) << 20;
             c.modules.push(ModuleComparison {
@@ -118,6 +132,18 @@ mod tests {
         assert_eq!(back.modules[0].name, c.modules[0].name);
         assert_eq!(back.modules[0].changes, c.modules[0].changes);
         assert_eq!((back.a.label.as_str(), back.b.label.as_str()), ("f32", "bf16"));
+        // The side's largest module peaks survive the reductions.
+        assert!(!back.a.module_peaks.is_empty() && back.a.module_peaks.len() <= 10, "{}", back.a.module_peaks.len());
+        assert_eq!(back.a.module_peaks[0], c.a.module_peaks[0]);
+    }
+
+    #[test]
+    fn a_comparison_link_is_the_fragment_under_the_pages_address() {
+        let c = big_comparison(2, 3);
+        let link = encode_comparison_link(&c, "https://example.org/oomscope/#r=1.old").unwrap();
+        assert_eq!(link.url, format!("https://example.org/oomscope/#{}", link.fragment));
+        assert!(link.fragment.starts_with("c=1."), "{}", link.fragment);
+        assert_eq!(decode_comparison(&link.url).unwrap(), c);
     }
 
     #[test]

@@ -14,7 +14,7 @@
 mod comparison;
 mod convert;
 
-pub use comparison::{decode_comparison, encode_comparison_fragment, COMPARISON_REDUCTION_STEPS};
+pub use comparison::{decode_comparison, encode_comparison_fragment, encode_comparison_link, COMPARISON_REDUCTION_STEPS};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -52,7 +52,7 @@ pub enum LinkError {
 impl std::fmt::Display for LinkError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            LinkError::NotALink => write!(f, "this link carries no oomscope report (no #r=… part)"),
+            LinkError::NotALink => write!(f, "this link carries no oomscope report or comparison (no #r=… or #c=… part)"),
             LinkError::NewerVersion(v) => write!(
                 f,
                 "this link was made by a newer oomscope (link format {v}; this page reads up to {LINK_VERSION}); open it with a newer version of the page"
@@ -95,8 +95,13 @@ pub const REDUCTION_STEPS: &[&str] = &[
 /// [`TYPICAL_BUDGET`] when it can and [`MAX_BUDGET`] always.
 pub fn encode_link_at(report: &Report, base_url: &str, view: &ViewState, created_unix_ms: u64) -> Result<Link, LinkError> {
     let (fragment, reductions) = encode_fragment(report, view, created_unix_ms)?;
+    Ok(link_under(base_url, fragment, reductions))
+}
+
+/// `base_url` (without any fragment of its own) + `#` + `fragment`.
+fn link_under(base_url: &str, fragment: String, reductions: Vec<String>) -> Link {
     let base = base_url.split('#').next().unwrap_or(base_url);
-    Ok(Link { url: format!("{base}#{fragment}"), fragment, reductions })
+    Link { url: format!("{base}#{fragment}"), fragment, reductions }
 }
 
 /// [`encode_link_at`] with the default view and the current time (native only:

@@ -9,6 +9,29 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Both reports and their comparison: the JSON of `oomscope compare
+/// --json` and of the page's comparison export (`a`, `b`,
+/// `comparison.modules[]`, ...).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ComparedRuns {
+    pub a: crate::Report,
+    pub b: crate::Report,
+    pub comparison: Comparison,
+}
+
+impl ComparedRuns {
+    /// Drops every buffer's lifetime and the instruction sequence from both
+    /// reports: a comparison needs the peaks, not the timelines, and they
+    /// are most of a report's size.
+    pub fn without_lifetimes(mut self) -> Self {
+        for module in self.a.modules.iter_mut().chain(self.b.modules.iter_mut()) {
+            module.buffers.clear();
+            module.instructions.clear();
+        }
+        self
+    }
+}
+
 /// Two runs compared. Both reports are kept next to it by the caller; this
 /// holds only what the comparison adds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -66,6 +89,30 @@ pub struct EstimateCheck {
     pub module: String,
 }
 
+/// Longest label made from file names.
+const MAX_LABEL_CHARS: usize = 80;
+
+/// A side's label when the user gives none: the folders or files given,
+/// i.e. the first component of each input name (`f32/compile.log` →
+/// `f32`), distinct, in order, at most 80 characters.
+pub fn default_label<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    let mut tops: Vec<&str> = Vec::new();
+    for name in names {
+        let top = name.split('/').next().unwrap_or(name);
+        if !tops.contains(&top) {
+            tops.push(top);
+        }
+    }
+    if tops.is_empty() {
+        return "(nothing)".into();
+    }
+    let mut label = tops.join(", ");
+    if label.chars().count() > MAX_LABEL_CHARS {
+        label = label.chars().take(MAX_LABEL_CHARS - 1).collect::<String>() + "…";
+    }
+    label
+}
+
 /// One side of a comparison.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ComparedSide {
@@ -81,6 +128,26 @@ pub struct ComparedSide {
     /// The side's input errors, `file: problem`.
     #[serde(default)]
     pub errors: Vec<String>,
+    /// The side's answer in one sentence (its diagnosis headline); empty
+    /// when it has none. Shown even when nothing of the two sides matches.
+    #[serde(default)]
+    pub headline: String,
+    /// The side's compiled modules and their peaks, largest first: its
+    /// headline numbers, shown even when no module is in common.
+    #[serde(default)]
+    pub module_peaks: Vec<ModulePeak>,
+}
+
+/// One compiled module of a side and its peak.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModulePeak {
+    /// Display name (`name(program_id)`).
+    pub module: String,
+    pub memory_space: i64,
+    pub peak_bytes: u64,
+    /// Which peak (`heap_simulator`, `live_range`, ...).
+    #[serde(default)]
+    pub peak_kind: String,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -349,4 +416,19 @@ pub struct StackChange {
     pub difference_bytes: i64,
     /// Appeared (only B), Disappeared (only A), Grew or Shrank.
     pub kind: ChangeKind,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_default_label_names_the_folders_or_files_given() {
+        assert_eq!(default_label(["f32/compile.log", "f32/dump/a.txt", "bf16.log"]), "f32, bf16.log");
+        assert_eq!(default_label([]), "(nothing)");
+        let long: Vec<String> = (0..40).map(|i| format!("run{i}/x")).collect();
+        let label = default_label(long.iter().map(String::as_str));
+        assert_eq!(label.chars().count(), MAX_LABEL_CHARS);
+        assert!(label.ends_with('…'));
+    }
 }

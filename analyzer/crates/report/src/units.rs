@@ -92,6 +92,16 @@ pub fn format_signed_bytes(bytes: i64) -> String {
     }
 }
 
+/// A difference of bytes with its sign always written: `+1.00 GiB`,
+/// `-512.00 MiB`, `0 B` (comparisons: B minus A).
+pub fn format_byte_difference(bytes: i64) -> String {
+    if bytes > 0 {
+        format!("+{}", format_bytes(bytes as u64))
+    } else {
+        format_signed_bytes(bytes)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
