@@ -39,15 +39,15 @@ fn old_libtpu_dump_and_log_give_the_compiler_numbers() {
     assert_eq!(e.limit_bytes, Some(16_911_433_728));
     assert_eq!(r.diagnosis.tree, TreeKind::CompileHbmOom);
     assert!(r.diagnosis.path.iter().any(|p| p == "aggregate"), "{:?}", r.diagnosis.path);
-    assert!(r.modules.iter().any(|m| m.source_kind == "xla_dump_text"));
+    assert!(r.modules.iter().any(|m| m.source_kind == oomscope_report::SourceKind::XlaDumpText));
 }
 
 #[test]
 fn proto_and_text_of_one_module_are_reported_once_with_the_compiler_peak() {
     let r = analyze_files(load_folder(&corpus().join("xla-runs/new-libtpu-fits")));
-    let hbm: Vec<_> = r.modules.iter().filter(|m| m.memory_space == 0).collect();
+    let hbm: Vec<_> = r.modules.iter().filter(|m| m.memory_space == oomscope_report::MemoryColor::Device).collect();
     assert_eq!(hbm.len(), 1, "{:?}", hbm.iter().map(|m| (&m.source_kind, &m.peak_kind)).collect::<Vec<_>>());
-    assert_eq!(hbm[0].source_kind, "hlo_proto");
+    assert_eq!(hbm[0].source_kind, oomscope_report::SourceKind::HloProto);
     assert!(hbm[0].compiler_peak_bytes.is_some(), "the live-range peak of the text dump is kept");
 }
 

@@ -107,7 +107,7 @@ fn predicted_event(report: &Report, device: Option<&DeviceLimit>) -> Option<OomE
     let m = verdict::largest_module(report)?;
     (m.peak_bytes > limit).then(|| OomEvent {
         kind: OomKind::TpuCompileHbm,
-        memory_space: "hbm".into(),
+        memory_space: oomscope_report::MemorySpace::Hbm,
         message: PREDICTED.into(),
         used_bytes: Some(m.peak_bytes),
         limit_bytes: Some(limit),

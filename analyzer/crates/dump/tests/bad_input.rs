@@ -6,7 +6,7 @@ use std::fs;
 use std::path::Path;
 
 use oomscope_dump::{
-    analyze_dump, buffer_assignment, live_range, memory_report, HloModule, PEAK_KIND_LIVENESS,
+    analyze_dump, buffer_assignment, live_range, memory_report, HloModule,
 };
 
 const FITS: &str = concat!(
@@ -95,7 +95,7 @@ fn truncated_folder_gives_errors_and_a_report() {
     // Still a liveness report with the instruction sequence of the live ranges.
     let liveness = reports
         .iter()
-        .find(|r| r.peak_kind == PEAK_KIND_LIVENESS)
+        .find(|r| r.peak_kind == oomscope_report::PeakKind::BufferLiveness)
         .expect("a report");
     assert_eq!(liveness.instructions.len(), 21);
 }

@@ -23,7 +23,7 @@
 
 use crate::event::{Expected, Field, Raw, Size};
 use crate::site::{cap_size, find_size, lazy_regex, Glue, Outcome, Site};
-use oomscope_report::OomKind;
+use oomscope_report::{MemorySpace, OomKind};
 
 lazy_regex!(
     re_tried,
@@ -67,7 +67,7 @@ pub fn cuda_oom(site: &Site) -> Outcome {
 /// The message read from `text` (the anchor's line joined with what follows).
 fn read(site: &Site, text: &str) -> Option<Raw> {
     let c = re_tried().captures(text)?;
-    let space = if &c[1] == "XPU" { "xpu" } else { "gpu" };
+    let space = if &c[1] == "XPU" { MemorySpace::Xpu } else { MemorySpace::Gpu };
     // Fields are read after the headline only, so text before it on the line
     // (another message) cannot lend numbers.
     let body = &text[c.get(0).map_or(0, |m| m.start())..];

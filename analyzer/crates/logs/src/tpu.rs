@@ -9,7 +9,7 @@
 use crate::event::{parse_size, Expected, Field, Raw, Size};
 use crate::lines::{payload, Cursor};
 use crate::site::{cap_bytes, cap_size, find_size, lazy_regex, Glue, Outcome, Site};
-use oomscope_report::{OomKind, TopAllocation};
+use oomscope_report::{MemorySpace, OomKind, TopAllocation};
 
 lazy_regex!(
     re_used,
@@ -97,10 +97,10 @@ fn is_torch_xla(head: &str) -> bool {
     .any(|m| head.contains(m))
 }
 
-fn compile_kind(space: &str, head: &str) -> OomKind {
+fn compile_kind(space: &MemorySpace, head: &str) -> OomKind {
     if is_torch_xla(head) {
         OomKind::TorchXla
-    } else if space == "hbm" {
+    } else if *space == MemorySpace::Hbm {
         OomKind::TpuCompileHbm
     } else {
         OomKind::TpuCompileOtherSpace
@@ -108,10 +108,10 @@ fn compile_kind(space: &str, head: &str) -> OomKind {
 }
 
 /// Names the compiler's "memory space" the way the report does.
-fn space_name(s: &str) -> String {
+fn space_name(s: &str) -> MemorySpace {
     match s.to_ascii_lowercase().as_str() {
-        "default" => "hbm".to_string(),
-        other => other.to_string(),
+        "default" => MemorySpace::Hbm,
+        other => MemorySpace::parse(other),
     }
 }
 
@@ -124,7 +124,7 @@ pub fn ran_out(site: &Site) -> Outcome {
             return Outcome::NoMatch;
         };
         let space = space_name(&c[1]);
-        let mut raw = Raw::new(compile_kind(&space, &text), &space, "tpu_used_of", head);
+        let mut raw = Raw::new(compile_kind(&space, &text), space.clone(), "tpu_used_of", head);
         raw.set(Field::Used, cap_size(&c, 2));
         raw.set(Field::Limit, cap_size(&c, 3));
         raw.set(Field::Exceeded, find_size(re_exceeded(), &text));
@@ -144,7 +144,7 @@ pub fn ran_out(site: &Site) -> Outcome {
         let space = space_name(&c[1]);
         let mut raw = Raw::new(
             compile_kind(&space, head),
-            &space,
+            space.clone(),
             "tpu_hlo_temporaries",
             head,
         );
@@ -166,8 +166,8 @@ pub fn requires(site: &Site) -> Outcome {
     };
     let space = re_space()
         .captures(head)
-        .map_or("hbm".to_string(), |s| space_name(&s[1]));
-    let mut raw = Raw::new(compile_kind(&space, head), &space, "tpu_requires", head);
+        .map_or(MemorySpace::Hbm, |s| space_name(&s[1]));
+    let mut raw = Raw::new(compile_kind(&space, head), space.clone(), "tpu_requires", head);
     raw.set(Field::Used, cap_size(&c, 1));
     raw.set(Field::Limit, cap_size(&c, 2));
     raw.expect(&[Expected::Field(Field::Used), Expected::Field(Field::Limit)]);
@@ -186,8 +186,8 @@ pub fn would_exceed(site: &Site) -> Outcome {
     let rest = &head[c.get(0).map_or(0, |m| m.end())..];
     let space = re_alloc_space()
         .captures(rest)
-        .map_or("hbm".to_string(), |s| space_name(&s[1]));
-    let mut raw = Raw::new(compile_kind(&space, head), &space, "tpu_would_exceed", head);
+        .map_or(MemorySpace::Hbm, |s| space_name(&s[1]));
+    let mut raw = Raw::new(compile_kind(&space, head), space.clone(), "tpu_would_exceed", head);
     let size = cap_bytes(&c, 1);
     raw.set(Field::Requested, size);
     raw.set(Field::Limit, cap_bytes(&c, 2));
@@ -227,7 +227,7 @@ pub fn sparsecore(site: &Site) -> Outcome {
     let Some(c) = re_sparsecore().captures(&text) else {
         return Outcome::NoMatch;
     };
-    let mut raw = Raw::new(OomKind::TpuSparsecore, "hbm", "tpu_sparsecore", site.head());
+    let mut raw = Raw::new(OomKind::TpuSparsecore, MemorySpace::Hbm, "tpu_sparsecore", site.head());
     raw.set(Field::TensorCore, cap_size(&c, 1));
     raw.set(Field::SparseCore, cap_size(&c, 2));
     raw.set(Field::Limit, cap_size(&c, 3));
@@ -278,7 +278,7 @@ fn runtime_from(site: &Site, text: &str) -> Option<Raw> {
     };
     let space = re_device_space()
         .captures(text)
-        .map_or("hbm".to_string(), |s| space_name(&s[1]));
+        .map_or(MemorySpace::Hbm, |s| space_name(&s[1]));
     // The free/reserved clause follows "not possible." on its line; a line
     // ending there is the short form, unless the input itself ends there
     // (cut).
@@ -291,7 +291,7 @@ fn runtime_from(site: &Site, text: &str) -> Option<Raw> {
     let clause = re_there_are().is_match(probe) || cut;
     let mut raw;
     if let Some(c) = re_reserve().captures(text) {
-        raw = Raw::new(kind, &space, "tpu_reserve", head);
+        raw = Raw::new(kind, space.clone(), "tpu_reserve", head);
         raw.set(Field::Requested, cap_size(&c, 1));
         raw.set(Field::Free, cap_size(&c, 2));
         raw.set(Field::Reserved, cap_size(&c, 3));
@@ -305,7 +305,7 @@ fn runtime_from(site: &Site, text: &str) -> Option<Raw> {
             ]);
         }
     } else if let Some(c) = re_allocate().captures(text) {
-        raw = Raw::new(kind, &space, "tpu_allocate", head);
+        raw = Raw::new(kind, space.clone(), "tpu_allocate", head);
         raw.set(Field::Requested, cap_size(&c, 1));
         raw.set(Field::Free, cap_size(&c, 2));
         raw.expect(&[Expected::Field(Field::Requested)]);
@@ -332,7 +332,7 @@ pub fn usage_report(site: &Site) -> Outcome {
         return Outcome::NoMatch;
     };
     let space = space_name(&c[1]);
-    let mut raw = Raw::new(compile_kind(&space, head), &space, "tpu_usage_report", head);
+    let mut raw = Raw::new(compile_kind(&space, head), space.clone(), "tpu_usage_report", head);
     raw.set_extra("total_usage_bytes", cap_size(&c, 2));
     let end = read_report(
         site,

@@ -54,7 +54,7 @@ fn log_01_classic_tf1_compilation_failure() {
     let rel = "logs/01_tpu_compile_hbm.txt";
     let e = only(rel, &parse_oom_log("01", &body(rel)));
     assert_eq!(e.kind, OomKind::TpuCompileHbm);
-    assert_eq!(e.memory_space, "hbm");
+    assert_eq!(e.memory_space, oomscope_report::MemorySpace::Hbm);
     assert_eq!(e.line, 2);
     assert_eq!(e.repeats, 1);
     assert!(e
@@ -103,7 +103,7 @@ fn log_38_xla_gpu_bfc_dump() {
     let rel = "logs/38_xla_gpu.txt";
     let e = only(rel, &parse_oom_log("38", &body(rel)));
     assert_eq!(e.kind, OomKind::XlaGpu);
-    assert_eq!(e.memory_space, "gpu");
+    assert_eq!(e.memory_space, oomscope_report::MemorySpace::Gpu);
     assert_eq!(e.line, 1);
     // The BFC warning, XLA's error via glog and again via Julia: one error.
     assert_eq!(e.repeats, 1);
@@ -290,7 +290,7 @@ fn log_65_vmem_listing_with_tags() {
     let rel = "logs/65_tpu_compile_hbm.txt";
     let e = only(rel, &parse_oom_log("65", &body(rel)));
     assert_eq!(e.kind, OomKind::TpuCompileOtherSpace);
-    assert_eq!(e.memory_space, "vmem");
+    assert_eq!(e.memory_space, oomscope_report::MemorySpace::Vmem);
     assert_eq!(e.repeats, 1);
     assert_eq!(e.used_bytes, Some(m(66.93)));
     assert_eq!(e.limit_bytes, Some(m(63.94)));
@@ -343,7 +343,7 @@ fn log_72_allocation_would_exceed_memory() {
     let rel = "logs/72_tpu_compile_hbm.txt";
     let e = only(rel, &parse_oom_log("72", &body(rel)));
     assert_eq!(e.kind, OomKind::TpuCompileHbm);
-    assert_eq!(e.memory_space, "hbm");
+    assert_eq!(e.memory_space, oomscope_report::MemorySpace::Hbm);
     assert_eq!(e.requested_bytes, Some(107_374_182_400));
     assert_eq!(e.limit_bytes, Some(17_179_869_184));
     let t = &e.top_allocations[0];

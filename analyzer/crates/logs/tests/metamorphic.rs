@@ -87,7 +87,7 @@ fn inputs() -> Vec<Input> {
 #[derive(Debug, PartialEq)]
 struct Numbers {
     kind: OomKind,
-    space: String,
+    space: oomscope_report::MemorySpace,
     fields: BTreeMap<String, u64>,
     top: Vec<(u32, u64, Option<u64>, Option<u64>)>,
 }

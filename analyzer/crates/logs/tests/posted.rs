@@ -417,7 +417,7 @@ fn tf_oom_when_allocating_tensor() {
         3,
         &[("requested_bytes", 416 * 416 * 3 * 4)],
     );
-    assert_eq!(events[0].memory_space, "cpu");
+    assert_eq!(events[0].memory_space, oomscope_report::MemorySpace::Cpu);
     assert_eq!(events[0].repeats, 2);
     assert_eq!(events[1].requested_bytes, Some(559 * 512 * 3 * 4));
     assert_eq!(events[2].requested_bytes, Some(640 * 494 * 3 * 4));
@@ -485,5 +485,5 @@ fn tpu_compile_headlines_in_posts() {
             ("exceeded_bytes", m(16.42)),
         ],
     );
-    assert_eq!(events[0].memory_space, "vmem");
+    assert_eq!(events[0].memory_space, oomscope_report::MemorySpace::Vmem);
 }

@@ -199,7 +199,7 @@ fn check(
             return false;
         }
     };
-    let Some(report) = reports.iter().find(|r| r.memory_space == space) else {
+    let Some(report) = reports.iter().find(|r| r.memory_space == oomscope_report::MemoryColor::from(space)) else {
         // XProf answers a space whose trace it cannot replay with an empty result.
         if oracle.get("heapSizes").is_none() && oracle.get("maxHeap").is_none() {
             return true;
@@ -240,7 +240,7 @@ fn corpus_tpu_hlo_proto_matches_xprof() {
         "{}",
         failures.join("\n")
     );
-    let hbm = reports.iter().find(|r| r.memory_space == 0).expect("hbm");
+    let hbm = reports.iter().find(|r| r.memory_space == oomscope_report::MemoryColor::Device).expect("hbm");
     // Read off tpu_fits_memory_viewer.json: peakHeapMib 11523.6142578125 at position 2.
     assert_eq!(hbm.peak_bytes, (11523.6142578125 * MIB) as u64);
     assert_eq!(hbm.peak_position, 2);
@@ -274,7 +274,7 @@ fn corpus_cpu_xplane_matches_xprof() {
         "{}",
         failures.join("\n")
     );
-    assert!(mlp.iter().all(|r| r.source_kind == "xplane"));
+    assert!(mlp.iter().all(|r| r.source_kind == oomscope_report::SourceKind::Xplane));
 }
 
 /// Every `fixture.json` under `fixtures/`, depth first.
