@@ -12,7 +12,7 @@ use oomscope_report::{BufferCategory, MemoryColor, MemorySpace, ModuleReport, Pe
 use crate::format::{base_name, memory_space_name, percent, Bytes};
 use crate::state::Selection;
 use crate::widgets::table_head::TableHead;
-use crate::draw::line_chart::{LineChart, Marker, RefLine, Series};
+use crate::draw::line_chart::{LineChart, Marker, RefLine, Series, Stroke};
 
 /// Peak buffers listed before "show all".
 const BUFFER_ROWS: usize = 50;
@@ -200,9 +200,9 @@ fn ModuleDetail(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
         let padded: Vec<(f64, f64)> = module.heap_bytes.iter().enumerate().map(|(i, b)| (at(i), *b as f64)).collect();
         let unpadded: Vec<(f64, f64)> =
             module.unpadded_heap_bytes.iter().enumerate().map(|(i, b)| (at(i), *b as f64)).collect();
-        let mut series = vec![Series { label: "Heap (padded)".into(), points: padded, color: "#0969da", dashed: false, steps: true }];
+        let mut series = vec![Series { label: "Heap (padded)".into(), points: padded, color: "#0969da", stroke: Stroke::Solid, steps: true }];
         if !unpadded.is_empty() {
-            series.push(Series { label: "Heap (unpadded)".into(), points: unpadded, color: "#8250df", dashed: true, steps: true });
+            series.push(Series { label: "Heap (unpadded)".into(), points: unpadded, color: "#8250df", stroke: Stroke::Dashed, steps: true });
         }
         let lines = limit
             .map(|l| vec![RefLine { label: format!("HBM limit {}", oomscope_report::units::format_bytes(l)), bytes: l as f64, color: "#cf222e" }])
