@@ -91,7 +91,7 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     fn fixtures() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
+        oomscope_testdata::fixtures()
     }
 
     /// A folder as the CLI gives it: every file, named `folder/file`.

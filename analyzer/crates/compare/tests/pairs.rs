@@ -8,7 +8,7 @@ use oomscope_report::Report;
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../fixtures")
+    oomscope_testdata::fixtures()
 }
 
 /// The report of every HloProto in a fixture folder, as XProf would see it.

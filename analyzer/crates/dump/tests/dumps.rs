@@ -17,11 +17,6 @@ use oomscope_dump::{
 };
 use oomscope_report::ModuleReport;
 
-const CORPUS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../../shared/corpus/xla-runs"
-);
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../fixtures");
 
 /// Every directory (recursively) holding at least one dump text file.
 /// Fixtures generated with `keep=SIZES_ONLY` (`tools/fixtures/registry.py`)
@@ -56,8 +51,8 @@ fn dump_folders() -> Vec<PathBuf> {
         }
     }
     let mut out = Vec::new();
-    walk(Path::new(CORPUS), &mut out);
-    walk(Path::new(FIXTURES), &mut out);
+    walk(&oomscope_testdata::corpus().join("xla-runs"), &mut out);
+    walk(&oomscope_testdata::fixtures(), &mut out);
     out.sort();
     out
 }
@@ -384,7 +379,7 @@ fn agreement_with_xprof() {
 }
 
 fn corpus_folder(name: &str) -> Vec<(String, String)> {
-    read_folder(&Path::new(CORPUS).join(name))
+    read_folder(&oomscope_testdata::corpus().join("xla-runs").join(name))
 }
 
 fn reports_of(files: &[(String, String)]) -> Vec<ModuleReport> {
@@ -531,7 +526,7 @@ fn estimate_without_live_ranges_is_close() {
 }
 
 fn fixture_folder(name: &str) -> Vec<(String, String)> {
-    let dir = Path::new(FIXTURES).join(name);
+    let dir = oomscope_testdata::fixtures().join(name);
     assert!(dir.is_dir(), "fixture folder {} is missing", dir.display());
     read_folder(&dir)
 }
@@ -628,7 +623,7 @@ fn hlo_text_alone() {
 fn live_range_padded_view_counts_aliases_once() {
     let mut corrected = 0;
     for name in ["fsdp-transformer-scan", "transformer-scan", "pair-remat-oom/plain"] {
-        let reports = reports_of(&read_folder(&Path::new(FIXTURES).join(name)));
+        let reports = reports_of(&read_folder(&oomscope_testdata::fixtures().join(name)));
         let live = reports
             .iter()
             .find(|r| r.peak_kind == oomscope_report::PeakKind::LiveRange && r.memory_space == oomscope_report::MemoryColor::Device)

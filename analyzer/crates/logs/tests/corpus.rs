@@ -6,11 +6,10 @@
 use oomscope_logs::parse_oom_log;
 use oomscope_report::{OomEvent, OomKind};
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../../shared/corpus");
 
 fn read(rel: &str) -> String {
-    let path = format!("{CORPUS}/{rel}");
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    let path = oomscope_testdata::corpus().join(rel);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// The log text of a corpus file: what follows its `# ---` header line.
@@ -445,7 +444,7 @@ fn xla_run_old_libtpu_oom() {
 /// message, they match.
 #[test]
 fn fixture_compile_logs() {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../fixtures");
+    let root = oomscope_testdata::fixtures();
     let mut folders = Vec::new();
     for dir in std::fs::read_dir(root).into_iter().flatten().flatten() {
         folders.push(dir.path());
@@ -499,7 +498,8 @@ fn fixture_compile_logs() {
 
 #[test]
 fn fixture_oom_variants() {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../fixtures");
+    let root = oomscope_testdata::fixtures();
+    let root = root.display();
     let parse = |dir: &str| {
         let text = std::fs::read_to_string(format!("{root}/{dir}/compile.log")).ok()?;
         let events = parse_oom_log(dir, &text);

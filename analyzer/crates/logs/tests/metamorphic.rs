@@ -32,7 +32,7 @@ fn read_dir_sorted(dir: &Path) -> Vec<std::path::PathBuf> {
 /// Every real OOM input the logs reader is tested on.
 fn inputs() -> Vec<Input> {
     let mut out = Vec::new();
-    let corpus = Path::new(ROOT).join("../../../../shared/corpus/logs");
+    let corpus = oomscope_testdata::corpus().join("logs");
     for path in read_dir_sorted(&corpus) {
         let name = path
             .file_name()
@@ -50,7 +50,7 @@ fn inputs() -> Vec<Input> {
             text: body.to_string(),
         });
     }
-    let fixtures = Path::new(ROOT).join("../../../fixtures");
+    let fixtures = oomscope_testdata::fixtures();
     for dir in read_dir_sorted(&fixtures) {
         let log = dir.join("compile.log");
         if let Ok(text) = std::fs::read_to_string(&log) {

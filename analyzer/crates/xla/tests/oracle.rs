@@ -12,15 +12,11 @@ use std::path::{Path, PathBuf};
 const MIB: f64 = (1u64 << 20) as f64;
 
 fn corpus() -> PathBuf {
-    Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../../shared/corpus/xla-runs"
-    ))
-    .to_path_buf()
+    oomscope_testdata::corpus().join("xla-runs")
 }
 
 fn fixtures() -> PathBuf {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../fixtures")).to_path_buf()
+    oomscope_testdata::fixtures()
 }
 
 fn close(ours_bytes: u64, oracle_mib: f64) -> bool {
