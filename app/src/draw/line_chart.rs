@@ -269,6 +269,10 @@ pub fn plot<DB: DrawingBackend>(
     let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     area.fill(&WHITE).map_err(err)?;
     let (x0, x1, y_max) = ranges(chart);
+    // plotters picks decimal round ticks: counted in the unit of the axis
+    // top (KiB, MiB, GiB) they are tidy byte values (512 MiB, 1.5 GiB).
+    let unit = byte_unit(y_max);
+    let y = |bytes: f64| bytes / unit;
 
     let header = if chart.title.is_some() { HEADER } else { 0.0 };
     if let Some(title) = &chart.title {
@@ -299,7 +303,7 @@ pub fn plot<DB: DrawingBackend>(
         .margin_right(px(MARGIN_RIGHT))
         .x_label_area_size(px(MARGIN_BOTTOM))
         .y_label_area_size(px(MARGIN_LEFT))
-        .build_cartesian_2d(x0..x1, 0f64..y_max)
+        .build_cartesian_2d(x0..x1, 0f64..y(y_max))
         .map_err(err)?;
     plane
         .configure_mesh()
@@ -308,7 +312,7 @@ pub fn plot<DB: DrawingBackend>(
         .light_line_style(TRANSPARENT)
         .axis_style(AXIS.stroke_width(1))
         .y_labels(5)
-        .y_label_formatter(&|v| format_bytes(*v as u64))
+        .y_label_formatter(&|v| format_bytes((*v * unit).round() as u64))
         .x_labels(5)
         .x_label_formatter(&|v| tick_label(*v))
         .x_desc(chart.x_label.as_str())
@@ -323,17 +327,17 @@ pub fn plot<DB: DrawingBackend>(
         let colour = rgb(line.color);
         plane
             .draw_series(DashedLineSeries::new(
-                [(x0, line.bytes), (x1, line.bytes)],
+                [(x0, y(line.bytes)), (x1, y(line.bytes))],
                 px(6.0),
                 px(4.0),
                 colour.stroke_width(width_of(1.5)),
             ))
             .map_err(err)?;
         if labelled.iter().all(|&b| (b - line.bytes).abs() > 0.01 * b) {
-            let (x, y) = plane.backend_coord(&(x1, line.bytes));
+            let (left, top) = plane.backend_coord(&(x1, y(line.bytes)));
             area.draw(&Text::new(
                 line.label.clone(),
-                (x - px(4.0), y - px(3.0)),
+                (left - px(4.0), top - px(3.0)),
                 text(colour, true).pos(Pos::new(HPos::Right, VPos::Bottom)),
             ))
             .map_err(err)?;
@@ -345,6 +349,7 @@ pub fn plot<DB: DrawingBackend>(
     for s in &chart.series {
         let visible = clip(&s.points, x0, x1, y_max);
         let thin = per_pixel_max(&visible, x0, x1 - x0, plot_width);
+        let thin: Vec<(f64, f64)> = thin.into_iter().map(|(x, bytes)| (x, y(bytes))).collect();
         let points = if s.steps { as_steps(&thin) } else { thin };
         let colour = rgb(s.color);
         match s.stroke {
@@ -363,7 +368,7 @@ pub fn plot<DB: DrawingBackend>(
 
     for mark in chart.marks.iter().filter(|m| (x0..=x1).contains(&m.x) && m.bytes <= y_max) {
         let colour = rgb(mark.color);
-        let at = (mark.x, mark.bytes);
+        let at = (mark.x, y(mark.bytes));
         match mark.shape {
             MarkShape::Square => plane.draw_series(std::iter::once(
                 EmptyElement::at(at) + Rectangle::new([(-px(3.0), -px(3.0)), (px(3.0), px(3.0))], colour.filled()),
@@ -381,9 +386,9 @@ pub fn plot<DB: DrawingBackend>(
 
     if let Some(marker) = &chart.marker {
         plane
-            .draw_series(LineSeries::new([(marker.x, 0.0), (marker.x, y_max)], PEAK.stroke_width(width_of(1.0))))
+            .draw_series(LineSeries::new([(marker.x, 0.0), (marker.x, y(y_max))], PEAK.stroke_width(width_of(1.0))))
             .map_err(err)?;
-        let (x, top) = plane.backend_coord(&(marker.x, y_max));
+        let (x, top) = plane.backend_coord(&(marker.x, y(y_max)));
         let right_half = marker.x > x0 + (x1 - x0) / 2.0;
         let (anchor, dx) = if right_half { (HPos::Right, -px(4.0)) } else { (HPos::Left, px(4.0)) };
         area.draw(&Text::new(
@@ -487,6 +492,15 @@ fn tick_label(value: f64) -> String {
     }
 }
 
+/// The power of 1024 (1 B, KiB, MiB, ...) an axis up to `top` bytes counts in.
+fn byte_unit(top: f64) -> f64 {
+    let mut unit = 1.0;
+    while top / unit >= 1024.0 {
+        unit *= 1024.0;
+    }
+    unit
+}
+
 /// Rounds a byte value up to a tidy axis maximum (1, 2, 2.5, 5 × a power of
 /// 1024 and 10).
 pub fn nice_ceiling(value: f64) -> f64 {
@@ -535,6 +549,8 @@ mod tests {
         assert_eq!(rgb("#0969da"), RGBColor(0x09, 0x69, 0xda));
         assert_eq!(tick_label(12000.0), "12,000");
         assert_eq!(nice_ceiling(3.1 * 1024.0 * 1024.0), 5.0 * 1024.0 * 1024.0);
+        assert_eq!(byte_unit(5.0 * 1024.0 * 1024.0), 1024.0 * 1024.0);
+        assert_eq!(byte_unit(100.0), 1.0);
     }
 
     #[test]
@@ -550,6 +566,10 @@ mod tests {
         for part in ["HBM limit 4.00 GiB", "peak 2.79 GiB at 5", "program order", "GiB"] {
             assert!(doc.contains(part), "{part} in the chart");
         }
+        // The axis counts in GiB: its labels are tidy (2.00 GiB, 4.00 GiB),
+        // not decimal byte counts shown in GiB (953.67 MiB, 1.86 GiB).
+        let labels = texts(&doc);
+        assert!(labels.contains(&"2.00 GiB") && labels.contains(&"4.00 GiB"), "{labels:?}");
         assert!(!texts(&doc).contains(&"Heap"), "no legend in the image without a title");
     }
 
