@@ -75,7 +75,7 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     fn fixtures() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
+        oomscope_testdata::fixtures()
     }
 
     /// A folder as the CLI gives it: every file, named `folder/file`.
@@ -100,7 +100,7 @@ mod tests {
         assert!(stages.iter().any(|s| s.starts_with("f32: ")) && stages.iter().any(|s| s.starts_with("bf16: ")));
         assert!(runs.a.errors.is_empty() && runs.b.errors.is_empty(), "{:?} {:?}", runs.a.errors, runs.b.errors);
 
-        let m = c.modules.iter().find(|m| m.memory_space == 0).unwrap();
+        let m = c.modules.iter().find(|m| m.memory_space == oomscope_report::MemoryColor::Device).unwrap();
         let mib = spec["peak_difference_mib"].as_f64().unwrap();
         assert_eq!(m.difference_bytes, -((mib * 1048576.0) as i64));
         assert_eq!(m.changes[0].kind, ChangeKind::Dtype, "{}", m.summary);
@@ -141,7 +141,7 @@ mod tests {
             let dir = fixtures().join(pair);
             let runs = compare(folder(&dir.join(before)), folder(&dir.join(after)), Labels::default(), &mut |_| {});
             let c = &runs.comparison;
-            let change = c.modules.iter().filter(|m| m.memory_space == 0).flat_map(|m| &m.changes).find(|ch| ch.kind == kind).unwrap();
+            let change = c.modules.iter().filter(|m| m.memory_space == oomscope_report::MemoryColor::Device).flat_map(|m| &m.changes).find(|ch| ch.kind == kind).unwrap();
             let Some(e) = c.estimates.iter().find(|e| e.kind == kind) else {
                 panic!("{pair}: no {kind:?} estimate next to the change; A's tree: {:?}", runs.a.diagnosis.path)
             };

@@ -308,7 +308,7 @@ fn merge_dump_modules(report: &mut Report, text_modules: Vec<oomscope_report::Mo
     for text in text_modules {
         let key = dump_module_key(&text.input);
         let twin = report.modules.iter_mut().find(|m| {
-            m.source_kind == "hlo_proto" && m.memory_space == text.memory_space && dump_module_key(&m.input) == key
+            m.source_kind == oomscope_report::SourceKind::HloProto && m.memory_space == text.memory_space && dump_module_key(&m.input) == key
         });
         match twin {
             Some(proto) => {

@@ -333,7 +333,7 @@ mod tests {
     fn one_line_per_distinct_oom_with_its_count() {
         let oom = |input: &str, used: u64, repeats: u32| OomEvent {
             input: input.into(),
-            memory_space: "hbm".into(),
+            memory_space: oomscope_report::MemorySpace::Hbm,
             used_bytes: Some(used),
             limit_bytes: Some(16 << 30),
             repeats,

@@ -261,7 +261,7 @@ fn compare_link_is_printed_last_and_carries_the_comparison() {
     let shared = oomscope_permalink::decode_comparison(last).unwrap();
     let json: serde_json::Value = serde_json::from_str(&stdout(&oomscope(&["compare", "--json", a.to_str().unwrap(), "--", b.to_str().unwrap()]))).unwrap();
     let hbm = json["comparison"]["modules"].as_array().unwrap().iter().find(|m| m["memory_space"] == 0).unwrap();
-    let linked = shared.modules.iter().find(|m| m.memory_space == 0).unwrap();
+    let linked = shared.modules.iter().find(|m| m.memory_space == oomscope_report::MemoryColor::Device).unwrap();
     assert_eq!(linked.difference_bytes, hbm["difference_bytes"].as_i64().unwrap());
     assert_eq!(linked.changes[0].kind.as_str(), hbm["changes"][0]["kind"].as_str().unwrap());
     assert_eq!((shared.a.label.as_str(), shared.b.label.as_str()), ("f32", "bf16"));

@@ -39,16 +39,45 @@ fn old_libtpu_dump_and_log_give_the_compiler_numbers() {
     assert_eq!(e.limit_bytes, Some(16_911_433_728));
     assert_eq!(r.diagnosis.tree, TreeKind::CompileHbmOom);
     assert!(r.diagnosis.path.iter().any(|p| p == "aggregate"), "{:?}", r.diagnosis.path);
-    assert!(r.modules.iter().any(|m| m.source_kind == "xla_dump_text"));
+    assert!(r.modules.iter().any(|m| m.source_kind == oomscope_report::SourceKind::XlaDumpText));
 }
 
 #[test]
 fn proto_and_text_of_one_module_are_reported_once_with_the_compiler_peak() {
     let r = analyze_files(load_folder(&corpus().join("xla-runs/new-libtpu-fits")));
-    let hbm: Vec<_> = r.modules.iter().filter(|m| m.memory_space == 0).collect();
+    let hbm: Vec<_> = r.modules.iter().filter(|m| m.memory_space == oomscope_report::MemoryColor::Device).collect();
     assert_eq!(hbm.len(), 1, "{:?}", hbm.iter().map(|m| (&m.source_kind, &m.peak_kind)).collect::<Vec<_>>());
-    assert_eq!(hbm[0].source_kind, "hlo_proto");
+    assert_eq!(hbm[0].source_kind, oomscope_report::SourceKind::HloProto);
     assert!(hbm[0].compiler_peak_bytes.is_some(), "the live-range peak of the text dump is kept");
+}
+
+/// The typed vocabulary is written as the words and integers the JSON
+/// always had, for every module and OOM of the corpus, and a report read
+/// back from its JSON writes the same words (none is lost or renamed).
+#[test]
+fn the_vocabulary_keeps_its_json_words() {
+    let r = analyze_files(load_folder(&corpus()));
+    let json = serde_json::to_value(&r).unwrap();
+    let words = |json: &serde_json::Value, list: &str, field: &str| -> Vec<serde_json::Value> {
+        json[list].as_array().unwrap().iter().map(|v| v[field].clone()).collect()
+    };
+    let peak_kinds = ["heap_simulator", "buffer_liveness", "buffer_liveness_estimated", "live_range"];
+    for kind in words(&json, "modules", "peak_kind") {
+        assert!(peak_kinds.contains(&kind.as_str().unwrap()), "{kind}");
+    }
+    for kind in words(&json, "modules", "source_kind") {
+        assert!(["hlo_proto", "xplane", "xla_dump_text"].contains(&kind.as_str().unwrap()), "{kind}");
+    }
+    let colours = words(&json, "modules", "memory_space");
+    assert!(colours.iter().all(|s| s.is_i64()) && colours.contains(&serde_json::json!(0)), "{colours:?}");
+    let spaces = words(&json, "oom_events", "memory_space");
+    assert!(spaces.contains(&serde_json::json!("hbm")) && spaces.contains(&serde_json::json!("gpu")), "{spaces:?}");
+    // Read back and written again: the same words in the same places.
+    let again: oomscope_report::Report = serde_json::from_value(json.clone()).unwrap();
+    let back = serde_json::to_value(&again).unwrap();
+    for (list, field) in [("modules", "peak_kind"), ("modules", "source_kind"), ("modules", "memory_space"), ("oom_events", "memory_space")] {
+        assert_eq!(words(&back, list, field), words(&json, list, field), "{list}[].{field}");
+    }
 }
 
 /// The same dump folder dropped as a folder, a zip and a tar.gz gives the same modules.

@@ -5,6 +5,7 @@
 
 use leptos::prelude::*;
 use oomscope_report::units::format_bytes;
+use oomscope_report::MemoryColor;
 
 /// A byte quantity, e.g. `<Bytes value=n/>`.
 #[component]
@@ -54,12 +55,12 @@ pub fn group_digits(value: u64) -> String {
 }
 
 /// The memory-space colour XLA uses, as words (`0` → HBM).
-pub fn memory_space_name(space: i64) -> String {
+pub fn memory_space_name(space: MemoryColor) -> String {
     match space {
-        0 => "HBM (device memory)".to_string(),
-        1 => "VMEM (on-chip vector memory)".to_string(),
-        5 => "Host memory".to_string(),
-        other => format!("Other on-chip memory (XLA memory colour {other})"),
+        MemoryColor::Device => "HBM (device memory)".to_string(),
+        MemoryColor::Vmem => "VMEM (on-chip vector memory)".to_string(),
+        MemoryColor::Host => "Host memory".to_string(),
+        MemoryColor::Other(other) => format!("Other on-chip memory (XLA memory colour {other})"),
     }
 }
 
@@ -147,6 +148,6 @@ mod tests {
         for key in ["half_limit_bytes", "per_chip_bytes", "max_hbm_size_mib", "largest_pct_of_limit"] {
             assert!(!fact_label(key).contains('_'), "{key}");
         }
-        assert!(!memory_space_name(6).starts_with("space"));
+        assert!(!memory_space_name(MemoryColor::from(6)).starts_with("space"));
     }
 }

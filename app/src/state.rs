@@ -129,7 +129,7 @@ impl Selection {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BufferFocus {
     pub module: String,
-    pub memory_space: i64,
+    pub memory_space: oomscope_report::MemoryColor,
     pub buffer_id: Option<i64>,
     pub buffer_name: String,
     pub listing_rank: Option<u32>,

@@ -2,6 +2,23 @@
 
 import fs from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The repository's root. */
+export const REPOSITORY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+/**
+ * The shared corpus of real inputs, read in place: `OOMSCOPE_CORPUS`, else
+ * `../shared/corpus` beside the repository (as the Rust tests'
+ * `oomscope-testdata`). Throws naming the path when it is not there.
+ */
+export function corpusDir() {
+  const dir = process.env.OOMSCOPE_CORPUS || path.resolve(REPOSITORY, "../shared/corpus");
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
+    throw new Error(`the shared corpus is not at ${dir}: check out shared/ beside the repository, or set OOMSCOPE_CORPUS to the corpus folder`);
+  }
+  return dir;
+}
 
 export const CONTENT_TYPES = {
   ".html": "text/html; charset=utf-8",

@@ -15,13 +15,13 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { launchChromium, serveDist } from "./lib.mjs";
+import { corpusDir, launchChromium, serveDist } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
 const DIST = path.join(ROOT, "dist");
 const OUT = path.join(HERE, "out");
-const CORPUS = process.env.OOMSCOPE_CORPUS || path.resolve(ROOT, "../shared/corpus");
+const CORPUS = corpusDir();
 const FIXTURE = path.join(ROOT, "fixtures/oom-single-buffer");
 const TIMEOUT = 60_000;
 

@@ -18,13 +18,13 @@ import fs from "node:fs";
 import path from "node:path";
 import zlib from "node:zlib";
 import { fileURLToPath } from "node:url";
-import { launchChromium, sectionAtTop, serveDist } from "./lib.mjs";
+import { corpusDir, launchChromium, sectionAtTop, serveDist } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
 const DIST = path.join(ROOT, "dist");
 const OUT = path.join(HERE, "out");
-const CORPUS = process.env.OOMSCOPE_CORPUS || path.resolve(ROOT, "../shared/corpus");
+const CORPUS = corpusDir();
 const TIMEOUT = 60_000;
 const HOSTILE_NAME = "<img src=x onerror=window.__xss=1>.txt";
 

@@ -16,13 +16,13 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { dropFiles, openExamplePage } from "./lib.mjs";
+import { corpusDir, dropFiles, openExamplePage } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
 const DIST = path.join(ROOT, "dist");
 const OUT = path.join(HERE, "out");
-const CORPUS = process.env.OOMSCOPE_CORPUS || path.resolve(ROOT, "../shared/corpus");
+const CORPUS = corpusDir();
 const SNAPSHOTS = path.join(CORPUS, "snapshots");
 const TIMEOUT = 60_000;
 

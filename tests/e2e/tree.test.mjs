@@ -18,14 +18,14 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { launchChromium, sectionAtTop, serveDist } from "./lib.mjs";
+import { corpusDir, launchChromium, sectionAtTop, serveDist } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
 const DIST = path.join(ROOT, "dist");
 const OUT = path.join(HERE, "out");
 const EXAMPLE = path.join(ROOT, "fixtures/oom-single-buffer");
-const CORPUS = process.env.OOMSCOPE_CORPUS || path.resolve(ROOT, "../shared/corpus");
+const CORPUS = corpusDir();
 const TIMEOUT = 60_000;
 
 let server;

@@ -255,7 +255,10 @@ test("steps: the leak's slope matches the log's true growth; hover shows the log
 
   const toolbar = page.locator("#steps .plot-toolbar").first();
   const svg = (await download(toolbar.locator("button", { hasText: "SVG" }))).body.toString("utf8");
-  assert.ok(svg.startsWith("<svg") && svg.includes("stroke-dasharray"), "SVG with trend lines");
+  // plotters draws a dashed trend as one short polyline per dash, in its
+  // series' colour (the first series' is the palette's first, #0969da).
+  const dashes = svg.match(/stroke="#0969DA" stroke-width="\d+" points="-?\d+,-?\d+ -?\d+,-?\d+ "/gi) ?? [];
+  assert.ok(svg.startsWith("<svg") && svg.includes("Memory per step") && dashes.length > 10, `SVG with its title and trend lines (${dashes.length} dashes)`);
   const csv = csvRows((await download(toolbar.locator("button", { hasText: "CSV" }))).body.toString("utf8"));
   const leakPoints = csv.filter((r) => r[3].endsWith("jax_cpu_leak.log"));
   assert.ok(leakPoints.length > 10);

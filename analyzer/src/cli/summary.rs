@@ -4,7 +4,7 @@
 //! path in the words the page uses (node titles, not ids).
 
 use oomscope_report::units::format_bytes;
-use oomscope_report::{ModuleReport, OomEvent, OomKind, PeakBuffer, Report};
+use oomscope_report::{ModuleReport, OomEvent, OomKind, PeakBuffer, PeakKind, Report};
 use std::fmt::Write;
 
 /// How many of a module's (or an OOM message's) largest buffers are listed.
@@ -156,8 +156,8 @@ fn oom_events(s: &mut String, r: &Report) {
             places[0]
         );
         match (
-            e.used_bytes.or(e.requested_bytes),
-            e.limit_bytes.or(e.total_capacity_bytes),
+            e.used().or(e.requested_bytes),
+            e.limit(),
         ) {
             (Some(used), Some(limit)) => {
                 let _ = writeln!(
@@ -166,7 +166,7 @@ fn oom_events(s: &mut String, r: &Report) {
                     format_bytes(used),
                     format_bytes(limit),
                     percent(used, limit),
-                    e.exceeded_bytes
+                    e.excess()
                         .map(|x| format!(", exceeded by {}", format_bytes(x)))
                         .unwrap_or_default()
                 );
@@ -176,7 +176,7 @@ fn oom_events(s: &mut String, r: &Report) {
             }
             _ => {}
         }
-        let limit = e.limit_bytes.unwrap_or(0);
+        let limit = e.limit().unwrap_or(0);
         let mut largest: Vec<_> = e.top_allocations.iter().collect();
         largest.sort_by(|a, b| b.size_bytes.cmp(&a.size_bytes).then(a.rank.cmp(&b.rank)));
         for a in largest.into_iter().take(LARGEST_BUFFERS) {
@@ -202,10 +202,10 @@ pub fn largest_peak_buffers(m: &ModuleReport) -> Vec<&PeakBuffer> {
 }
 
 fn module(s: &mut String, m: &ModuleReport) {
-    let peak_kind = match m.peak_kind.as_str() {
-        "heap_simulator" => " (heap-simulator peak, as XProf)".to_string(),
-        "live_range" => " (live-range peak, as the compiler's dump)".to_string(),
-        "" => String::new(),
+    let peak_kind = match &m.peak_kind {
+        PeakKind::HeapSimulator => " (heap-simulator peak, as XProf)".to_string(),
+        PeakKind::LiveRange => " (live-range peak, as the compiler's dump)".to_string(),
+        PeakKind::Other(word) if word.is_empty() => String::new(),
         other => format!(" ({other} peak)"),
     };
     let _ = writeln!(

@@ -7,14 +7,14 @@
 use oomscope_analyzer::InputFile;
 use std::path::{Path, PathBuf};
 
-/// `../shared/corpus` beside the repository (CI has it there too).
+/// The shared corpus (`oomscope_testdata`: `../shared/corpus`, or `OOMSCOPE_CORPUS`).
 pub fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus")
+    oomscope_testdata::corpus()
 }
 
 /// The project's committed fixtures.
 pub fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
+    oomscope_testdata::fixtures()
 }
 
 /// Every file below `dir`, named `<dir name>/<relative path>` as when a folder is dropped.

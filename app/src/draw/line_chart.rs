@@ -1,7 +1,14 @@
-//! A plain line chart on a `<canvas>`, drawn with plotters: byte values (y)
-//! over an index (x), with horizontal reference lines (a limit) and one
-//! marked x (a peak). The module view's heap curve when there are no buffer
-//! lifetimes to draw a timeline from.
+//! Byte values (y) over a numeric x (program order, a training step, a
+//! time), drawn with plotters: the one line-chart drawing of the page. The
+//! same [`plot`] draws on the canvas (plotters' canvas back end) and into
+//! the SVG export (its SVG back end), so an export is what the user saw.
+//!
+//! A [`Chart`] holds series (solid, dashed or dotted; held as steps or
+//! interpolated), horizontal reference lines (limits), marks (a jump, the
+//! end of a projection), one marked x (a peak), and optionally a title and
+//! legend drawn in the image (charts whose legend is markup leave them
+//! out). [`plot`] returns the [`PlotFrame`] that maps pixels back to data,
+//! for hover.
 //!
 //! Series with more points than the canvas has pixels are drawn as their
 //! per-pixel maximum, so a peak is never lost to sampling.
@@ -13,20 +20,37 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::line_plot::nice_ceiling;
+/// Colours of overlaid series (colour-blind-safe order, dark enough on white).
+pub const PALETTE: [&str; 8] = [
+    "#0969da", "#bc4c00", "#1a7f37", "#8250df", "#cf222e", "#0e7490", "#9a6700", "#57606a",
+];
+
+/// How a series' line is stroked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stroke {
+    /// The values read.
+    Solid,
+    /// A model of them (a trend, an unpadded twin).
+    Dashed,
+    /// An extrapolation (a projection to the limit).
+    Dotted,
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
+    /// Shown in the chart's own legend (when it draws one); empty for a
+    /// series that belongs to another (a trend).
     pub label: String,
     /// `(x, bytes)`, x increasing.
     pub points: Vec<(f64, f64)>,
     pub color: &'static str,
-    pub dashed: bool,
+    pub stroke: Stroke,
     /// Hold each value until the next point (a heap between events) rather
     /// than interpolating (a sampled quantity).
     pub steps: bool,
 }
 
+/// A horizontal reference line, e.g. a memory limit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RefLine {
     pub label: String,
@@ -34,21 +58,85 @@ pub struct RefLine {
     pub color: &'static str,
 }
 
+/// A vertical line at one x, labelled (the peak).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Marker {
     pub x: f64,
     pub label: String,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkShape {
+    /// A small filled square (where a projection meets the limit).
+    Square,
+    /// A downward triangle above the point (a sudden jump).
+    Jump,
+}
+
+/// One data point marked with a shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mark {
+    pub x: f64,
+    pub bytes: f64,
+    pub color: &'static str,
+    pub shape: MarkShape,
+}
+
+/// Everything a chart shows. Ranges default to the data's (x) and to the
+/// series and reference lines (y); a caller that decides what the axes
+/// include (the steps chart's "show the projection") sets them.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Chart {
+    /// Drawn at the top with the series' legend when set.
+    pub title: Option<String>,
+    pub x_label: String,
+    pub series: Vec<Series>,
+    pub lines: Vec<RefLine>,
+    pub marks: Vec<Mark>,
+    pub marker: Option<Marker>,
+    pub x_range: Option<(f64, f64)>,
+    /// The largest value the y axis must hold (rounded up to a tidy maximum).
+    pub y_top: Option<f64>,
+}
+
+/// Where the plot area is (CSS pixels) and what it shows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlotFrame {
+    pub left: f64,
+    pub top: f64,
+    pub width: f64,
+    pub height: f64,
+    pub x0: f64,
+    pub x1: f64,
+    pub y_max: f64,
+}
+
+impl PlotFrame {
+    pub fn px(&self, x: f64) -> f64 {
+        self.left + (x - self.x0) / (self.x1 - self.x0) * self.width
+    }
+    /// The x value under a pixel column.
+    pub fn x_at(&self, px: f64) -> f64 {
+        self.x0 + (px - self.left) / self.width * (self.x1 - self.x0)
+    }
+}
+
 const MARGIN_LEFT: f64 = 76.0;
 const MARGIN_RIGHT: f64 = 16.0;
 const MARGIN_TOP: f64 = 14.0;
 const MARGIN_BOTTOM: f64 = 34.0;
+/// Title and legend rows above the plot, when the chart draws them.
+const HEADER: f64 = 44.0;
 const AXIS: RGBColor = RGBColor(0x57, 0x60, 0x6a);
 const GRID: RGBColor = RGBColor(0xe4, 0xe7, 0xeb);
+const TEXT: RGBColor = RGBColor(0x1f, 0x23, 0x28);
 const PEAK: RGBColor = RGBColor(0xbc, 0x4c, 0x00);
+const JUMP: RGBColor = RGBColor(0xcf, 0x22, 0x2e);
 const FONT: &str = "sans-serif";
+/// Characters of a legend label drawn in the image.
+const LEGEND_CHARS: usize = 60;
 
+/// The heap curve of a module: a canvas with a markup legend.
 #[component]
 pub fn LineChart(
     series: Vec<Series>,
@@ -63,7 +151,7 @@ pub fn LineChart(
 
     let legend = series
         .iter()
-        .map(|s| (s.label.clone(), s.color, s.dashed))
+        .map(|s| (s.label.clone(), s.color, s.stroke != Stroke::Solid))
         .chain(lines.iter().map(|l| (l.label.clone(), l.color, true)))
         .map(|(label, color, dashed)| {
             view! {
@@ -74,12 +162,13 @@ pub fn LineChart(
             }
         })
         .collect_view();
+    let chart = Chart { x_label: x_label.to_string(), series, lines, marker, ..Chart::default() };
 
     Effect::new(move |_| {
         resized.track();
         if let Some(element) = canvas.get() {
             // Without a 2D context nothing is drawn; the figures are above.
-            let _ = draw(&element, &series, &lines, marker.as_ref(), x_label);
+            let _ = draw_on_canvas(&element, None, &chart);
         }
     });
 
@@ -91,24 +180,37 @@ pub fn LineChart(
     }
 }
 
-/// Draws the chart on its canvas at the device's pixel ratio.
-fn draw(
+/// Draws `chart` on a canvas at the device's pixel ratio; the width is the
+/// canvas's laid-out width, the height `height` CSS pixels (else its
+/// laid-out height).
+pub fn draw_on_canvas(
     canvas: &web_sys::HtmlCanvasElement,
-    series: &[Series],
-    lines: &[RefLine],
-    marker: Option<&Marker>,
-    x_label: &str,
-) -> Result<(), String> {
+    height: Option<f64>,
+    chart: &Chart,
+) -> Result<PlotFrame, String> {
     let ratio = gloo_utils::window().device_pixel_ratio().clamp(1.0, 3.0);
     let width = f64::from(canvas.client_width()).max(300.0);
-    let height = f64::from(canvas.client_height()).max(160.0);
+    let height = height.unwrap_or_else(|| f64::from(canvas.client_height()).max(160.0));
     canvas.set_width((width * ratio).round() as u32);
     canvas.set_height((height * ratio).round() as u32);
     let backend = plotters_canvas::CanvasBackend::with_canvas_object(canvas.clone())
         .ok_or("the canvas has no 2D context")?;
     let area = backend.into_drawing_area();
-    plot(&area, ratio, series, lines, marker, x_label)?;
-    area.present().map_err(|e| e.to_string())
+    let frame = plot(&area, ratio, chart)?;
+    area.present().map_err(|e| e.to_string())?;
+    Ok(frame)
+}
+
+/// `chart` as an SVG document `width` × `height` CSS pixels.
+pub fn svg(chart: &Chart, width: f64, height: f64) -> Result<String, String> {
+    let mut out = String::new();
+    {
+        let area = SVGBackend::with_string(&mut out, (width.round() as u32, height.round() as u32))
+            .into_drawing_area();
+        plot(&area, 1.0, chart)?;
+        area.present().map_err(|e| e.to_string())?;
+    }
+    Ok(out)
 }
 
 /// `#0969da` → its colour (grey for anything else).
@@ -121,112 +223,216 @@ fn rgb(hex: &str) -> RGBColor {
     RGBColor(channel(1), channel(3), channel(5))
 }
 
-/// Draws the chart on `area`; sizes are CSS pixels times `scale`.
+/// The axes' ranges: the caller's, else the data's.
+fn ranges(chart: &Chart) -> (f64, f64, f64) {
+    let (mut x0, mut x1) = chart.x_range.unwrap_or_else(|| {
+        chart
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0))
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| (lo.min(x), hi.max(x)))
+    });
+    if !x0.is_finite() || !x1.is_finite() {
+        (x0, x1) = (0.0, 1.0);
+    }
+    if x1 <= x0 {
+        x1 = x0 + 1.0;
+    }
+    let y_top = chart.y_top.unwrap_or_else(|| {
+        chart
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .chain(chart.lines.iter().map(|l| l.bytes))
+            .fold(0.0f64, f64::max)
+    });
+    (x0, x1, nice_ceiling(y_top * 1.04))
+}
+
+/// Draws `chart` on `area`; sizes are CSS pixels times `scale`.
 pub fn plot<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     scale: f64,
-    series: &[Series],
-    lines: &[RefLine],
-    marker: Option<&Marker>,
-    x_label: &str,
-) -> Result<(), String> {
+    chart: &Chart,
+) -> Result<PlotFrame, String> {
     let px = |v: f64| (v * scale).round() as i32;
-    let text = |colour: RGBColor| TextStyle {
-        font: (FONT, 12.0 * scale).into_font(),
-        color: colour.to_backend_color(),
-        pos: Pos::new(HPos::Left, VPos::Top),
+    let width_of = |v: f64| px(v).max(1) as u32;
+    let text = |colour: RGBColor, bold: bool| {
+        let font = (FONT, 12.0 * scale).into_font();
+        let font = if bold { font.style(FontStyle::Bold) } else { font };
+        TextStyle {
+            font,
+            color: colour.to_backend_color(),
+            pos: Pos::new(HPos::Left, VPos::Top),
+        }
     };
     let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     area.fill(&WHITE).map_err(err)?;
-    let all_x = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
-    let (x_min, x_max) = all_x.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
-        (lo.min(x), hi.max(x))
-    });
-    if !x_min.is_finite() {
-        return Ok(());
-    }
-    let x_span = if x_max > x_min { x_max - x_min } else { 1.0 };
-    let y_top = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.1))
-        .chain(lines.iter().map(|l| l.bytes))
-        .fold(0.0f64, f64::max);
-    let y_max = nice_ceiling(y_top * 1.04);
-    let x_end = x_min + x_span;
+    let (x0, x1, y_max) = ranges(chart);
+    // plotters picks decimal round ticks: counted in the unit of the axis
+    // top (KiB, MiB, GiB) they are tidy byte values (512 MiB, 1.5 GiB).
+    let unit = byte_unit(y_max);
+    let y = |bytes: f64| bytes / unit;
 
-    let mut chart = ChartBuilder::on(area)
-        .margin_top(px(MARGIN_TOP))
+    let header = if chart.title.is_some() { HEADER } else { 0.0 };
+    if let Some(title) = &chart.title {
+        area.draw(&Text::new(title.clone(), (px(MARGIN_LEFT), px(8.0)), text(TEXT, true)))
+            .map_err(err)?;
+        let mut x = MARGIN_LEFT;
+        let width = f64::from(area.dim_in_pixel().0) / scale;
+        for s in chart.series.iter().filter(|s| !s.label.is_empty()) {
+            let label: String = s.label.chars().take(LEGEND_CHARS).collect();
+            let item = label.chars().count() as f64 * 6.6 + 34.0;
+            if x + item > width {
+                break;
+            }
+            let colour = rgb(s.color);
+            area.draw(&PathElement::new(
+                vec![(px(x), px(34.0)), (px(x + 18.0), px(34.0))],
+                colour.stroke_width(width_of(2.5)),
+            ))
+            .map_err(err)?;
+            area.draw(&Text::new(label, (px(x + 24.0), px(34.0)), text(TEXT, false).pos(Pos::new(HPos::Left, VPos::Center))))
+                .map_err(err)?;
+            x += item;
+        }
+    }
+
+    let mut plane = ChartBuilder::on(area)
+        .margin_top(px(MARGIN_TOP + header))
         .margin_right(px(MARGIN_RIGHT))
         .x_label_area_size(px(MARGIN_BOTTOM))
         .y_label_area_size(px(MARGIN_LEFT))
-        .build_cartesian_2d(x_min..x_end, 0f64..y_max)
+        .build_cartesian_2d(x0..x1, 0f64..y(y_max))
         .map_err(err)?;
-    chart
+    plane
         .configure_mesh()
         .disable_x_mesh()
         .bold_line_style(GRID.stroke_width(1))
         .light_line_style(TRANSPARENT)
         .axis_style(AXIS.stroke_width(1))
         .y_labels(5)
-        .y_label_formatter(&|v| format_bytes(*v as u64))
+        .y_label_formatter(&|v| format_bytes((*v * unit).round() as u64))
         .x_labels(5)
-        .x_label_formatter(&|v| format!("{}", v.round() as i64))
-        .x_desc(x_label)
-        .label_style(text(AXIS))
-        .axis_desc_style(text(AXIS))
+        .x_label_formatter(&|v| tick_label(*v))
+        .x_desc(chart.x_label.as_str())
+        .label_style(text(AXIS, false))
+        .axis_desc_style(text(AXIS, false))
         .draw()
         .map_err(err)?;
 
-    for line in lines {
+    // Near-equal limits (one per series) share one label.
+    let mut labelled: Vec<f64> = Vec::new();
+    for line in chart.lines.iter().filter(|l| l.bytes <= y_max) {
         let colour = rgb(line.color);
-        chart
+        plane
             .draw_series(DashedLineSeries::new(
-                [(x_min, line.bytes), (x_end, line.bytes)],
+                [(x0, y(line.bytes)), (x1, y(line.bytes))],
                 px(6.0),
                 px(4.0),
-                colour.stroke_width(px(1.5) as u32),
+                colour.stroke_width(width_of(1.5)),
             ))
             .map_err(err)?;
-        let (x, y) = chart.backend_coord(&(x_end, line.bytes));
-        area.draw(&Text::new(
-            line.label.clone(),
-            (x - px(4.0), y - px(3.0)),
-            text(colour).pos(Pos::new(HPos::Right, VPos::Bottom)),
-        ))
-        .map_err(err)?;
-    }
-
-    let plot_width = f64::from(chart.plotting_area().dim_in_pixel().0);
-    for s in series {
-        let thin = per_pixel_max(&s.points, x_min, x_span, plot_width);
-        let points = if s.steps { as_steps(&thin) } else { thin };
-        let colour = rgb(s.color);
-        if s.dashed {
-            chart
-                .draw_series(DashedLineSeries::new(points, px(4.0), px(3.0), colour.stroke_width(px(1.25) as u32)))
-                .map_err(err)?;
-        } else {
-            chart
-                .draw_series(LineSeries::new(points, colour.stroke_width(px(1.75).max(1) as u32)))
-                .map_err(err)?;
+        if labelled.iter().all(|&b| (b - line.bytes).abs() > 0.01 * b) {
+            let (left, top) = plane.backend_coord(&(x1, y(line.bytes)));
+            area.draw(&Text::new(
+                line.label.clone(),
+                (left - px(4.0), top - px(3.0)),
+                text(colour, true).pos(Pos::new(HPos::Right, VPos::Bottom)),
+            ))
+            .map_err(err)?;
+            labelled.push(line.bytes);
         }
     }
 
-    if let Some(marker) = marker {
-        chart
-            .draw_series(LineSeries::new([(marker.x, 0.0), (marker.x, y_max)], PEAK.stroke_width(px(1.0).max(1) as u32)))
+    let plot_width = f64::from(plane.plotting_area().dim_in_pixel().0);
+    for s in &chart.series {
+        let visible = clip(&s.points, x0, x1, y_max);
+        let thin = per_pixel_max(&visible, x0, x1 - x0, plot_width);
+        let thin: Vec<(f64, f64)> = thin.into_iter().map(|(x, bytes)| (x, y(bytes))).collect();
+        let points = if s.steps { as_steps(&thin) } else { thin };
+        let colour = rgb(s.color);
+        match s.stroke {
+            Stroke::Solid => plane
+                .draw_series(LineSeries::new(points, colour.stroke_width(width_of(1.75))))
+                .map(|_| ()),
+            Stroke::Dashed => plane
+                .draw_series(DashedLineSeries::new(points, px(6.0), px(4.0), colour.stroke_width(width_of(1.25))))
+                .map(|_| ()),
+            Stroke::Dotted => plane
+                .draw_series(DashedLineSeries::new(points, px(2.0), px(3.0), colour.stroke_width(width_of(1.5))))
+                .map(|_| ()),
+        }
+        .map_err(err)?;
+    }
+
+    for mark in chart.marks.iter().filter(|m| (x0..=x1).contains(&m.x) && m.bytes <= y_max) {
+        let colour = rgb(mark.color);
+        let at = (mark.x, y(mark.bytes));
+        match mark.shape {
+            MarkShape::Square => plane.draw_series(std::iter::once(
+                EmptyElement::at(at) + Rectangle::new([(-px(3.0), -px(3.0)), (px(3.0), px(3.0))], colour.filled()),
+            )),
+            MarkShape::Jump => plane.draw_series(std::iter::once(
+                EmptyElement::at(at)
+                    + PathElement::new(
+                        vec![(-px(5.0), -px(12.0)), (0, -px(4.0)), (px(5.0), -px(12.0)), (-px(5.0), -px(12.0))],
+                        JUMP.stroke_width(width_of(2.0)),
+                    ),
+            )),
+        }
+        .map_err(err)?;
+    }
+
+    if let Some(marker) = &chart.marker {
+        plane
+            .draw_series(LineSeries::new([(marker.x, 0.0), (marker.x, y(y_max))], PEAK.stroke_width(width_of(1.0))))
             .map_err(err)?;
-        let (x, top) = chart.backend_coord(&(marker.x, y_max));
-        let right_half = marker.x > x_min + x_span / 2.0;
+        let (x, top) = plane.backend_coord(&(marker.x, y(y_max)));
+        let right_half = marker.x > x0 + (x1 - x0) / 2.0;
         let (anchor, dx) = if right_half { (HPos::Right, -px(4.0)) } else { (HPos::Left, px(4.0)) };
         area.draw(&Text::new(
             marker.label.clone(),
             (x + dx, top + px(2.0)),
-            text(PEAK).pos(Pos::new(anchor, VPos::Top)),
+            text(PEAK, false).pos(Pos::new(anchor, VPos::Top)),
         ))
         .map_err(err)?;
     }
-    Ok(())
+
+    let (xs, ys) = plane.plotting_area().get_pixel_range();
+    Ok(PlotFrame {
+        left: f64::from(xs.start) / scale,
+        top: f64::from(ys.start) / scale,
+        width: f64::from(xs.end - xs.start) / scale,
+        height: f64::from(ys.end - ys.start) / scale,
+        x0,
+        x1,
+        y_max,
+    })
+}
+
+/// The part of a line inside `[x0, x1] × [0, y_max]`: points past `x1` are
+/// cut where the line crosses it (a projection beyond the axes), values
+/// above the axis are held at its top.
+fn clip(points: &[(f64, f64)], x0: f64, x1: f64, y_max: f64) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(points.len());
+    for (i, &(x, y)) in points.iter().enumerate() {
+        if x > x1 {
+            if let Some(&(xa, ya)) = i.checked_sub(1).and_then(|j| points.get(j)) {
+                if xa < x1 {
+                    out.push((x1, ya + (y - ya) * (x1 - xa) / (x - xa)));
+                }
+            }
+            break;
+        }
+        if x >= x0 {
+            out.push((x, y));
+        }
+    }
+    for p in &mut out {
+        p.1 = p.1.clamp(0.0, y_max);
+    }
+    out
 }
 
 /// A held value between points: each point after the first is preceded
@@ -272,9 +478,67 @@ fn per_pixel_max(points: &[(f64, f64)], x_min: f64, x_span: f64, plot_w: f64) ->
     out
 }
 
+/// `12000` → `12,000`; `2.5` → `2.50`.
+fn tick_label(value: f64) -> String {
+    if value.fract().abs() < 1e-9 && value.abs() < 1e15 {
+        let digits = crate::format::group_digits(value.abs().round() as u64);
+        if value < 0.0 {
+            format!("-{digits}")
+        } else {
+            digits
+        }
+    } else {
+        format!("{value:.2}")
+    }
+}
+
+/// The power of 1024 (1 B, KiB, MiB, ...) an axis up to `top` bytes counts in.
+fn byte_unit(top: f64) -> f64 {
+    let mut unit = 1.0;
+    while top / unit >= 1024.0 {
+        unit *= 1024.0;
+    }
+    unit
+}
+
+/// Rounds a byte value up to a tidy axis maximum (1, 2, 2.5, 5 × a power of
+/// 1024 and 10).
+pub fn nice_ceiling(value: f64) -> f64 {
+    if value <= 0.0 || !value.is_finite() {
+        return 1.0;
+    }
+    let mut unit = 1.0;
+    while value / unit >= 1024.0 {
+        unit *= 1024.0;
+    }
+    let scaled = value / unit;
+    let magnitude = 10f64.powf(scaled.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * magnitude)
+        .find(|c| *c >= scaled)
+        .unwrap_or(10.0 * magnitude);
+    step * unit
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The texts an SVG document draws (plotters writes each on its own line).
+    fn texts(doc: &str) -> Vec<&str> {
+        doc.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('<')).collect()
+    }
+
+    fn heap() -> Series {
+        Series {
+            label: "Heap".into(),
+            points: vec![(0.0, 1.0e9), (5.0, 3.0e9), (9.0, 2.0e9)],
+            color: "#0969da",
+            stroke: Stroke::Solid,
+            steps: true,
+        }
+    }
 
     #[test]
     fn steps_hold_each_value_until_the_next_point() {
@@ -283,28 +547,58 @@ mod tests {
             [(0.0, 1.0), (2.0, 1.0), (2.0, 5.0), (3.0, 5.0), (3.0, 2.0)]
         );
         assert_eq!(rgb("#0969da"), RGBColor(0x09, 0x69, 0xda));
+        assert_eq!(tick_label(12000.0), "12,000");
+        assert_eq!(nice_ceiling(3.1 * 1024.0 * 1024.0), 5.0 * 1024.0 * 1024.0);
+        assert_eq!(byte_unit(5.0 * 1024.0 * 1024.0), 1024.0 * 1024.0);
+        assert_eq!(byte_unit(100.0), 1.0);
     }
 
     #[test]
     fn the_chart_draws_its_parts_in_svg() {
-        let series = vec![Series {
-            label: "Heap".into(),
-            points: vec![(0.0, 1.0e9), (5.0, 3.0e9), (9.0, 2.0e9)],
-            color: "#0969da",
-            dashed: false,
-            steps: true,
-        }];
-        let lines = vec![RefLine { label: "HBM limit 4.00 GiB".into(), bytes: 4.0 * 1073741824.0, color: "#cf222e" }];
-        let marker = Marker { x: 5.0, label: "peak 2.79 GiB at 5".into() };
-        let mut svg = String::new();
-        {
-            let area = SVGBackend::with_string(&mut svg, (600, 260)).into_drawing_area();
-            plot(&area, 1.0, &series, &lines, Some(&marker), "program order").unwrap();
-            area.present().unwrap();
-        }
+        let chart = Chart {
+            x_label: "program order".into(),
+            series: vec![heap()],
+            lines: vec![RefLine { label: "HBM limit 4.00 GiB".into(), bytes: 4.0 * 1073741824.0, color: "#cf222e" }],
+            marker: Some(Marker { x: 5.0, label: "peak 2.79 GiB at 5".into() }),
+            ..Chart::default()
+        };
+        let doc = svg(&chart, 600.0, 260.0).unwrap();
         for part in ["HBM limit 4.00 GiB", "peak 2.79 GiB at 5", "program order", "GiB"] {
-            assert!(svg.contains(part), "{part} in the chart");
+            assert!(doc.contains(part), "{part} in the chart");
         }
+        // The axis counts in GiB: its labels are tidy (2.00 GiB, 4.00 GiB),
+        // not decimal byte counts shown in GiB (953.67 MiB, 1.86 GiB).
+        let labels = texts(&doc);
+        assert!(labels.contains(&"2.00 GiB") && labels.contains(&"4.00 GiB"), "{labels:?}");
+        assert!(!texts(&doc).contains(&"Heap"), "no legend in the image without a title");
+    }
+
+    #[test]
+    fn a_titled_chart_carries_its_legend_trend_projection_and_jumps() {
+        let trend = Series { label: String::new(), points: vec![(0.0, 1.0e9), (9.0, 2.5e9)], stroke: Stroke::Dashed, steps: false, ..heap() };
+        let projection = Series { label: String::new(), points: vec![(9.0, 2.5e9), (90.0, 8.0e9)], stroke: Stroke::Dotted, steps: false, ..heap() };
+        let solid = svg(&Chart { series: vec![heap()], ..Chart::default() }, 800.0, 300.0).unwrap();
+        let chart = Chart {
+            title: Some("Memory per step".into()),
+            x_label: "training step".into(),
+            series: vec![heap(), trend, projection],
+            marks: vec![Mark { x: 5.0, bytes: 3.0e9, color: "#0969da", shape: MarkShape::Jump }],
+            x_range: Some((0.0, 40.0)),
+            ..Chart::default()
+        };
+        let doc = svg(&chart, 800.0, 300.0).unwrap();
+        assert!(texts(&doc).contains(&"Memory per step") && texts(&doc).contains(&"Heap"), "title and legend");
+        let lines = |d: &str| d.to_ascii_lowercase().matches("#0969da").count();
+        assert!(lines(&doc) > lines(&solid) + 10, "the dashed trend and dotted projection are drawn as dashes");
+        assert!(doc.to_ascii_lowercase().contains("#cf222e"), "the jump mark");
+    }
+
+    #[test]
+    fn lines_are_cut_at_the_axes() {
+        let cut = clip(&[(0.0, 10.0), (100.0, 20.0), (1000.0, 110.0)], 0.0, 100.0, 15.0);
+        assert_eq!(cut, vec![(0.0, 10.0), (100.0, 15.0)]);
+        let crossing = clip(&[(50.0, 10.0), (150.0, 20.0)], 0.0, 100.0, 100.0);
+        assert_eq!(crossing, vec![(50.0, 10.0), (100.0, 15.0)]);
     }
 
     #[test]

@@ -1,9 +1,9 @@
-//! Shared drawing code, not views: the [`painter::Painter`] that draws once
-//! for the canvas and the SVG export, the padding bars, the byte-over-x
-//! line plot (memory over steps) and the heap line chart. Views draw with
-//! these; they never call each other's painters.
+//! Shared drawing code, not views: the [`painter::Painter`] the timeline
+//! draws with once for the canvas and the SVG export, and the plotters
+//! charts (the padding bars, and the line chart of the heap curve and of
+//! memory over steps). Views draw with these; they never call each other's
+//! painters.
 
 pub mod bars;
 pub mod line_chart;
-pub mod line_plot;
 pub mod painter;

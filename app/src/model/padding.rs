@@ -4,7 +4,7 @@
 //! decision tree asks it whether a cited buffer is listed, the padding view
 //! draws it.
 
-use oomscope_layout::{group_buffers, size_of, BufferPadding, GroupBy};
+use oomscope_layout::{group_buffers, BufferPadding, GroupBy};
 use oomscope_report::{PaddingSummary, Report};
 
 use crate::draw::bars::Bar;
@@ -27,7 +27,7 @@ pub struct Subject {
     /// Every buffer considered, padded or not.
     pub buffer_count: usize,
     /// `(display name, memory space)` when the buffers are a module's.
-    pub module: Option<(String, i64)>,
+    pub module: Option<(String, oomscope_report::MemoryColor)>,
     /// The module has buffer lifetimes (a timeline to show a buffer in).
     pub has_timeline: bool,
 }
@@ -96,43 +96,7 @@ pub fn subjects(report: &Report) -> Vec<Subject> {
         .iter()
         .filter_map(|e| {
             let summary = e.padding.clone()?;
-            let all: Vec<BufferPadding> = e
-                .top_allocations
-                .iter()
-                .map(|a| {
-                    // The model's exact sizes (the log's are rounded), as the
-                    // analyzer's event padding uses them.
-                    let (padded, unpadded) = match size_of(&a.shape) {
-                        Ok(size) => (size.padded_bytes, size.unpadded_bytes),
-                        Err(_) => (
-                            a.size_bytes,
-                            a.unpadded_bytes
-                                .or(a.padding_bytes.map(|p| a.size_bytes.saturating_sub(p)))
-                                .unwrap_or(a.size_bytes),
-                        ),
-                    };
-                    BufferPadding {
-                        // The rank stands for the id: it is how the
-                        // decision tree cites a listed allocation.
-                        id: Some(i64::from(a.rank)),
-                        name: a
-                            .xla_label
-                            .clone()
-                            .unwrap_or_else(|| format!("allocation #{}", a.rank)),
-                        shape: a.shape.clone(),
-                        op_name: a.op_name.clone().unwrap_or_default(),
-                        source: a.source.clone().unwrap_or_default(),
-                        padded_bytes: padded,
-                        unpadded_bytes: unpadded,
-                        padding_bytes: padded.saturating_sub(unpadded),
-                        expansion: if unpadded > 0 {
-                            padded as f64 / unpadded as f64
-                        } else {
-                            1.0
-                        },
-                    }
-                })
-                .collect();
+            let all = oomscope_layout::event_buffer_padding(e);
             let buffer_count = all.len();
             Some(Subject {
                 title: format!("OOM in {} (line {})", base_name(&e.input), e.line),
@@ -156,7 +120,7 @@ pub fn first_subject(subjects: &[Subject]) -> usize {
         .iter()
         .enumerate()
         .max_by_key(|(_, s)| {
-            let hbm = s.module.as_ref().is_none_or(|(_, space)| *space == 0);
+            let hbm = s.module.as_ref().is_none_or(|(_, space)| *space == oomscope_report::MemoryColor::Device);
             (hbm, s.summary.peak_padding_bytes, s.summary.total_padding_bytes)
         })
         .map(|(i, _)| i)
@@ -319,7 +283,7 @@ mod tests {
             },
             buffers: Vec::new(),
             buffer_count: 0,
-            module: space.map(|s| ("m".to_string(), s)),
+            module: space.map(|s| ("m".to_string(), oomscope_report::MemoryColor::from(s))),
             has_timeline: false,
         }
     }

@@ -72,7 +72,7 @@ const CITES_SHOWN_PER_ROLE: usize = 3;
 /// hold it.
 struct CiteLinks {
     /// (module display name, memory space, buffer id) of every buffer with a lifetime.
-    timeline: HashSet<(String, i64, i64)>,
+    timeline: HashSet<(String, oomscope_report::MemoryColor, i64)>,
     padding: Box<dyn Fn(&BufferFocus) -> bool + Send + Sync>,
 }
 

@@ -18,7 +18,7 @@ use oomscope_report::{
 use crate::format::{base_name, percent, Bytes};
 
 pub fn kind_title(event: &OomEvent) -> String {
-    let space = event.memory_space.to_uppercase();
+    let space = event.memory_space.as_str().to_uppercase();
     match event.kind {
         OomKind::TpuCompileHbm => "TPU compile-time HBM out of memory".to_string(),
         OomKind::TpuCompileOtherSpace => format!("TPU compile-time out of memory in {space}"),
@@ -192,7 +192,7 @@ fn EventVerdict(event: OomEvent, leaf: Option<DiagnosisNode>) -> impl IntoView {
         <div class="verdict-head">
             <h2 id="verdict-title" class="verdict-title">{kind_title(&event)}</h2>
             <p class="verdict-where">
-                <span class="badge">{event.memory_space.to_uppercase()}</span>
+                <span class="badge">{event.memory_space.as_str().to_uppercase()}</span>
                 " " {location}
             </p>
         </div>
@@ -319,7 +319,7 @@ fn OtherEvents(events: Vec<OomEvent>) -> impl IntoView {
             view! {
                 <tr>
                     <td>{kind_title(&e)}</td>
-                    <td>{e.memory_space.to_uppercase()}</td>
+                    <td>{e.memory_space.as_str().to_uppercase()}</td>
                     <td class="mono">{format!("{}:{}", e.input, e.line)}</td>
                     <td class="num">{e.used_bytes.or(e.requested_bytes).map(|v| view! { <Bytes value=v/> })}</td>
                     <td class="num">{limit.map(|v| view! { <Bytes value=v/> })}</td>

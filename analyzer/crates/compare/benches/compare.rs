@@ -10,10 +10,10 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use oomscope_report::Report;
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn hlo_proto(fixture: &str) -> (String, Vec<u8>) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../fixtures").join(fixture);
+    let dir = oomscope_testdata::fixtures().join(fixture);
     let path: PathBuf = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())

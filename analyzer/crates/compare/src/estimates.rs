@@ -17,7 +17,7 @@ const ESTIMATES: [(ChangeKind, &str, &str); 5] = [
 /// Estimates of A's tree for the kinds of change the main module shows
 /// (the HBM module with the largest difference).
 pub fn check_estimates(a: &Report, modules: &[ModuleComparison]) -> Vec<EstimateCheck> {
-    let Some(main) = modules.iter().filter(|m| m.memory_space == 0).max_by_key(|m| m.difference_bytes.unsigned_abs()) else {
+    let Some(main) = modules.iter().filter(|m| m.memory_space == oomscope_report::MemoryColor::Device).max_by_key(|m| m.difference_bytes.unsigned_abs()) else {
         return Vec::new();
     };
     let mut out = Vec::new();

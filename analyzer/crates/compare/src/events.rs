@@ -79,13 +79,13 @@ fn number_change(field: &str, a: Option<u64>, b: Option<u64>) -> NumberChange {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use oomscope_report::OomKind;
+    use oomscope_report::{MemorySpace, OomKind};
 
     #[test]
     fn same_error_number_by_number() {
-        let a = OomEvent { kind: OomKind::TpuCompileHbm, memory_space: "hbm".into(), used_bytes: Some(100), limit_bytes: Some(80), ..OomEvent::default() };
-        let b = OomEvent { kind: OomKind::TpuCompileHbm, memory_space: "hbm".into(), used_bytes: Some(90), limit_bytes: Some(80), exceeded_bytes: Some(10), ..OomEvent::default() };
-        let other = OomEvent { kind: OomKind::TorchCuda, memory_space: "gpu".into(), ..OomEvent::default() };
+        let a = OomEvent { kind: OomKind::TpuCompileHbm, memory_space: MemorySpace::Hbm, used_bytes: Some(100), limit_bytes: Some(80), ..OomEvent::default() };
+        let b = OomEvent { kind: OomKind::TpuCompileHbm, memory_space: MemorySpace::Hbm, used_bytes: Some(90), limit_bytes: Some(80), exceeded_bytes: Some(10), ..OomEvent::default() };
+        let other = OomEvent { kind: OomKind::TorchCuda, memory_space: MemorySpace::Gpu, ..OomEvent::default() };
         let c = compare_events(&[other.clone(), a], &[b, other]);
         assert_eq!(c.len(), 2);
         let hbm = c.iter().find(|e| e.kind == OomKind::TpuCompileHbm).unwrap();

@@ -96,7 +96,7 @@ pub fn compare(a: &Report, b: &Report, label_a: &str, label_b: &str) -> Comparis
 /// `jit_f(3)`, or `jit_f(3) [memory space 1]` outside HBM.
 fn module_label(m: &oomscope_report::ModuleReport) -> String {
     match m.memory_space {
-        0 => m.display_name(),
+        oomscope_report::MemoryColor::Device => m.display_name(),
         space => format!("{} [memory space {space}]", m.display_name()),
     }
 }

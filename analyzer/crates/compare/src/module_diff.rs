@@ -48,7 +48,7 @@ pub fn compare_module(a: &ModuleReport, b: &ModuleReport, pair: &ModulePair) -> 
         memory_space: a.memory_space,
         matched_by: pair.matched_by,
         similarity: (pair.similarity * 1000.0).round() / 1000.0,
-        peak_kind: if a.peak_kind == b.peak_kind { a.peak_kind.clone() } else { format!("{} / {}", a.peak_kind, b.peak_kind) },
+        peak_kind: if a.peak_kind == b.peak_kind { a.peak_kind.to_string() } else { format!("{} / {}", a.peak_kind, b.peak_kind) },
         peak_bytes_a: a.peak_bytes,
         peak_bytes_b: b.peak_bytes,
         difference_bytes,

@@ -8,7 +8,7 @@ use oomscope_report::Report;
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../fixtures")
+    oomscope_testdata::fixtures()
 }
 
 /// The report of every HloProto in a fixture folder, as XProf would see it.
@@ -26,7 +26,7 @@ fn report_of(dir: &Path) -> Report {
 }
 
 fn hbm(c: &Comparison) -> &ModuleComparison {
-    let hbm: Vec<_> = c.modules.iter().filter(|m| m.memory_space == 0).collect();
+    let hbm: Vec<_> = c.modules.iter().filter(|m| m.memory_space == oomscope_report::MemoryColor::Device).collect();
     assert_eq!(hbm.len(), 1, "one HBM module per pair: {:?}", c.modules.iter().map(|m| &m.name).collect::<Vec<_>>());
     hbm[0]
 }

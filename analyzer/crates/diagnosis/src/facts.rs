@@ -4,7 +4,7 @@
 //! (complete from a module analysis, or the top-N listing of the log).
 
 use oomscope_report::{
-    BufferCategory, BufferLifetime, CitedBuffer, DeviceLimit, ModuleReport, OomEvent, OomKind,
+    BufferCategory, BufferLifetime, CitedBuffer, DeviceLimit, MemoryColor, MemorySpace, ModuleReport, OomEvent, OomKind, PeakKind,
     Report,
 };
 
@@ -28,7 +28,7 @@ pub(crate) struct Alloc {
     /// Where the views find it: the module's display name, memory space and
     /// logical buffer id, or the rank in the log's listing.
     pub module: String,
-    pub memory_space: i64,
+    pub memory_space: MemoryColor,
     pub buffer_id: Option<i64>,
     pub listing_rank: Option<u32>,
 }
@@ -98,7 +98,7 @@ pub(crate) enum AllocSource {
 pub(crate) struct CompileFacts<'a> {
     pub event: &'a OomEvent,
     /// `hbm`, `vmem`, ...
-    pub space: String,
+    pub space: MemorySpace,
     pub limit: Option<u64>,
     pub used: Option<u64>,
     pub excess: Option<u64>,
@@ -127,7 +127,7 @@ pub(crate) fn primary_compile_event(report: &Report) -> Option<&OomEvent> {
         .filter(|e| is_compile_kind(e.kind))
         .max_by_key(|e| {
             (
-                e.memory_space.eq_ignore_ascii_case("hbm") || e.kind == OomKind::TpuSparsecore,
+                e.memory_space == MemorySpace::Hbm || e.kind == OomKind::TpuSparsecore,
                 e.limit().is_some(),
                 e.used_bytes.is_some(),
                 e.top_allocations.len(),
@@ -135,26 +135,25 @@ pub(crate) fn primary_compile_event(report: &Report) -> Option<&OomEvent> {
         })
 }
 
-/// XProf's memory-space colour of a space name.
-fn space_color(space: &str) -> Option<i64> {
-    match space.to_ascii_lowercase().as_str() {
-        "hbm" | "" => Some(0),
-        "vmem" => Some(1),
-        _ => None,
-    }
-}
-
 /// The module analysis of the failing program: same memory space, the
 /// largest peak.
-pub(crate) fn matching_module<'a>(report: &'a Report, space: &str) -> Option<&'a ModuleReport> {
-    let color = space_color(space)?;
+pub(crate) fn matching_module<'a>(report: &'a Report, space: &MemorySpace) -> Option<&'a ModuleReport> {
+    let color = space.color()?;
     report
         .modules
         .iter()
         .filter(|m| m.memory_space == color && !m.peak_buffers.is_empty())
         // The compiler's live-range peak counts unpadded logical sizes; the
         // heap analyses (XProf's, the dump's buffer liveness) are preferred.
-        .max_by_key(|m| (m.peak_kind != "live_range", m.peak_bytes))
+        .max_by_key(|m| (m.peak_kind != PeakKind::LiveRange, m.peak_bytes))
+}
+
+/// The memory an event ran out of; a message that names no space is about HBM.
+pub(crate) fn event_space(event: &OomEvent) -> MemorySpace {
+    match &event.memory_space {
+        MemorySpace::Other(word) if word.is_empty() => MemorySpace::Hbm,
+        space => space.clone(),
+    }
 }
 
 /// The facts of `event` (a compile-time OOM of `report`, or one the caller
@@ -164,23 +163,10 @@ pub(crate) fn compile_facts<'a>(
     event: &'a OomEvent,
     picked: Option<&'a DeviceLimit>,
 ) -> CompileFacts<'a> {
-    let space = if event.memory_space.is_empty() {
-        "hbm".to_string()
-    } else {
-        event.memory_space.to_ascii_lowercase()
-    };
+    let space = event_space(event);
     let limit = event.limit();
-    let used =
-        event
-            .used_bytes
-            .or_else(|| match (event.tensorcore_bytes, event.sparsecore_bytes) {
-                (Some(tc), Some(sc)) => Some(tc.saturating_add(sc)),
-                _ => None,
-            });
-    let excess = event.excess().or_else(|| match (used, limit) {
-        (Some(u), Some(l)) if u > l => Some(u - l),
-        _ => None,
-    });
+    let used = event.used();
+    let excess = event.excess();
     // "Allocation (size=N) would exceed memory": the failing allocation is
     // the one the error names, which a dumped module need not contain (the
     // compiler may have been retrying a variant of it).
@@ -293,7 +279,7 @@ fn alloc_from_listing(t: &oomscope_report::TopAllocation) -> Alloc {
         category,
         array: parse_array(&t.shape),
         module: String::new(),
-        memory_space: 0,
+        memory_space: MemoryColor::Device,
         buffer_id: None,
         listing_rank: Some(t.rank),
     }

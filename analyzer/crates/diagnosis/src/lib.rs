@@ -151,7 +151,7 @@ fn predicted_event(report: &Report, device: Option<&DeviceLimit>) -> Option<OomE
     let m = verdict::largest_module(report)?;
     (m.peak_bytes > limit).then(|| OomEvent {
         kind: OomKind::TpuCompileHbm,
-        memory_space: "hbm".into(),
+        memory_space: oomscope_report::MemorySpace::Hbm,
         message: PREDICTED.into(),
         used_bytes: Some(m.peak_bytes),
         limit_bytes: Some(limit),
@@ -244,12 +244,7 @@ const DISAGREE_FRACTION: f64 = 0.10;
 /// the more direct fact, so its used, limit and excess are the ones shown.
 fn disagreement(report: &Report, event: &OomEvent) -> Option<String> {
     let used = event.used_bytes.filter(|_| event.message != PREDICTED)?;
-    let space = if event.memory_space.is_empty() {
-        "hbm"
-    } else {
-        event.memory_space.as_str()
-    };
-    let module = facts::matching_module(report, &space.to_ascii_lowercase())?;
+    let module = facts::matching_module(report, &facts::event_space(event))?;
     let gap = module.peak_bytes.abs_diff(used);
     (gap as f64 > used as f64 * DISAGREE_FRACTION).then(|| {
         format!(

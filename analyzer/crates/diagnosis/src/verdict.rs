@@ -3,7 +3,8 @@
 //! trend towards the limit or a padding-dominated peak is a warning.
 
 use oomscope_report::{
-    Confidence, DeviceLimit, DiagnosisNode, Headline, ModuleReport, Report, Severity, TreeKind,
+    Confidence, DeviceLimit, DiagnosisNode, Headline, MemoryColor, ModuleReport, PeakKind, Report, Severity,
+    TreeKind,
 };
 
 use crate::facts::{gib, pct_text};
@@ -15,11 +16,10 @@ const PADDING_DOMINATES: f64 = 0.25;
 
 /// Which peak a module's `peak_bytes` is, in words.
 pub(crate) fn peak_words(m: &ModuleReport) -> &'static str {
-    match m.peak_kind.as_str() {
-        "live_range" => "live-range peak (the compiler's live values at its peak moment, each buffer counted once; the compiler's own sum counts a while loop's tuple aliases once per alias)",
-        "heap_simulator" => "heap-simulator peak (as XProf's Memory Viewer: padded, parameters included)",
-        "" => "peak",
-        _ => "peak",
+    match m.peak_kind {
+        PeakKind::LiveRange => "live-range peak (the compiler's live values at its peak moment, each buffer counted once; the compiler's own sum counts a while loop's tuple aliases once per alias)",
+        PeakKind::HeapSimulator => "heap-simulator peak (as XProf's Memory Viewer: padded, parameters included)",
+        PeakKind::BufferLiveness | PeakKind::BufferLivenessEstimated | PeakKind::Other(_) => "peak",
     }
 }
 
@@ -28,8 +28,8 @@ pub(crate) fn largest_module(report: &Report) -> Option<&ModuleReport> {
     report
         .modules
         .iter()
-        .filter(|m| m.memory_space == 0 && m.peak_bytes > 0)
-        .max_by_key(|m| (m.peak_kind != "live_range", m.peak_bytes))
+        .filter(|m| m.memory_space == MemoryColor::Device && m.peak_bytes > 0)
+        .max_by_key(|m| (m.peak_kind != PeakKind::LiveRange, m.peak_bytes))
 }
 
 /// The headline of a runtime or memory-growth walk: the selected node's

@@ -375,13 +375,13 @@ fn as_if_oom(mut r: Report) -> Report {
     let peak = r
         .modules
         .iter()
-        .filter(|m| m.memory_space == 0)
+        .filter(|m| m.memory_space == oomscope_report::MemoryColor::Device)
         .map(|m| m.peak_bytes)
         .max()
         .unwrap();
     r.oom_events.push(OomEvent {
         kind: OomKind::TpuCompileHbm,
-        memory_space: "hbm".into(),
+        memory_space: oomscope_report::MemorySpace::Hbm,
         used_bytes: Some(peak),
         limit_bytes: Some(peak - (1 << 20)),
         exceeded_bytes: Some(1 << 20),
@@ -561,7 +561,7 @@ fn cites_are_what_the_estimates_count() {
         .modules
         .iter()
         .find(|m| {
-            m.display_name() == f32s[0].module && m.memory_space == 0 && m.peak_kind != "live_range"
+            m.display_name() == f32s[0].module && m.memory_space == oomscope_report::MemoryColor::Device && m.peak_kind != oomscope_report::PeakKind::LiveRange
         })
         .unwrap();
     let mut at_peak: Vec<u64> = m

@@ -31,7 +31,7 @@ fn estimate(d: &Diagnosis, id: &str, text_part: &str) -> i64 {
 fn compile_event(used: &str, limit: &str, exceeded: &str) -> OomEvent {
     OomEvent {
         kind: OomKind::TpuCompileHbm,
-        memory_space: "hbm".into(),
+        memory_space: oomscope_report::MemorySpace::Hbm,
         used_bytes: Some(g(used)),
         limit_bytes: Some(g(limit)),
         exceeded_bytes: Some(g(exceeded)),
@@ -196,7 +196,7 @@ fn one_buffer_over_the_limit_is_a_large_allocation() {
 fn a_single_request_over_the_limit_is_a_large_allocation() {
     let e = OomEvent {
         kind: OomKind::TpuCompileHbm,
-        memory_space: "hbm".into(),
+        memory_space: oomscope_report::MemorySpace::Hbm,
         requested_bytes: Some(107_374_182_400),
         limit_bytes: Some(17_179_869_184),
         ..Default::default()
@@ -215,7 +215,7 @@ fn a_single_request_over_the_limit_is_a_large_allocation() {
 fn sparsecore_sample_selects_sparsecore_high() {
     let e = OomEvent {
         kind: OomKind::TpuSparsecore,
-        memory_space: "hbm".into(),
+        memory_space: oomscope_report::MemorySpace::Hbm,
         tensorcore_bytes: Some(g("34.82G")),
         sparsecore_bytes: Some(g("174.10G")),
         limit_bytes: Some(g("95.74G")),
@@ -310,7 +310,7 @@ fn module_estimates_donation_checkpoint_and_batch() {
     };
     let m = ModuleReport {
         name: "jit_step".into(),
-        memory_space: 0,
+        memory_space: oomscope_report::MemoryColor::Device,
         peak_bytes: 10 * gib,
         peak_position: 5,
         peak_buffers: vec![
@@ -459,7 +459,7 @@ fn runtime_event_alone_decides_only_a_big_request() {
     // corpus/logs/38: 4000000000 bytes asked of an 18995773440-byte GPU (21%).
     let e = OomEvent {
         kind: OomKind::XlaGpu,
-        memory_space: "gpu".into(),
+        memory_space: oomscope_report::MemorySpace::Gpu,
         requested_bytes: Some(4_000_000_000),
         limit_bytes: Some(18_995_773_440),
         ..Default::default()
@@ -617,7 +617,7 @@ fn hostile_numbers_never_panic() {
         },
         OomEvent {
             kind: OomKind::TpuCompileOtherSpace,
-            memory_space: "smem".into(),
+            memory_space: oomscope_report::MemorySpace::Smem,
             requested_bytes: Some(max),
             limit_bytes: Some(max),
             ..Default::default()
@@ -658,7 +658,7 @@ fn hostile_numbers_never_panic() {
 fn tensorcore_high_continues_with_the_allocations() {
     let mut e = OomEvent {
         kind: OomKind::TpuSparsecore,
-        memory_space: "hbm".into(),
+        memory_space: oomscope_report::MemorySpace::Hbm,
         tensorcore_bytes: Some(g("80.00G")),
         sparsecore_bytes: Some(g("20.00G")),
         limit_bytes: Some(g("95.74G")),

@@ -11,13 +11,6 @@ use std::path::{Path, PathBuf};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use oomscope_dump::HloModule;
 
-const ROOTS: [&str; 2] = [
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../../../fixtures"),
-    concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../../shared/corpus/xla-runs"
-    ),
-];
 const TARGET_BYTES: usize = 100 << 20;
 
 fn largest_hlo_text() -> Option<PathBuf> {
@@ -38,8 +31,9 @@ fn largest_hlo_text() -> Option<PathBuf> {
         }
     }
     let mut best = None;
-    for root in ROOTS {
-        walk(Path::new(root), &mut best);
+    let corpus = oomscope_testdata::corpus_if_present().map(|c| c.join("xla-runs"));
+    for root in std::iter::once(oomscope_testdata::fixtures()).chain(corpus) {
+        walk(&root, &mut best);
     }
     best.map(|(_, path)| path)
 }
@@ -112,7 +106,7 @@ fn rename(text: &str, suffix: &str, out: &mut String) {
 
 fn bench(c: &mut Criterion) {
     let Some(path) = largest_hlo_text() else {
-        eprintln!("no *after_optimizations.txt found under {ROOTS:?}");
+        eprintln!("no *after_optimizations.txt found in the fixtures or the corpus");
         return;
     };
     let original = fs::read_to_string(&path).expect("readable HLO text");

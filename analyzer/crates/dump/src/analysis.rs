@@ -36,7 +36,9 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use oomscope_layout::{parse_shape, Shape};
-use oomscope_report::{BufferCategory, BufferLifetime, InputError, ModuleReport, PeakBuffer};
+use oomscope_report::{
+    AllocationFlags, BufferCategory, BufferLifetime, InputError, MemoryColor, ModuleReport, PeakBuffer, PeakKind, SourceKind,
+};
 
 use crate::total_bytes;
 use crate::buffer_assignment::{self, Allocation, AssignedValue, BufferAssignment};
@@ -44,10 +46,6 @@ use crate::group::{DumpFileKind, DumpModule};
 use crate::hlo::{HloInstruction, HloModule};
 use crate::live_range::{self, LiveRanges};
 use crate::memory_report;
-
-pub const PEAK_KIND_LIVENESS: &str = "buffer_liveness";
-pub const PEAK_KIND_ESTIMATED: &str = "buffer_liveness_estimated";
-pub const PEAK_KIND_LIVE_RANGE: &str = "live_range";
 
 /// A value's allocation and its entry there, when the buffer assignment has it.
 type Assigned<'b, 'a> = Option<(&'b Allocation<'a>, &'b AssignedValue<'a>)>;
@@ -213,8 +211,8 @@ pub fn analyze_module(module: &DumpModule<'_>) -> (Vec<ModuleReport>, Vec<InputE
 
     let base = ModuleReport {
         name: name.to_string(),
-        memory_space: 0,
-        source_kind: "xla_dump_text".into(),
+        memory_space: MemoryColor::Device,
+        source_kind: SourceKind::XlaDumpText,
         input,
         instructions: sequence.iter().map(|s| s.to_string()).collect(),
         ..Default::default()
@@ -300,17 +298,12 @@ fn subshape<'s>(shape: &'s Shape, index: &str) -> Option<&'s Shape> {
 
 fn category_of(allocation: &Allocation<'_>) -> BufferCategory {
     let kinds = &allocation.kinds;
-    if kinds.parameter.is_some() {
-        BufferCategory::Parameter
-    } else if kinds.constant {
-        BufferCategory::Constant
-    } else if kinds.maybe_live_out {
-        BufferCategory::Output
-    } else if kinds.thread_local {
-        BufferCategory::ThreadLocal
-    } else {
-        BufferCategory::Temporary
-    }
+    BufferCategory::from_flags(AllocationFlags {
+        parameter: kinds.parameter.is_some(),
+        maybe_live_out: kinds.maybe_live_out,
+        thread_local: kinds.thread_local,
+        constant: kinds.constant,
+    })
 }
 
 /// XProf's "indefinite" allocations: live for the whole program.
@@ -885,11 +878,10 @@ fn liveness_report(
     );
     ModuleReport {
         peak_kind: if estimated {
-            PEAK_KIND_ESTIMATED
+            PeakKind::BufferLivenessEstimated
         } else {
-            PEAK_KIND_LIVENESS
-        }
-        .into(),
+            PeakKind::BufferLiveness
+        },
         peak_bytes: heap.get(peak_position).copied().unwrap_or(0),
         peak_unpadded_bytes: unpadded.get(peak_position).copied().unwrap_or(0),
         peak_position: at,
@@ -973,7 +965,7 @@ fn live_range_report(
         })
     });
     ModuleReport {
-        peak_kind: PEAK_KIND_LIVE_RANGE.into(),
+        peak_kind: PeakKind::LiveRange,
         peak_bytes: heap.get(position as usize).copied().unwrap_or(0),
         peak_unpadded_bytes: total_bytes(live_at.iter().map(|v| v.logical)),
         peak_position: position,

@@ -19,7 +19,7 @@ pub mod hlo;
 pub mod live_range;
 pub mod memory_report;
 
-pub use analysis::{analyze_module, PEAK_KIND_ESTIMATED, PEAK_KIND_LIVENESS, PEAK_KIND_LIVE_RANGE};
+pub use analysis::analyze_module;
 pub use group::{dump_file_kind, group_modules, is_dump_file, DumpFileKind, DumpModule};
 pub use hlo::{HloComputation, HloInstruction, HloModule, HloParse, Metadata};
 

@@ -3,20 +3,15 @@
 //! could be recovered; never a panic.
 
 use std::fs;
-use std::path::Path;
 
 use oomscope_dump::{
-    analyze_dump, buffer_assignment, live_range, memory_report, HloModule, PEAK_KIND_LIVENESS,
+    analyze_dump, buffer_assignment, live_range, memory_report, HloModule,
 };
 
-const FITS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../../shared/corpus/xla-runs/new-libtpu-fits"
-);
 const PREFIX: &str = "module_0000.jit_f.cl_1014260217.after_optimizations";
 
 fn fits_file(suffix: &str) -> String {
-    fs::read_to_string(Path::new(FITS).join(format!("{PREFIX}{suffix}"))).unwrap()
+    fs::read_to_string(oomscope_testdata::corpus().join("xla-runs/new-libtpu-fits").join(format!("{PREFIX}{suffix}"))).unwrap()
 }
 
 /// The largest char boundary at or below `at`.
@@ -95,7 +90,7 @@ fn truncated_folder_gives_errors_and_a_report() {
     // Still a liveness report with the instruction sequence of the live ranges.
     let liveness = reports
         .iter()
-        .find(|r| r.peak_kind == PEAK_KIND_LIVENESS)
+        .find(|r| r.peak_kind == oomscope_report::PeakKind::BufferLiveness)
         .expect("a report");
     assert_eq!(liveness.instructions.len(), 21);
 }

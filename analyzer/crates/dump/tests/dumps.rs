@@ -14,15 +14,9 @@ use std::path::{Path, PathBuf};
 
 use oomscope_dump::{
     analyze_dump, buffer_assignment, group_modules, live_range, memory_report, DumpFileKind,
-    PEAK_KIND_LIVENESS, PEAK_KIND_LIVE_RANGE,
 };
 use oomscope_report::ModuleReport;
 
-const CORPUS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../../shared/corpus/xla-runs"
-);
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../fixtures");
 
 /// Every directory (recursively) holding at least one dump text file. The
 /// sizes-only fixtures (`keep=SIZES_ONLY` in `tools/fixtures/registry.py`:
@@ -48,8 +42,8 @@ fn dump_folders() -> Vec<PathBuf> {
         }
     }
     let mut out = Vec::new();
-    walk(Path::new(CORPUS), &mut out);
-    walk(Path::new(FIXTURES), &mut out);
+    walk(&oomscope_testdata::corpus().join("xla-runs"), &mut out);
+    walk(&oomscope_testdata::fixtures(), &mut out);
     out.sort();
     out
 }
@@ -125,7 +119,7 @@ fn every_dump_folder_analyses_without_errors() {
                 dir.display(),
                 report.peak_kind
             );
-            if report.peak_kind == PEAK_KIND_LIVENESS {
+            if report.peak_kind == oomscope_report::PeakKind::BufferLiveness {
                 assert_eq!(report.peak_bytes, *report.heap_bytes.iter().max().unwrap());
                 let listed: u64 = report.peak_buffers.iter().map(|b| b.size_bytes).sum();
                 assert!(
@@ -157,7 +151,7 @@ fn live_range_peak_equals_the_compilers() {
             let (reports, _) = oomscope_dump::analyze_module(&module);
             let ours = reports
                 .iter()
-                .find(|r| r.peak_kind == PEAK_KIND_LIVE_RANGE)
+                .find(|r| r.peak_kind == oomscope_report::PeakKind::LiveRange)
                 .expect("a live_range report");
             let where_ = format!("{} {}", dir.display(), module.prefix);
             assert_eq!(ours.peak_position, compiler.time, "{where_}: peak moment");
@@ -331,8 +325,8 @@ fn agreement_with_xprof() {
             let module_name = oracle["moduleName"].as_str().unwrap_or_default();
             let Some(ours) = reports.iter().find(|r| {
                 r.name == module_name
-                    && (r.peak_kind == PEAK_KIND_LIVENESS
-                        || r.peak_kind == oomscope_dump::PEAK_KIND_ESTIMATED)
+                    && (r.peak_kind == oomscope_report::PeakKind::BufferLiveness
+                        || r.peak_kind == oomscope_report::PeakKind::BufferLivenessEstimated)
             }) else {
                 continue; // an oracle of a module without dump text (e.g. an xplane)
             };
@@ -363,7 +357,7 @@ fn agreement_with_xprof() {
                 "{where_}: peak {} vs XProf {xprof_peak}; unpadded {} vs {xprof_unpadded}",
                 ours.peak_bytes, ours.peak_unpadded_bytes
             );
-            if ours.peak_kind == PEAK_KIND_LIVENESS || !has_loop {
+            if ours.peak_kind == oomscope_report::PeakKind::BufferLiveness || !has_loop {
                 assert_eq!(ours.peak_bytes, xprof_peak, "{where_}");
                 assert_eq!(ours.peak_unpadded_bytes, xprof_unpadded, "{where_}");
                 exact += 1;
@@ -391,7 +385,7 @@ fn agreement_with_xprof() {
 }
 
 fn corpus_folder(name: &str) -> Vec<(String, String)> {
-    read_folder(&Path::new(CORPUS).join(name))
+    read_folder(&oomscope_testdata::corpus().join("xla-runs").join(name))
 }
 
 fn reports_of(files: &[(String, String)]) -> Vec<ModuleReport> {
@@ -408,7 +402,7 @@ fn fits_module_numbers() {
     let reports = reports_of(&corpus_folder("new-libtpu-fits"));
     let liveness = &reports[0];
     assert_eq!(liveness.name, "jit_f");
-    assert_eq!(liveness.peak_kind, PEAK_KIND_LIVENESS);
+    assert_eq!(liveness.peak_kind, oomscope_report::PeakKind::BufferLiveness);
     assert_eq!(
         liveness.parameters_bytes,
         131072000 + 120320000 + 16363520 + 16003072
@@ -442,7 +436,7 @@ fn fits_module_numbers() {
     assert_eq!(x.category, oomscope_report::BufferCategory::Parameter);
 
     let live_range = &reports[1];
-    assert_eq!(live_range.peak_kind, PEAK_KIND_LIVE_RANGE);
+    assert_eq!(live_range.peak_kind, oomscope_report::PeakKind::LiveRange);
     assert_eq!(live_range.peak_position, 14);
     assert_eq!(live_range.compiler_peak_bytes, Some(8323138668));
     assert_eq!(live_range.peak_unpadded_bytes, 8323138668);
@@ -501,13 +495,13 @@ fn estimate_without_live_ranges_is_close() {
         let (estimated, errors) = analyze_dump(&as_refs(&stripped));
         assert!(errors.is_empty(), "{}: {errors:?}", dir.display());
         for estimate in &estimated {
-            assert_eq!(estimate.peak_kind, oomscope_dump::PEAK_KIND_ESTIMATED);
+            assert_eq!(estimate.peak_kind, oomscope_report::PeakKind::BufferLivenessEstimated);
             // A dump written without live ranges (libtpu's sizes-only
             // fixtures) was an estimate already: nothing to compare with.
             let Some(real) = reports.iter().find(|r| {
                 r.name == estimate.name
                     && r.input.split(", ").next() == estimate.input.split(", ").next()
-                    && r.peak_kind == PEAK_KIND_LIVENESS
+                    && r.peak_kind == oomscope_report::PeakKind::BufferLiveness
             }) else {
                 continue;
             };
@@ -539,7 +533,7 @@ fn estimate_without_live_ranges_is_close() {
 }
 
 fn fixture_folder(name: &str) -> Vec<(String, String)> {
-    let dir = Path::new(FIXTURES).join(name);
+    let dir = oomscope_testdata::fixtures().join(name);
     assert!(dir.is_dir(), "fixture folder {} is missing", dir.display());
     read_folder(&dir)
 }
@@ -551,7 +545,7 @@ fn multi_module_folder() {
     let reports = reports_of(&files);
     let names: Vec<&str> = reports
         .iter()
-        .filter(|r| r.peak_kind == PEAK_KIND_LIVENESS)
+        .filter(|r| r.peak_kind == oomscope_report::PeakKind::BufferLiveness)
         .map(|r| r.name.as_str())
         .collect();
     assert_eq!(names, ["jit_init", "jit_train_step", "jit_eval_step"]);
@@ -604,7 +598,7 @@ fn hlo_text_alone() {
     let reports = reports_of(&hlo);
     assert_eq!(reports.len(), 1);
     let estimate = &reports[0];
-    assert_eq!(estimate.peak_kind, oomscope_dump::PEAK_KIND_ESTIMATED);
+    assert_eq!(estimate.peak_kind, oomscope_report::PeakKind::BufferLivenessEstimated);
     assert_eq!(
         estimate.instructions[estimate.peak_position as usize],
         "sin.1"
@@ -636,10 +630,10 @@ fn hlo_text_alone() {
 fn live_range_padded_view_counts_aliases_once() {
     let mut corrected = 0;
     for name in ["fsdp-transformer-scan", "transformer-scan", "pair-remat-oom/plain"] {
-        let reports = reports_of(&read_folder(&Path::new(FIXTURES).join(name)));
+        let reports = reports_of(&read_folder(&oomscope_testdata::fixtures().join(name)));
         let live = reports
             .iter()
-            .find(|r| r.peak_kind == PEAK_KIND_LIVE_RANGE && r.memory_space == 0)
+            .find(|r| r.peak_kind == oomscope_report::PeakKind::LiveRange && r.memory_space == oomscope_report::MemoryColor::Device)
             .expect("a live-range report");
         assert_eq!(Some(live.peak_unpadded_bytes), live.compiler_peak_bytes, "{name}");
         let listed: u64 = live.peak_buffers.iter().map(|b| b.size_bytes).sum();

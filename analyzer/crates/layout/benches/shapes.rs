@@ -3,13 +3,9 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use oomscope_layout::{parse_shape, suggest_fix};
-use std::path::PathBuf;
 
 fn value_shapes() -> Vec<String> {
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../fixtures/transformer-step"
-    ));
+    let dir = oomscope_testdata::fixtures().join("transformer-step");
     let file = std::fs::read_dir(&dir)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))

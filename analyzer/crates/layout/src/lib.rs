@@ -13,7 +13,7 @@ pub mod tpu;
 
 pub use element_type::ElementType;
 pub use padding::{
-    buffer_padding, dimension_breakdown, event_padding, group_buffers, module_padding,
+    buffer_padding, dimension_breakdown, event_buffer_padding, event_padding, group_buffers, module_padding,
     padding_groups, size_of, suggest_fix, BufferPadding, Change, DimPadding, GroupBy, PaddingGroup,
     SizeInfo, Suggestion,
 };

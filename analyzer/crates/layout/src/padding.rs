@@ -504,26 +504,28 @@ pub fn module_padding(m: &ModuleReport) -> PaddingSummary {
     }
 }
 
-/// Padding of the allocations an OOM message lists (all live at the failing
-/// point, so total and peak padding are the same). The logged sizes are
-/// rounded (`512.00M`); for an array shape the model's exact sizes are used,
-/// as they equal the compiler's (on TPU with its untiled-array rule,
-/// [`ArrayShape::tpu_padded_bytes`]). `None` when the message lists no allocations.
-pub fn event_padding(e: &OomEvent) -> Option<PaddingSummary> {
-    if e.top_allocations.is_empty() {
-        return None;
-    }
+/// Each allocation an OOM message lists, with its padding: its listing rank
+/// stands for the id (it is how the decision tree cites a listed
+/// allocation), its XLA label for the name. The logged sizes are rounded
+/// (`512.00M`); for an array shape the model's exact sizes are used, as they
+/// equal the compiler's (on TPU with its untiled-array rule,
+/// [`ArrayShape::tpu_padded_bytes`]). The one derivation, for the
+/// analyzer's [`event_padding`] and the padding view's rows alike.
+pub fn event_buffer_padding(e: &OomEvent) -> Vec<BufferPadding> {
     let on_tpu = !matches!(e.kind, OomKind::XlaGpu | OomKind::TorchCuda);
-    let buffers: Vec<BufferPadding> = e
-        .top_allocations
+    e.top_allocations
         .iter()
         .map(|a| {
+            let id = Some(i64::from(a.rank));
             let op_name = a.op_name.clone().unwrap_or_default();
             let source = a.source.clone().unwrap_or_default();
-            let name = a.xla_label.clone().unwrap_or_default();
+            let name = a
+                .xla_label
+                .clone()
+                .unwrap_or_else(|| format!("allocation #{}", a.rank));
             match parse_shape(&a.shape) {
                 Ok(Shape::Array(array)) => BufferPadding::new(
-                    None,
+                    id,
                     &name,
                     &a.shape,
                     &op_name,
@@ -540,7 +542,7 @@ pub fn event_padding(e: &OomEvent) -> Option<PaddingSummary> {
                         .unpadded_bytes
                         .or(a.padding_bytes.map(|p| a.size_bytes.saturating_sub(p)));
                     BufferPadding::new(
-                        None,
+                        id,
                         &name,
                         &a.shape,
                         &op_name,
@@ -551,7 +553,17 @@ pub fn event_padding(e: &OomEvent) -> Option<PaddingSummary> {
                 }
             }
         })
-        .collect();
+        .collect()
+}
+
+/// Padding of the allocations an OOM message lists (all live at the failing
+/// point, so total and peak padding are the same), from
+/// [`event_buffer_padding`]. `None` when the message lists no allocations.
+pub fn event_padding(e: &OomEvent) -> Option<PaddingSummary> {
+    if e.top_allocations.is_empty() {
+        return None;
+    }
+    let buffers = event_buffer_padding(e);
     let total = total_padding(&buffers);
     Some(PaddingSummary {
         total_padding_bytes: total,

@@ -101,15 +101,12 @@ fn allocation_granule(file: &Path) -> u64 {
 fn hlo_proto_logical_buffer_sizes_equal_the_compilers() {
     let mut files = Vec::new();
     files_under(
-        &PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../fixtures")),
+        &oomscope_testdata::fixtures(),
         ".hlo.pb",
         &mut files,
     );
     files_under(
-        &PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../../shared/corpus"
-        )),
+        &oomscope_testdata::corpus(),
         ".hlo.pb",
         &mut files,
     );

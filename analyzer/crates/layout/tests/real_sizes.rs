@@ -8,14 +8,11 @@ use oomscope_layout::{parse_shape, tpu_tuple_table_bytes, Shape};
 use std::path::{Path, PathBuf};
 
 fn corpus() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../../shared/corpus"
-    ))
+    oomscope_testdata::corpus()
 }
 
 fn fixtures() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../fixtures"))
+    oomscope_testdata::fixtures()
 }
 
 fn files_under(root: &Path, suffix: &str, out: &mut Vec<PathBuf>) {

@@ -12,7 +12,7 @@
 //! logger, or plainly as an exception), so that the usual pair "glog line +
 //! raised exception" counts once while N ranks printing it count N.
 
-use oomscope_report::{units, OomEvent, OomKind, TopAllocation};
+use oomscope_report::{units, MemorySpace, OomEvent, OomKind, TopAllocation};
 use std::collections::BTreeMap;
 
 /// A byte quantity as printed: exact, or rounded to `step` bytes (the last
@@ -142,7 +142,7 @@ const KEY_FIELDS: [Field; 9] = [
 #[derive(Debug, Clone)]
 pub struct Raw {
     pub kind: OomKind,
-    pub space: String,
+    pub space: MemorySpace,
     pub line: u32,
     pub message: String,
     /// Which message form this is (e.g. `tpu_used_of`); repeats count per form.
@@ -161,10 +161,10 @@ pub struct Raw {
 }
 
 impl Raw {
-    pub fn new(kind: OomKind, space: &str, form: &'static str, message: &str) -> Self {
+    pub fn new(kind: OomKind, space: MemorySpace, form: &'static str, message: &str) -> Self {
         Raw {
             kind,
-            space: space.to_string(),
+            space,
             line: 0,
             message: truncate(message, 600),
             form,

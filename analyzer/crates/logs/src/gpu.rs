@@ -8,7 +8,7 @@
 use crate::event::{Expected, Field, Raw, Size};
 use crate::lines::{payload, Cursor};
 use crate::site::{cap_bytes, cap_size, lazy_regex, Glue, Outcome, Site};
-use oomscope_report::{OomKind, TopAllocation};
+use oomscope_report::{MemorySpace, OomKind, TopAllocation};
 
 lazy_regex!(
     re_xla_oom,
@@ -72,7 +72,7 @@ pub fn xla_oom(site: &Site) -> Outcome {
     if pjrt && !(head.contains("RESOURCE_EXHAUSTED") || head.contains("Resource exhausted")) {
         return Outcome::NoMatch;
     }
-    let mut raw = Raw::new(OomKind::XlaGpu, "gpu", "xla_gpu_oom", head);
+    let mut raw = Raw::new(OomKind::XlaGpu, MemorySpace::Gpu, "xla_gpu_oom", head);
     raw.set(
         Field::Requested,
         cap_bytes(&c, 1).or_else(|| cap_size(&c, 2)),
@@ -115,7 +115,7 @@ pub fn bfc(site: &Site) -> Outcome {
     let Some(c) = re_bfc().captures(head) else {
         return Outcome::NoMatch;
     };
-    let mut raw = Raw::new(OomKind::XlaGpu, "gpu", "bfc_ran_out", head);
+    let mut raw = Raw::new(OomKind::XlaGpu, MemorySpace::Gpu, "bfc_ran_out", head);
     raw.set(Field::Requested, cap_size(&c, 2));
     raw.set_extra("rounded_request_bytes", cap_bytes(&c, 3));
     let end = read_block(site, end, &mut raw);
@@ -131,7 +131,7 @@ pub fn failed_request(site: &Site) -> Outcome {
     let Some(c) = re_failed_request().captures(head) else {
         return Outcome::NoMatch;
     };
-    let mut raw = Raw::new(OomKind::XlaGpu, "gpu", "xla_failed_request", head);
+    let mut raw = Raw::new(OomKind::XlaGpu, MemorySpace::Gpu, "xla_failed_request", head);
     raw.set(Field::Requested, cap_size(&c, 1));
     raw.set(Field::Requested, cap_bytes(&c, 2));
     Outcome::Event(Box::new(raw), end)
@@ -147,7 +147,7 @@ pub fn cu_mem_alloc_async(site: &Site) -> Outcome {
     let Some(c) = re_cu_async().captures(head) else {
         return Outcome::NoMatch;
     };
-    let mut raw = Raw::new(OomKind::XlaGpu, "gpu", "cuda_malloc_async", head);
+    let mut raw = Raw::new(OomKind::XlaGpu, MemorySpace::Gpu, "cuda_malloc_async", head);
     raw.set(Field::Requested, cap_bytes(&c, 1));
     read_free_total(head, &mut raw);
     let end = read_block(site, end, &mut raw);
@@ -182,9 +182,9 @@ pub fn tf_oom(site: &Site) -> Outcome {
     let dtype = c.get(2).map_or("", |m| m.as_str());
     let device = c.get(3).map_or("", |m| m.as_str()).to_ascii_lowercase();
     let space = if device.contains("device:cpu") {
-        "cpu"
+        MemorySpace::Cpu
     } else {
-        "gpu"
+        MemorySpace::Gpu
     };
     let mut raw = Raw::new(OomKind::XlaGpu, space, "tf_oom_tensor", head);
     let elements = dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d));

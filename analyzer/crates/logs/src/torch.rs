@@ -31,7 +31,7 @@
 
 use crate::event::{Expected, Field, Raw, Size};
 use crate::site::{cap_size, find_size, lazy_regex, Glue, Outcome, Site};
-use oomscope_report::OomKind;
+use oomscope_report::{MemorySpace, OomKind};
 
 lazy_regex!(
     re_tried,
@@ -138,7 +138,7 @@ pub fn mps_oom(site: &Site) -> Outcome {
 fn read_mps(site: &Site, text: &str) -> Option<Raw> {
     let start = text.find("MPS backend out of memory")?;
     let body = &text[start..];
-    let mut raw = Raw::new(OomKind::TorchCuda, "mps", "torch_mps_oom", site.head());
+    let mut raw = Raw::new(OomKind::TorchCuda, MemorySpace::Mps, "torch_mps_oom", site.head());
     raw.set(Field::Reserved, find_size(re_mps_allocated(), body));
     raw.set_extra("other_allocations_bytes", find_size(re_mps_other(), body));
     let limit = find_size(re_mps_max_allowed(), body);
@@ -167,9 +167,9 @@ fn read(site: &Site, text: &str) -> Option<Raw> {
         None => (re_tried_headless().captures(text)?, 1),
     };
     let space = if c.get(1).is_some_and(|d| d.as_str() == "XPU") && size_group == 2 {
-        "xpu"
+        MemorySpace::Xpu
     } else {
-        "gpu"
+        MemorySpace::Gpu
     };
     // Fields are read after the headline only, so text before it on the line
     // (another message) cannot lend numbers.
@@ -259,14 +259,14 @@ mod tests {
         let gib = |v: f64| (v * (1u64 << 30) as f64).round() as u64;
         let xpu = "torch.OutOfMemoryError: XPU out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 15.11 GiB. Of the allocated memory 12.00 GiB is allocated by PyTorch, and 1.00 GiB is reserved by PyTorch but unallocated. Please use `empty_cache` to release all unoccupied cached memory.";
         let e = &parse_oom_log("xpu", xpu)[0];
-        assert_eq!(e.memory_space, "xpu");
+        assert_eq!(e.memory_space, oomscope_report::MemorySpace::Xpu);
         assert_eq!(e.total_capacity_bytes, Some(gib(15.11)));
         assert_eq!(e.reserved_bytes, Some(gib(13.00)));
         assert_eq!(e.free_bytes, None);
         assert!(e.missing.is_empty(), "{:?}", e.missing);
         let generic = "torch.OutOfMemoryError: Out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 79.19 GiB of which 1.50 GiB is free. Of the allocated memory 70.00 GiB is allocated by PyTorch, and 5.00 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_ALLOC_CONF=expandable_segments:True to avoid fragmentation.";
         let e = &parse_oom_log("generic", generic)[0];
-        assert_eq!(e.memory_space, "gpu");
+        assert_eq!(e.memory_space, oomscope_report::MemorySpace::Gpu);
         assert_eq!(e.extra["device"], 1);
         assert_eq!(e.requested_bytes, Some(gib(2.00)));
         assert_eq!(e.free_bytes, Some(gib(1.50)));

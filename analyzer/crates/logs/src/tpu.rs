@@ -9,7 +9,7 @@
 use crate::event::{parse_size, Expected, Field, Raw, Size};
 use crate::lines::{payload, Cursor};
 use crate::site::{cap_bytes, cap_size, find_size, lazy_regex, Glue, Outcome, Site};
-use oomscope_report::{OomKind, TopAllocation};
+use oomscope_report::{MemorySpace, OomKind, TopAllocation};
 
 lazy_regex!(
     re_used,
@@ -107,10 +107,10 @@ fn is_torch_xla(head: &str) -> bool {
 
 /// The kind of a compile failure; PyTorch/XLA's markers may sit on the line
 /// a wrap cut before the message (see [`Site::context`]).
-fn compile_kind(space: &str, head: &str, site: &Site) -> OomKind {
+fn compile_kind(space: &MemorySpace, head: &str, site: &Site) -> OomKind {
     if is_torch_xla(head) || is_torch_xla(&site.context()) {
         OomKind::TorchXla
-    } else if space == "hbm" {
+    } else if *space == MemorySpace::Hbm {
         OomKind::TpuCompileHbm
     } else {
         OomKind::TpuCompileOtherSpace
@@ -118,10 +118,10 @@ fn compile_kind(space: &str, head: &str, site: &Site) -> OomKind {
 }
 
 /// Names the compiler's "memory space" the way the report does.
-fn space_name(s: &str) -> String {
+fn space_name(s: &str) -> MemorySpace {
     match s.to_ascii_lowercase().as_str() {
-        "default" => "hbm".to_string(),
-        other => other.to_string(),
+        "default" => MemorySpace::Hbm,
+        other => MemorySpace::parse(other),
     }
 }
 
@@ -139,7 +139,7 @@ pub fn ran_out(site: &Site) -> Outcome {
         let space = space_name(&c[1]);
         let mut raw = Raw::new(
             compile_kind(&space, &text, site),
-            &space,
+            space.clone(),
             "tpu_used_of",
             head,
         );
@@ -165,7 +165,7 @@ pub fn ran_out(site: &Site) -> Outcome {
             return Outcome::NoMatch;
         };
         let space = space_name(&c[1]);
-        let mut raw = Raw::new(compile_kind(&space, &text, site), &space, SPACE_ONLY, &text);
+        let mut raw = Raw::new(compile_kind(&space, &text, site), space.clone(), SPACE_ONLY, &text);
         let end = read_report(
             site,
             report_start,
@@ -180,7 +180,7 @@ pub fn ran_out(site: &Site) -> Outcome {
         let space = space_name(&c[1]);
         let mut raw = Raw::new(
             compile_kind(&space, head, site),
-            &space,
+            space.clone(),
             "tpu_hlo_temporaries",
             head,
         );
@@ -206,10 +206,10 @@ pub fn requires(site: &Site) -> Outcome {
     };
     let space = re_space()
         .captures(head)
-        .map_or("hbm".to_string(), |s| space_name(&s[1]));
+        .map_or(MemorySpace::Hbm, |s| space_name(&s[1]));
     let mut raw = Raw::new(
         compile_kind(&space, head, site),
-        &space,
+        space.clone(),
         "tpu_requires",
         head,
     );
@@ -241,10 +241,10 @@ pub fn would_exceed(site: &Site) -> Outcome {
     let rest = &head[c.get(0).map_or(0, |m| m.end())..];
     let space = re_alloc_space()
         .captures(rest)
-        .map_or("hbm".to_string(), |s| space_name(&s[1]));
+        .map_or(MemorySpace::Hbm, |s| space_name(&s[1]));
     let mut raw = Raw::new(
         compile_kind(&space, head, site),
-        &space,
+        space.clone(),
         "tpu_would_exceed",
         head,
     );
@@ -287,7 +287,7 @@ pub fn sparsecore(site: &Site) -> Outcome {
     let Some(c) = re_sparsecore().captures(&text) else {
         return Outcome::NoMatch;
     };
-    let mut raw = Raw::new(OomKind::TpuSparsecore, "hbm", "tpu_sparsecore", site.head());
+    let mut raw = Raw::new(OomKind::TpuSparsecore, MemorySpace::Hbm, "tpu_sparsecore", site.head());
     raw.set(Field::TensorCore, cap_size(&c, 1));
     raw.set(Field::SparseCore, cap_size(&c, 2));
     raw.set(Field::Limit, cap_size(&c, 3));
@@ -338,7 +338,7 @@ fn runtime_from(site: &Site, text: &str) -> Option<Raw> {
     };
     let space = re_device_space()
         .captures(text)
-        .map_or("hbm".to_string(), |s| space_name(&s[1]));
+        .map_or(MemorySpace::Hbm, |s| space_name(&s[1]));
     // The free/reserved clause follows "not possible." on its line; a line
     // ending there is the short form, unless the input itself ends there
     // (cut).
@@ -351,7 +351,7 @@ fn runtime_from(site: &Site, text: &str) -> Option<Raw> {
     let clause = re_there_are().is_match(probe) || cut;
     let mut raw;
     if let Some(c) = re_reserve().captures(text) {
-        raw = Raw::new(kind, &space, "tpu_reserve", head);
+        raw = Raw::new(kind, space.clone(), "tpu_reserve", head);
         raw.set(Field::Requested, cap_size(&c, 1));
         raw.set(Field::Free, cap_size(&c, 2));
         raw.set(Field::Reserved, cap_size(&c, 3));
@@ -365,7 +365,7 @@ fn runtime_from(site: &Site, text: &str) -> Option<Raw> {
             ]);
         }
     } else if let Some(c) = re_allocate().captures(text) {
-        raw = Raw::new(kind, &space, "tpu_allocate", head);
+        raw = Raw::new(kind, space.clone(), "tpu_allocate", head);
         raw.set(Field::Requested, cap_size(&c, 1));
         raw.set(Field::Free, cap_size(&c, 2));
         raw.expect(&[Expected::Field(Field::Requested)]);
@@ -394,7 +394,7 @@ pub fn usage_report(site: &Site) -> Outcome {
     let space = space_name(&c[1]);
     let mut raw = Raw::new(
         compile_kind(&space, head, site),
-        &space,
+        space.clone(),
         "tpu_usage_report",
         head,
     );

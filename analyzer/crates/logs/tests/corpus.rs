@@ -6,11 +6,10 @@
 use oomscope_logs::parse_oom_log;
 use oomscope_report::{OomEvent, OomKind};
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../../shared/corpus");
 
 fn read(rel: &str) -> String {
-    let path = format!("{CORPUS}/{rel}");
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    let path = oomscope_testdata::corpus().join(rel);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// The log text of a corpus file: what follows its `# ---` header line.
@@ -54,7 +53,7 @@ fn log_01_classic_tf1_compilation_failure() {
     let rel = "logs/01_tpu_compile_hbm.txt";
     let e = only(rel, &parse_oom_log("01", &body(rel)));
     assert_eq!(e.kind, OomKind::TpuCompileHbm);
-    assert_eq!(e.memory_space, "hbm");
+    assert_eq!(e.memory_space, oomscope_report::MemorySpace::Hbm);
     assert_eq!(e.line, 2);
     assert_eq!(e.repeats, 1);
     assert!(e
@@ -103,7 +102,7 @@ fn log_38_xla_gpu_bfc_dump() {
     let rel = "logs/38_xla_gpu.txt";
     let e = only(rel, &parse_oom_log("38", &body(rel)));
     assert_eq!(e.kind, OomKind::XlaGpu);
-    assert_eq!(e.memory_space, "gpu");
+    assert_eq!(e.memory_space, oomscope_report::MemorySpace::Gpu);
     assert_eq!(e.line, 1);
     // The BFC warning, XLA's error via glog and again via Julia: one error.
     assert_eq!(e.repeats, 1);
@@ -290,7 +289,7 @@ fn log_65_vmem_listing_with_tags() {
     let rel = "logs/65_tpu_compile_hbm.txt";
     let e = only(rel, &parse_oom_log("65", &body(rel)));
     assert_eq!(e.kind, OomKind::TpuCompileOtherSpace);
-    assert_eq!(e.memory_space, "vmem");
+    assert_eq!(e.memory_space, oomscope_report::MemorySpace::Vmem);
     assert_eq!(e.repeats, 1);
     assert_eq!(e.used_bytes, Some(m(66.93)));
     assert_eq!(e.limit_bytes, Some(m(63.94)));
@@ -343,7 +342,7 @@ fn log_72_allocation_would_exceed_memory() {
     let rel = "logs/72_tpu_compile_hbm.txt";
     let e = only(rel, &parse_oom_log("72", &body(rel)));
     assert_eq!(e.kind, OomKind::TpuCompileHbm);
-    assert_eq!(e.memory_space, "hbm");
+    assert_eq!(e.memory_space, oomscope_report::MemorySpace::Hbm);
     assert_eq!(e.requested_bytes, Some(107_374_182_400));
     assert_eq!(e.limit_bytes, Some(17_179_869_184));
     let t = &e.top_allocations[0];
@@ -445,7 +444,7 @@ fn xla_run_old_libtpu_oom() {
 /// message, they match.
 #[test]
 fn fixture_compile_logs() {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../fixtures");
+    let root = oomscope_testdata::fixtures();
     let mut folders = Vec::new();
     for dir in std::fs::read_dir(root).into_iter().flatten().flatten() {
         folders.push(dir.path());
@@ -526,7 +525,8 @@ fn fixture_compile_logs() {
 
 #[test]
 fn fixture_oom_variants() {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../fixtures");
+    let root = oomscope_testdata::fixtures();
+    let root = root.display();
     let parse = |dir: &str| {
         let text = std::fs::read_to_string(format!("{root}/{dir}/compile.log")).ok()?;
         let events = parse_oom_log(dir, &text);

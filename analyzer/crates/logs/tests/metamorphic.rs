@@ -32,7 +32,7 @@ fn read_dir_sorted(dir: &Path) -> Vec<std::path::PathBuf> {
 /// Every real OOM input the logs reader is tested on.
 fn inputs() -> Vec<Input> {
     let mut out = Vec::new();
-    let corpus = Path::new(ROOT).join("../../../../shared/corpus/logs");
+    let corpus = oomscope_testdata::corpus().join("logs");
     for path in read_dir_sorted(&corpus) {
         let name = path
             .file_name()
@@ -52,7 +52,7 @@ fn inputs() -> Vec<Input> {
     }
     // Every compile.log of the generated fixtures, the variants of the
     // estimate pairs (`pair-*/<variant>/`) included.
-    let fixtures = Path::new(ROOT).join("../../../fixtures");
+    let fixtures = oomscope_testdata::fixtures();
     for dir in read_dir_sorted(&fixtures) {
         let mut folders = vec![dir.clone()];
         if dir.is_dir() {
@@ -90,7 +90,7 @@ fn inputs() -> Vec<Input> {
 #[derive(Debug, PartialEq)]
 struct Numbers {
     kind: OomKind,
-    space: String,
+    space: oomscope_report::MemorySpace,
     fields: BTreeMap<String, u64>,
     top: Vec<(u32, u64, Option<u64>, Option<u64>)>,
 }

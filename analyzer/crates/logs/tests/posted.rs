@@ -417,7 +417,7 @@ fn tf_oom_when_allocating_tensor() {
         3,
         &[("requested_bytes", 416 * 416 * 3 * 4)],
     );
-    assert_eq!(events[0].memory_space, "cpu");
+    assert_eq!(events[0].memory_space, oomscope_report::MemorySpace::Cpu);
     assert_eq!(events[0].repeats, 2);
     assert_eq!(events[1].requested_bytes, Some(559 * 512 * 3 * 4));
     assert_eq!(events[2].requested_bytes, Some(640 * 494 * 3 * 4));
@@ -485,7 +485,7 @@ fn tpu_compile_headlines_in_posts() {
             ("exceeded_bytes", m(16.42)),
         ],
     );
-    assert_eq!(events[0].memory_space, "vmem");
+    assert_eq!(events[0].memory_space, oomscope_report::MemorySpace::Vmem);
 }
 
 /// PyTorch's MPS allocator: `MPS allocated` (the heaps it holds, as
@@ -544,7 +544,7 @@ fn torch_mps_every_form_posted() {
             ],
         );
         let e = &events[0];
-        assert_eq!(e.memory_space, "mps", "{name}");
+        assert_eq!(e.memory_space, oomscope_report::MemorySpace::Mps, "{name}");
         assert!(e.missing.is_empty(), "{name}: {:?}", e.missing);
         // Nothing the MPS message does not print.
         assert_eq!(e.total_capacity_bytes, None, "{name}");
@@ -586,7 +586,7 @@ fn torch_xpu_generations() {
     assert_eq!(events[1].allocated_bytes, Some(m(176.00)));
     assert_eq!(events[1].reserved_bytes, Some(m(176.00)));
     for e in &events {
-        assert_eq!(e.memory_space, "xpu");
+        assert_eq!(e.memory_space, oomscope_report::MemorySpace::Xpu);
         assert_eq!(e.free_bytes, None);
         assert!(e.missing.is_empty(), "{:?}", e.missing);
     }
@@ -637,7 +637,7 @@ fn torch_xpu_generations() {
             ("reserved_bytes", 0),
         ],
     );
-    assert_eq!(events[0].memory_space, "xpu");
+    assert_eq!(events[0].memory_space, oomscope_report::MemorySpace::Xpu);
     assert!(events[0].missing.is_empty(), "{:?}", events[0].missing);
 }
 
@@ -867,14 +867,14 @@ fn tpu_vmem_posted_forms() {
             ("program_bytes", m(29.96)),
         ],
     );
-    assert_eq!(events[0].memory_space, "vmem");
+    assert_eq!(events[0].memory_space, oomscope_report::MemorySpace::Vmem);
     for name in [
         "tpu_vmem_no_numbers_tf38272.txt",
         "tpu_vmem_no_numbers_title_tf26893.txt",
     ] {
         let events = check(name, OomKind::TpuCompileOtherSpace, 1, &[]);
         let e = &events[0];
-        assert_eq!(e.memory_space, "vmem", "{name}");
+        assert_eq!(e.memory_space, oomscope_report::MemorySpace::Vmem, "{name}");
         assert_eq!(event_numbers(e), 0, "{name}: {e:#?}");
         assert!(e.missing.is_empty(), "{name}: {:?}", e.missing);
     }
@@ -978,7 +978,7 @@ fn xla_gpu_wordings_through_jax() {
         ("xla_old_wording_cuda_driver_alphafold197.txt", 12_582_912),
     ] {
         let events = check(name, OomKind::XlaGpu, 1, &[("requested_bytes", bytes)]);
-        assert_eq!(events[0].memory_space, "gpu", "{name}");
+        assert_eq!(events[0].memory_space, oomscope_report::MemorySpace::Gpu, "{name}");
     }
     // Other programs print the same words without XLA's status code.
     assert!(parse_oom_log(

@@ -35,7 +35,7 @@ fn extra(e: &OomEvent, key: &str) -> Option<u64> {
 fn tpu_early_abort_requires_has_available() {
     let e = only("abort", &sample("tpu_early_abort.txt"));
     assert_eq!(e.kind, OomKind::TpuCompileHbm);
-    assert_eq!(e.memory_space, "hbm");
+    assert_eq!(e.memory_space, oomscope_report::MemorySpace::Hbm);
     assert_eq!(e.line, 2);
     assert_eq!(
         e.used_bytes,
@@ -48,7 +48,7 @@ fn tpu_early_abort_requires_has_available() {
 fn tpu_vmem_single_allocation() {
     let e = only("1001", &sample("tpu_vmem_would_exceed.txt"));
     assert_eq!(e.kind, OomKind::TpuCompileOtherSpace);
-    assert_eq!(e.memory_space, "vmem");
+    assert_eq!(e.memory_space, oomscope_report::MemorySpace::Vmem);
     assert_eq!(e.requested_bytes, Some(134_217_728));
     assert_eq!(e.limit_bytes, Some(67_108_864));
     let t = &e.top_allocations[0];
@@ -77,7 +77,7 @@ fn tpu_runtime_reserve() {
 fn tpu_runtime_allocate() {
     let e = only("0100", &sample("tpu_runtime_allocate.txt"));
     assert_eq!(e.kind, OomKind::TpuRuntime);
-    assert_eq!(e.memory_space, "hbm");
+    assert_eq!(e.memory_space, oomscope_report::MemorySpace::Hbm);
     assert_eq!(e.requested_bytes, Some(m(8.00)));
     assert_eq!(e.free_bytes, Some(m(6.43)));
 }
@@ -124,7 +124,7 @@ fn tpu_tf1_glog_warning_and_remat_warning() {
 fn torch_xla_smem_in_markdown_quote() {
     let e = only("vllm8318", &sample("torch_xla_smem.txt"));
     assert_eq!(e.kind, OomKind::TorchXla);
-    assert_eq!(e.memory_space, "smem");
+    assert_eq!(e.memory_space, oomscope_report::MemorySpace::Smem);
     assert_eq!(
         (e.used_bytes, e.limit_bytes, e.exceeded_bytes),
         (Some(m(1.00)), Some(m(1.00)), Some(k(1.7)))

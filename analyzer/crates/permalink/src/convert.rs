@@ -91,7 +91,7 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
             .iter()
             .map(|e| pb::OomEvent {
                 kind: enum_name(&e.kind),
-                memory_space: e.memory_space.clone(),
+                memory_space: e.memory_space.clone().into(),
                 input: e.input.clone(),
                 line: e.line,
                 repeats: e.repeats,
@@ -193,7 +193,7 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
                             size_bytes: c.size_bytes,
                             source: c.source.clone(),
                             module: c.module.clone(),
-                            memory_space: c.memory_space,
+                            memory_space: c.memory_space.into(),
                             buffer_id: c.buffer_id,
                             listing_rank: c.listing_rank,
                         })
@@ -271,10 +271,10 @@ fn module_to_shared(m: &ModuleReport) -> pb::Module {
     pb::Module {
         name: m.name.clone(),
         program_id: m.program_id,
-        memory_space: m.memory_space,
-        source_kind: m.source_kind.clone(),
+        memory_space: m.memory_space.into(),
+        source_kind: m.source_kind.clone().into(),
         input: m.input.clone(),
-        peak_kind: m.peak_kind.clone(),
+        peak_kind: m.peak_kind.clone().into(),
         peak_bytes: m.peak_bytes,
         peak_unpadded_bytes: m.peak_unpadded_bytes,
         peak_position: m.peak_position,
@@ -640,7 +640,7 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
                                         size_bytes: c.size_bytes,
                                         source: check_str("source", c.source)?,
                                         module: check_str("module name", c.module)?,
-                                        memory_space: c.memory_space,
+                                        memory_space: c.memory_space.into(),
                                         buffer_id: c.buffer_id,
                                         listing_rank: c.listing_rank,
                                     })
@@ -694,7 +694,7 @@ fn headline_from_shared(h: pb::Headline) -> Result<Headline, LinkError> {
 fn event_from_shared(e: pb::OomEvent) -> Result<OomEvent, LinkError> {
     let mut ev = OomEvent {
         kind: enum_parse("error kind", &e.kind)?,
-        memory_space: check_str("memory space", e.memory_space)?,
+        memory_space: check_str("memory space", e.memory_space)?.into(),
         input: check_str("event input", e.input)?,
         line: e.line,
         repeats: e.repeats,
@@ -784,10 +784,10 @@ fn module_from_shared(m: pb::Module) -> Result<ModuleReport, LinkError> {
     Ok(ModuleReport {
         name: check_str("module name", m.name)?,
         program_id: m.program_id,
-        memory_space: m.memory_space,
-        source_kind: check_str("module source", m.source_kind)?,
+        memory_space: m.memory_space.into(),
+        source_kind: check_str("module source", m.source_kind)?.into(),
         input: check_str("module input", m.input)?,
-        peak_kind: check_str("peak kind", m.peak_kind)?,
+        peak_kind: check_str("peak kind", m.peak_kind)?.into(),
         peak_bytes: m.peak_bytes,
         peak_unpadded_bytes: m.peak_unpadded_bytes,
         peak_position: m.peak_position,

@@ -15,7 +15,7 @@ fn sample_report() -> Report {
     r.inputs.push(InputInfo { name: "train.log".into(), kind: InputKind::OomLog, size_bytes: 12345, content_hash: "00ff".into() });
     r.oom_events.push(OomEvent {
         kind: OomKind::TpuCompileHbm,
-        memory_space: "hbm".into(),
+        memory_space: oomscope_report::MemorySpace::Hbm,
         input: "train.log".into(),
         line: 3,
         repeats: 2,

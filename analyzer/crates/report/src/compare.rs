@@ -143,11 +143,11 @@ pub struct ComparedSide {
 pub struct ModulePeak {
     /// Display name (`name(program_id)`).
     pub module: String,
-    pub memory_space: i64,
+    pub memory_space: crate::MemoryColor,
     pub peak_bytes: u64,
     /// Which peak (`heap_simulator`, `live_range`, ...).
     #[serde(default)]
-    pub peak_kind: String,
+    pub peak_kind: crate::PeakKind,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -194,7 +194,7 @@ pub struct ModuleComparison {
     /// Display names (`name(program_id)`) on each side.
     pub module_a: String,
     pub module_b: String,
-    pub memory_space: i64,
+    pub memory_space: crate::MemoryColor,
     pub matched_by: ModuleMatch,
     /// Similarity of the two programs, 0 to 1 (shared ops and source lines).
     pub similarity: f64,
@@ -327,7 +327,7 @@ pub struct BufferChange {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct OomEventComparison {
     pub kind: crate::OomKind,
-    pub memory_space: String,
+    pub memory_space: crate::MemorySpace,
     pub message_a: String,
     pub message_b: String,
     /// Every number either message gives.

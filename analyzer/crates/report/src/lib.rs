@@ -15,6 +15,7 @@ pub mod runtime;
 pub mod snapshot;
 pub mod stacks;
 pub mod units;
+pub mod vocabulary;
 
 pub use runtime::{
     DeviceBalance, DeviceMemory, DeviceMemoryProfile, DeviceMemorySeries, GrowingStack, MemoryTimeline, SourceLineBytes,
@@ -25,6 +26,7 @@ pub use snapshot::{
     CURVE_MAX_POINTS,
 };
 pub use stacks::{Frame, FrameKind, StackSample};
+pub use vocabulary::{MemoryColor, MemorySpace, PeakKind, SourceKind};
 
 /// Version of the JSON report schema.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -164,7 +166,7 @@ pub enum OomKind {
 pub struct OomEvent {
     pub kind: OomKind,
     /// `hbm`, `vmem`, `smem`, `gpu`, ...
-    pub memory_space: String,
+    pub memory_space: MemorySpace,
     /// Input file name the event was found in.
     #[serde(default)]
     pub input: String,
@@ -244,11 +246,21 @@ impl OomEvent {
         self.limit_bytes.or(self.total_capacity_bytes)
     }
 
+    /// What the program needed: the usage the message states, else (a
+    /// SparseCore message) its TensorCore and SparseCore usage together.
+    pub fn used(&self) -> Option<u64> {
+        self.used_bytes.or_else(|| match (self.tensorcore_bytes, self.sparsecore_bytes) {
+            (Some(tc), Some(sc)) => Some(tc.saturating_add(sc)),
+            _ => None,
+        })
+    }
+
     /// How far over the limit: the excess the message prints, else
-    /// used − limit when both are known and used is the larger.
+    /// [`used`](Self::used) − [`limit`](Self::limit) when both are known
+    /// and used is the larger. The one definition: every reader calls it.
     pub fn excess(&self) -> Option<u64> {
         self.exceeded_bytes.or_else(|| {
-            let (used, limit) = (self.used_bytes?, self.limit()?);
+            let (used, limit) = (self.used()?, self.limit()?);
             used.checked_sub(limit).filter(|e| *e > 0)
         })
     }
@@ -292,6 +304,35 @@ pub enum BufferCategory {
     Small,
 }
 
+/// What the buffer assignment says of an allocation (`BufferAllocationProto`'s
+/// flags, or the dump's `allocation N: ..., parameter 0, maybe-live-out`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AllocationFlags {
+    pub parameter: bool,
+    pub maybe_live_out: bool,
+    pub thread_local: bool,
+    pub constant: bool,
+}
+
+impl BufferCategory {
+    /// An allocation's category, in XProf's order (`parameter`, then
+    /// `output`, then `thread-local`), constants before temporaries: the
+    /// one rule for HloProtos and dump text alike.
+    pub fn from_flags(flags: AllocationFlags) -> Self {
+        if flags.parameter {
+            BufferCategory::Parameter
+        } else if flags.maybe_live_out {
+            BufferCategory::Output
+        } else if flags.thread_local {
+            BufferCategory::ThreadLocal
+        } else if flags.constant {
+            BufferCategory::Constant
+        } else {
+            BufferCategory::Temporary
+        }
+    }
+}
+
 /// Memory-viewer analysis of one compiled module in one memory space.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModuleReport {
@@ -300,17 +341,17 @@ pub struct ModuleReport {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub program_id: Option<i64>,
     /// Memory space colour: 0 HBM/device, 1 VMEM, 5 host, ...
-    pub memory_space: i64,
+    pub memory_space: MemoryColor,
     /// Where the analysis came from: `hlo_proto`, `xplane`, `xla_dump_text`.
     #[serde(default)]
-    pub source_kind: String,
+    pub source_kind: SourceKind,
     /// Input file(s) the analysis came from.
     #[serde(default)]
     pub input: String,
     /// Which peak `peak_bytes` is (see DESIGN.md: several exist), e.g.
     /// `heap_simulator` (XProf Memory Viewer) or `live_range`.
     #[serde(default)]
-    pub peak_kind: String,
+    pub peak_kind: PeakKind,
     pub peak_bytes: u64,
     pub peak_unpadded_bytes: u64,
     /// Index into `heap_bytes` of the peak.
@@ -623,7 +664,7 @@ pub struct CitedBuffer {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub module: String,
     #[serde(default)]
-    pub memory_space: i64,
+    pub memory_space: MemoryColor,
     /// Its logical buffer id in that module.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub buffer_id: Option<i64>,

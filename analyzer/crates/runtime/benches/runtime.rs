@@ -8,16 +8,14 @@ use oomscope_proto::perftools::profiles as pb;
 use oomscope_proto::prost::Message;
 use std::hint::black_box;
 use std::io::Read;
-use std::path::Path;
 use std::time::Duration;
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../../shared/corpus/runtime");
 const KINETO: &str = "pytorch__kineto__tb_plugin__samples__resnet50_num_workers_0__worker0.1623143566756.pt.trace.json.gz";
 const RAW: &str = "tonghuikang__optimizer-memory-profiles__profiling__modal_cpu_sgd__profile.raw.json.gz";
 const PPROF: &str = "sholtodouglas__scalingExperiments__memory.prof@664e8b17";
 
 fn gunzipped(name: &str) -> Option<Vec<u8>> {
-    let data = std::fs::read(Path::new(CORPUS).join(name)).ok()?;
+    let data = std::fs::read(oomscope_testdata::corpus_if_present()?.join("runtime").join(name)).ok()?;
     let mut out = Vec::new();
     flate2::read::MultiGzDecoder::new(&data[..]).read_to_end(&mut out).ok()?;
     Some(out)

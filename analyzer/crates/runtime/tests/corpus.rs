@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../../shared/corpus/runtime")
+    oomscope_testdata::corpus().join("runtime")
 }
 
 fn oracle() -> serde_json::Map<String, Value> {

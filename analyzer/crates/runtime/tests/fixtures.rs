@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../fixtures/jax-memory-profiles")
+    oomscope_testdata::fixtures().join("jax-memory-profiles")
 }
 
 fn load(name: &str) -> DecodedDeviceProfile {

@@ -8,17 +8,16 @@
 
 use std::fs::{self, File};
 use std::io::BufReader;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../../shared/corpus/snapshots");
 
 fn bench_file() -> Option<PathBuf> {
     if let Ok(p) = std::env::var("OOMSCOPE_SNAPSHOT_BENCH") {
         return Some(PathBuf::from(p));
     }
-    fs::read_dir(Path::new(CORPUS))
+    fs::read_dir(oomscope_testdata::corpus_if_present()?.join("snapshots"))
         .ok()?
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().contains(".p"))
@@ -28,7 +27,7 @@ fn bench_file() -> Option<PathBuf> {
 
 fn decode_and_analyze(c: &mut Criterion) {
     let Some(path) = bench_file() else {
-        eprintln!("no snapshot to benchmark (no corpus at {CORPUS})");
+        eprintln!("no snapshot to benchmark (no corpus at {})", oomscope_testdata::corpus_location().display());
         return;
     };
     let len = fs::metadata(&path).map_or(0, |m| m.len());

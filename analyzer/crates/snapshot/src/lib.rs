@@ -63,7 +63,7 @@ pub fn oom_event(snapshot: &MemorySnapshot) -> Option<oomscope_report::OomEvent>
     extra.insert("trace_event_index".to_string(), oom.event_index);
     Some(oomscope_report::OomEvent {
         kind: oomscope_report::OomKind::TorchCuda,
-        memory_space: "gpu".into(),
+        memory_space: oomscope_report::MemorySpace::Gpu,
         input: snapshot.input.clone(),
         line: 0,
         repeats: 1,

@@ -11,7 +11,7 @@ use oomscope_report::MemorySnapshot;
 use serde_json::Value;
 
 fn corpus() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../../shared/corpus/snapshots"))
+    oomscope_testdata::corpus().join("snapshots")
 }
 
 /// MemoryViz names a frame `file:line name`; the report says `name file:line`.

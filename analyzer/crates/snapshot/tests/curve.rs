@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use oomscope_report::CURVE_MAX_POINTS;
 
 fn corpus() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../../shared/corpus/snapshots"))
+    oomscope_testdata::corpus().join("snapshots")
 }
 
 #[test]

@@ -2,12 +2,11 @@
 //! checked against the timeline it was derived from, not against a number
 //! copied from our own output.
 
-use std::path::PathBuf;
 
 use oomscope_report::MemorySnapshot;
 
 fn load(name: &str) -> Vec<MemorySnapshot> {
-    let path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../../shared/corpus/snapshots")).join(name);
+    let path = oomscope_testdata::corpus().join("snapshots").join(name);
     let data = std::fs::read(&path).unwrap();
     oomscope_snapshot::analyze(name, &data[..], data.len() as u64).unwrap()
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use oomscope_snapshot::{analyze, read_snapshot, Problem, SnapshotError};
 
 fn corpus(name: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../../shared/corpus/snapshots")).join(name)
+    oomscope_testdata::corpus().join("snapshots").join(name)
 }
 
 fn read(bytes: &[u8]) -> Result<oomscope_snapshot::Snapshot, SnapshotError> {

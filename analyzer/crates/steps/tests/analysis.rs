@@ -5,8 +5,8 @@
 use oomscope_steps::{analyze_series, classify, parse_step_log, StepPoint, StepSeries, Trend};
 
 fn fixture(name: &str) -> String {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../fixtures/steps/");
-    std::fs::read_to_string(format!("{path}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))
+    let path = oomscope_testdata::fixtures().join("steps").join(name);
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 /// A `# key: value` header line of a fixture, as the generator wrote it.

@@ -7,11 +7,8 @@ use oomscope_steps::{looks_like_step_log, parse_step_log, StepSeries};
 const GIB: f64 = (1u64 << 30) as f64;
 
 fn corpus(name: &str) -> String {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../../shared/corpus/logs/"
-    );
-    std::fs::read_to_string(format!("{path}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))
+    let path = oomscope_testdata::corpus().join("logs").join(name);
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 fn sample(name: &str) -> String {
@@ -106,10 +103,7 @@ fn corpus_67_maxtext_one_decimal_noncontiguous_devices() {
 /// to words like "reserved" and "memory", and must not be read as series.
 #[test]
 fn oom_logs_are_not_step_logs() {
-    let dir = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../../shared/corpus/logs/"
-    );
+    let dir = oomscope_testdata::corpus().join("logs");
     let mut checked = 0;
     for entry in std::fs::read_dir(dir).expect("corpus logs") {
         let name = entry

@@ -4,11 +4,7 @@
 use oomscope_steps::{analyze_series, parse_step_log};
 
 fn corpus(name: &str) -> String {
-    let p = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../../shared/corpus/logs/"
-    );
-    std::fs::read_to_string(format!("{p}{name}")).unwrap()
+    std::fs::read_to_string(oomscope_testdata::corpus().join("logs").join(name)).unwrap()
 }
 
 /// The printed `seconds:` values of `completed step:` lines, read independently.

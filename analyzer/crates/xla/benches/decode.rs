@@ -8,7 +8,7 @@ use oomscope_proto::tensorflow::profiler::XSpace;
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> PathBuf {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../fixtures")).to_path_buf()
+    oomscope_testdata::fixtures()
 }
 
 /// The largest `*.hlo.pb` under `fixtures/`.

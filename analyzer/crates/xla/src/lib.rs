@@ -130,7 +130,7 @@ pub fn analyze_planes(input_name: &str, planes: &[XPlane]) -> Result<Vec<ModuleR
         match analyze_hlo(input_name, &module.hlo, Some(module.program_id)) {
             Ok(mut r) => {
                 for report in &mut r {
-                    report.source_kind = "xplane".into();
+                    report.source_kind = oomscope_report::SourceKind::Xplane;
                 }
                 reports.extend(r);
             }

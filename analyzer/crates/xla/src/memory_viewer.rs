@@ -29,7 +29,9 @@ use oomscope_proto::xla::{
     BufferAllocationProto, HeapSimulatorTrace, HloInstructionProto, HloProto, LogicalBufferProto,
     StackFrameIndexProto,
 };
-use oomscope_report::{BufferCategory, BufferLifetime, ModuleReport, PeakBuffer};
+use oomscope_report::{
+    AllocationFlags, BufferCategory, BufferLifetime, MemoryColor, ModuleReport, PeakBuffer, PeakKind, SourceKind,
+};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// XProf's default: buffers smaller than this are merged at the peak.
@@ -42,17 +44,12 @@ fn is_indefinite(a: &BufferAllocationProto) -> bool {
 }
 
 fn category(a: &BufferAllocationProto) -> BufferCategory {
-    if a.is_entry_computation_parameter {
-        BufferCategory::Parameter
-    } else if a.maybe_live_out {
-        BufferCategory::Output
-    } else if a.is_thread_local {
-        BufferCategory::ThreadLocal
-    } else if a.is_constant {
-        BufferCategory::Constant
-    } else {
-        BufferCategory::Temporary
-    }
+    BufferCategory::from_flags(AllocationFlags {
+        parameter: a.is_entry_computation_parameter,
+        maybe_live_out: a.maybe_live_out,
+        thread_local: a.is_thread_local,
+        constant: a.is_constant,
+    })
 }
 
 fn bytes(size: i64) -> u64 {
@@ -325,10 +322,10 @@ impl<'a> Module<'a> {
         let module = self.hlo.hlo_module.as_ref();
         let mut report = ModuleReport {
             name: module.map(|m| m.name.clone()).unwrap_or_default(),
-            memory_space: color,
-            source_kind: "hlo_proto".into(),
+            memory_space: MemoryColor::from(color),
+            source_kind: SourceKind::HloProto,
             input: input.to_string(),
-            peak_kind: "heap_simulator".into(),
+            peak_kind: PeakKind::HeapSimulator,
             ..ModuleReport::default()
         };
         let replay = match self.trace_for(color).and_then(|t| self.traces().get(t)) {

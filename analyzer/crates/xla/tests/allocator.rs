@@ -6,10 +6,10 @@
 use oomscope_xla::allocator_profiles;
 use serde_json::Value;
 
-const DIR: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../../shared/corpus/xla-runs/tf-cpu-allocator/"
-);
+/// The TensorFlow CPU run with allocator events, in the shared corpus.
+fn dir() -> std::path::PathBuf {
+    oomscope_testdata::corpus().join("xla-runs/tf-cpu-allocator")
+}
 
 fn num(v: &Value) -> u64 {
     match v {
@@ -29,9 +29,9 @@ fn float(v: &Value) -> f64 {
 
 #[test]
 fn equals_xprof_memory_profile_on_a_real_tf_cpu_profile() {
-    let bytes = std::fs::read(format!("{DIR}vm.xplane.pb")).expect("vm.xplane.pb");
+    let bytes = std::fs::read(dir().join("vm.xplane.pb")).expect("vm.xplane.pb");
     let oracle: Value = serde_json::from_str(
-        &std::fs::read_to_string(format!("{DIR}memory_profile.json")).expect("oracle"),
+        &std::fs::read_to_string(dir().join("memory_profile.json")).expect("oracle"),
     )
     .expect("json");
     let profiles = allocator_profiles("vm.xplane.pb", &bytes).expect("decodes");
@@ -103,7 +103,7 @@ fn equals_xprof_memory_profile_on_a_real_tf_cpu_profile() {
 #[test]
 fn gzipped_profile_gives_the_same_profiles() {
     use std::io::Write;
-    let bytes = std::fs::read(format!("{DIR}vm.xplane.pb")).expect("vm.xplane.pb");
+    let bytes = std::fs::read(dir().join("vm.xplane.pb")).expect("vm.xplane.pb");
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     gz.write_all(&bytes).expect("gzip");
     let gzipped = gz.finish().expect("gzip");
@@ -117,7 +117,7 @@ fn gzipped_profile_gives_the_same_profiles() {
 fn garbage_is_an_error_not_a_panic() {
     assert!(allocator_profiles("x", b"\xff\xff\xff\xff not a protobuf").is_err());
     assert_eq!(allocator_profiles("empty", b"").expect("empty XSpace"), []);
-    let bytes = std::fs::read(format!("{DIR}vm.xplane.pb")).expect("vm.xplane.pb");
+    let bytes = std::fs::read(dir().join("vm.xplane.pb")).expect("vm.xplane.pb");
     for cut in [1, 100, bytes.len() / 2, bytes.len() - 1] {
         let _ = allocator_profiles("truncated", &bytes[..cut]);
     }

@@ -9,14 +9,9 @@ use oomscope_xla::{
 };
 use std::cell::Cell;
 use std::io::Write;
-use std::path::Path;
 
 fn corpus(path: &str) -> Vec<u8> {
-    let full = Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../../shared/corpus/xla-runs"
-    ))
-    .join(path);
+    let full = oomscope_testdata::corpus().join("xla-runs").join(path);
     std::fs::read(&full).unwrap_or_else(|e| panic!("cannot read {}: {e}", full.display()))
 }
 

@@ -12,15 +12,11 @@ use std::path::{Path, PathBuf};
 const MIB: f64 = (1u64 << 20) as f64;
 
 fn corpus() -> PathBuf {
-    Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../../shared/corpus/xla-runs"
-    ))
-    .to_path_buf()
+    oomscope_testdata::corpus().join("xla-runs")
 }
 
 fn fixtures() -> PathBuf {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../fixtures")).to_path_buf()
+    oomscope_testdata::fixtures()
 }
 
 fn close(ours_bytes: u64, oracle_mib: f64) -> bool {
@@ -248,7 +244,7 @@ fn check(
             return false;
         }
     };
-    let Some(report) = reports.iter().find(|r| r.memory_space == space) else {
+    let Some(report) = reports.iter().find(|r| r.memory_space == oomscope_report::MemoryColor::from(space)) else {
         // XProf answers a space whose trace it cannot replay with an empty result.
         if oracle.get("heapSizes").is_none() && oracle.get("maxHeap").is_none() {
             return true;
@@ -289,7 +285,7 @@ fn corpus_tpu_hlo_proto_matches_xprof() {
         "{}",
         failures.join("\n")
     );
-    let hbm = reports.iter().find(|r| r.memory_space == 0).expect("hbm");
+    let hbm = reports.iter().find(|r| r.memory_space == oomscope_report::MemoryColor::Device).expect("hbm");
     // Read off tpu_fits_memory_viewer.json: peakHeapMib 11523.6142578125 at position 2.
     assert_eq!(hbm.peak_bytes, (11523.6142578125 * MIB) as u64);
     assert_eq!(hbm.peak_position, 2);
@@ -323,7 +319,7 @@ fn corpus_cpu_xplane_matches_xprof() {
         "{}",
         failures.join("\n")
     );
-    assert!(mlp.iter().all(|r| r.source_kind == "xplane"));
+    assert!(mlp.iter().all(|r| r.source_kind == oomscope_report::SourceKind::Xplane));
 }
 
 /// Every file named `name` under `dir`, depth first.
@@ -454,7 +450,7 @@ fn check_manifest(manifest: &Value, inputs: &Path, oracle_dir: &Path, tally: &mu
         (module, space)
     };
     for report in &reports {
-        let wanted = (report.display_name(), report.memory_space);
+        let wanted = (report.display_name(), report.memory_space.number());
         if !oracles.iter().any(|(k, o)| target(k, o) == wanted) {
             tally.failures.push(format!(
                 "{label}: module {} memory space {} has no oracle",

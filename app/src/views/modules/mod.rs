@@ -7,12 +7,12 @@ pub mod timeline;
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use oomscope_report::{BufferCategory, ModuleReport, OomKind, Report};
+use oomscope_report::{BufferCategory, MemoryColor, MemorySpace, ModuleReport, OomKind, PeakKind, Report, SourceKind};
 
 use crate::format::{base_name, memory_space_name, percent, Bytes};
 use crate::state::Selection;
 use crate::widgets::table_head::TableHead;
-use crate::draw::line_chart::{LineChart, Marker, RefLine, Series};
+use crate::draw::line_chart::{LineChart, Marker, RefLine, Series, Stroke};
 
 /// Peak buffers listed before "show all".
 const BUFFER_ROWS: usize = 50;
@@ -38,7 +38,7 @@ pub fn ModulesView(report: Arc<Report>) -> impl IntoView {
         .into_any();
     }
 
-    let mut spaces: Vec<i64> = report.modules.iter().map(|m| m.memory_space).collect();
+    let mut spaces: Vec<MemoryColor> = report.modules.iter().map(|m| m.memory_space).collect();
     spaces.sort_unstable();
     spaces.dedup();
     // A shared report opens on the module its sender had selected.
@@ -49,7 +49,7 @@ pub fn ModulesView(report: Arc<Report>) -> impl IntoView {
         .filter(|i| *i < report.modules.len());
     let space = RwSignal::new(match shared_module {
         Some(i) => report.modules[i].memory_space,
-        None if spaces.contains(&0) => 0,
+        None if spaces.contains(&MemoryColor::Device) => MemoryColor::Device,
         None => spaces[0],
     });
     let module_index = RwSignal::new(shared_module.unwrap_or_else(|| largest_in_space(&report, space.get_untracked())));
@@ -84,7 +84,7 @@ pub fn ModulesView(report: Arc<Report>) -> impl IntoView {
     };
     let report_for_space = report.clone();
     let on_space = move |ev: leptos::ev::Event| {
-        if let Ok(value) = event_target_value(&ev).parse::<i64>() {
+        if let Ok(value) = event_target_value(&ev).parse::<i64>().map(MemoryColor::from) {
             space.set(value);
             module_index.set(largest_in_space(&report_for_space, value));
         }
@@ -112,7 +112,7 @@ pub fn ModulesView(report: Arc<Report>) -> impl IntoView {
     let report_for_detail = report.clone();
     let detail = move || {
         let module = report_for_detail.modules.get(module_index.get())?.clone();
-        let limit = if module.memory_space == 0 {
+        let limit = if module.memory_space == MemoryColor::Device {
             limit
         } else {
             None
@@ -148,7 +148,7 @@ pub fn ModulesView(report: Arc<Report>) -> impl IntoView {
     .into_any()
 }
 
-fn largest_in_space(report: &Report, space: i64) -> usize {
+fn largest_in_space(report: &Report, space: MemoryColor) -> usize {
     report
         .modules
         .iter()
@@ -164,29 +164,31 @@ fn hbm_limit(report: &Report) -> Option<u64> {
     report
         .oom_events
         .iter()
-        .find(|e| e.memory_space.eq_ignore_ascii_case("hbm"))
-        .and_then(|e| e.limit_bytes)
+        .find(|e| e.memory_space == MemorySpace::Hbm)
+        .and_then(|e| e.limit())
 }
 
 /// Which peak a module's figure is, in words (every kind the analyzer
 /// writes; an unknown one is named as "a peak", never by its code).
-fn peak_kind_label(kind: &str) -> &'static str {
+fn peak_kind_label(kind: &PeakKind) -> &'static str {
     match kind {
-        "heap_simulator" => "heap-simulator peak (as XProf's Memory Viewer)",
-        "buffer_liveness" => "peak of the compiler's buffer assignment (as XProf's Memory Viewer counts it)",
-        "buffer_liveness_estimated" => "estimated peak (lifetimes inferred from the schedule: the dump has no live ranges)",
-        "live_range" => "live-range peak (sum of values live at one point, unpadded)",
-        _ => "peak",
+        PeakKind::HeapSimulator => "heap-simulator peak (as XProf's Memory Viewer)",
+        PeakKind::BufferLiveness => "peak of the compiler's buffer assignment (as XProf's Memory Viewer counts it)",
+        PeakKind::BufferLivenessEstimated => {
+            "estimated peak (lifetimes inferred from the schedule: the dump has no live ranges)"
+        }
+        PeakKind::LiveRange => "live-range peak (sum of values live at one point, unpadded)",
+        PeakKind::Other(_) => "peak",
     }
 }
 
 /// Where a module's analysis came from, in words.
-fn source_kind_label(kind: &str) -> &'static str {
+fn source_kind_label(kind: &SourceKind) -> &'static str {
     match kind {
-        "hlo_proto" => "the compiled program (HloProto)",
-        "xplane" => "an XProf profile",
-        "xla_dump_text" => "the XLA dump's text files",
-        _ => "the inputs",
+        SourceKind::HloProto => "the compiled program (HloProto)",
+        SourceKind::Xplane => "an XProf profile",
+        SourceKind::XlaDumpText => "the XLA dump's text files",
+        SourceKind::Other(_) => "the inputs",
     }
 }
 
@@ -203,9 +205,9 @@ fn ModuleDetail(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
         let padded: Vec<(f64, f64)> = module.heap_bytes.iter().enumerate().map(|(i, b)| (at(i), *b as f64)).collect();
         let unpadded: Vec<(f64, f64)> =
             module.unpadded_heap_bytes.iter().enumerate().map(|(i, b)| (at(i), *b as f64)).collect();
-        let mut series = vec![Series { label: "Heap (padded)".into(), points: padded, color: "#0969da", dashed: false, steps: true }];
+        let mut series = vec![Series { label: "Heap (padded)".into(), points: padded, color: "#0969da", stroke: Stroke::Solid, steps: true }];
         if !unpadded.is_empty() {
-            series.push(Series { label: "Heap (unpadded)".into(), points: unpadded, color: "#8250df", dashed: true, steps: true });
+            series.push(Series { label: "Heap (unpadded)".into(), points: unpadded, color: "#8250df", stroke: Stroke::Dashed, steps: true });
         }
         let lines = limit
             .map(|l| vec![RefLine { label: format!("HBM limit {}", oomscope_report::units::format_bytes(l)), bytes: l as f64, color: "#cf222e" }])

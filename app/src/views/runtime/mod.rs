@@ -14,7 +14,7 @@ use oomscope_report::units::format_bytes;
 use oomscope_report::{DeviceMemoryProfile, DeviceMemorySeries, Frame, MemoryTimeline, Report, TimelineSource};
 
 use crate::format::{base_name, group_digits, Bytes};
-use crate::draw::line_plot::PALETTE;
+use crate::draw::line_chart::PALETTE;
 use crate::widgets::table_head::TableHead;
 
 /// PyTorch's category names, in the order the analyzer stacks them.

@@ -4,7 +4,7 @@
 //! estimate covers the excess is selected. Architecture (more chips) comes
 //! only when nothing cheaper covers it; D (flags) is never selected by data.
 
-use oomscope_report::BufferCategory;
+use oomscope_report::{BufferCategory, MemorySpace};
 use serde_json::json;
 
 use crate::facts::{gib, pct_fact, pct_text, signed, total, AllocSource, CompileFacts};
@@ -43,7 +43,7 @@ pub(super) fn section(
         ),
     };
     let excess_text = excess.map_or_else(|| "the excess".to_string(), gib);
-    let hbm = f.space == "hbm";
+    let hbm = f.space == MemorySpace::Hbm;
 
     nodes.push(aggregate_node(f, limit));
 
@@ -407,13 +407,13 @@ fn remat_node(
     chosen: Option<Remedy>,
     excess_text: &str,
 ) -> NodeEval {
-    let hbm = f.space == "hbm";
+    let hbm = f.space == MemorySpace::Hbm;
     let excess = f.excess;
     let mut remat = NodeEval::new(REMAT, "");
     remat.reason = match (excess, checkpoint) {
         (Some(e), _) if !hbm => format!(
             "The rematerialisation flags act on HBM; this error is about {} ({} over).",
-            f.space.to_ascii_uppercase(),
+            f.space.as_str().to_ascii_uppercase(),
             gib(e)
         ),
         (Some(e), Some(c)) => format!(

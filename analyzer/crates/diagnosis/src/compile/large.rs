@@ -6,7 +6,7 @@
 use crate::facts::{gib, pct_fact, pct_text, signed, Alloc, CompileFacts};
 use crate::ids::*;
 use crate::node::NodeEval;
-use oomscope_report::{BufferCategory, Confidence};
+use oomscope_report::{BufferCategory, Confidence, MemorySpace};
 
 use super::{buffer_json, cited, list_name, size_how, with_origin, Answer, Walk, CITED};
 
@@ -86,7 +86,7 @@ pub(super) fn section(
             Some((signed(a.size), size_how(f))),
         );
     }
-    let hbm = f.space == "hbm";
+    let hbm = f.space == MemorySpace::Hbm;
     if !large.is_empty() && !hbm {
         node.action(
             "kernel_blocks",
@@ -95,7 +95,7 @@ pub(super) fn section(
                 largest.what(),
                 gib(largest.size),
                 gib(limit),
-                f.space.to_ascii_uppercase()
+                f.space.as_str().to_ascii_uppercase()
             ),
             None,
         );
@@ -113,14 +113,14 @@ pub(super) fn section(
                 id,
                 format!(
                     "Not reached: this is {}, not HBM.",
-                    f.space.to_ascii_uppercase()
+                    f.space.as_str().to_ascii_uppercase()
                 ),
             ));
         }
         walk.summary = format!(
             "one buffer is {} of the {} limit → large allocations: a kernel's block or scratch",
             pct_text(largest.size, limit),
-            f.space.to_ascii_uppercase()
+            f.space.as_str().to_ascii_uppercase()
         );
         walk.large = Some(Answer {
             node: LARGE_ALLOCATIONS,
@@ -129,7 +129,7 @@ pub(super) fn section(
                 largest.what(),
                 gib(largest.size),
                 gib(limit),
-                f.space.to_ascii_uppercase()
+                f.space.as_str().to_ascii_uppercase()
             ),
             estimate: f.excess,
             confidence: None,

@@ -126,7 +126,7 @@ fn choose_answer(f: &CompileFacts<'_>, walk: &Walk) -> Option<Answer> {
 }
 
 fn headline_numbers(f: &CompileFacts<'_>) -> String {
-    let space = f.space.to_ascii_uppercase();
+    let space = f.space.as_str().to_ascii_uppercase();
     if let Some(device) = f.picked {
         if let (Some(used), Some(limit)) = (f.used, f.limit) {
             return format!(
@@ -211,7 +211,7 @@ fn allocation_sections(f: &CompileFacts<'_>, nodes: &mut Vec<NodeEval>, walk: &m
     // Section 3 as well when the rest alone still exceeds the limit.
     let rest_exceeds = without_largest.is_some_and(|rest| rest > limit);
     large::section(f, &large, limit, without_largest, nodes, walk);
-    let hbm = f.space == "hbm";
+    let hbm = f.space == oomscope_report::MemorySpace::Hbm;
     // Section 3 as well when the rest alone exceeds the limit. When nothing
     // in the program shows the large buffer is a mistake (no debug origin, no
     // replicating all-gather), section 3 is weighed too, and selected when

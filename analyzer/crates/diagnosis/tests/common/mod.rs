@@ -9,14 +9,11 @@ use oomscope_analyzer::{analyze, InputFile};
 use oomscope_report::{Diagnosis, DiagnosisNode, Report};
 
 pub fn corpus() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../../shared/corpus"
-    ))
+    oomscope_testdata::corpus()
 }
 
 pub fn fixtures() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../fixtures"))
+    oomscope_testdata::fixtures()
 }
 
 pub fn samples() -> PathBuf {
