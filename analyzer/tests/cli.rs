@@ -277,3 +277,28 @@ fn a_failed_compare_link_exits_non_zero_and_says_why() {
     assert!(stderr.contains("cannot make a link") && stderr.contains("file:///tmp/page"), "{stderr}");
     assert!(!stdout(&out).contains("#c="), "no link printed");
 }
+
+/// Modules are named by their memory in words and their peak by what it
+/// counts; a memory space the program never uses is one line, not a block
+/// reading "peak 0 B" (fixture oom-vmem: its VMEM OOM comes from a Pallas
+/// kernel, and one of its modules allocates nothing).
+#[test]
+fn modules_say_their_memory_and_peak_in_words_and_empty_ones_are_one_line() {
+    let dir = fixtures().join("oom-vmem");
+    let json: oomscope_report::Report = serde_json::from_str(&stdout(&oomscope(&["analyze", "--json", dir.to_str().unwrap()]))).unwrap();
+    let empty: Vec<_> = json.modules.iter().filter(|m| m.peak_bytes == 0).collect();
+    assert!(!empty.is_empty(), "the fixture has a module that allocates nothing");
+    let text = stdout(&oomscope(&["analyze", dir.to_str().unwrap()]));
+    let module_lines: Vec<&str> = text.lines().filter(|l| l.starts_with("Module ")).collect();
+    assert_eq!(module_lines.len(), json.modules.len() - empty.len(), "{text}");
+    for line in &module_lines {
+        assert!(!line.contains("peak 0 B") && !line.contains("memory space"), "{line}");
+    }
+    for m in json.modules.iter().filter(|m| m.peak_bytes > 0) {
+        assert!(module_lines.iter().any(|l| l.contains(&m.memory_space.words()) && l.contains(m.peak_kind.words())), "{text}");
+    }
+    let nothing = text.lines().find(|l| l.starts_with("Nothing allocated: ")).expect(&text);
+    for m in empty {
+        assert!(nothing.contains(&format!("{} in {}", m.display_name(), m.memory_space.words())), "{nothing}");
+    }
+}

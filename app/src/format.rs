@@ -5,7 +5,6 @@
 
 use leptos::prelude::*;
 use oomscope_report::units::format_bytes;
-use oomscope_report::MemoryColor;
 
 /// A byte quantity, e.g. `<Bytes value=n/>`.
 #[component]
@@ -54,15 +53,6 @@ pub fn group_digits(value: u64) -> String {
     out
 }
 
-/// The memory-space colour XLA uses, as words (`0` → HBM).
-pub fn memory_space_name(space: MemoryColor) -> String {
-    match space {
-        MemoryColor::Device => "HBM (device memory)".to_string(),
-        MemoryColor::Vmem => "VMEM (on-chip vector memory)".to_string(),
-        MemoryColor::Host => "Host memory".to_string(),
-        MemoryColor::Other(other) => format!("Other on-chip memory (XLA memory colour {other})"),
-    }
-}
 
 /// A decision-tree fact's key in words: `half_limit_bytes` → "Half the
 /// limit", `excess_pct_of_limit` → "Excess, % of the limit". Keys without a
@@ -148,6 +138,6 @@ mod tests {
         for key in ["half_limit_bytes", "per_chip_bytes", "max_hbm_size_mib", "largest_pct_of_limit"] {
             assert!(!fact_label(key).contains('_'), "{key}");
         }
-        assert!(!memory_space_name(MemoryColor::from(6)).starts_with("space"));
+        assert!(!oomscope_report::MemoryColor::from(6).words().starts_with("space"));
     }
 }

@@ -20,9 +20,9 @@ pub fn summary(c: &Comparison) -> String {
     for m in &c.modules {
         let _ = writeln!(
             s,
-            "\n{} (memory space {}): peak {} → {} ({})",
+            "\n{} ({}): peak {} → {} ({})",
             if m.module_a == m.module_b { m.module_a.clone() } else { format!("{} → {}", m.module_a, m.module_b) },
-            m.memory_space,
+            m.memory_space.words(),
             format_bytes(m.peak_bytes_a),
             format_bytes(m.peak_bytes_b),
             signed(m.difference_bytes)

@@ -24,8 +24,19 @@ pub fn summary(r: &Report) -> String {
         );
     }
     oom_events(&mut s, r);
-    for m in &r.modules {
+    // A memory space the program never uses (VMEM of a program with no
+    // kernel, say) is one line, not a module block reading "peak 0 B".
+    let (used, empty): (Vec<_>, Vec<_>) = r.modules.iter().partition(|m| m.peak_bytes > 0);
+    for m in used {
         module(&mut s, m);
+    }
+    if !empty.is_empty() {
+        let names: Vec<String> = empty
+            .iter()
+            .map(|m| format!("{} in {}", m.display_name(), m.memory_space.words()))
+            .collect();
+        let _ = writeln!(s, "
+Nothing allocated: {}", names.join("; "));
     }
     for st in &r.step_series {
         let _ = writeln!(
@@ -203,16 +214,14 @@ pub fn largest_peak_buffers(m: &ModuleReport) -> Vec<&PeakBuffer> {
 
 fn module(s: &mut String, m: &ModuleReport) {
     let peak_kind = match &m.peak_kind {
-        PeakKind::HeapSimulator => " (heap-simulator peak, as XProf)".to_string(),
-        PeakKind::LiveRange => " (live-range peak, as the compiler's dump)".to_string(),
         PeakKind::Other(word) if word.is_empty() => String::new(),
-        other => format!(" ({other} peak)"),
+        kind => format!("; the {}", kind.words()),
     };
     let _ = writeln!(
         s,
-        "\nModule {} (memory space {}, from {}): peak {} ({} unpadded){peak_kind}",
+        "\nModule {} in {}, from {}: peak {} ({} unpadded){peak_kind}",
         m.display_name(),
-        m.memory_space,
+        m.memory_space.words(),
         m.source_kind,
         format_bytes(m.peak_bytes),
         format_bytes(m.peak_unpadded_bytes),

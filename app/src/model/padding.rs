@@ -8,7 +8,7 @@ use oomscope_layout::{group_buffers, BufferPadding, GroupBy};
 use oomscope_report::{PaddingSummary, Report};
 
 use crate::draw::bars::Bar;
-use crate::format::{base_name, memory_space_name};
+use crate::format::base_name;
 use crate::state::BufferFocus;
 
 /// Bars per chart.
@@ -76,7 +76,7 @@ pub fn subjects(report: &Report) -> Vec<Subject> {
                 title: format!(
                     "{} · {}",
                     m.display_name(),
-                    memory_space_name(m.memory_space)
+                    m.memory_space.words()
                 ),
                 peak_bytes: Some(m.peak_bytes),
                 peak_unpadded_bytes: Some(m.peak_unpadded_bytes),

@@ -16,11 +16,7 @@ const PADDING_DOMINATES: f64 = 0.25;
 
 /// Which peak a module's `peak_bytes` is, in words.
 pub(crate) fn peak_words(m: &ModuleReport) -> &'static str {
-    match m.peak_kind {
-        PeakKind::LiveRange => "live-range peak (the compiler's live values at its peak moment, each buffer counted once; the compiler's own sum counts a while loop's tuple aliases once per alias)",
-        PeakKind::HeapSimulator => "heap-simulator peak (as XProf's Memory Viewer: padded, parameters included)",
-        PeakKind::BufferLiveness | PeakKind::BufferLivenessEstimated | PeakKind::Other(_) => "peak",
-    }
+    m.peak_kind.words()
 }
 
 /// The HBM module with the largest peak (heap analyses before live-range sums).

@@ -162,7 +162,39 @@ pub enum MemoryColor {
     Other(i64),
 }
 
+impl PeakKind {
+    /// Which peak this is, in words for people (the page, the CLI and the
+    /// headline all say it this way).
+    pub fn words(&self) -> &'static str {
+        match self {
+            PeakKind::HeapSimulator => {
+                "heap-simulator peak (as XProf's Memory Viewer: padded, parameters included)"
+            }
+            PeakKind::BufferLiveness => {
+                "peak of the compiler's buffer assignment (as XProf's Memory Viewer counts it)"
+            }
+            PeakKind::BufferLivenessEstimated => {
+                "estimated peak (lifetimes inferred from the schedule: the dump has no live ranges)"
+            }
+            PeakKind::LiveRange => "live-range peak (the compiler's live values at its peak moment, unpadded, each buffer counted once; the compiler's own sum counts a while loop's tuple aliases once per alias)",
+            PeakKind::Other(_) => "peak",
+        }
+    }
+}
+
 impl MemoryColor {
+    /// The memory this colour is, in words for people (`0` → HBM).
+    pub fn words(self) -> String {
+        match self {
+            MemoryColor::Device => "HBM (device memory)".to_string(),
+            MemoryColor::Vmem => "VMEM (on-chip vector memory)".to_string(),
+            MemoryColor::Host => "Host memory".to_string(),
+            MemoryColor::Other(other) => {
+                format!("Other on-chip memory (XLA memory colour {other})")
+            }
+        }
+    }
+
     pub fn number(self) -> i64 {
         match self {
             MemoryColor::Device => 0,

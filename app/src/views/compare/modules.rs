@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use oomscope_report::compare::{ModuleComparison, ModuleMatch};
 use oomscope_report::MemoryColor;
 
-use crate::format::{memory_space_name, Bytes, Difference};
+use crate::format::{Bytes, Difference};
 use crate::widgets::table_head::TableHead;
 
 use super::buffers::BufferChanges;
@@ -34,7 +34,7 @@ fn peak_kind_text(kind: &str) -> String {
 pub fn ModuleCard(module: ModuleComparison) -> impl IntoView {
     let m = module;
     let title = if m.module_a == m.module_b { m.module_a.clone() } else { format!("{} → {}", m.module_a, m.module_b) };
-    let space = (m.memory_space != MemoryColor::Device).then(|| format!(" · {}", memory_space_name(m.memory_space)));
+    let space = (m.memory_space != MemoryColor::Device).then(|| format!(" · {}", m.memory_space.words()));
     let summary = (!m.summary.is_empty()).then(|| view! { <p class="compare-summary">{m.summary.clone()}</p> });
     let (name, memory_space, aria) = (m.name.clone(), m.memory_space.to_string(), format!("Module {title}"));
     view! {

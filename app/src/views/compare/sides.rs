@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use oomscope_report::compare::{ComparedSide, Comparison};
 use oomscope_report::MemoryColor;
 
-use crate::format::{memory_space_name, Bytes};
+use crate::format::{Bytes};
 
 /// Module peaks listed per side.
 const PEAKS_SHOWN: usize = 5;
@@ -45,7 +45,7 @@ fn SideCard(key: &'static str, side: ComparedSide) -> impl IntoView {
         .iter()
         .take(PEAKS_SHOWN)
         .map(|p| {
-            let space = (p.memory_space != MemoryColor::Device).then(|| format!(" · {}", memory_space_name(p.memory_space)));
+            let space = (p.memory_space != MemoryColor::Device).then(|| format!(" · {}", p.memory_space.words()));
             view! {
                 <li class="compare-side-peak" data-module=p.module.clone() data-memory-space=p.memory_space.to_string()>
                     <span class="mono">{p.module.clone()}</span>{space} ": peak " <Bytes value=p.peak_bytes/>

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use oomscope_report::{BufferCategory, MemoryColor, MemorySpace, ModuleReport, OomKind, PeakKind, Report, SourceKind};
 
-use crate::format::{base_name, memory_space_name, percent, Bytes};
+use crate::format::{base_name, percent, Bytes};
 use crate::state::Selection;
 use crate::widgets::table_head::TableHead;
 use crate::draw::line_chart::{LineChart, Marker, RefLine, Series, Stroke};
@@ -133,7 +133,7 @@ pub fn ModulesView(report: Arc<Report>) -> impl IntoView {
                     <select id="space-picker" on:change=on_space prop:value=move || space.get().to_string()>
                         {spaces
                             .iter()
-                            .map(|s| view! { <option value=s.to_string()>{memory_space_name(*s)}</option> })
+                            .map(|s| view! { <option value=s.to_string()>{s.words()}</option> })
                             .collect_view()}
                     </select>
                 </label>
@@ -166,20 +166,6 @@ fn hbm_limit(report: &Report) -> Option<u64> {
         .iter()
         .find(|e| e.memory_space == MemorySpace::Hbm)
         .and_then(|e| e.limit())
-}
-
-/// Which peak a module's figure is, in words (every kind the analyzer
-/// writes; an unknown one is named as "a peak", never by its code).
-fn peak_kind_label(kind: &PeakKind) -> &'static str {
-    match kind {
-        PeakKind::HeapSimulator => "heap-simulator peak (as XProf's Memory Viewer)",
-        PeakKind::BufferLiveness => "peak of the compiler's buffer assignment (as XProf's Memory Viewer counts it)",
-        PeakKind::BufferLivenessEstimated => {
-            "estimated peak (lifetimes inferred from the schedule: the dump has no live ranges)"
-        }
-        PeakKind::LiveRange => "live-range peak (sum of values live at one point, unpadded)",
-        PeakKind::Other(_) => "peak",
-    }
 }
 
 /// Where a module's analysis came from, in words.
@@ -230,7 +216,7 @@ fn ModuleDetail(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
     view! {
         <div class="module-detail" data-module=module.display_name()>
             <p class="module-source muted">
-                {peak_kind_label(&module.peak_kind)} " · from " {source_kind_label(&module.source_kind)} " "
+                {module.peak_kind.words()} " · from " {source_kind_label(&module.source_kind)} " "
                 <span class="mono" title=module.input.clone()>{base_name(&module.input).to_string()}</span>
             </p>
             <dl class="stats">
