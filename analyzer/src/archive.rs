@@ -20,7 +20,11 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_total_bytes: 4 << 30, max_entries: 100_000, max_depth: 4 }
+        Limits {
+            max_total_bytes: 4 << 30,
+            max_entries: 100_000,
+            max_depth: 4,
+        }
     }
 }
 
@@ -59,7 +63,11 @@ pub struct Budget {
 
 impl Budget {
     pub fn new(limits: Limits) -> Self {
-        Budget { limits, used_bytes: 0, entries: 0 }
+        Budget {
+            limits,
+            used_bytes: 0,
+            entries: 0,
+        }
     }
 
     fn take_entry(&mut self, archive: &str) -> Result<(), String> {
@@ -81,7 +89,12 @@ impl Budget {
     /// reserved fallibly, so running out of it (a wasm32 worker has at most
     /// 4 GiB, less than the byte limit needs while a buffer grows) is an
     /// error naming the archive instead of an abort.
-    fn read_bounded(&mut self, archive: &str, entry: &str, reader: impl Read) -> Result<Vec<u8>, String> {
+    fn read_bounded(
+        &mut self,
+        archive: &str,
+        entry: &str,
+        reader: impl Read,
+    ) -> Result<Vec<u8>, String> {
         let cap = self.remaining();
         let mut reader = reader.take(cap.saturating_add(1));
         let mut out = Vec::new();
@@ -112,12 +125,19 @@ impl Budget {
 /// Expand `file` if it is a container; returns the files inside (recursively
 /// expanded), or the file itself when it is no container. Errors name the
 /// archive; entries read before an error are returned alongside it.
-pub fn expand(file: InputFile, budget: &mut Budget, depth: u32) -> (Vec<InputFile>, Vec<(String, String)>) {
+pub fn expand(
+    file: InputFile,
+    budget: &mut Budget,
+    depth: u32,
+) -> (Vec<InputFile>, Vec<(String, String)>) {
     let Some(kind) = container_of(&file.name, &file.data) else {
         return (vec![file], Vec::new());
     };
     if depth >= budget.limits.max_depth {
-        let msg = format!("{}: archives nested more than {} deep; not expanded", file.name, budget.limits.max_depth);
+        let msg = format!(
+            "{}: archives nested more than {} deep; not expanded",
+            file.name, budget.limits.max_depth
+        );
         return (Vec::new(), vec![(file.name, msg)]);
     }
     let mut errors = Vec::new();
@@ -135,12 +155,19 @@ pub fn expand(file: InputFile, budget: &mut Budget, depth: u32) -> (Vec<InputFil
     (out, errors)
 }
 
-fn unzip(file: &InputFile, budget: &mut Budget, errors: &mut Vec<(String, String)>) -> Vec<InputFile> {
+fn unzip(
+    file: &InputFile,
+    budget: &mut Budget,
+    errors: &mut Vec<(String, String)>,
+) -> Vec<InputFile> {
     let mut out = Vec::new();
     let mut archive = match zip::ZipArchive::new(std::io::Cursor::new(&file.data[..])) {
         Ok(a) => a,
         Err(e) => {
-            errors.push((file.name.clone(), format!("{}: not a readable zip archive: {e}", file.name)));
+            errors.push((
+                file.name.clone(),
+                format!("{}: not a readable zip archive: {e}", file.name),
+            ));
             return out;
         }
     };
@@ -159,9 +186,15 @@ fn unzip(file: &InputFile, budget: &mut Budget, errors: &mut Vec<(String, String
         if entry.is_dir() {
             continue;
         }
-        let entry_name = entry.name().map(|n| n.into_owned()).unwrap_or_else(|_| format!("entry {i}"));
+        let entry_name = entry
+            .name()
+            .map(|n| n.into_owned())
+            .unwrap_or_else(|_| format!("entry {i}"));
         match budget.read_bounded(&file.name, &entry_name, entry) {
-            Ok(data) => out.push(InputFile { name: join(&file.name, &entry_name), data }),
+            Ok(data) => out.push(InputFile {
+                name: join(&file.name, &entry_name),
+                data,
+            }),
             Err(e) => {
                 errors.push((file.name.clone(), e));
                 break;
@@ -171,13 +204,21 @@ fn unzip(file: &InputFile, budget: &mut Budget, errors: &mut Vec<(String, String
     out
 }
 
-fn untar(name: &str, data: &[u8], budget: &mut Budget, errors: &mut Vec<(String, String)>) -> Vec<InputFile> {
+fn untar(
+    name: &str,
+    data: &[u8],
+    budget: &mut Budget,
+    errors: &mut Vec<(String, String)>,
+) -> Vec<InputFile> {
     let mut out = Vec::new();
     let mut archive = tar::Archive::new(data);
     let entries = match archive.entries() {
         Ok(e) => e,
         Err(e) => {
-            errors.push((name.to_string(), format!("{name}: not a readable tar archive: {e}")));
+            errors.push((
+                name.to_string(),
+                format!("{name}: not a readable tar archive: {e}"),
+            ));
             return out;
         }
     };
@@ -189,7 +230,10 @@ fn untar(name: &str, data: &[u8], budget: &mut Budget, errors: &mut Vec<(String,
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
-                errors.push((name.to_string(), format!("{name}: truncated or corrupt tar archive: {e}")));
+                errors.push((
+                    name.to_string(),
+                    format!("{name}: truncated or corrupt tar archive: {e}"),
+                ));
                 break;
             }
         };
@@ -201,7 +245,10 @@ fn untar(name: &str, data: &[u8], budget: &mut Budget, errors: &mut Vec<(String,
             Err(_) => continue,
         };
         match budget.read_bounded(name, &entry_name, entry) {
-            Ok(bytes) => out.push(InputFile { name: join(name, &entry_name), data: bytes }),
+            Ok(bytes) => out.push(InputFile {
+                name: join(name, &entry_name),
+                data: bytes,
+            }),
             Err(e) => {
                 errors.push((name.to_string(), e));
                 break;
@@ -211,7 +258,11 @@ fn untar(name: &str, data: &[u8], budget: &mut Budget, errors: &mut Vec<(String,
     out
 }
 
-fn gunzip(file: &InputFile, budget: &mut Budget, errors: &mut Vec<(String, String)>) -> Vec<InputFile> {
+fn gunzip(
+    file: &InputFile,
+    budget: &mut Budget,
+    errors: &mut Vec<(String, String)>,
+) -> Vec<InputFile> {
     let decoder = flate2::read::MultiGzDecoder::new(&file.data[..]);
     match budget.read_bounded(&file.name, "gzip stream", decoder) {
         Ok(data) => {
@@ -240,7 +291,11 @@ fn strip_gz_suffix(name: &str) -> String {
 
 /// `archive.zip` + `dir/file.txt` → `archive.zip/dir/file.txt`.
 fn join(archive: &str, entry: &str) -> String {
-    format!("{}/{}", archive, entry.trim_start_matches("./").trim_start_matches('/'))
+    format!(
+        "{}/{}",
+        archive,
+        entry.trim_start_matches("./").trim_start_matches('/')
+    )
 }
 
 #[cfg(test)]
@@ -257,11 +312,25 @@ mod tests {
     #[test]
     fn gzip_bomb_is_stopped_with_a_message_naming_the_file() {
         let bomb = gz(&vec![0u8; 64 << 20]);
-        let mut budget = Budget::new(Limits { max_total_bytes: 1 << 20, ..Limits::default() });
-        let (files, errors) = expand(InputFile { name: "bomb.gz".into(), data: bomb }, &mut budget, 0);
+        let mut budget = Budget::new(Limits {
+            max_total_bytes: 1 << 20,
+            ..Limits::default()
+        });
+        let (files, errors) = expand(
+            InputFile {
+                name: "bomb.gz".into(),
+                data: bomb,
+            },
+            &mut budget,
+            0,
+        );
         assert!(files.is_empty());
         assert_eq!(errors.len(), 1);
-        assert!(errors[0].1.starts_with("bomb.gz: expands to more than"), "{:?}", errors);
+        assert!(
+            errors[0].1.starts_with("bomb.gz: expands to more than"),
+            "{:?}",
+            errors
+        );
     }
 
     #[test]
@@ -271,7 +340,14 @@ mod tests {
             data = gz(&data);
         }
         let mut budget = Budget::new(Limits::default());
-        let (files, errors) = expand(InputFile { name: "deep.gz".into(), data }, &mut budget, 0);
+        let (files, errors) = expand(
+            InputFile {
+                name: "deep.gz".into(),
+                data,
+            },
+            &mut budget,
+            0,
+        );
         assert!(files.is_empty());
         assert!(errors[0].1.contains("nested more than"), "{:?}", errors);
     }
@@ -281,7 +357,14 @@ mod tests {
         let mut data = gz(&vec![7u8; 100_000]);
         data.truncate(data.len() / 2);
         let mut budget = Budget::new(Limits::default());
-        let (_, errors) = expand(InputFile { name: "log.txt.gz".into(), data }, &mut budget, 0);
+        let (_, errors) = expand(
+            InputFile {
+                name: "log.txt.gz".into(),
+                data,
+            },
+            &mut budget,
+            0,
+        );
         assert_eq!(errors.len(), 1);
         assert!(errors[0].1.starts_with("log.txt.gz:"), "{:?}", errors);
     }

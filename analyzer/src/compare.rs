@@ -30,28 +30,58 @@ pub struct SideInputs {
 /// Compare the run given by files `a` (before) with the one given by `b`
 /// (after). Never panics on bad input: what cannot be read lands in that
 /// side's `errors`, and the comparison says which side failed.
-pub fn compare(a: Vec<InputFile>, b: Vec<InputFile>, labels: Labels, progress: &mut dyn FnMut(Progress)) -> ComparedRuns {
+pub fn compare(
+    a: Vec<InputFile>,
+    b: Vec<InputFile>,
+    labels: Labels,
+    progress: &mut dyn FnMut(Progress),
+) -> ComparedRuns {
     compare_inputs(
-        SideInputs { files: a, ..SideInputs::default() },
-        SideInputs { files: b, ..SideInputs::default() },
+        SideInputs {
+            files: a,
+            ..SideInputs::default()
+        },
+        SideInputs {
+            files: b,
+            ..SideInputs::default()
+        },
         labels,
         progress,
     )
 }
 
 /// [`compare`] with some inputs given as random-access [`InputSource`]s.
-pub fn compare_inputs(a: SideInputs, b: SideInputs, labels: Labels, progress: &mut dyn FnMut(Progress)) -> ComparedRuns {
+pub fn compare_inputs(
+    a: SideInputs,
+    b: SideInputs,
+    labels: Labels,
+    progress: &mut dyn FnMut(Progress),
+) -> ComparedRuns {
     let label_a = labels.a.unwrap_or_else(|| label_from_names(&a));
     let label_b = labels.b.unwrap_or_else(|| label_from_names(&b));
     let report_a = analyze_side(a, &label_a, progress);
     let report_b = analyze_side(b, &label_b, progress);
-    progress(Progress { input: String::new(), done_bytes: 0, total_bytes: 0, stage: "comparing".into() });
+    progress(Progress {
+        input: String::new(),
+        done_bytes: 0,
+        total_bytes: 0,
+        stage: "comparing".into(),
+    });
     let comparison = oomscope_compare::compare(&report_a, &report_b, &label_a, &label_b);
-    ComparedRuns { a: report_a, b: report_b, comparison }
+    ComparedRuns {
+        a: report_a,
+        b: report_b,
+        comparison,
+    }
 }
 
 fn analyze_side(side: SideInputs, label: &str, progress: &mut dyn FnMut(Progress)) -> Report {
-    let mut on_progress = |p: Progress| progress(Progress { stage: format!("{label}: {}", p.stage), ..p });
+    let mut on_progress = |p: Progress| {
+        progress(Progress {
+            stage: format!("{label}: {}", p.stage),
+            ..p
+        })
+    };
     let mut report = analyze_inputs(side.files, side.sources, &mut on_progress);
     report.errors.splice(0..0, side.unreadable);
     report
@@ -81,26 +111,50 @@ mod tests {
     /// A folder as the CLI gives it: every file, named `folder/file`.
     fn folder(dir: &Path) -> Vec<InputFile> {
         let base = dir.file_name().unwrap().to_string_lossy().into_owned();
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         paths.sort();
         paths
             .into_iter()
-            .map(|p| InputFile { name: format!("{base}/{}", p.file_name().unwrap().to_string_lossy()), data: std::fs::read(&p).unwrap() })
+            .map(|p| InputFile {
+                name: format!("{base}/{}", p.file_name().unwrap().to_string_lossy()),
+                data: std::fs::read(&p).unwrap(),
+            })
             .collect()
     }
 
     #[test]
     fn two_dropped_folders_compare_with_xprofs_difference_and_the_stable_json_shape() {
         let pair = fixtures().join("pair-dtype-oom");
-        let spec: serde_json::Value = serde_json::from_slice(&std::fs::read(pair.join("pair.json")).unwrap()).unwrap();
+        let spec: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(pair.join("pair.json")).unwrap()).unwrap();
         let mut stages = Vec::new();
-        let runs = compare(folder(&pair.join("f32")), folder(&pair.join("bf16")), Labels::default(), &mut |p| stages.push(p.stage));
+        let runs = compare(
+            folder(&pair.join("f32")),
+            folder(&pair.join("bf16")),
+            Labels::default(),
+            &mut |p| stages.push(p.stage),
+        );
         let c = &runs.comparison;
         assert_eq!((c.a.label.as_str(), c.b.label.as_str()), ("f32", "bf16"));
-        assert!(stages.iter().any(|s| s.starts_with("f32: ")) && stages.iter().any(|s| s.starts_with("bf16: ")));
-        assert!(runs.a.errors.is_empty() && runs.b.errors.is_empty(), "{:?} {:?}", runs.a.errors, runs.b.errors);
+        assert!(
+            stages.iter().any(|s| s.starts_with("f32: "))
+                && stages.iter().any(|s| s.starts_with("bf16: "))
+        );
+        assert!(
+            runs.a.errors.is_empty() && runs.b.errors.is_empty(),
+            "{:?} {:?}",
+            runs.a.errors,
+            runs.b.errors
+        );
 
-        let m = c.modules.iter().find(|m| m.memory_space == oomscope_report::MemoryColor::Device).unwrap();
+        let m = c
+            .modules
+            .iter()
+            .find(|m| m.memory_space == oomscope_report::MemoryColor::Device)
+            .unwrap();
         let mib = spec["peak_difference_mib"].as_f64().unwrap();
         assert_eq!(m.difference_bytes, -((mib * 1048576.0) as i64));
         assert_eq!(m.changes[0].kind, ChangeKind::Dtype, "{}", m.summary);
@@ -112,21 +166,46 @@ mod tests {
         // Each side's headline numbers travel with the comparison: its
         // answer and its module peaks, largest first.
         for (side, report) in [(&c.a, &runs.a), (&c.b, &runs.b)] {
-            assert_eq!(Some(&side.headline), report.diagnosis.headline.as_ref().map(|h| &h.text));
+            assert_eq!(
+                Some(&side.headline),
+                report.diagnosis.headline.as_ref().map(|h| &h.text)
+            );
             assert_eq!(side.module_peaks.len(), report.modules.len());
-            assert_eq!(side.module_peaks.first().map(|p| p.peak_bytes), report.modules.iter().map(|m| m.peak_bytes).max());
+            assert_eq!(
+                side.module_peaks.first().map(|p| p.peak_bytes),
+                report.modules.iter().map(|m| m.peak_bytes).max()
+            );
         }
 
         // The stable JSON shape of issue 18.
         let json = serde_json::to_value(&runs).unwrap();
-        let jm = json["comparison"]["modules"].as_array().unwrap().iter().find(|m| m["memory_space"] == 0).unwrap();
-        for field in ["name", "peak_bytes_a", "peak_bytes_b", "changes", "explained_bytes"] {
+        let jm = json["comparison"]["modules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["memory_space"] == 0)
+            .unwrap();
+        for field in [
+            "name",
+            "peak_bytes_a",
+            "peak_bytes_b",
+            "changes",
+            "explained_bytes",
+        ] {
             assert!(!jm[field].is_null(), "missing {field}");
         }
         assert_eq!(jm["changes"][0]["kind"], "dtype");
         assert!(jm["changes"][0]["bytes"].is_i64() && jm["changes"][0]["buffers"].is_u64());
-        let sum: i64 = jm["changes"].as_array().unwrap().iter().map(|ch| ch["bytes"].as_i64().unwrap()).sum();
-        assert_eq!(sum, jm["peak_bytes_b"].as_i64().unwrap() - jm["peak_bytes_a"].as_i64().unwrap());
+        let sum: i64 = jm["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|ch| ch["bytes"].as_i64().unwrap())
+            .sum();
+        assert_eq!(
+            sum,
+            jm["peak_bytes_b"].as_i64().unwrap() - jm["peak_bytes_a"].as_i64().unwrap()
+        );
     }
 
     /// The OOM side's tree estimated what donation, bf16 and checkpointing
@@ -139,15 +218,33 @@ mod tests {
             ("pair-remat-oom", "plain", "checkpoint", ChangeKind::Remat),
         ] {
             let dir = fixtures().join(pair);
-            let runs = compare(folder(&dir.join(before)), folder(&dir.join(after)), Labels::default(), &mut |_| {});
+            let runs = compare(
+                folder(&dir.join(before)),
+                folder(&dir.join(after)),
+                Labels::default(),
+                &mut |_| {},
+            );
             let c = &runs.comparison;
-            let change = c.modules.iter().filter(|m| m.memory_space == oomscope_report::MemoryColor::Device).flat_map(|m| &m.changes).find(|ch| ch.kind == kind).unwrap();
+            let change = c
+                .modules
+                .iter()
+                .filter(|m| m.memory_space == oomscope_report::MemoryColor::Device)
+                .flat_map(|m| &m.changes)
+                .find(|ch| ch.kind == kind)
+                .unwrap();
             let Some(e) = c.estimates.iter().find(|e| e.kind == kind) else {
-                panic!("{pair}: no {kind:?} estimate next to the change; A's tree: {:?}", runs.a.diagnosis.path)
+                panic!(
+                    "{pair}: no {kind:?} estimate next to the change; A's tree: {:?}",
+                    runs.a.diagnosis.path
+                )
             };
             assert_eq!(e.actual_bytes, -change.bytes, "{pair}");
             assert!(e.estimate_bytes > 0, "{pair}: {e:?}");
-            eprintln!("{pair}: {kind:?} estimated {} MiB, real {} MiB", e.estimate_bytes >> 20, e.actual_bytes >> 20);
+            eprintln!(
+                "{pair}: {kind:?} estimated {} MiB, real {} MiB",
+                e.estimate_bytes >> 20,
+                e.actual_bytes >> 20
+            );
         }
     }
 
@@ -156,19 +253,40 @@ mod tests {
     #[test]
     fn a_real_comparison_is_shared_as_a_link() {
         let pair = fixtures().join("pair-remat");
-        let runs = compare(folder(&pair.join("plain")), folder(&pair.join("checkpoint")), Labels::default(), &mut |_| {});
-        let (fragment, reductions) = oomscope_permalink::encode_comparison_fragment(&runs.comparison).unwrap();
-        assert!(fragment.len() <= oomscope_permalink::TYPICAL_BUDGET, "{} bytes, {reductions:?}", fragment.len());
-        let back = oomscope_permalink::decode_comparison(&format!("http://127.0.0.1:8080/#{fragment}")).unwrap();
+        let runs = compare(
+            folder(&pair.join("plain")),
+            folder(&pair.join("checkpoint")),
+            Labels::default(),
+            &mut |_| {},
+        );
+        let (fragment, reductions) =
+            oomscope_permalink::encode_comparison_fragment(&runs.comparison).unwrap();
+        assert!(
+            fragment.len() <= oomscope_permalink::TYPICAL_BUDGET,
+            "{} bytes, {reductions:?}",
+            fragment.len()
+        );
+        let back =
+            oomscope_permalink::decode_comparison(&format!("http://127.0.0.1:8080/#{fragment}"))
+                .unwrap();
         assert_eq!(back.modules.len(), runs.comparison.modules.len());
         for (x, y) in back.modules.iter().zip(&runs.comparison.modules) {
-            assert_eq!((x.peak_bytes_a, x.peak_bytes_b, &x.changes), (y.peak_bytes_a, y.peak_bytes_b, &y.changes));
+            assert_eq!(
+                (x.peak_bytes_a, x.peak_bytes_b, &x.changes),
+                (y.peak_bytes_a, y.peak_bytes_b, &y.changes)
+            );
         }
-        eprintln!("pair-remat comparison link: {} bytes, reductions {reductions:?}", fragment.len());
+        eprintln!(
+            "pair-remat comparison link: {} bytes, reductions {reductions:?}",
+            fragment.len()
+        );
     }
 
     fn file(path: &Path) -> InputFile {
-        InputFile { name: path.file_name().unwrap().to_string_lossy().into_owned(), data: std::fs::read(path).unwrap() }
+        InputFile {
+            name: path.file_name().unwrap().to_string_lossy().into_owned(),
+            data: std::fs::read(path).unwrap(),
+        }
     }
 
     /// Real JAX step logs: a steady loop against one that keeps 2 MiB per
@@ -176,16 +294,34 @@ mod tests {
     #[test]
     fn step_logs_compare_growth_per_step() {
         let steps = fixtures().join("steps");
-        let runs = compare(vec![file(&steps.join("jax_cpu_steady.log"))], vec![file(&steps.join("jax_cpu_leak.log"))], Labels::default(), &mut |_| {});
+        let runs = compare(
+            vec![file(&steps.join("jax_cpu_steady.log"))],
+            vec![file(&steps.join("jax_cpu_leak.log"))],
+            Labels::default(),
+            &mut |_| {},
+        );
         let c = &runs.comparison;
-        assert_eq!((c.a.label.as_str(), c.b.label.as_str()), ("jax_cpu_steady.log", "jax_cpu_leak.log"));
+        assert_eq!(
+            (c.a.label.as_str(), c.b.label.as_str()),
+            ("jax_cpu_steady.log", "jax_cpu_leak.log")
+        );
         let s = &c.step_series[0];
         assert!(s.common_steps > 10, "{s:?}");
-        let (slope_a, slope_b) = (s.slope_bytes_per_step_a.unwrap(), s.slope_bytes_per_step_b.unwrap());
+        let (slope_a, slope_b) = (
+            s.slope_bytes_per_step_a.unwrap(),
+            s.slope_bytes_per_step_b.unwrap(),
+        );
         let true_growth = 2_097_152.0;
-        assert!((slope_b - true_growth).abs() < 0.1 * true_growth, "B grows 2 MiB per step: {slope_b}");
+        assert!(
+            (slope_b - true_growth).abs() < 0.1 * true_growth,
+            "B grows 2 MiB per step: {slope_b}"
+        );
         assert!(slope_a.abs() < 0.1 * true_growth, "A is steady: {slope_a}");
-        assert!(s.max_difference_bytes > 0 && s.summary.contains("/step"), "{}", s.summary);
+        assert!(
+            s.max_difference_bytes > 0 && s.summary.contains("/step"),
+            "{}",
+            s.summary
+        );
         eprintln!("steady vs leak: {}", s.summary);
     }
 
@@ -193,31 +329,64 @@ mod tests {
     /// the difference of what the compiler printed (pair.json keeps it).
     #[test]
     fn oom_logs_compare_number_by_number() {
-        let (dtype, remat) = (fixtures().join("pair-dtype-oom"), fixtures().join("pair-remat-oom"));
-        let runs = compare(vec![file(&dtype.join("f32/compile.log"))], vec![file(&remat.join("plain/compile.log"))], Labels::default(), &mut |_| {});
+        let (dtype, remat) = (
+            fixtures().join("pair-dtype-oom"),
+            fixtures().join("pair-remat-oom"),
+        );
+        let runs = compare(
+            vec![file(&dtype.join("f32/compile.log"))],
+            vec![file(&remat.join("plain/compile.log"))],
+            Labels::default(),
+            &mut |_| {},
+        );
         let e = &runs.comparison.oom_events[0];
         let printed = |dir: &Path, variant: &str, key: &str| {
-            let spec: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("pair.json")).unwrap()).unwrap();
-            oomscope_report::units::parse_binary_size(spec["variants"][variant][key].as_str().unwrap()).unwrap()
+            let spec: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(dir.join("pair.json")).unwrap()).unwrap();
+            oomscope_report::units::parse_binary_size(
+                spec["variants"][variant][key].as_str().unwrap(),
+            )
+            .unwrap()
         };
         let used = e.numbers.iter().find(|n| n.field == "used_bytes").unwrap();
         assert_eq!(used.a, Some(printed(&dtype, "f32", "used")));
         assert_eq!(used.b, Some(printed(&remat, "plain", "used")));
-        assert_eq!(used.difference, Some(used.b.unwrap() as i64 - used.a.unwrap() as i64));
+        assert_eq!(
+            used.difference,
+            Some(used.b.unwrap() as i64 - used.a.unwrap() as i64)
+        );
         let limit = e.numbers.iter().find(|n| n.field == "limit_bytes").unwrap();
         assert_eq!(limit.difference, Some(0), "same chip, same limit");
-        eprintln!("dtype-oom f32 vs remat-oom plain: used {:?} → {:?} ({:?})", used.a, used.b, used.difference);
+        eprintln!(
+            "dtype-oom f32 vs remat-oom plain: used {:?} → {:?} ({:?})",
+            used.a, used.b, used.difference
+        );
     }
 
     #[test]
     fn a_side_that_fails_to_load_is_named_and_the_other_is_shown() {
         let good = folder(&fixtures().join("fits-mlp"));
-        let broken = vec![InputFile { name: "broken.hlo.pb".into(), data: vec![0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2] }];
-        let runs = compare(good, broken, Labels { a: Some("before".into()), b: None }, &mut |_| {});
+        let broken = vec![InputFile {
+            name: "broken.hlo.pb".into(),
+            data: vec![0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2],
+        }];
+        let runs = compare(
+            good,
+            broken,
+            Labels {
+                a: Some("before".into()),
+                b: None,
+            },
+            &mut |_| {},
+        );
         let c = &runs.comparison;
         assert_eq!(c.b.label, "broken.hlo.pb");
         assert!(c.b.failed && !c.a.failed);
-        let note = c.notes.iter().find(|n| n.kind == NoteKind::SideFailed).unwrap();
+        let note = c
+            .notes
+            .iter()
+            .find(|n| n.kind == NoteKind::SideFailed)
+            .unwrap();
         assert!(note.text.contains("broken.hlo.pb"), "{}", note.text);
         assert!(!runs.a.modules.is_empty(), "A is still analysed");
         assert!(!c.only_in_a.is_empty());

@@ -11,8 +11,8 @@ pub mod archive;
 pub mod compare;
 pub mod sniff;
 
-use oomscope_report::{InputError, InputInfo, InputKind, Report};
 pub use oomscope_report as report;
+use oomscope_report::{InputError, InputInfo, InputKind, Report};
 use sniff::Sniffed;
 
 /// One file as the user gave it. `name` is the path relative to what was
@@ -58,17 +58,30 @@ pub fn analyze(files: Vec<InputFile>, progress: &mut dyn FnMut(Progress)) -> Rep
 }
 
 /// [`analyze`] with some inputs given as random-access [`InputSource`]s.
-pub fn analyze_inputs(mut files: Vec<InputFile>, sources: Vec<InputSource>, progress: &mut dyn FnMut(Progress)) -> Report {
+pub fn analyze_inputs(
+    mut files: Vec<InputFile>,
+    sources: Vec<InputSource>,
+    progress: &mut dyn FnMut(Progress),
+) -> Report {
     let mut report = Report::new();
     for s in sources {
         let len = s.source.len();
         if sniff::sniff(&s.name, &[]) == Sniffed::Xplane {
-            report.inputs.push(InputInfo { name: s.name.clone(), kind: InputKind::Xplane, size_bytes: len, content_hash: String::new() });
+            report.inputs.push(InputInfo {
+                name: s.name.clone(),
+                kind: InputKind::Xplane,
+                size_bytes: len,
+                content_hash: String::new(),
+            });
             analyze_xplane(&s.name, s.source.as_ref(), &mut report, progress);
             continue;
         }
         let mut head = [0u8; 2];
-        if s.source.read_at(0, &mut head[..(len.min(2) as usize)]).is_ok() && sniff::sniff(&s.name, &head) == Sniffed::MemorySnapshot {
+        if s.source
+            .read_at(0, &mut head[..(len.min(2) as usize)])
+            .is_ok()
+            && sniff::sniff(&s.name, &head) == Sniffed::MemorySnapshot
+        {
             let reader = oomscope_xla::source::SequentialReader::new(s.source.as_ref());
             analyze_memory_snapshot(&s.name, reader, len, String::new(), &mut report);
             continue;
@@ -83,7 +96,10 @@ pub fn analyze_inputs(mut files: Vec<InputFile>, sources: Vec<InputSource>, prog
         let mut data = vec![0u8; len as usize];
         match s.source.read_at(0, &mut data) {
             Ok(()) => files.push(InputFile { name: s.name, data }),
-            Err(e) => report.errors.push(InputError { input: s.name.clone(), message: format!("{}: cannot read: {e}", s.name) }),
+            Err(e) => report.errors.push(InputError {
+                input: s.name.clone(),
+                message: format!("{}: cannot read: {e}", s.name),
+            }),
         }
     }
     let total: u64 = files.iter().map(|f| f.data.len() as u64).sum();
@@ -93,7 +109,12 @@ pub fn analyze_inputs(mut files: Vec<InputFile>, sources: Vec<InputSource>, prog
         let explicit = !file.name.contains('/');
         let size = file.data.len() as u64;
         if archive::container_of(&file.name, &file.data).is_some() {
-            progress(Progress { input: file.name.clone(), done_bytes: done, total_bytes: total, stage: "expanding".into() });
+            progress(Progress {
+                input: file.name.clone(),
+                done_bytes: done,
+                total_bytes: total,
+                stage: "expanding".into(),
+            });
             report.inputs.push(InputInfo {
                 name: file.name.clone(),
                 kind: InputKind::Archive,
@@ -118,31 +139,69 @@ pub fn analyze_inputs(mut files: Vec<InputFile>, sources: Vec<InputSource>, prog
     for (file, explicit) in expanded {
         let size = file.data.len() as u64;
         let content_hash = oomscope_report::content_hash(&file.data);
-        progress(Progress { input: file.name.clone(), done_bytes: done, total_bytes: total, stage: "reading".into() });
+        progress(Progress {
+            input: file.name.clone(),
+            done_bytes: done,
+            total_bytes: total,
+            stage: "reading".into(),
+        });
         let sniffed = sniff::sniff(&file.name, &file.data);
         match sniffed {
             Sniffed::DumpText => {
-                report.inputs.push(InputInfo { name: file.name.clone(), kind: InputKind::XlaDumpText, size_bytes: size, content_hash });
+                report.inputs.push(InputInfo {
+                    name: file.name.clone(),
+                    kind: InputKind::XlaDumpText,
+                    size_bytes: size,
+                    content_hash,
+                });
                 dump_texts.push((file.name, String::from_utf8_lossy(&file.data).into_owned()));
             }
             Sniffed::HloProto => {
-                report.inputs.push(InputInfo { name: file.name.clone(), kind: InputKind::HloProto, size_bytes: size, content_hash });
+                report.inputs.push(InputInfo {
+                    name: file.name.clone(),
+                    kind: InputKind::HloProto,
+                    size_bytes: size,
+                    content_hash,
+                });
                 match oomscope_xla::analyze_hlo_proto(&file.name, &file.data) {
                     Ok(modules) => report.modules.extend(modules),
-                    Err(e) => report.errors.push(InputError { input: file.name.clone(), message: e.to_string() }),
+                    Err(e) => report.errors.push(InputError {
+                        input: file.name.clone(),
+                        message: e.to_string(),
+                    }),
                 }
             }
             Sniffed::Xplane => {
-                report.inputs.push(InputInfo { name: file.name.clone(), kind: InputKind::Xplane, size_bytes: size, content_hash });
+                report.inputs.push(InputInfo {
+                    name: file.name.clone(),
+                    kind: InputKind::Xplane,
+                    size_bytes: size,
+                    content_hash,
+                });
                 analyze_xplane(&file.name, &file.data, &mut report, progress);
             }
             Sniffed::DeviceMemoryProfile | Sniffed::MemoryTimeline | Sniffed::KinetoTrace => {
-                let kind = if sniffed == Sniffed::DeviceMemoryProfile { InputKind::DeviceMemoryProfile } else { InputKind::MemoryTimeline };
-                report.inputs.push(InputInfo { name: file.name.clone(), kind, size_bytes: size, content_hash });
+                let kind = if sniffed == Sniffed::DeviceMemoryProfile {
+                    InputKind::DeviceMemoryProfile
+                } else {
+                    InputKind::MemoryTimeline
+                };
+                report.inputs.push(InputInfo {
+                    name: file.name.clone(),
+                    kind,
+                    size_bytes: size,
+                    content_hash,
+                });
                 read_runtime_profile(&sniffed, &file, &mut device_profiles, &mut report);
             }
             Sniffed::MemorySnapshot => {
-                analyze_memory_snapshot(&file.name, &file.data[..], size, content_hash, &mut report);
+                analyze_memory_snapshot(
+                    &file.name,
+                    &file.data[..],
+                    size,
+                    content_hash,
+                    &mut report,
+                );
             }
             Sniffed::Text => {
                 let text = String::from_utf8_lossy(&file.data);
@@ -164,21 +223,39 @@ pub fn analyze_inputs(mut files: Vec<InputFile>, sources: Vec<InputSource>, prog
                 for s in &mut series {
                     oomscope_steps::analyze_series(s);
                 }
-                report.inputs.push(InputInfo { name: file.name.clone(), kind, size_bytes: size, content_hash });
+                report.inputs.push(InputInfo {
+                    name: file.name.clone(),
+                    kind,
+                    size_bytes: size,
+                    content_hash,
+                });
                 report.oom_events.extend(events);
                 report.step_series.extend(series);
             }
             Sniffed::Companion => {
                 // Read, nothing to analyse: listed as an input, never an error.
-                report.inputs.push(InputInfo { name: file.name.clone(), kind: InputKind::Unknown, size_bytes: size, content_hash });
+                report.inputs.push(InputInfo {
+                    name: file.name.clone(),
+                    kind: InputKind::Unknown,
+                    size_bytes: size,
+                    content_hash,
+                });
             }
             Sniffed::Unrecognised(what) => {
-                report.inputs.push(InputInfo { name: file.name.clone(), kind: InputKind::Unknown, size_bytes: size, content_hash });
+                report.inputs.push(InputInfo {
+                    name: file.name.clone(),
+                    kind: InputKind::Unknown,
+                    size_bytes: size,
+                    content_hash,
+                });
                 // Inside a dropped folder or archive, files of other kinds (scripts,
                 // images) are normal and skipped quietly; a file dropped on its own
                 // that we cannot read deserves an explanation.
                 if explicit {
-                    report.errors.push(InputError { input: file.name.clone(), message: format!("{}: {what}", file.name) });
+                    report.errors.push(InputError {
+                        input: file.name.clone(),
+                        message: format!("{}: {what}", file.name),
+                    });
                 }
             }
         }
@@ -186,8 +263,16 @@ pub fn analyze_inputs(mut files: Vec<InputFile>, sources: Vec<InputSource>, prog
     }
 
     if !dump_texts.is_empty() {
-        progress(Progress { input: "XLA dump".into(), done_bytes: done, total_bytes: total, stage: "analysing dump".into() });
-        let borrowed: Vec<(&str, &str)> = dump_texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+        progress(Progress {
+            input: "XLA dump".into(),
+            done_bytes: done,
+            total_bytes: total,
+            stage: "analysing dump".into(),
+        });
+        let borrowed: Vec<(&str, &str)> = dump_texts
+            .iter()
+            .map(|(n, t)| (n.as_str(), t.as_str()))
+            .collect();
         let (modules, errors) = oomscope_dump::analyze_dump(&borrowed);
         merge_dump_modules(&mut report, modules);
         report.errors.extend(errors);
@@ -195,7 +280,9 @@ pub fn analyze_inputs(mut files: Vec<InputFile>, sources: Vec<InputSource>, prog
 
     // Profiles of one run taken at several steps: what grows between them.
     report.device_memory_series = oomscope_runtime::device_memory_series(&device_profiles);
-    report.device_memory_profiles.extend(device_profiles.into_iter().map(|d| d.profile));
+    report
+        .device_memory_profiles
+        .extend(device_profiles.into_iter().map(|d| d.profile));
 
     for module in &mut report.modules {
         module.padding = Some(oomscope_layout::module_padding(module));
@@ -204,7 +291,12 @@ pub fn analyze_inputs(mut files: Vec<InputFile>, sources: Vec<InputSource>, prog
         event.padding = oomscope_layout::event_padding(event);
     }
     report.diagnosis = oomscope_diagnosis::diagnose(&report);
-    progress(Progress { input: String::new(), done_bytes: total, total_bytes: total, stage: "done".into() });
+    progress(Progress {
+        input: String::new(),
+        done_bytes: total,
+        total_bytes: total,
+        stage: "done".into(),
+    });
     report
 }
 
@@ -212,9 +304,19 @@ pub fn analyze_inputs(mut files: Vec<InputFile>, sources: Vec<InputSource>, prog
 /// `/host:metadata`) and the allocator timelines (plane `/host:CPU`). Only
 /// those two planes are decoded. A profile holding only one of them is fine;
 /// holding neither is an error naming the file.
-fn analyze_xplane(name: &str, src: &dyn ReadAt, report: &mut Report, progress: &mut dyn FnMut(Progress)) {
+fn analyze_xplane(
+    name: &str,
+    src: &dyn ReadAt,
+    report: &mut Report,
+    progress: &mut dyn FnMut(Progress),
+) {
     let mut on_progress = |d: u64, t: u64| {
-        progress(Progress { input: name.to_string(), done_bytes: d, total_bytes: t, stage: "decoding profile".into() })
+        progress(Progress {
+            input: name.to_string(),
+            done_bytes: d,
+            total_bytes: t,
+            stage: "decoding profile".into(),
+        })
     };
     // One pass over the source reads both planes (for a gzipped profile, one
     // decompression); every other plane is skipped unread. A profile has one
@@ -232,7 +334,10 @@ fn analyze_xplane(name: &str, src: &dyn ReadAt, report: &mut Report, progress: &
     let planes = match oomscope_xla::read_planes(name, src, &wanted, &mut on_progress) {
         Ok(p) => p,
         Err(e) => {
-            report.errors.push(InputError { input: name.to_string(), message: e.to_string() });
+            report.errors.push(InputError {
+                input: name.to_string(),
+                message: e.to_string(),
+            });
             return;
         }
     };
@@ -257,9 +362,14 @@ fn analyze_xplane(name: &str, src: &dyn ReadAt, report: &mut Report, progress: &
             report.modules.extend(m);
             report.allocator_profiles.extend(p);
         }
-        (Err(e), Ok(p)) if !p.is_empty() && e.kind == oomscope_xla::XlaErrorKind::NoHlo => report.allocator_profiles.extend(p),
+        (Err(e), Ok(p)) if !p.is_empty() && e.kind == oomscope_xla::XlaErrorKind::NoHlo => {
+            report.allocator_profiles.extend(p)
+        }
         (Ok(m), Err(_)) if !m.is_empty() => report.modules.extend(m),
-        (Err(e), _) | (_, Err(e)) => report.errors.push(InputError { input: name.to_string(), message: e.to_string() }),
+        (Err(e), _) | (_, Err(e)) => report.errors.push(InputError {
+            input: name.to_string(),
+            message: e.to_string(),
+        }),
     }
 }
 
@@ -274,28 +384,48 @@ fn read_runtime_profile(
 ) {
     let result = match sniffed {
         Sniffed::DeviceMemoryProfile => {
-            oomscope_runtime::read_device_memory_profile(&file.name, &file.data).map(|p| device_profiles.push(p))
+            oomscope_runtime::read_device_memory_profile(&file.name, &file.data)
+                .map(|p| device_profiles.push(p))
         }
-        Sniffed::KinetoTrace => {
-            oomscope_runtime::read_kineto_trace(&file.name, &file.data).map(|t| report.memory_timelines.extend(t))
-        }
-        _ => oomscope_runtime::read_memory_timeline(&file.name, &file.data).map(|t| report.memory_timelines.push(t)),
+        Sniffed::KinetoTrace => oomscope_runtime::read_kineto_trace(&file.name, &file.data)
+            .map(|t| report.memory_timelines.extend(t)),
+        _ => oomscope_runtime::read_memory_timeline(&file.name, &file.data)
+            .map(|t| report.memory_timelines.push(t)),
     };
     if let Err(e) = result {
-        report.errors.push(InputError { input: file.name.clone(), message: e.to_string() });
+        report.errors.push(InputError {
+            input: file.name.clone(),
+            message: e.to_string(),
+        });
     }
 }
 
 /// A PyTorch memory snapshot pickle, streamed: one `memory_snapshots[]`
 /// entry per device, and its OOM (if any) in `oom_events[]`.
-fn analyze_memory_snapshot(name: &str, reader: impl std::io::Read, len: u64, content_hash: String, report: &mut Report) {
-    report.inputs.push(InputInfo { name: name.to_string(), kind: InputKind::MemorySnapshot, size_bytes: len, content_hash });
+fn analyze_memory_snapshot(
+    name: &str,
+    reader: impl std::io::Read,
+    len: u64,
+    content_hash: String,
+    report: &mut Report,
+) {
+    report.inputs.push(InputInfo {
+        name: name.to_string(),
+        kind: InputKind::MemorySnapshot,
+        size_bytes: len,
+        content_hash,
+    });
     match oomscope_snapshot::analyze(name, reader, len) {
         Ok(devices) => {
-            report.oom_events.extend(devices.iter().filter_map(oomscope_snapshot::oom_event));
+            report
+                .oom_events
+                .extend(devices.iter().filter_map(oomscope_snapshot::oom_event));
             report.memory_snapshots.extend(devices);
         }
-        Err(e) => report.errors.push(InputError { input: name.to_string(), message: e.to_string() }),
+        Err(e) => report.errors.push(InputError {
+            input: name.to_string(),
+            message: e.to_string(),
+        }),
     }
 }
 
@@ -308,7 +438,9 @@ fn merge_dump_modules(report: &mut Report, text_modules: Vec<oomscope_report::Mo
     for text in text_modules {
         let key = dump_module_key(&text.input);
         let twin = report.modules.iter_mut().find(|m| {
-            m.source_kind == oomscope_report::SourceKind::HloProto && m.memory_space == text.memory_space && dump_module_key(&m.input) == key
+            m.source_kind == oomscope_report::SourceKind::HloProto
+                && m.memory_space == text.memory_space
+                && dump_module_key(&m.input) == key
         });
         match twin {
             Some(proto) => {
@@ -325,5 +457,8 @@ fn merge_dump_modules(report: &mut Report, text_modules: Vec<oomscope_report::Mo
 fn dump_module_key(inputs: &str) -> (String, String) {
     let first = inputs.split(", ").next().unwrap_or(inputs);
     let (dir, base) = first.rsplit_once('/').unwrap_or(("", first));
-    (dir.to_string(), base.split('.').next().unwrap_or(base).to_string())
+    (
+        dir.to_string(),
+        base.split('.').next().unwrap_or(base).to_string(),
+    )
 }

@@ -126,9 +126,14 @@ fn cmd_analyze(m: &ArgMatches) -> ExitCode {
         }
     }
     // The link is made before anything is printed, so that it can be printed last.
-    let link = m
-        .get_flag("link")
-        .then(|| link_for(&report, m.get_one::<String>("base-url").map_or(DEFAULT_BASE_URL, String::as_str), device));
+    let link = m.get_flag("link").then(|| {
+        link_for(
+            &report,
+            m.get_one::<String>("base-url")
+                .map_or(DEFAULT_BASE_URL, String::as_str),
+            device,
+        )
+    });
 
     if m.get_flag("json") {
         match serde_json::to_string_pretty(&report) {
@@ -159,8 +164,19 @@ fn side_inputs(m: &ArgMatches, id: &str) -> oomscope_analyzer::compare::SideInpu
     for path in m.get_many::<String>(id).into_iter().flatten() {
         inputs.add(path);
     }
-    let unreadable = inputs.unreadable.into_iter().map(|(input, why)| InputError { message: format!("{input}: {why}"), input }).collect();
-    oomscope_analyzer::compare::SideInputs { files: inputs.files, sources: inputs.sources, unreadable }
+    let unreadable = inputs
+        .unreadable
+        .into_iter()
+        .map(|(input, why)| InputError {
+            message: format!("{input}: {why}"),
+            input,
+        })
+        .collect();
+    oomscope_analyzer::compare::SideInputs {
+        files: inputs.files,
+        sources: inputs.sources,
+        unreadable,
+    }
 }
 
 fn cmd_compare(m: &ArgMatches) -> ExitCode {
@@ -169,12 +185,17 @@ fn cmd_compare(m: &ArgMatches) -> ExitCode {
         a: m.get_one::<String>("label-a").cloned(),
         b: m.get_one::<String>("label-b").cloned(),
     };
-    let runs = oomscope_analyzer::compare::compare_inputs(a, b, labels, &mut |_| {}).without_lifetimes();
+    let runs =
+        oomscope_analyzer::compare::compare_inputs(a, b, labels, &mut |_| {}).without_lifetimes();
     // Made before anything is printed, so that it can be printed last.
     let link = m.get_flag("link").then(|| {
-        let base_url = m.get_one::<String>("base-url").map_or(DEFAULT_BASE_URL, String::as_str);
+        let base_url = m
+            .get_one::<String>("base-url")
+            .map_or(DEFAULT_BASE_URL, String::as_str);
         check_base_url(base_url)?;
-        oomscope_permalink::encode_comparison_link(&runs.comparison, base_url).map(|l| l.url).map_err(|e| e.to_string())
+        oomscope_permalink::encode_comparison_link(&runs.comparison, base_url)
+            .map(|l| l.url)
+            .map_err(|e| e.to_string())
     });
     if m.get_flag("json") {
         match serde_json::to_string_pretty(&runs) {
@@ -222,19 +243,29 @@ fn check_base_url(base_url: &str) -> Result<(), String> {
     if base_url.starts_with("http://") || base_url.starts_with("https://") {
         Ok(())
     } else {
-        Err(format!("--base-url {base_url:?} is not an http:// or https:// URL"))
+        Err(format!(
+            "--base-url {base_url:?} is not an http:// or https:// URL"
+        ))
     }
 }
 
 /// The permalink of `report` under `base_url` (which must be an http(s) URL:
 /// anything else could not open the page), opening on the verdict; a
 /// picked device travels with it, as from the page.
-fn link_for(report: &Report, base_url: &str, device: Option<DeviceLimit>) -> Result<String, String> {
+fn link_for(
+    report: &Report,
+    base_url: &str,
+    device: Option<DeviceLimit>,
+) -> Result<String, String> {
     check_base_url(base_url)?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
-    let view = ViewState { view: "verdict".into(), device, ..Default::default() };
+    let view = ViewState {
+        view: "verdict".into(),
+        device,
+        ..Default::default()
+    };
     oomscope_permalink::encode_link_at(report, base_url, &view, now)
         .map(|l| l.url)
         .map_err(|e| format!("{e:?}"))
@@ -253,7 +284,10 @@ fn cmd_size(m: &ArgMatches) -> ExitCode {
         }
     }
     if m.get_flag("json") {
-        println!("{}", serde_json::to_string_pretty(&infos).unwrap_or_else(|_| "[]".into()));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&infos).unwrap_or_else(|_| "[]".into())
+        );
     } else {
         for i in &infos {
             let waste = i.padded_bytes.saturating_sub(i.unpadded_bytes);
@@ -265,7 +299,11 @@ fn cmd_size(m: &ArgMatches) -> ExitCode {
                 format_bytes(i.unpadded_bytes),
                 i.unpadded_bytes,
                 format_bytes(waste),
-                if i.unpadded_bytes == 0 { 1.0 } else { i.padded_bytes as f64 / i.unpadded_bytes as f64 }
+                if i.unpadded_bytes == 0 {
+                    1.0
+                } else {
+                    i.padded_bytes as f64 / i.unpadded_bytes as f64
+                }
             );
         }
     }
@@ -279,7 +317,9 @@ fn cmd_size(m: &ArgMatches) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use oomscope_report::{Diagnosis, DiagnosisNode, Headline, ModuleReport, OomEvent, PeakBuffer, Severity};
+    use oomscope_report::{
+        Diagnosis, DiagnosisNode, Headline, ModuleReport, OomEvent, PeakBuffer, Severity,
+    };
 
     #[test]
     fn the_command_line_is_consistent() {
@@ -291,7 +331,12 @@ mod tests {
         r.diagnosis = Diagnosis {
             path: vec!["root".into(), "remat".into()],
             nodes: vec![
-                DiagnosisNode { id: "root".into(), title: "Compile-time HBM OOM".into(), selected: true, ..Default::default() },
+                DiagnosisNode {
+                    id: "root".into(),
+                    title: "Compile-time HBM OOM".into(),
+                    selected: true,
+                    ..Default::default()
+                },
                 DiagnosisNode {
                     id: "remat".into(),
                     title: "Rematerialisation".into(),
@@ -317,8 +362,14 @@ mod tests {
         let text = cli::summary::summary(&report_with_a_headline());
         let mut lines = text.lines();
         assert_eq!(lines.next(), Some("Wrap each layer in jax.checkpoint"));
-        assert_eq!(lines.next(), Some(format!("  (Rematerialisation; estimate {})", format_bytes(3 << 30)).as_str()));
-        assert!(text.contains("Diagnosis: Compile-time HBM OOM → Rematerialisation"), "{text}");
+        assert_eq!(
+            lines.next(),
+            Some(format!("  (Rematerialisation; estimate {})", format_bytes(3 << 30)).as_str())
+        );
+        assert!(
+            text.contains("Diagnosis: Compile-time HBM OOM → Rematerialisation"),
+            "{text}"
+        );
         assert!(!text.contains("root →"), "internal ids printed: {text}");
     }
 
@@ -340,16 +391,27 @@ mod tests {
             ..Default::default()
         };
         let mut r = Report::new();
-        r.oom_events = vec![oom("rank0.log", 20 << 30, 1), oom("rank1.log", 20 << 30, 2), oom("other.log", 30 << 30, 1)];
+        r.oom_events = vec![
+            oom("rank0.log", 20 << 30, 1),
+            oom("rank1.log", 20 << 30, 2),
+            oom("other.log", 30 << 30, 1),
+        ];
         let text = cli::summary::summary(&r);
         assert!(text.contains("Out-of-memory errors: 2"), "{text}");
-        assert!(text.contains("(hbm) ×3, at rank0.log:0 and 1 more"), "{text}");
+        assert!(
+            text.contains("(hbm) ×3, at rank0.log:0 and 1 more"),
+            "{text}"
+        );
         assert_eq!(text.matches("needs ").count(), 2, "{text}");
     }
 
     #[test]
     fn a_modules_largest_buffers_are_listed_largest_first() {
-        let buffer = |name: &str, size: u64| PeakBuffer { name: name.into(), size_bytes: size, ..Default::default() };
+        let buffer = |name: &str, size: u64| PeakBuffer {
+            name: name.into(),
+            size_bytes: size,
+            ..Default::default()
+        };
         let module = ModuleReport {
             // XProf's order: indefinite (parameters, outputs) first, then the temporaries.
             peak_buffers: (0..6)
@@ -358,7 +420,10 @@ mod tests {
                 .collect(),
             ..Default::default()
         };
-        let names: Vec<&str> = cli::summary::largest_peak_buffers(&module).iter().map(|b| b.name.as_str()).collect();
+        let names: Vec<&str> = cli::summary::largest_peak_buffers(&module)
+            .iter()
+            .map(|b| b.name.as_str())
+            .collect();
         assert_eq!(names[..2], ["temp.big", "temp.mid"]);
         assert_eq!(names.len(), cli::summary::LARGEST_BUFFERS);
     }

@@ -78,7 +78,9 @@ pub fn is_companion(name: &str) -> bool {
         "flagfile.txt",
         "log.txt",
     ];
-    SUFFIXES.iter().any(|s| base == *s || base.ends_with(&format!(".{s}")) || base.ends_with(&format!("_{s}")))
+    SUFFIXES
+        .iter()
+        .any(|s| base == *s || base.ends_with(&format!(".{s}")) || base.ends_with(&format!("_{s}")))
 }
 
 /// Run-time memory profiles (issue 17), by content; pprof files also by
@@ -94,8 +96,14 @@ fn runtime_kind(base: &str, data: &[u8]) -> Option<Sniffed> {
         return Some(Sniffed::KinetoTrace);
     }
     let json_name = base.ends_with(".json");
-    let starts_as_list_of_lists = head.iter().filter(|b| !b.is_ascii_whitespace()).take(2).eq(b"[[".iter());
-    if (json_name || starts_as_list_of_lists) && oomscope_runtime::torch_timeline_form(data).is_some() {
+    let starts_as_list_of_lists = head
+        .iter()
+        .filter(|b| !b.is_ascii_whitespace())
+        .take(2)
+        .eq(b"[[".iter());
+    if (json_name || starts_as_list_of_lists)
+        && oomscope_runtime::torch_timeline_form(data).is_some()
+    {
         return Some(Sniffed::MemoryTimeline);
     }
     None
@@ -112,7 +120,10 @@ fn binary_kind(data: &[u8]) -> Option<&'static str> {
         (b"PK\x03\x04", "a zip archive"),
         (b"\x93NUMPY", "a NumPy array"),
     ];
-    MAGICS.iter().find(|(m, _)| data.starts_with(m)).map(|(_, what)| *what)
+    MAGICS
+        .iter()
+        .find(|(m, _)| data.starts_with(m))
+        .map(|(_, what)| *what)
 }
 
 /// Text if the first 64 KiB hold no NUL and mostly printable UTF-8.
@@ -122,7 +133,10 @@ fn is_text(data: &[u8]) -> bool {
         return false;
     }
     let text = String::from_utf8_lossy(head);
-    let bad = text.chars().filter(|&c| c == '\u{FFFD}' || (c.is_control() && !c.is_whitespace() && c != '\x1b')).count();
+    let bad = text
+        .chars()
+        .filter(|&c| c == '\u{FFFD}' || (c.is_control() && !c.is_whitespace() && c != '\x1b'))
+        .count();
     bad * 100 <= text.chars().count().max(1)
 }
 
@@ -132,8 +146,17 @@ mod tests {
 
     #[test]
     fn dump_companions_are_read_not_errors() {
-        for name in ["dump/module_0001.jit_f.target_arguments.txt", "dump/debug_options", "xla_dump/flagfile", "run/compile.flagfile"] {
-            assert_eq!(sniff(name, b"--xla_dump_to=/tmp/d\n"), Sniffed::Companion, "{name}");
+        for name in [
+            "dump/module_0001.jit_f.target_arguments.txt",
+            "dump/debug_options",
+            "xla_dump/flagfile",
+            "run/compile.flagfile",
+        ] {
+            assert_eq!(
+                sniff(name, b"--xla_dump_to=/tmp/d\n"),
+                Sniffed::Companion,
+                "{name}"
+            );
         }
         // log.txt is searched for an error like any text.
         assert_eq!(sniff("run/log.txt", b"step 1\n"), Sniffed::Text);
@@ -144,21 +167,45 @@ mod tests {
     #[test]
     fn images_are_named_not_parsed() {
         let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
-        assert_eq!(sniff("screenshot.png", png), Sniffed::Unrecognised("not a file oomscope reads: it looks like a PNG image".into()));
+        assert_eq!(
+            sniff("screenshot.png", png),
+            Sniffed::Unrecognised("not a file oomscope reads: it looks like a PNG image".into())
+        );
     }
 
     #[test]
     fn text_is_routed_by_content() {
-        assert_eq!(sniff("anything.log", b"Ran out of memory in memory space hbm."), Sniffed::Text);
+        assert_eq!(
+            sniff("anything.log", b"Ran out of memory in memory space hbm."),
+            Sniffed::Text
+        );
         assert_eq!(sniff("random.bin", &[0u8, 1, 2, 3, 200, 201]), Sniffed::Unrecognised("not a file oomscope reads: binary data that is neither an XProf profile (*.xplane.pb) nor an HloProto (*.hlo.pb)".into()));
     }
 
     #[test]
     fn runtime_profiles_are_routed_by_content() {
-        assert_eq!(sniff("x.raw.json", b"[[-1, 1, 512, 0], [5000, 2, 64, 4]]"), Sniffed::MemoryTimeline);
-        assert_eq!(sniff("timeline", b"[[1, 2], [[0,1,0,0,0,0,0,0,0], [0,2,0,0,0,0,0,0,0]]]"), Sniffed::MemoryTimeline);
-        assert_eq!(sniff("w.pt.trace.json", b"{\"schemaVersion\": 1, \"traceEvents\": []}"), Sniffed::KinetoTrace);
-        assert_eq!(sniff("memory.prof", b"\x0a\x04\x08\x01\x10\x02"), Sniffed::DeviceMemoryProfile);
+        assert_eq!(
+            sniff("x.raw.json", b"[[-1, 1, 512, 0], [5000, 2, 64, 4]]"),
+            Sniffed::MemoryTimeline
+        );
+        assert_eq!(
+            sniff(
+                "timeline",
+                b"[[1, 2], [[0,1,0,0,0,0,0,0,0], [0,2,0,0,0,0,0,0,0]]]"
+            ),
+            Sniffed::MemoryTimeline
+        );
+        assert_eq!(
+            sniff(
+                "w.pt.trace.json",
+                b"{\"schemaVersion\": 1, \"traceEvents\": []}"
+            ),
+            Sniffed::KinetoTrace
+        );
+        assert_eq!(
+            sniff("memory.prof", b"\x0a\x04\x08\x01\x10\x02"),
+            Sniffed::DeviceMemoryProfile
+        );
         assert_eq!(sniff("notes.json", b"{\"a\": 1}"), Sniffed::Text);
     }
 
@@ -174,6 +221,9 @@ mod tests {
     #[test]
     fn protobufs_are_routed_by_name() {
         assert_eq!(sniff("d/host.xplane.pb", &[10, 2]), Sniffed::Xplane);
-        assert_eq!(sniff("module_0000.jit_f.after_optimizations.hlo.pb", &[]), Sniffed::HloProto);
+        assert_eq!(
+            sniff("module_0000.jit_f.after_optimizations.hlo.pb", &[]),
+            Sniffed::HloProto
+        );
     }
 }

@@ -89,10 +89,12 @@ fn parse_manifest(text: &str) -> Manifest {
 }
 
 fn is_browser_crate(name: &str) -> bool {
-    BROWSER_CRATES.iter().any(|rule| match rule.strip_suffix('*') {
-        Some(prefix) => name.starts_with(prefix),
-        None => name == *rule,
-    })
+    BROWSER_CRATES
+        .iter()
+        .any(|rule| match rule.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == *rule,
+        })
 }
 
 /// Every broken crate rule of these manifests, one line each.
@@ -149,8 +151,16 @@ fn format_crates_know_no_other_format_crate_and_no_crate_knows_the_browser() {
     let manifests = analyzer_manifests();
     let packages: Vec<&str> = manifests.iter().map(|(_, m)| m.package.as_str()).collect();
     // The rule must look at the crates it is about.
-    for expected in ["oomscope-analyzer", "oomscope-logs", "oomscope-xla", "oomscope-steps"] {
-        assert!(packages.contains(&expected), "{expected} not found in {packages:?}");
+    for expected in [
+        "oomscope-analyzer",
+        "oomscope-logs",
+        "oomscope-xla",
+        "oomscope-steps",
+    ] {
+        assert!(
+            packages.contains(&expected),
+            "{expected} not found in {packages:?}"
+        );
     }
     let violations = crate_wall_violations(&manifests);
     assert!(violations.is_empty(), "{}", violations.join("\n"));
@@ -171,14 +181,21 @@ fn the_manifest_rules_catch_what_they_forbid() {
     );
     let violations = crate_wall_violations(&[(PathBuf::from("steps/Cargo.toml"), steps)]);
     assert_eq!(violations.len(), 3, "{violations:?}");
-    let layout = parse_manifest("[package]\nname = \"oomscope-layout\"\n[dependencies]\noomscope-report.workspace = true\n");
+    let layout = parse_manifest(
+        "[package]\nname = \"oomscope-layout\"\n[dependencies]\noomscope-report.workspace = true\n",
+    );
     assert!(crate_wall_violations(&[(PathBuf::from("layout/Cargo.toml"), layout)]).is_empty());
 }
 
 /// The view a file under `views/` belongs to (`padding` for
 /// `views/padding.rs` and `views/padding/bars.rs`); `None` for composers.
 fn owning_view(relative: &Path) -> Option<String> {
-    let first = relative.components().next()?.as_os_str().to_string_lossy().into_owned();
+    let first = relative
+        .components()
+        .next()?
+        .as_os_str()
+        .to_string_lossy()
+        .into_owned();
     if relative.components().count() == 1 && VIEW_COMPOSERS.contains(&first.as_str()) {
         return None;
     }
@@ -247,9 +264,13 @@ fn view_import_violations(views: &Path) -> Vec<String> {
         named.dedup();
         for other in named {
             // `super::*` in a file's own test module, `super::x` naming an item.
-            let is_view = views.join(format!("{other}.rs")).is_file() || views.join(&other).is_dir();
+            let is_view =
+                views.join(format!("{other}.rs")).is_file() || views.join(&other).is_dir();
             if other != view && is_view {
-                out.push(format!("views/{}: the {view} view uses the {other} view", relative.display()));
+                out.push(format!(
+                    "views/{}: the {view} view uses the {other} view",
+                    relative.display()
+                ));
             }
         }
     }
@@ -272,9 +293,21 @@ fn the_view_rule_catches_a_view_naming_another() {
     std::fs::write(dir.join("table.rs"), "pub fn head() {}").unwrap();
     std::fs::write(dir.join("steps.rs"), "pub fn paint() {}").unwrap();
     std::fs::write(dir.join("mod.rs"), "use crate::views::{padding, steps};").unwrap();
-    std::fs::write(dir.join("padding.rs"), "use crate::views::table::head;\nmod bars;").unwrap();
-    std::fs::write(dir.join("padding/bars.rs"), "use crate::views::steps::paint;\nuse super::Bar;").unwrap();
-    std::fs::write(dir.join("diagnosis.rs"), "fn f() { super::padding::lists(); }\n#[cfg(test)] mod t { use super::*; }").unwrap();
+    std::fs::write(
+        dir.join("padding.rs"),
+        "use crate::views::table::head;\nmod bars;",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("padding/bars.rs"),
+        "use crate::views::steps::paint;\nuse super::Bar;",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("diagnosis.rs"),
+        "fn f() { super::padding::lists(); }\n#[cfg(test)] mod t { use super::*; }",
+    )
+    .unwrap();
     let violations = view_import_violations(&dir);
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(

@@ -10,7 +10,10 @@ use common::*;
 use std::process::{Command, Output};
 
 fn oomscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oomscope")).args(args).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_oomscope"))
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn stdout(o: &Output) -> String {
@@ -21,18 +24,38 @@ fn stdout(o: &Output) -> String {
 fn analyze_json_equals_the_library_on_a_profile_folder() {
     let dir = fixtures().join("cpu-profile");
     let out = oomscope(&["analyze", dir.to_str().unwrap(), "--json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let cli: oomscope_report::Report = serde_json::from_str(&stdout(&out)).unwrap();
     let lib = oomscope_analyzer::analyze(load_folder(&dir), &mut |_| {});
     let modules = |r: &oomscope_report::Report| {
-        let mut m: Vec<_> = r.modules.iter().map(|m| (m.display_name(), m.memory_space, m.peak_bytes, m.heap_bytes.clone(), m.peak_buffers.len())).collect();
+        let mut m: Vec<_> = r
+            .modules
+            .iter()
+            .map(|m| {
+                (
+                    m.display_name(),
+                    m.memory_space,
+                    m.peak_bytes,
+                    m.heap_bytes.clone(),
+                    m.peak_buffers.len(),
+                )
+            })
+            .collect();
         m.sort();
         m
     };
     assert!(!cli.modules.is_empty());
     assert_eq!(modules(&cli), modules(&lib));
     let names = |r: &oomscope_report::Report| {
-        let mut n: Vec<_> = r.inputs.iter().map(|i| (i.name.clone(), i.kind.as_str(), i.size_bytes)).collect();
+        let mut n: Vec<_> = r
+            .inputs
+            .iter()
+            .map(|i| (i.name.clone(), i.kind.as_str(), i.size_bytes))
+            .collect();
         n.sort();
         n
     };
@@ -43,14 +66,35 @@ fn analyze_json_equals_the_library_on_a_profile_folder() {
 #[test]
 fn analyze_link_decodes_to_the_same_verdict() {
     let log = corpus().join("logs/01_tpu_compile_hbm.txt");
-    let out = oomscope(&["analyze", log.to_str().unwrap(), "--link", "--base-url", "https://example.org/oomscope/"]);
+    let out = oomscope(&[
+        "analyze",
+        log.to_str().unwrap(),
+        "--link",
+        "--base-url",
+        "https://example.org/oomscope/",
+    ]);
     assert!(out.status.success());
     let text = stdout(&out);
-    let link = text.lines().find(|l| l.starts_with("https://example.org/oomscope/#r=1.")).unwrap_or_else(|| panic!("no link in {text}"));
+    let link = text
+        .lines()
+        .find(|l| l.starts_with("https://example.org/oomscope/#r=1."))
+        .unwrap_or_else(|| panic!("no link in {text}"));
     let shared = oomscope_permalink::decode(link).unwrap();
-    let direct = oomscope_analyzer::analyze(vec![oomscope_analyzer::InputFile { name: "01_tpu_compile_hbm.txt".into(), data: std::fs::read(&log).unwrap() }], &mut |_| {});
-    assert_eq!(shared.oom_events[0].used_bytes, direct.oom_events[0].used_bytes);
-    assert_eq!(shared.oom_events[0].limit_bytes, direct.oom_events[0].limit_bytes);
+    let direct = oomscope_analyzer::analyze(
+        vec![oomscope_analyzer::InputFile {
+            name: "01_tpu_compile_hbm.txt".into(),
+            data: std::fs::read(&log).unwrap(),
+        }],
+        &mut |_| {},
+    );
+    assert_eq!(
+        shared.oom_events[0].used_bytes,
+        direct.oom_events[0].used_bytes
+    );
+    assert_eq!(
+        shared.oom_events[0].limit_bytes,
+        direct.oom_events[0].limit_bytes
+    );
     assert_eq!(shared.diagnosis.path, direct.diagnosis.path);
 }
 
@@ -72,7 +116,11 @@ fn bad_paths_and_options_are_clear_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/oom.log"));
     let out = oomscope(&["analyze", "--frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("'--frobnicate'"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("'--frobnicate'"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(oomscope(&[]).status.code(), Some(2));
 }
 
@@ -93,11 +141,20 @@ fn oomscope_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
 fn version_and_help_as_rust_clis_print_them() {
     let out = oomscope(&["--version"]);
     assert!(out.status.success());
-    assert_eq!(stdout(&out).trim(), format!("oomscope {}", env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        stdout(&out).trim(),
+        format!("oomscope {}", env!("CARGO_PKG_VERSION"))
+    );
     let out = oomscope(&["analyze", "--help"]);
     assert!(out.status.success());
     let help = stdout(&out);
-    for option in ["--json", "--buffers", "--link", "--base-url <URL>", "standard input"] {
+    for option in [
+        "--json",
+        "--buffers",
+        "--link",
+        "--base-url <URL>",
+        "standard input",
+    ] {
         assert!(help.contains(option), "{option} missing from {help}");
     }
 }
@@ -106,15 +163,35 @@ fn version_and_help_as_rust_clis_print_them() {
 fn a_dash_reads_standard_input_as_a_piped_log() {
     let log = std::fs::read(corpus().join("logs/01_tpu_compile_hbm.txt")).unwrap();
     let out = oomscope_with_stdin(&["analyze", "-", "--json"], &log);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let piped: oomscope_report::Report = serde_json::from_str(&stdout(&out)).unwrap();
-    let direct = oomscope_analyzer::analyze(vec![oomscope_analyzer::InputFile { name: "stdin".into(), data: log }], &mut |_| {});
+    let direct = oomscope_analyzer::analyze(
+        vec![oomscope_analyzer::InputFile {
+            name: "stdin".into(),
+            data: log,
+        }],
+        &mut |_| {},
+    );
     assert_eq!(piped.inputs[0].name, "stdin");
     assert!(!piped.oom_events.is_empty());
     let numbers = |r: &oomscope_report::Report| {
         r.oom_events
             .iter()
-            .map(|e| (e.used_bytes, e.limit_bytes, e.exceeded_bytes, e.top_allocations.iter().map(|a| a.size_bytes).collect::<Vec<_>>()))
+            .map(|e| {
+                (
+                    e.used_bytes,
+                    e.limit_bytes,
+                    e.exceeded_bytes,
+                    e.top_allocations
+                        .iter()
+                        .map(|a| a.size_bytes)
+                        .collect::<Vec<_>>(),
+                )
+            })
             .collect::<Vec<_>>()
     };
     assert_eq!(numbers(&piped), numbers(&direct));
@@ -124,9 +201,22 @@ fn a_dash_reads_standard_input_as_a_piped_log() {
 #[test]
 fn options_take_their_value_after_an_equals_sign() {
     let log = corpus().join("logs/01_tpu_compile_hbm.txt");
-    let out = oomscope(&["analyze", log.to_str().unwrap(), "--link", "--base-url=https://example.org/x/"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout(&out).contains("https://example.org/x/#r=1."), "{}", stdout(&out));
+    let out = oomscope(&[
+        "analyze",
+        log.to_str().unwrap(),
+        "--link",
+        "--base-url=https://example.org/x/",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout(&out).contains("https://example.org/x/#r=1."),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
@@ -136,17 +226,29 @@ fn the_link_is_printed_last_and_alone() {
     assert!(out.status.success());
     let text = stdout(&out);
     let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
-    assert!(last.starts_with("http://127.0.0.1:8080/#r=1.") && !last.contains(' '), "last line: {last}");
+    assert!(
+        last.starts_with("http://127.0.0.1:8080/#r=1.") && !last.contains(' '),
+        "last line: {last}"
+    );
     assert_eq!(text.matches("#r=1.").count(), 1);
 }
 
 #[test]
 fn a_failed_link_exits_non_zero_and_says_why() {
     let log = corpus().join("logs/01_tpu_compile_hbm.txt");
-    let out = oomscope(&["analyze", log.to_str().unwrap(), "--link", "--base-url", "file:///tmp/page"]);
+    let out = oomscope(&[
+        "analyze",
+        log.to_str().unwrap(),
+        "--link",
+        "--base-url",
+        "file:///tmp/page",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("cannot make a link") && stderr.contains("file:///tmp/page"), "{stderr}");
+    assert!(
+        stderr.contains("cannot make a link") && stderr.contains("file:///tmp/page"),
+        "{stderr}"
+    );
     assert!(!stdout(&out).contains("#r=1."));
 }
 
@@ -155,7 +257,11 @@ fn a_folder_walk_reports_an_unreadable_entry_and_goes_on() {
     let dir = std::env::temp_dir().join(format!("oomscope-cli-walk-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::copy(corpus().join("logs/01_tpu_compile_hbm.txt"), dir.join("b.log")).unwrap();
+    std::fs::copy(
+        corpus().join("logs/01_tpu_compile_hbm.txt"),
+        dir.join("b.log"),
+    )
+    .unwrap();
     // A dangling link: listed by the folder, unreadable (even for root).
     #[cfg(unix)]
     std::os::unix::fs::symlink(dir.join("gone.txt"), dir.join("a.txt")).unwrap();
@@ -163,10 +269,21 @@ fn a_folder_walk_reports_an_unreadable_entry_and_goes_on() {
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(out.status.code(), Some(1));
     let report: oomscope_report::Report = serde_json::from_str(&stdout(&out)).unwrap();
-    assert!(report.inputs.iter().any(|i| i.name.ends_with("/b.log")), "{:?}", report.inputs);
-    assert!(!report.oom_events.is_empty(), "the readable file after the bad entry was analysed");
+    assert!(
+        report.inputs.iter().any(|i| i.name.ends_with("/b.log")),
+        "{:?}",
+        report.inputs
+    );
+    assert!(
+        !report.oom_events.is_empty(),
+        "the readable file after the bad entry was analysed"
+    );
     #[cfg(unix)]
-    assert!(report.errors.iter().any(|e| e.input.ends_with("a.txt")), "{:?}", report.errors);
+    assert!(
+        report.errors.iter().any(|e| e.input.ends_with("a.txt")),
+        "{:?}",
+        report.errors
+    );
 }
 
 #[test]
@@ -179,12 +296,30 @@ fn the_text_output_names_nodes_by_title_and_each_oom_once() {
     let text = stdout(&out);
     assert!(text.contains("Out-of-memory errors: 1"), "{text}");
     assert_eq!(text.matches("needs ").count(), 1, "{text}");
-    let report = oomscope_analyzer::analyze(vec![oomscope_analyzer::InputFile { name: "stdin".into(), data: three.into_bytes() }], &mut |_| {});
-    let diagnosis_line = text.lines().find(|l| l.starts_with("Diagnosis: ")).expect("a diagnosis line");
+    let report = oomscope_analyzer::analyze(
+        vec![oomscope_analyzer::InputFile {
+            name: "stdin".into(),
+            data: three.into_bytes(),
+        }],
+        &mut |_| {},
+    );
+    let diagnosis_line = text
+        .lines()
+        .find(|l| l.starts_with("Diagnosis: "))
+        .expect("a diagnosis line");
     for id in &report.diagnosis.path {
         let node = report.diagnosis.nodes.iter().find(|n| &n.id == id).unwrap();
-        assert!(diagnosis_line.contains(&node.title), "{diagnosis_line} lacks {}", node.title);
-        assert!(!diagnosis_line.split(" → ").any(|part| part.trim_start_matches("Diagnosis: ") == id), "id {id} printed");
+        assert!(
+            diagnosis_line.contains(&node.title),
+            "{diagnosis_line} lacks {}",
+            node.title
+        );
+        assert!(
+            !diagnosis_line
+                .split(" → ")
+                .any(|part| part.trim_start_matches("Diagnosis: ") == id),
+            "id {id} printed"
+        );
     }
 }
 
@@ -196,21 +331,48 @@ fn compare_a_real_pair_names_the_donation() {
     let pair = fixtures().join("pair-donate");
     let (a, b) = (pair.join("plain"), pair.join("donated"));
     // Options go before `--`: everything after it is a path of B.
-    let out = oomscope(&["compare", "--json", a.to_str().unwrap(), "--", b.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = oomscope(&[
+        "compare",
+        "--json",
+        a.to_str().unwrap(),
+        "--",
+        b.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     let modules = json["comparison"]["modules"].as_array().unwrap();
     let hbm = modules.iter().find(|m| m["memory_space"] == 0).unwrap();
-    let pair_json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(pair.join("pair.json")).unwrap()).unwrap();
+    let pair_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(pair.join("pair.json")).unwrap()).unwrap();
     let mib = |v: &serde_json::Value| (v.as_f64().unwrap() * (1u64 << 20) as f64).round() as i64;
     // B minus A: the XProf peak of the "after" variant minus the "before" one.
-    let peak = |variant: &str| mib(&pair_json["variants"][pair_json[variant].as_str().unwrap()]["xprof_peak_heap_mib"]);
+    let peak = |variant: &str| {
+        mib(&pair_json["variants"][pair_json[variant].as_str().unwrap()]["xprof_peak_heap_mib"])
+    };
     let expected = peak("after") - peak("before");
     assert!(expected < 0, "donation lowers the peak");
-    assert_eq!(hbm["difference_bytes"].as_i64().unwrap(), expected, "pair.json: {pair_json}");
-    let sum: i64 = hbm["changes"].as_array().unwrap().iter().map(|c| c["bytes"].as_i64().unwrap()).sum();
+    assert_eq!(
+        hbm["difference_bytes"].as_i64().unwrap(),
+        expected,
+        "pair.json: {pair_json}"
+    );
+    let sum: i64 = hbm["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["bytes"].as_i64().unwrap())
+        .sum();
     assert_eq!(sum, expected);
-    let text = stdout(&oomscope(&["compare", a.to_str().unwrap(), "--", b.to_str().unwrap()]));
+    let text = stdout(&oomscope(&[
+        "compare",
+        a.to_str().unwrap(),
+        "--",
+        b.to_str().unwrap(),
+    ]));
     assert!(text.contains("donation aliased"), "{text}");
     // B must come after `--`: without it, clap refuses the command.
     let no_separator = oomscope(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
@@ -224,17 +386,45 @@ fn compare_a_real_pair_names_the_donation() {
 #[test]
 fn device_picks_the_limit_for_a_lone_hlo_proto() {
     let dir = fixtures().join("pair-batch-oom/full");
-    let pb = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().ends_with(".hlo.pb")).unwrap();
-    let out = oomscope(&["analyze", pb.to_str().unwrap(), "--json", "--device", "TPU v5e"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let pb = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".hlo.pb"))
+        .unwrap();
+    let out = oomscope(&[
+        "analyze",
+        pb.to_str().unwrap(),
+        "--json",
+        "--device",
+        "TPU v5e",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let cli: oomscope_report::Report = serde_json::from_str(&stdout(&out)).unwrap();
-    let lib = oomscope_analyzer::analyze(vec![oomscope_analyzer::InputFile { name: pb.file_name().unwrap().to_string_lossy().into(), data: std::fs::read(&pb).unwrap() }], &mut |_| {});
-    let v5e = oomscope_report::devices::known_device("TPU v5e").unwrap().limit();
+    let lib = oomscope_analyzer::analyze(
+        vec![oomscope_analyzer::InputFile {
+            name: pb.file_name().unwrap().to_string_lossy().into(),
+            data: std::fs::read(&pb).unwrap(),
+        }],
+        &mut |_| {},
+    );
+    let v5e = oomscope_report::devices::known_device("TPU v5e")
+        .unwrap()
+        .limit();
     let expected = oomscope_diagnosis::diagnose_with(&lib, Some(&v5e));
     assert_eq!(cli.diagnosis.headline, expected.headline);
     assert_eq!(cli.diagnosis.tree, oomscope_report::TreeKind::CompileHbmOom);
 
-    let out = oomscope(&["analyze", pb.to_str().unwrap(), "--device", "TPU v5e", "--link"]);
+    let out = oomscope(&[
+        "analyze",
+        pb.to_str().unwrap(),
+        "--device",
+        "TPU v5e",
+        "--link",
+    ]);
     let text = stdout(&out);
     let link = text.lines().last().unwrap();
     let shared = oomscope_permalink::decode(link).unwrap();
@@ -243,7 +433,11 @@ fn device_picks_the_limit_for_a_lone_hlo_proto() {
 
     let out = oomscope(&["analyze", pb.to_str().unwrap(), "--device", "TPU v9"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("TPU v6e"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("TPU v6e"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// `oomscope compare ... --link`: the URL is printed last, alone, and opens
@@ -252,29 +446,84 @@ fn device_picks_the_limit_for_a_lone_hlo_proto() {
 fn compare_link_is_printed_last_and_carries_the_comparison() {
     let pair = fixtures().join("pair-dtype-oom");
     let (a, b) = (pair.join("f32"), pair.join("bf16"));
-    let out = oomscope(&["compare", "--link", "--base-url", "https://example.org/o/", a.to_str().unwrap(), "--", b.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = oomscope(&[
+        "compare",
+        "--link",
+        "--base-url",
+        "https://example.org/o/",
+        a.to_str().unwrap(),
+        "--",
+        b.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = stdout(&out);
     let last = text.lines().last().unwrap();
-    assert!(last.starts_with("https://example.org/o/#c=1."), "last line: {last}");
-    assert_eq!(text.lines().rev().nth(1), Some(""), "the link stands alone: {text}");
+    assert!(
+        last.starts_with("https://example.org/o/#c=1."),
+        "last line: {last}"
+    );
+    assert_eq!(
+        text.lines().rev().nth(1),
+        Some(""),
+        "the link stands alone: {text}"
+    );
     let shared = oomscope_permalink::decode_comparison(last).unwrap();
-    let json: serde_json::Value = serde_json::from_str(&stdout(&oomscope(&["compare", "--json", a.to_str().unwrap(), "--", b.to_str().unwrap()]))).unwrap();
-    let hbm = json["comparison"]["modules"].as_array().unwrap().iter().find(|m| m["memory_space"] == 0).unwrap();
-    let linked = shared.modules.iter().find(|m| m.memory_space == oomscope_report::MemoryColor::Device).unwrap();
-    assert_eq!(linked.difference_bytes, hbm["difference_bytes"].as_i64().unwrap());
-    assert_eq!(linked.changes[0].kind.as_str(), hbm["changes"][0]["kind"].as_str().unwrap());
-    assert_eq!((shared.a.label.as_str(), shared.b.label.as_str()), ("f32", "bf16"));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&oomscope(&[
+        "compare",
+        "--json",
+        a.to_str().unwrap(),
+        "--",
+        b.to_str().unwrap(),
+    ])))
+    .unwrap();
+    let hbm = json["comparison"]["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["memory_space"] == 0)
+        .unwrap();
+    let linked = shared
+        .modules
+        .iter()
+        .find(|m| m.memory_space == oomscope_report::MemoryColor::Device)
+        .unwrap();
+    assert_eq!(
+        linked.difference_bytes,
+        hbm["difference_bytes"].as_i64().unwrap()
+    );
+    assert_eq!(
+        linked.changes[0].kind.as_str(),
+        hbm["changes"][0]["kind"].as_str().unwrap()
+    );
+    assert_eq!(
+        (shared.a.label.as_str(), shared.b.label.as_str()),
+        ("f32", "bf16")
+    );
 }
 
 #[test]
 fn a_failed_compare_link_exits_non_zero_and_says_why() {
     let pair = fixtures().join("pair-donate");
     let (a, b) = (pair.join("plain"), pair.join("donated"));
-    let out = oomscope(&["compare", "--link", "--base-url", "file:///tmp/page", a.to_str().unwrap(), "--", b.to_str().unwrap()]);
+    let out = oomscope(&[
+        "compare",
+        "--link",
+        "--base-url",
+        "file:///tmp/page",
+        a.to_str().unwrap(),
+        "--",
+        b.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("cannot make a link") && stderr.contains("file:///tmp/page"), "{stderr}");
+    assert!(
+        stderr.contains("cannot make a link") && stderr.contains("file:///tmp/page"),
+        "{stderr}"
+    );
     assert!(!stdout(&out).contains("#c="), "no link printed");
 }
 
@@ -285,20 +534,50 @@ fn a_failed_compare_link_exits_non_zero_and_says_why() {
 #[test]
 fn modules_say_their_memory_and_peak_in_words_and_empty_ones_are_one_line() {
     let dir = fixtures().join("oom-vmem");
-    let json: oomscope_report::Report = serde_json::from_str(&stdout(&oomscope(&["analyze", "--json", dir.to_str().unwrap()]))).unwrap();
+    let json: oomscope_report::Report = serde_json::from_str(&stdout(&oomscope(&[
+        "analyze",
+        "--json",
+        dir.to_str().unwrap(),
+    ])))
+    .unwrap();
     let empty: Vec<_> = json.modules.iter().filter(|m| m.peak_bytes == 0).collect();
-    assert!(!empty.is_empty(), "the fixture has a module that allocates nothing");
+    assert!(
+        !empty.is_empty(),
+        "the fixture has a module that allocates nothing"
+    );
     let text = stdout(&oomscope(&["analyze", dir.to_str().unwrap()]));
     let module_lines: Vec<&str> = text.lines().filter(|l| l.starts_with("Module ")).collect();
-    assert_eq!(module_lines.len(), json.modules.len() - empty.len(), "{text}");
+    assert_eq!(
+        module_lines.len(),
+        json.modules.len() - empty.len(),
+        "{text}"
+    );
     for line in &module_lines {
-        assert!(!line.contains("peak 0 B") && !line.contains("memory space"), "{line}");
+        assert!(
+            !line.contains("peak 0 B") && !line.contains("memory space"),
+            "{line}"
+        );
     }
     for m in json.modules.iter().filter(|m| m.peak_bytes > 0) {
-        assert!(module_lines.iter().any(|l| l.contains(&m.memory_space.words()) && l.contains(m.peak_kind.words())), "{text}");
+        assert!(
+            module_lines
+                .iter()
+                .any(|l| l.contains(&m.memory_space.words()) && l.contains(m.peak_kind.words())),
+            "{text}"
+        );
     }
-    let nothing = text.lines().find(|l| l.starts_with("Nothing allocated: ")).expect(&text);
+    let nothing = text
+        .lines()
+        .find(|l| l.starts_with("Nothing allocated: "))
+        .expect(&text);
     for m in empty {
-        assert!(nothing.contains(&format!("{} in {}", m.display_name(), m.memory_space.words())), "{nothing}");
+        assert!(
+            nothing.contains(&format!(
+                "{} in {}",
+                m.display_name(),
+                m.memory_space.words()
+            )),
+            "{nothing}"
+        );
     }
 }

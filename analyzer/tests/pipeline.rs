@@ -18,14 +18,31 @@ fn the_whole_corpus_loads_without_errors() {
     // Every OOM log of the corpus is found (66 is a successful compile: no OOM).
     let logs_with_oom = ["01_", "38_", "58_", "62_", "63_", "64_", "65_", "72_"];
     for prefix in logs_with_oom {
-        assert!(r.oom_events.iter().any(|e| e.input.contains(&format!("logs/{prefix}"))), "no event from {prefix}");
+        assert!(
+            r.oom_events
+                .iter()
+                .any(|e| e.input.contains(&format!("logs/{prefix}"))),
+            "no event from {prefix}"
+        );
     }
-    assert!(!r.oom_events.iter().any(|e| e.input.contains("logs/66_")), "66 is a negative control");
+    assert!(
+        !r.oom_events.iter().any(|e| e.input.contains("logs/66_")),
+        "66 is a negative control"
+    );
     // Each kind of input is recognised.
-    for kind in [InputKind::OomLog, InputKind::XlaDumpText, InputKind::HloProto, InputKind::Xplane, InputKind::StepLog] {
+    for kind in [
+        InputKind::OomLog,
+        InputKind::XlaDumpText,
+        InputKind::HloProto,
+        InputKind::Xplane,
+        InputKind::StepLog,
+    ] {
         assert!(r.inputs.iter().any(|i| i.kind == kind), "no {kind:?}");
     }
-    assert!(!r.allocator_profiles.is_empty(), "tf-cpu-allocator holds allocator events");
+    assert!(
+        !r.allocator_profiles.is_empty(),
+        "tf-cpu-allocator holds allocator events"
+    );
 }
 
 #[test]
@@ -35,20 +52,44 @@ fn old_libtpu_dump_and_log_give_the_compiler_numbers() {
     let e = &r.oom_events[0];
     assert_eq!(e.kind, OomKind::TpuCompileHbm);
     // "Used 25.64G of 15.75G hbm. Exceeded hbm capacity by 9.89G."
-    assert_eq!(e.used_bytes, Some((25.64f64 * (1u64 << 30) as f64).round() as u64));
+    assert_eq!(
+        e.used_bytes,
+        Some((25.64f64 * (1u64 << 30) as f64).round() as u64)
+    );
     assert_eq!(e.limit_bytes, Some(16_911_433_728));
     assert_eq!(r.diagnosis.tree, TreeKind::CompileHbmOom);
-    assert!(r.diagnosis.path.iter().any(|p| p == "aggregate"), "{:?}", r.diagnosis.path);
-    assert!(r.modules.iter().any(|m| m.source_kind == oomscope_report::SourceKind::XlaDumpText));
+    assert!(
+        r.diagnosis.path.iter().any(|p| p == "aggregate"),
+        "{:?}",
+        r.diagnosis.path
+    );
+    assert!(r
+        .modules
+        .iter()
+        .any(|m| m.source_kind == oomscope_report::SourceKind::XlaDumpText));
 }
 
 #[test]
 fn proto_and_text_of_one_module_are_reported_once_with_the_compiler_peak() {
     let r = analyze_files(load_folder(&corpus().join("xla-runs/new-libtpu-fits")));
-    let hbm: Vec<_> = r.modules.iter().filter(|m| m.memory_space == oomscope_report::MemoryColor::Device).collect();
-    assert_eq!(hbm.len(), 1, "{:?}", hbm.iter().map(|m| (&m.source_kind, &m.peak_kind)).collect::<Vec<_>>());
+    let hbm: Vec<_> = r
+        .modules
+        .iter()
+        .filter(|m| m.memory_space == oomscope_report::MemoryColor::Device)
+        .collect();
+    assert_eq!(
+        hbm.len(),
+        1,
+        "{:?}",
+        hbm.iter()
+            .map(|m| (&m.source_kind, &m.peak_kind))
+            .collect::<Vec<_>>()
+    );
     assert_eq!(hbm[0].source_kind, oomscope_report::SourceKind::HloProto);
-    assert!(hbm[0].compiler_peak_bytes.is_some(), "the live-range peak of the text dump is kept");
+    assert!(
+        hbm[0].compiler_peak_bytes.is_some(),
+        "the live-range peak of the text dump is kept"
+    );
 }
 
 /// The typed vocabulary is written as the words and integers the JSON
@@ -59,24 +100,52 @@ fn the_vocabulary_keeps_its_json_words() {
     let r = analyze_files(load_folder(&corpus()));
     let json = serde_json::to_value(&r).unwrap();
     let words = |json: &serde_json::Value, list: &str, field: &str| -> Vec<serde_json::Value> {
-        json[list].as_array().unwrap().iter().map(|v| v[field].clone()).collect()
+        json[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v[field].clone())
+            .collect()
     };
-    let peak_kinds = ["heap_simulator", "buffer_liveness", "buffer_liveness_estimated", "live_range"];
+    let peak_kinds = [
+        "heap_simulator",
+        "buffer_liveness",
+        "buffer_liveness_estimated",
+        "live_range",
+    ];
     for kind in words(&json, "modules", "peak_kind") {
         assert!(peak_kinds.contains(&kind.as_str().unwrap()), "{kind}");
     }
     for kind in words(&json, "modules", "source_kind") {
-        assert!(["hlo_proto", "xplane", "xla_dump_text"].contains(&kind.as_str().unwrap()), "{kind}");
+        assert!(
+            ["hlo_proto", "xplane", "xla_dump_text"].contains(&kind.as_str().unwrap()),
+            "{kind}"
+        );
     }
     let colours = words(&json, "modules", "memory_space");
-    assert!(colours.iter().all(|s| s.is_i64()) && colours.contains(&serde_json::json!(0)), "{colours:?}");
+    assert!(
+        colours.iter().all(|s| s.is_i64()) && colours.contains(&serde_json::json!(0)),
+        "{colours:?}"
+    );
     let spaces = words(&json, "oom_events", "memory_space");
-    assert!(spaces.contains(&serde_json::json!("hbm")) && spaces.contains(&serde_json::json!("gpu")), "{spaces:?}");
+    assert!(
+        spaces.contains(&serde_json::json!("hbm")) && spaces.contains(&serde_json::json!("gpu")),
+        "{spaces:?}"
+    );
     // Read back and written again: the same words in the same places.
     let again: oomscope_report::Report = serde_json::from_value(json.clone()).unwrap();
     let back = serde_json::to_value(&again).unwrap();
-    for (list, field) in [("modules", "peak_kind"), ("modules", "source_kind"), ("modules", "memory_space"), ("oom_events", "memory_space")] {
-        assert_eq!(words(&back, list, field), words(&json, list, field), "{list}[].{field}");
+    for (list, field) in [
+        ("modules", "peak_kind"),
+        ("modules", "source_kind"),
+        ("modules", "memory_space"),
+        ("oom_events", "memory_space"),
+    ] {
+        assert_eq!(
+            words(&back, list, field),
+            words(&json, list, field),
+            "{list}[].{field}"
+        );
     }
 }
 
@@ -90,16 +159,23 @@ fn archives_give_the_same_report_as_the_folder() {
     let mut zip_bytes = std::io::Cursor::new(Vec::new());
     {
         let mut z = zip::ZipWriter::new(&mut zip_bytes);
-        let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+        let opts = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated);
         for f in &folder {
             z.start_file(f.name.clone(), opts).unwrap();
             z.write_all(&f.data).unwrap();
         }
         z.finish().unwrap();
     }
-    let zipped = analyze_files(vec![InputFile { name: "dump.zip".into(), data: zip_bytes.into_inner() }]);
+    let zipped = analyze_files(vec![InputFile {
+        name: "dump.zip".into(),
+        data: zip_bytes.into_inner(),
+    }]);
 
-    let mut tar = tar::Builder::new(flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast()));
+    let mut tar = tar::Builder::new(flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::fast(),
+    ));
     for f in &folder {
         let mut h = tar::Header::new_gnu();
         h.set_size(f.data.len() as u64);
@@ -108,13 +184,24 @@ fn archives_give_the_same_report_as_the_folder() {
         tar.append_data(&mut h, &f.name, &f.data[..]).unwrap();
     }
     let tgz = tar.into_inner().unwrap().finish().unwrap();
-    let tarred = analyze_files(vec![InputFile { name: "dump.tar.gz".into(), data: tgz }]);
+    let tarred = analyze_files(vec![InputFile {
+        name: "dump.tar.gz".into(),
+        data: tgz,
+    }]);
 
     for other in [&zipped, &tarred] {
         assert!(other.errors.is_empty(), "{:?}", other.errors);
         assert_eq!(other.oom_events.len(), plain.oom_events.len());
-        assert_eq!(other.oom_events[0].used_bytes, plain.oom_events[0].used_bytes);
-        let peaks = |r: &oomscope_report::Report| r.modules.iter().map(|m| (m.name.clone(), m.peak_bytes)).collect::<Vec<_>>();
+        assert_eq!(
+            other.oom_events[0].used_bytes,
+            plain.oom_events[0].used_bytes
+        );
+        let peaks = |r: &oomscope_report::Report| {
+            r.modules
+                .iter()
+                .map(|m| (m.name.clone(), m.peak_bytes))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(peaks(other), peaks(&plain));
     }
 }
@@ -122,17 +209,36 @@ fn archives_give_the_same_report_as_the_folder() {
 #[test]
 fn a_png_or_a_truncated_profile_is_a_clear_error_and_the_rest_still_loads() {
     let log = std::fs::read(corpus().join("logs/72_tpu_compile_hbm.txt")).unwrap();
-    let mut hlo = std::fs::read(corpus().join("xla-runs/new-libtpu-fits/module_0000.jit_f.cl_1014260217.after_optimizations.hlo.pb")).unwrap();
+    let mut hlo = std::fs::read(corpus().join(
+        "xla-runs/new-libtpu-fits/module_0000.jit_f.cl_1014260217.after_optimizations.hlo.pb",
+    ))
+    .unwrap();
     hlo.truncate(hlo.len() / 3);
     let r = analyze_files(vec![
-        InputFile { name: "screenshot.png".into(), data: b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0".to_vec() },
-        InputFile { name: "cut.hlo.pb".into(), data: hlo },
-        InputFile { name: "72.txt".into(), data: log },
+        InputFile {
+            name: "screenshot.png".into(),
+            data: b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0".to_vec(),
+        },
+        InputFile {
+            name: "cut.hlo.pb".into(),
+            data: hlo,
+        },
+        InputFile {
+            name: "72.txt".into(),
+            data: log,
+        },
     ]);
     assert_eq!(r.oom_events.len(), 1, "the good log still loads");
     assert_eq!(r.errors.len(), 2, "{:?}", r.errors);
-    assert!(r.errors[0].message.starts_with("screenshot.png: ") && r.errors[0].message.contains("PNG image"));
-    assert!(r.errors[1].message.starts_with("cut.hlo.pb: "), "{}", r.errors[1].message);
+    assert!(
+        r.errors[0].message.starts_with("screenshot.png: ")
+            && r.errors[0].message.contains("PNG image")
+    );
+    assert!(
+        r.errors[1].message.starts_with("cut.hlo.pb: "),
+        "{}",
+        r.errors[1].message
+    );
 }
 
 #[test]
@@ -172,12 +278,26 @@ impl oomscope_analyzer::ReadAt for CountingSource {
 fn profiles_read_by_slices_match_profiles_read_whole() {
     let path = corpus().join("xla-runs/cpu-xplane/vm.xplane.pb");
     let data = std::fs::read(&path).unwrap();
-    let whole = analyze_files(vec![InputFile { name: "vm.xplane.pb".into(), data: data.clone() }]);
+    let whole = analyze_files(vec![InputFile {
+        name: "vm.xplane.pb".into(),
+        data: data.clone(),
+    }]);
     let read = std::rc::Rc::new(std::cell::Cell::new(0));
-    let source = oomscope_analyzer::InputSource { name: "vm.xplane.pb".into(), source: Box::new(CountingSource { data: data.clone(), read: read.clone() }) };
+    let source = oomscope_analyzer::InputSource {
+        name: "vm.xplane.pb".into(),
+        source: Box::new(CountingSource {
+            data: data.clone(),
+            read: read.clone(),
+        }),
+    };
     let sliced = oomscope_analyzer::analyze_inputs(Vec::new(), vec![source], &mut |_| {});
     assert!(sliced.errors.is_empty(), "{:?}", sliced.errors);
-    let peaks = |r: &oomscope_report::Report| r.modules.iter().map(|m| (m.display_name(), m.peak_bytes, m.heap_bytes.clone())).collect::<Vec<_>>();
+    let peaks = |r: &oomscope_report::Report| {
+        r.modules
+            .iter()
+            .map(|m| (m.display_name(), m.peak_bytes, m.heap_bytes.clone()))
+            .collect::<Vec<_>>()
+    };
     assert_eq!(peaks(&sliced), peaks(&whole));
     assert!(!sliced.modules.is_empty());
     println!("read {} of {} bytes by slices", read.get(), data.len());
@@ -193,8 +313,16 @@ fn a_profile_with_thousands_of_host_planes_reads_a_bounded_number() {
     use oomscope_proto::tensorflow::profiler::XSpace;
     let data = std::fs::read(fixtures().join("tf-cpu-allocator/profile.xplane.pb")).unwrap();
     let space = XSpace::decode(data.as_slice()).unwrap();
-    let host = space.planes.iter().find(|p| p.name == "/host:CPU").unwrap().encode_to_vec();
-    let one = analyze_files(vec![InputFile { name: "one.xplane.pb".into(), data: data.clone() }]);
+    let host = space
+        .planes
+        .iter()
+        .find(|p| p.name == "/host:CPU")
+        .unwrap()
+        .encode_to_vec();
+    let one = analyze_files(vec![InputFile {
+        name: "one.xplane.pb".into(),
+        data: data.clone(),
+    }]);
     assert!(one.errors.is_empty(), "{:?}", one.errors);
     let per_plane = one.allocator_profiles.len();
     assert!(per_plane > 0);
@@ -211,11 +339,22 @@ fn a_profile_with_thousands_of_host_planes_reads_a_bounded_number() {
         grown.push(n as u8);
         grown.extend_from_slice(&host);
     }
-    let r = analyze_files(vec![InputFile { name: "grown.xplane.pb".into(), data: grown }]);
+    let r = analyze_files(vec![InputFile {
+        name: "grown.xplane.pb".into(),
+        data: grown,
+    }]);
     assert_eq!(r.allocator_profiles.len(), 64 * per_plane);
     assert_eq!(r.errors.len(), 1, "{:?}", r.errors);
-    assert!(r.errors[0].message.contains("1001 /host:CPU planes"), "{}", r.errors[0].message);
-    assert_eq!(r.modules.len(), one.modules.len(), "the modules are all still read");
+    assert!(
+        r.errors[0].message.contains("1001 /host:CPU planes"),
+        "{}",
+        r.errors[0].message
+    );
+    assert_eq!(
+        r.modules.len(),
+        one.modules.len(),
+        "the modules are all still read"
+    );
 }
 
 /// Padding "across all buffers" covers the buffers at the peak, those with
@@ -228,11 +367,31 @@ fn padding_of_all_buffers_includes_the_peak_buffers() {
         let r = analyze(load_folder(&dir), &mut |_| {});
         for m in r.modules.iter().filter(|m| !m.buffers.is_empty()) {
             let Some(p) = &m.padding else { continue };
-            let what = format!("{}: {} space {}", dir.display(), m.display_name(), m.memory_space);
-            assert!(p.total_padding_bytes >= p.peak_padding_bytes, "{what}: all {} < peak {}", p.total_padding_bytes, p.peak_padding_bytes);
+            let what = format!(
+                "{}: {} space {}",
+                dir.display(),
+                m.display_name(),
+                m.memory_space
+            );
+            assert!(
+                p.total_padding_bytes >= p.peak_padding_bytes,
+                "{what}: all {} < peak {}",
+                p.total_padding_bytes,
+                p.peak_padding_bytes
+            );
             let listed = oomscope_layout::buffer_padding(m);
-            for b in m.peak_buffers.iter().filter(|b| b.category == oomscope_report::BufferCategory::Parameter) {
-                assert!(listed.iter().any(|l| l.name == b.name && l.padded_bytes == b.size_bytes), "{what}: parameter {} missing", b.name);
+            for b in m
+                .peak_buffers
+                .iter()
+                .filter(|b| b.category == oomscope_report::BufferCategory::Parameter)
+            {
+                assert!(
+                    listed
+                        .iter()
+                        .any(|l| l.name == b.name && l.padded_bytes == b.size_bytes),
+                    "{what}: parameter {} missing",
+                    b.name
+                );
             }
             checked += 1;
         }

@@ -14,7 +14,10 @@ fn run(files: Vec<InputFile>) -> Report {
 }
 
 fn file(path: &std::path::Path, name: &str) -> InputFile {
-    InputFile { name: name.into(), data: std::fs::read(path).unwrap() }
+    InputFile {
+        name: name.into(),
+        data: std::fs::read(path).unwrap(),
+    }
 }
 
 #[test]
@@ -22,11 +25,22 @@ fn the_fixture_folder_gives_five_profiles_and_the_leaking_series() {
     let report = run(load_folder(&fixtures().join("jax-memory-profiles")));
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert_eq!(report.device_memory_profiles.len(), 5);
-    assert_eq!(report.inputs.iter().filter(|i| i.kind == InputKind::DeviceMemoryProfile).count(), 5);
+    assert_eq!(
+        report
+            .inputs
+            .iter()
+            .filter(|i| i.kind == InputKind::DeviceMemoryProfile)
+            .count(),
+        5
+    );
     assert_eq!(report.device_memory_series.len(), 1);
     let series = &report.device_memory_series[0];
     assert_eq!(series.inputs.len(), 3);
-    assert!(series.inputs[0].ends_with("memory_step_20.prof"), "{:?}", series.inputs);
+    assert!(
+        series.inputs[0].ends_with("memory_step_20.prof"),
+        "{:?}",
+        series.inputs
+    );
     assert_eq!(series.growing_stacks[0].frame.function, "leak_8dev");
 }
 
@@ -47,7 +61,13 @@ fn every_runtime_corpus_file_loads_through_the_facade() {
     // 7 pprof (one named `memory.prof@664e8b17`, found by content), 4 raw
     // timelines and 2 Kineto traces of 2 devices each.
     assert_eq!(report.device_memory_profiles.len(), 7);
-    let of = |s: TimelineSource| report.memory_timelines.iter().filter(|t| t.source == s).count();
+    let of = |s: TimelineSource| {
+        report
+            .memory_timelines
+            .iter()
+            .filter(|t| t.source == s)
+            .count()
+    };
     assert_eq!(of(TimelineSource::TorchMemoryTimelineRaw), 4);
     assert_eq!(of(TimelineSource::Kineto), 4);
 }
@@ -61,25 +81,50 @@ fn a_gzipped_pprof_is_found_by_content_and_a_truncated_one_is_named() {
 
     let mut data = std::fs::read(&path).unwrap();
     data.truncate(data.len() / 2);
-    let report = run(vec![InputFile { name: "memory.prof".into(), data }]);
+    let report = run(vec![InputFile {
+        name: "memory.prof".into(),
+        data,
+    }]);
     assert!(report.device_memory_profiles.is_empty());
     assert_eq!(report.errors.len(), 1, "{:?}", report.errors);
-    assert!(report.errors[0].message.starts_with("memory.prof"), "{:?}", report.errors);
+    assert!(
+        report.errors[0].message.starts_with("memory.prof"),
+        "{:?}",
+        report.errors
+    );
 }
 
 #[test]
 fn the_cli_prints_the_series_with_the_leaking_line() {
     let dir = fixtures().join("jax-memory-profiles/leak");
-    let paths: Vec<String> = [20, 40, 60].iter().map(|s| dir.join(format!("memory_step_{s}.prof")).to_string_lossy().into_owned()).collect();
+    let paths: Vec<String> = [20, 40, 60]
+        .iter()
+        .map(|s| {
+            dir.join(format!("memory_step_{s}.prof"))
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
     let mut args = vec!["analyze".to_string()];
     args.extend(paths);
     args.push("--json".into());
-    let out = Command::new(env!("CARGO_BIN_EXE_oomscope")).args(&args).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(env!("CARGO_BIN_EXE_oomscope"))
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report: Report = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report.device_memory_profiles.len(), 3);
     let leak = &report.device_memory_series[0].growing_stacks[0];
-    assert!(leak.frame.file.ends_with("jax_memory_profiles.py"), "{:?}", leak.frame);
+    assert!(
+        leak.frame.file.ends_with("jax_memory_profiles.py"),
+        "{:?}",
+        leak.frame
+    );
     assert!(leak.frame.line > 0);
     assert_eq!(leak.bytes_per_profile.len(), 3);
 }

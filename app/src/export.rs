@@ -10,7 +10,8 @@ use wasm_bindgen::{JsCast, JsValue};
 /// such a cell gets a leading `'`, which spreadsheets show as text. Numbers
 /// (`-12`, `-1.5e3`) stay numbers.
 pub fn csv_field(value: &str) -> String {
-    let formula = value.starts_with(['=', '+', '-', '@', '\t', '\r']) && value.parse::<f64>().is_err();
+    let formula =
+        value.starts_with(['=', '+', '-', '@', '\t', '\r']) && value.parse::<f64>().is_err();
     let value = if formula {
         format!("'{value}")
     } else {

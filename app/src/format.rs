@@ -26,7 +26,11 @@ pub fn Difference(value: i64) -> impl IntoView {
         -1 => "bytes difference shrank",
         _ => "bytes difference",
     };
-    let exact = if value < 0 { format!("-{}", group_digits(value.unsigned_abs())) } else { group_digits(value as u64) };
+    let exact = if value < 0 {
+        format!("-{}", group_digits(value.unsigned_abs()))
+    } else {
+        group_digits(value as u64)
+    };
     view! {
         <span class=class data-bytes=value.to_string() title=format!("{exact} bytes")>
             {oomscope_report::units::format_byte_difference(value)}
@@ -52,7 +56,6 @@ pub fn group_digits(value: u64) -> String {
     }
     out
 }
-
 
 /// A decision-tree fact's key in words: `half_limit_bytes` → "Half the
 /// limit", `excess_pct_of_limit` → "Excess, % of the limit". Keys without a
@@ -133,11 +136,21 @@ mod tests {
         assert_eq!(fact_label("excess_pct_of_limit"), "Excess, % of the limit");
         assert_eq!(fact_label("tensorcore_bytes"), "TensorCore");
         assert_eq!(fact_label("limit_mib"), "Limit (MiB)");
-        assert_eq!(fact_label("requested_pct_of_capacity"), "Requested, % of the capacity");
+        assert_eq!(
+            fact_label("requested_pct_of_capacity"),
+            "Requested, % of the capacity"
+        );
         assert_eq!(fact_label("device"), "Device");
-        for key in ["half_limit_bytes", "per_chip_bytes", "max_hbm_size_mib", "largest_pct_of_limit"] {
+        for key in [
+            "half_limit_bytes",
+            "per_chip_bytes",
+            "max_hbm_size_mib",
+            "largest_pct_of_limit",
+        ] {
             assert!(!fact_label(key).contains('_'), "{key}");
         }
-        assert!(!oomscope_report::MemoryColor::from(6).words().starts_with("space"));
+        assert!(!oomscope_report::MemoryColor::from(6)
+            .words()
+            .starts_with("space"));
     }
 }

@@ -32,7 +32,10 @@ pub fn section_of(view: &str) -> Option<&'static str> {
 }
 
 fn view_of(section_id: &str) -> Option<&'static str> {
-    SECTIONS.iter().find(|(_, id)| *id == section_id).map(|(v, _)| *v)
+    SECTIONS
+        .iter()
+        .find(|(_, id)| *id == section_id)
+        .map(|(v, _)| *v)
 }
 
 /// Shows `report`: forgets the previous report's selection, restores the

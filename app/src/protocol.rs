@@ -55,7 +55,11 @@ pub enum LinkRequest {
     /// Decode a comparison link (`#c=…`) into a comparison.
     OpenComparison { job: u32, link: String },
     /// Encode a comparison (its JSON) as a link under `base_url`.
-    MakeComparison { job: u32, comparison_json: String, base_url: String },
+    MakeComparison {
+        job: u32,
+        comparison_json: String,
+        base_url: String,
+    },
     /// Encode a report (the analyzer's JSON) as a link under `base_url`.
     Make {
         job: u32,
@@ -114,7 +118,11 @@ pub enum WorkerMessage {
     /// JSON, `reductions` set).
     ComparisonOpened { job: u32, comparison_json: String },
     /// A link made for the report or comparison on screen.
-    LinkMade { job: u32, url: String, reductions: Vec<String> },
+    LinkMade {
+        job: u32,
+        url: String,
+        reductions: Vec<String>,
+    },
     /// A link could not be opened or made: the reason, for the user.
     LinkFailed { job: u32, message: String },
 }
@@ -182,17 +190,32 @@ mod tests {
     fn comparison_requests_and_answers_round_trip() {
         let request = CompareRequest {
             job: 4,
-            a: vec![RequestFile { name: "f32/compile.log".into(), size_bytes: 10 }],
-            b: vec![RequestFile { name: "bf16/compile.log".into(), size_bytes: 9 }],
+            a: vec![RequestFile {
+                name: "f32/compile.log".into(),
+                size_bytes: 10,
+            }],
+            b: vec![RequestFile {
+                name: "bf16/compile.log".into(),
+                size_bytes: 9,
+            }],
             label_a: Some("f32".into()),
             label_b: None,
         };
         let json = serde_json::to_string(&request).unwrap();
-        assert_eq!(serde_json::from_str::<CompareRequest>(&json).unwrap(), request);
-        let link = LinkRequest::OpenComparison { job: 5, link: "#c=1.abc".into() };
+        assert_eq!(
+            serde_json::from_str::<CompareRequest>(&json).unwrap(),
+            request
+        );
+        let link = LinkRequest::OpenComparison {
+            job: 5,
+            link: "#c=1.abc".into(),
+        };
         let json = serde_json::to_string(&link).unwrap();
         assert!(json.contains(r#""type":"open_comparison""#), "{json}");
-        let answer = WorkerMessage::Compared { job: 4, runs_json: "{}".into() };
+        let answer = WorkerMessage::Compared {
+            job: 4,
+            runs_json: "{}".into(),
+        };
         assert_eq!(WorkerMessage::from_json(&answer.to_json()), Ok(answer));
     }
 

@@ -100,7 +100,8 @@ impl Selection {
         } else if let Some(name) = text.strip_prefix("buffer-name:") {
             Some(Selection::BufferName(name.to_string()))
         } else {
-            text.strip_prefix("node:").map(|id| Selection::Node(id.to_string()))
+            text.strip_prefix("node:")
+                .map(|id| Selection::Node(id.to_string()))
         }
     }
 

@@ -74,14 +74,26 @@ pub fn open_comparison_link(state: AppState, link: String) {
 }
 
 /// Encodes `comparison` as a link under `base_url` in the worker.
-pub fn make_comparison_link(state: AppState, comparison: &Comparison, base_url: String, done: LinkCallback) {
+pub fn make_comparison_link(
+    state: AppState,
+    comparison: &Comparison,
+    base_url: String,
+    done: LinkCallback,
+) {
     let comparison_json = match serde_json::to_string(comparison) {
         Ok(json) => json,
         Err(e) => return done(Err(format!("the comparison could not be written: {e}"))),
     };
     let job = next_job();
     MAKE_JOB.with(|m| *m.borrow_mut() = Some((job, done)));
-    post_link(state, &LinkRequest::MakeComparison { job, comparison_json, base_url });
+    post_link(
+        state,
+        &LinkRequest::MakeComparison {
+            job,
+            comparison_json,
+            base_url,
+        },
+    );
 }
 
 /// Encodes `report` as a link under `base_url` in the worker.
@@ -101,7 +113,13 @@ pub fn make_link(
     MAKE_JOB.with(|m| *m.borrow_mut() = Some((job, done)));
     post_link(
         state,
-        &LinkRequest::Make { job, report_json, base_url, view, created_unix_ms },
+        &LinkRequest::Make {
+            job,
+            report_json,
+            base_url,
+            view,
+            created_unix_ms,
+        },
     );
 }
 
@@ -115,19 +133,36 @@ fn post_link(state: AppState, request: &LinkRequest) {
 /// Analyses `inputs` in the worker; the result replaces the report on screen.
 pub fn submit(state: AppState, inputs: Vec<PageInput>, origin: ReportOrigin) {
     let id = next_job();
-    let request = AnalyzeRequest { job: id, files: request_files(&inputs) };
+    let request = AnalyzeRequest {
+        job: id,
+        files: request_files(&inputs),
+    };
     let (payloads, transfer) = payloads(&inputs);
     let message = Object::new();
     let request_json = serde_json::to_string(&request).unwrap_or_default();
     let _ = Reflect::set(&message, &REQUEST_FIELD.into(), &request_json.into());
     let _ = Reflect::set(&message, &PAYLOADS_FIELD.into(), &payloads);
-    start_job(state, Job { id, origin, files: progress_rows(&inputs), current: None, comparing: None });
+    start_job(
+        state,
+        Job {
+            id,
+            origin,
+            files: progress_rows(&inputs),
+            current: None,
+            comparing: None,
+        },
+    );
     send(state, message.into(), transfer);
 }
 
 /// Compares run `a` with run `b` in the worker, under the labels given;
 /// the comparison replaces what is on screen.
-pub fn submit_comparison(state: AppState, a: Vec<PageInput>, b: Vec<PageInput>, labels: (String, String)) {
+pub fn submit_comparison(
+    state: AppState,
+    a: Vec<PageInput>,
+    b: Vec<PageInput>,
+    labels: (String, String),
+) {
     let id = next_job();
     let request = CompareRequest {
         job: id,
@@ -142,13 +177,25 @@ pub fn submit_comparison(state: AppState, a: Vec<PageInput>, b: Vec<PageInput>, 
     let request_json = serde_json::to_string(&request).unwrap_or_default();
     let _ = Reflect::set(&message, &COMPARE_FIELD.into(), &request_json.into());
     let _ = Reflect::set(&message, &PAYLOADS_FIELD.into(), &payloads);
-    let job = Job { id, origin: ReportOrigin::User, files: progress_rows(&both), current: None, comparing: Some(labels) };
+    let job = Job {
+        id,
+        origin: ReportOrigin::User,
+        files: progress_rows(&both),
+        current: None,
+        comparing: Some(labels),
+    };
     start_job(state, job);
     send(state, message.into(), transfer);
 }
 
 fn request_files(inputs: &[PageInput]) -> Vec<RequestFile> {
-    inputs.iter().map(|i| RequestFile { name: i.name.clone(), size_bytes: i.size_bytes }).collect()
+    inputs
+        .iter()
+        .map(|i| RequestFile {
+            name: i.name.clone(),
+            size_bytes: i.size_bytes,
+        })
+        .collect()
 }
 
 /// The inputs' payloads in order, and the buffers among them to transfer.
@@ -172,7 +219,12 @@ fn payloads(inputs: &[PageInput]) -> (Array, Array) {
 fn progress_rows(inputs: &[PageInput]) -> Vec<FileProgress> {
     inputs
         .iter()
-        .map(|i| FileProgress { name: i.name.clone(), size_bytes: i.size_bytes, loaded_bytes: 0, stage: String::new() })
+        .map(|i| FileProgress {
+            name: i.name.clone(),
+            size_bytes: i.size_bytes,
+            loaded_bytes: 0,
+            stage: String::new(),
+        })
         .collect()
 }
 
@@ -325,11 +377,19 @@ fn on_worker_message(state: AppState, message: WorkerMessage) {
             }
             state.job.set(None);
             match serde_json::from_str::<ComparedRuns>(&runs_json) {
-                Ok(runs) => crate::navigate::show_comparison(state, ShownComparison::Analysed(Box::new(runs))),
-                Err(e) => state.notice.set(Some(format!("The worker's comparison could not be read: {e}"))),
+                Ok(runs) => crate::navigate::show_comparison(
+                    state,
+                    ShownComparison::Analysed(Box::new(runs)),
+                ),
+                Err(e) => state.notice.set(Some(format!(
+                    "The worker's comparison could not be read: {e}"
+                ))),
             }
         }
-        WorkerMessage::ComparisonOpened { job, comparison_json } => {
+        WorkerMessage::ComparisonOpened {
+            job,
+            comparison_json,
+        } => {
             let latest = OPEN_JOB.with(|j| *j.borrow()) == job;
             let newer_analysis = state.job.get_untracked().is_some_and(|j| j.id > job);
             if !latest || newer_analysis {
@@ -338,9 +398,14 @@ fn on_worker_message(state: AppState, message: WorkerMessage) {
             match serde_json::from_str::<Comparison>(&comparison_json) {
                 Ok(comparison) => {
                     state.notice.set(None);
-                    crate::navigate::show_comparison(state, ShownComparison::Shared(Box::new(comparison)));
+                    crate::navigate::show_comparison(
+                        state,
+                        ShownComparison::Shared(Box::new(comparison)),
+                    );
                 }
-                Err(e) => state.notice.set(Some(format!("The shared comparison could not be read: {e}"))),
+                Err(e) => state.notice.set(Some(format!(
+                    "The shared comparison could not be read: {e}"
+                ))),
             }
         }
         WorkerMessage::LinkOpened { job, report_json } => {
@@ -359,7 +424,11 @@ fn on_worker_message(state: AppState, message: WorkerMessage) {
                     .set(Some(format!("The shared report could not be read: {e}"))),
             }
         }
-        WorkerMessage::LinkMade { job, url, reductions } => {
+        WorkerMessage::LinkMade {
+            job,
+            url,
+            reductions,
+        } => {
             if let Some(done) = take_make_callback(job) {
                 done(Ok((url, reductions)));
             }
@@ -368,9 +437,9 @@ fn on_worker_message(state: AppState, message: WorkerMessage) {
             if let Some(done) = take_make_callback(job) {
                 done(Err(message));
             } else if job == 0 || OPEN_JOB.with(|j| *j.borrow()) == job {
-                state
-                    .notice
-                    .set(Some(format!("This shared link could not be opened: {message}")));
+                state.notice.set(Some(format!(
+                    "This shared link could not be opened: {message}"
+                )));
             }
         }
         WorkerMessage::Failed { job, message } => {

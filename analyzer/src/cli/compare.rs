@@ -7,9 +7,22 @@ use std::fmt::Write;
 
 pub fn summary(c: &Comparison) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "oomscope comparison: A = {}, B = {}", c.a.label, c.b.label);
+    let _ = writeln!(
+        s,
+        "oomscope comparison: A = {}, B = {}",
+        c.a.label, c.b.label
+    );
     for (name, side) in [("A", &c.a), ("B", &c.b)] {
-        let _ = writeln!(s, "  {name}: {} input(s){}", side.inputs.len(), if side.failed { ", could not be read" } else { "" });
+        let _ = writeln!(
+            s,
+            "  {name}: {} input(s){}",
+            side.inputs.len(),
+            if side.failed {
+                ", could not be read"
+            } else {
+                ""
+            }
+        );
         for e in &side.errors {
             let _ = writeln!(s, "    {e}");
         }
@@ -21,7 +34,11 @@ pub fn summary(c: &Comparison) -> String {
         let _ = writeln!(
             s,
             "\n{} ({}): peak {} → {} ({})",
-            if m.module_a == m.module_b { m.module_a.clone() } else { format!("{} → {}", m.module_a, m.module_b) },
+            if m.module_a == m.module_b {
+                m.module_a.clone()
+            } else {
+                format!("{} → {}", m.module_a, m.module_b)
+            },
             m.memory_space.words(),
             format_bytes(m.peak_bytes_a),
             format_bytes(m.peak_bytes_b),
@@ -31,7 +48,13 @@ pub fn summary(c: &Comparison) -> String {
             let _ = writeln!(s, "  {}", m.summary);
         }
         for ch in &m.changes {
-            let _ = writeln!(s, "  {:>14}  {:<12} {}", signed(ch.bytes), ch.kind.as_str(), ch.text);
+            let _ = writeln!(
+                s,
+                "  {:>14}  {:<12} {}",
+                signed(ch.bytes),
+                ch.kind.as_str(),
+                ch.text
+            );
         }
     }
     for e in &c.oom_events {
@@ -44,12 +67,18 @@ pub fn summary(c: &Comparison) -> String {
                 n.field,
                 show(n.a),
                 show(n.b),
-                n.difference.map(|d| format!("  ({})", signed(d))).unwrap_or_default()
+                n.difference
+                    .map(|d| format!("  ({})", signed(d)))
+                    .unwrap_or_default()
             );
         }
     }
     for st in &c.step_series {
-        let per_step = |v: Option<f64>| v.map_or("—".to_string(), |x| format!("{}/step", signed(x.round() as i64)));
+        let per_step = |v: Option<f64>| {
+            v.map_or("—".to_string(), |x| {
+                format!("{}/step", signed(x.round() as i64))
+            })
+        };
         let _ = writeln!(
             s,
             "\nMemory per step, {} {}: growth {} → {}; max {} → {}",
@@ -62,7 +91,14 @@ pub fn summary(c: &Comparison) -> String {
         );
     }
     for p in c.allocator_profiles.iter().chain(&c.memory_timelines) {
-        let _ = writeln!(s, "\n{}: peak {} → {} ({})", p.name, format_bytes(p.peak_bytes_a), format_bytes(p.peak_bytes_b), signed(p.difference_bytes));
+        let _ = writeln!(
+            s,
+            "\n{}: peak {} → {} ({})",
+            p.name,
+            format_bytes(p.peak_bytes_a),
+            format_bytes(p.peak_bytes_b),
+            signed(p.difference_bytes)
+        );
     }
     for p in &c.stack_profiles {
         let _ = writeln!(

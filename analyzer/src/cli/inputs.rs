@@ -85,7 +85,8 @@ impl Inputs {
         let name = input_name(root, path);
         // Profiles and memory snapshots (pickles) can be gigabytes: read by slices.
         let lower = name.to_ascii_lowercase();
-        let by_slices = lower.ends_with(".xplane.pb") || lower.ends_with(".pickle") || lower.ends_with(".pkl");
+        let by_slices =
+            lower.ends_with(".xplane.pb") || lower.ends_with(".pickle") || lower.ends_with(".pkl");
         let added = if by_slices {
             std::fs::File::open(path).and_then(|file| {
                 let len = file.metadata()?.len();

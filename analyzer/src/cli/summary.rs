@@ -35,8 +35,12 @@ pub fn summary(r: &Report) -> String {
             .iter()
             .map(|m| format!("{} in {}", m.display_name(), m.memory_space.words()))
             .collect();
-        let _ = writeln!(s, "
-Nothing allocated: {}", names.join("; "));
+        let _ = writeln!(
+            s,
+            "
+Nothing allocated: {}",
+            names.join("; ")
+        );
     }
     for st in &r.step_series {
         let _ = writeln!(
@@ -124,9 +128,19 @@ fn kind_label(kind: OomKind) -> &'static str {
 /// The numbers that make two events the same OOM (the same failure printed
 /// by several ranks, or read from a log and from the dump's compile log).
 fn same_oom(a: &OomEvent, b: &OomEvent) -> bool {
-    (a.kind, &a.memory_space, a.used_bytes, a.limit_bytes, a.exceeded_bytes)
-        == (b.kind, &b.memory_space, b.used_bytes, b.limit_bytes, b.exceeded_bytes)
-        && a.requested_bytes == b.requested_bytes
+    (
+        a.kind,
+        &a.memory_space,
+        a.used_bytes,
+        a.limit_bytes,
+        a.exceeded_bytes,
+    ) == (
+        b.kind,
+        &b.memory_space,
+        b.used_bytes,
+        b.limit_bytes,
+        b.exceeded_bytes,
+    ) && a.requested_bytes == b.requested_bytes
         && a.free_bytes == b.free_bytes
 }
 
@@ -166,10 +180,7 @@ fn oom_events(s: &mut String, r: &Report) {
             e.memory_space,
             places[0]
         );
-        match (
-            e.used().or(e.requested_bytes),
-            e.limit(),
-        ) {
+        match (e.used().or(e.requested_bytes), e.limit()) {
             (Some(used), Some(limit)) => {
                 let _ = writeln!(
                     s,
@@ -253,7 +264,12 @@ fn diagnosis(s: &mut String, r: &Report) {
     if r.diagnosis.path.is_empty() {
         return;
     }
-    let titles: Vec<String> = r.diagnosis.path.iter().map(|id| node_title(r, id)).collect();
+    let titles: Vec<String> = r
+        .diagnosis
+        .path
+        .iter()
+        .map(|id| node_title(r, id))
+        .collect();
     let _ = writeln!(s, "\nDiagnosis: {}", titles.join(" → "));
     let leaf = r
         .diagnosis

@@ -23,14 +23,20 @@ pub fn load_folder(dir: &Path) -> Vec<InputFile> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let mut entries: Vec<_> = std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().path()).collect();
+        let mut entries: Vec<_> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         entries.sort();
         for p in entries {
             if p.is_dir() {
                 stack.push(p);
             } else {
                 let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
-                out.push(InputFile { name: format!("{base}/{rel}"), data: std::fs::read(&p).unwrap() });
+                out.push(InputFile {
+                    name: format!("{base}/{rel}"),
+                    data: std::fs::read(&p).unwrap(),
+                });
             }
         }
     }

@@ -11,15 +11,15 @@
 //! `oomscope_app::protocol` for the messages.
 
 use js_sys::{ArrayBuffer, Reflect, Uint8Array};
-use std::cell::RefCell;
-use oomscope_analyzer::sniff::{sniff, Sniffed};
 use oomscope_analyzer::compare::{compare_inputs, Labels, SideInputs};
+use oomscope_analyzer::sniff::{sniff, Sniffed};
 use oomscope_analyzer::{analyze_inputs, InputFile, InputSource, Progress, ReadAt};
 use oomscope_app::protocol::{
     AnalyzeRequest, CompareRequest, LinkRequest, ProgressThrottle, RequestFile, WorkerMessage,
     COMPARE_FIELD, LINK_FIELD, MAX_INPUT_BYTES, PAYLOADS_FIELD, REQUEST_FIELD,
 };
 use oomscope_report::{units::format_bytes, InputError};
+use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{Blob, DedicatedWorkerGlobalScope, FileReaderSync, MessageEvent};
@@ -33,7 +33,10 @@ fn main() {
     let handler_scope = scope.clone();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
         let data = event.data();
-        match Reflect::get(&data, &JsValue::from_str(LINK_FIELD)).ok().and_then(|v| v.as_string()) {
+        match Reflect::get(&data, &JsValue::from_str(LINK_FIELD))
+            .ok()
+            .and_then(|v| v.as_string())
+        {
             Some(link_json) => run_link(&handler_scope, &link_json),
             None => run_job(&handler_scope, &data),
         }
@@ -102,16 +105,27 @@ fn run_compare(scope: &DedicatedWorkerGlobalScope, data: &JsValue, json: &str) {
     let mut send_progress = progress_sender(scope, job);
     let a = load_inputs(&request.a, &payloads, 0, &mut send_progress);
     let b = load_inputs(&request.b, &payloads, request.a.len(), &mut send_progress);
-    let labels = Labels { a: request.label_a, b: request.label_b };
+    let labels = Labels {
+        a: request.label_a,
+        b: request.label_b,
+    };
     let runs = compare_inputs(a, b, labels, &mut send_progress).without_lifetimes();
     match serde_json::to_string(&runs) {
         Ok(runs_json) => post(scope, &WorkerMessage::Compared { job, runs_json }),
-        Err(e) => post(scope, &WorkerMessage::Failed { job, message: format!("comparison: {e}") }),
+        Err(e) => post(
+            scope,
+            &WorkerMessage::Failed {
+                job,
+                message: format!("comparison: {e}"),
+            },
+        ),
     }
 }
 
 fn string_field(data: &JsValue, field: &str) -> Option<String> {
-    Reflect::get(data, &JsValue::from_str(field)).ok().and_then(|v| v.as_string())
+    Reflect::get(data, &JsValue::from_str(field))
+        .ok()
+        .and_then(|v| v.as_string())
 }
 
 fn payloads_of(data: &JsValue) -> js_sys::Array {
@@ -193,30 +207,55 @@ fn run_link(scope: &DedicatedWorkerGlobalScope, link_json: &str) {
             Ok(report_json) => WorkerMessage::LinkOpened { job, report_json },
             Err(message) => WorkerMessage::LinkFailed { job, message },
         },
-        LinkRequest::OpenComparison { job, link } => match oomscope_permalink::decode_comparison(&link)
-            .map_err(|e| e.to_string())
-            .and_then(|c| serde_json::to_string(&c).map_err(|e| format!("comparison: {e}")))
-        {
-            Ok(comparison_json) => WorkerMessage::ComparisonOpened { job, comparison_json },
-            Err(message) => WorkerMessage::LinkFailed { job, message },
-        },
-        LinkRequest::MakeComparison { job, comparison_json, base_url } => {
-            match serde_json::from_str::<oomscope_report::compare::Comparison>(&comparison_json)
-                .map_err(|e| format!("the comparison on screen could not be read: {e}"))
-                .and_then(|c| oomscope_permalink::encode_comparison_link(&c, &base_url).map_err(|e| e.to_string()))
+        LinkRequest::OpenComparison { job, link } => {
+            match oomscope_permalink::decode_comparison(&link)
+                .map_err(|e| e.to_string())
+                .and_then(|c| serde_json::to_string(&c).map_err(|e| format!("comparison: {e}")))
             {
-                Ok(link) => WorkerMessage::LinkMade { job, url: link.url, reductions: link.reductions },
+                Ok(comparison_json) => WorkerMessage::ComparisonOpened {
+                    job,
+                    comparison_json,
+                },
                 Err(message) => WorkerMessage::LinkFailed { job, message },
             }
         }
-        LinkRequest::Make { job, report_json, base_url, view, created_unix_ms } => {
+        LinkRequest::MakeComparison {
+            job,
+            comparison_json,
+            base_url,
+        } => {
+            match serde_json::from_str::<oomscope_report::compare::Comparison>(&comparison_json)
+                .map_err(|e| format!("the comparison on screen could not be read: {e}"))
+                .and_then(|c| {
+                    oomscope_permalink::encode_comparison_link(&c, &base_url)
+                        .map_err(|e| e.to_string())
+                }) {
+                Ok(link) => WorkerMessage::LinkMade {
+                    job,
+                    url: link.url,
+                    reductions: link.reductions,
+                },
+                Err(message) => WorkerMessage::LinkFailed { job, message },
+            }
+        }
+        LinkRequest::Make {
+            job,
+            report_json,
+            base_url,
+            view,
+            created_unix_ms,
+        } => {
             match serde_json::from_str::<oomscope_report::Report>(&report_json)
                 .map_err(|e| format!("the report on screen could not be read: {e}"))
                 .and_then(|report| {
                     oomscope_permalink::encode_link_at(&report, &base_url, &view, created_unix_ms)
                         .map_err(|e| e.to_string())
                 }) {
-                Ok(link) => WorkerMessage::LinkMade { job, url: link.url, reductions: link.reductions },
+                Ok(link) => WorkerMessage::LinkMade {
+                    job,
+                    url: link.url,
+                    reductions: link.reductions,
+                },
                 Err(message) => WorkerMessage::LinkFailed { job, message },
             }
         }
@@ -318,14 +357,14 @@ impl ReadAt for BlobSource {
         let end = offset
             .checked_add(buf.len() as u64)
             .filter(|end| *end <= self.size)
-            .ok_or_else(|| std::io::Error::other(format!("read past the end of the file (offset {offset})")))?;
+            .ok_or_else(|| {
+                std::io::Error::other(format!("read past the end of the file (offset {offset})"))
+            })?;
         if buf.len() as u64 >= CACHE_BLOCK_BYTES / 4 {
             return self.read_direct(offset, buf);
         }
         let mut cache = self.cache.borrow_mut();
-        let cached = |c: &Option<(u64, Vec<u8>)>| {
-            matches!(c, Some((start, data)) if offset >= *start && end <= *start + data.len() as u64)
-        };
+        let cached = |c: &Option<(u64, Vec<u8>)>| matches!(c, Some((start, data)) if offset >= *start && end <= *start + data.len() as u64);
         if !cached(&cache) {
             let stop = offset.saturating_add(CACHE_BLOCK_BYTES).min(self.size);
             let mut block = vec![0u8; (stop - offset) as usize];

@@ -8,10 +8,10 @@
 //! Sizes are in CSS pixels times `scale` (the device pixel ratio on a
 //! canvas, 1 in SVG).
 
+use oomscope_report::units::format_bytes;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use oomscope_report::units::format_bytes;
 
 pub const UNPADDED: RGBColor = RGBColor(0x09, 0x69, 0xda);
 pub const PADDING: RGBColor = RGBColor(0xe1, 0x6f, 0x24);
@@ -66,7 +66,9 @@ pub fn draw<DB: DrawingBackend>(
 ) -> Result<(), String> {
     let px = |v: f64| (v * scale).round() as i32;
     let font = |size: f64| (FONT, size * scale);
-    let text = |size: f64, colour: &'static RGBColor| TextStyle::from(font(size).into_font()).color(colour);
+    let text = |size: f64, colour: &'static RGBColor| {
+        TextStyle::from(font(size).into_font()).color(colour)
+    };
     let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     area.fill(&WHITE).map_err(err)?;
     let (_, full_height) = area.dim_in_pixel();
@@ -114,20 +116,39 @@ pub fn draw<DB: DrawingBackend>(
             r
         };
         chart
-            .draw_series([band(0.0, unpadded, UNPADDED), band(unpadded, padded, PADDING)])
+            .draw_series([
+                band(0.0, unpadded, UNPADDED),
+                band(unpadded, padded, PADDING),
+            ])
             .map_err(err)?;
         let (x, mid) = chart.backend_coord(&(padded, y + 0.5));
-        let note = format!("+{} · {:.2}×", format_bytes(bar.padded.saturating_sub(bar.unpadded)), expansion(bar));
+        let note = format!(
+            "+{} · {:.2}×",
+            format_bytes(bar.padded.saturating_sub(bar.unpadded)),
+            expansion(bar)
+        );
         chart_area
-            .draw(&Text::new(note, (x + px(6.0), mid), text(12.0, &TEXT).pos(Pos::new(HPos::Left, VPos::Center))))
+            .draw(&Text::new(
+                note,
+                (x + px(6.0), mid),
+                text(12.0, &TEXT).pos(Pos::new(HPos::Left, VPos::Center)),
+            ))
             .map_err(err)?;
         chart_area
-            .draw(&Text::new(elide(&bar.label), (left - px(8.0), mid), text(12.0, &TEXT).pos(Pos::new(HPos::Right, VPos::Center))))
+            .draw(&Text::new(
+                elide(&bar.label),
+                (left - px(8.0), mid),
+                text(12.0, &TEXT).pos(Pos::new(HPos::Right, VPos::Center)),
+            ))
             .map_err(err)?;
     }
     if bars.is_empty() {
         chart_area
-            .draw(&Text::new("no padding", (px(LABEL_WIDTH), px(TITLE + ROW / 2.0)), text(12.0, &AXIS).pos(Pos::new(HPos::Left, VPos::Center))))
+            .draw(&Text::new(
+                "no padding",
+                (px(LABEL_WIDTH), px(TITLE + ROW / 2.0)),
+                text(12.0, &AXIS).pos(Pos::new(HPos::Left, VPos::Center)),
+            ))
             .map_err(err)?;
     }
     // Title, and the legend under the axis.
@@ -141,12 +162,22 @@ pub fn draw<DB: DrawingBackend>(
     .map_err(err)?;
     let mid = px(LEGEND / 2.0);
     let mut x = px(LABEL_WIDTH);
-    for (colour, label) in [(UNPADDED, "unpadded (the data)"), (PADDING, "padding (layout rounding)")] {
+    for (colour, label) in [
+        (UNPADDED, "unpadded (the data)"),
+        (PADDING, "padding (layout rounding)"),
+    ] {
         legend_area
-            .draw(&Rectangle::new([(x, mid - px(5.0)), (x + px(10.0), mid + px(5.0))], colour.filled()))
+            .draw(&Rectangle::new(
+                [(x, mid - px(5.0)), (x + px(10.0), mid + px(5.0))],
+                colour.filled(),
+            ))
             .map_err(err)?;
         legend_area
-            .draw(&Text::new(label, (x + px(14.0), mid), text(12.0, &AXIS).pos(Pos::new(HPos::Left, VPos::Center))))
+            .draw(&Text::new(
+                label,
+                (x + px(14.0), mid),
+                text(12.0, &AXIS).pos(Pos::new(HPos::Left, VPos::Center)),
+            ))
             .map_err(err)?;
         x += px(180.0);
     }
@@ -156,11 +187,15 @@ pub fn draw<DB: DrawingBackend>(
 /// Several charts, one under the other, as one SVG document `width` CSS
 /// pixels wide: each (title, bars).
 pub fn svg(width: f64, charts: &[(String, &[Bar])]) -> Result<String, String> {
-    let heights: Vec<u32> = charts.iter().map(|(_, b)| height(b.len()).round() as u32).collect();
+    let heights: Vec<u32> = charts
+        .iter()
+        .map(|(_, b)| height(b.len()).round() as u32)
+        .collect();
     let total: u32 = heights.iter().sum();
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, (width.round() as u32, total.max(1))).into_drawing_area();
+        let root = SVGBackend::with_string(&mut out, (width.round() as u32, total.max(1)))
+            .into_drawing_area();
         let mut rest = root;
         for ((title, bars), h) in charts.iter().zip(&heights) {
             let (top, bottom) = rest.split_vertically(*h);
@@ -174,7 +209,11 @@ pub fn svg(width: f64, charts: &[(String, &[Bar])]) -> Result<String, String> {
 
 /// Draws a chart on a canvas at the device's pixel ratio; the width is the
 /// canvas's laid-out width, the height [`height`].
-pub fn draw_on_canvas(canvas: &web_sys::HtmlCanvasElement, title: &str, bars: &[Bar]) -> Result<(), String> {
+pub fn draw_on_canvas(
+    canvas: &web_sys::HtmlCanvasElement,
+    title: &str,
+    bars: &[Bar],
+) -> Result<(), String> {
     let ratio = gloo_utils::window().device_pixel_ratio().clamp(1.0, 3.0);
     let width = f64::from(canvas.client_width()).max(300.0);
     canvas.set_width((width * ratio).round() as u32);
@@ -212,11 +251,19 @@ mod tests {
 
     #[test]
     fn two_charts_stack_in_one_svg() {
-        let a = vec![Bar { label: "a".into(), padded: 10, unpadded: 5 }];
+        let a = vec![Bar {
+            label: "a".into(),
+            padded: 10,
+            unpadded: 5,
+        }];
         let b: Vec<Bar> = Vec::new();
         let doc = svg(600.0, &[("A".into(), &a), ("B".into(), &b)]).unwrap();
         let total = (height(1) + height(0)).round() as u32;
-        assert!(doc.contains(&format!("height=\"{total}\"")), "{}", &doc[..200.min(doc.len())]);
+        assert!(
+            doc.contains(&format!("height=\"{total}\"")),
+            "{}",
+            &doc[..200.min(doc.len())]
+        );
         assert!(doc.contains("no padding"));
     }
 }

@@ -162,7 +162,13 @@ pub fn LineChart(
             }
         })
         .collect_view();
-    let chart = Chart { x_label: x_label.to_string(), series, lines, marker, ..Chart::default() };
+    let chart = Chart {
+        x_label: x_label.to_string(),
+        series,
+        lines,
+        marker,
+        ..Chart::default()
+    };
 
     Effect::new(move |_| {
         resized.track();
@@ -230,7 +236,9 @@ fn ranges(chart: &Chart) -> (f64, f64, f64) {
             .series
             .iter()
             .flat_map(|s| s.points.iter().map(|p| p.0))
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| (lo.min(x), hi.max(x)))
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+                (lo.min(x), hi.max(x))
+            })
     });
     if !x0.is_finite() || !x1.is_finite() {
         (x0, x1) = (0.0, 1.0);
@@ -259,7 +267,11 @@ pub fn plot<DB: DrawingBackend>(
     let width_of = |v: f64| px(v).max(1) as u32;
     let text = |colour: RGBColor, bold: bool| {
         let font = (FONT, 12.0 * scale).into_font();
-        let font = if bold { font.style(FontStyle::Bold) } else { font };
+        let font = if bold {
+            font.style(FontStyle::Bold)
+        } else {
+            font
+        };
         TextStyle {
             font,
             color: colour.to_backend_color(),
@@ -276,8 +288,12 @@ pub fn plot<DB: DrawingBackend>(
 
     let header = if chart.title.is_some() { HEADER } else { 0.0 };
     if let Some(title) = &chart.title {
-        area.draw(&Text::new(title.clone(), (px(MARGIN_LEFT), px(8.0)), text(TEXT, true)))
-            .map_err(err)?;
+        area.draw(&Text::new(
+            title.clone(),
+            (px(MARGIN_LEFT), px(8.0)),
+            text(TEXT, true),
+        ))
+        .map_err(err)?;
         let mut x = MARGIN_LEFT;
         let width = f64::from(area.dim_in_pixel().0) / scale;
         for s in chart.series.iter().filter(|s| !s.label.is_empty()) {
@@ -292,8 +308,12 @@ pub fn plot<DB: DrawingBackend>(
                 colour.stroke_width(width_of(2.5)),
             ))
             .map_err(err)?;
-            area.draw(&Text::new(label, (px(x + 24.0), px(34.0)), text(TEXT, false).pos(Pos::new(HPos::Left, VPos::Center))))
-                .map_err(err)?;
+            area.draw(&Text::new(
+                label,
+                (px(x + 24.0), px(34.0)),
+                text(TEXT, false).pos(Pos::new(HPos::Left, VPos::Center)),
+            ))
+            .map_err(err)?;
             x += item;
         }
     }
@@ -357,26 +377,46 @@ pub fn plot<DB: DrawingBackend>(
                 .draw_series(LineSeries::new(points, colour.stroke_width(width_of(1.75))))
                 .map(|_| ()),
             Stroke::Dashed => plane
-                .draw_series(DashedLineSeries::new(points, px(6.0), px(4.0), colour.stroke_width(width_of(1.25))))
+                .draw_series(DashedLineSeries::new(
+                    points,
+                    px(6.0),
+                    px(4.0),
+                    colour.stroke_width(width_of(1.25)),
+                ))
                 .map(|_| ()),
             Stroke::Dotted => plane
-                .draw_series(DashedLineSeries::new(points, px(2.0), px(3.0), colour.stroke_width(width_of(1.5))))
+                .draw_series(DashedLineSeries::new(
+                    points,
+                    px(2.0),
+                    px(3.0),
+                    colour.stroke_width(width_of(1.5)),
+                ))
                 .map(|_| ()),
         }
         .map_err(err)?;
     }
 
-    for mark in chart.marks.iter().filter(|m| (x0..=x1).contains(&m.x) && m.bytes <= y_max) {
+    for mark in chart
+        .marks
+        .iter()
+        .filter(|m| (x0..=x1).contains(&m.x) && m.bytes <= y_max)
+    {
         let colour = rgb(mark.color);
         let at = (mark.x, y(mark.bytes));
         match mark.shape {
             MarkShape::Square => plane.draw_series(std::iter::once(
-                EmptyElement::at(at) + Rectangle::new([(-px(3.0), -px(3.0)), (px(3.0), px(3.0))], colour.filled()),
+                EmptyElement::at(at)
+                    + Rectangle::new([(-px(3.0), -px(3.0)), (px(3.0), px(3.0))], colour.filled()),
             )),
             MarkShape::Jump => plane.draw_series(std::iter::once(
                 EmptyElement::at(at)
                     + PathElement::new(
-                        vec![(-px(5.0), -px(12.0)), (0, -px(4.0)), (px(5.0), -px(12.0)), (-px(5.0), -px(12.0))],
+                        vec![
+                            (-px(5.0), -px(12.0)),
+                            (0, -px(4.0)),
+                            (px(5.0), -px(12.0)),
+                            (-px(5.0), -px(12.0)),
+                        ],
                         JUMP.stroke_width(width_of(2.0)),
                     ),
             )),
@@ -386,11 +426,18 @@ pub fn plot<DB: DrawingBackend>(
 
     if let Some(marker) = &chart.marker {
         plane
-            .draw_series(LineSeries::new([(marker.x, 0.0), (marker.x, y(y_max))], PEAK.stroke_width(width_of(1.0))))
+            .draw_series(LineSeries::new(
+                [(marker.x, 0.0), (marker.x, y(y_max))],
+                PEAK.stroke_width(width_of(1.0)),
+            ))
             .map_err(err)?;
         let (x, top) = plane.backend_coord(&(marker.x, y(y_max)));
         let right_half = marker.x > x0 + (x1 - x0) / 2.0;
-        let (anchor, dx) = if right_half { (HPos::Right, -px(4.0)) } else { (HPos::Left, px(4.0)) };
+        let (anchor, dx) = if right_half {
+            (HPos::Right, -px(4.0))
+        } else {
+            (HPos::Left, px(4.0))
+        };
         area.draw(&Text::new(
             marker.label.clone(),
             (x + dx, top + px(2.0)),
@@ -527,7 +574,10 @@ mod tests {
 
     /// The texts an SVG document draws (plotters writes each on its own line).
     fn texts(doc: &str) -> Vec<&str> {
-        doc.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('<')).collect()
+        doc.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('<'))
+            .collect()
     }
 
     fn heap() -> Series {
@@ -558,44 +608,101 @@ mod tests {
         let chart = Chart {
             x_label: "program order".into(),
             series: vec![heap()],
-            lines: vec![RefLine { label: "HBM limit 4.00 GiB".into(), bytes: 4.0 * 1073741824.0, color: "#cf222e" }],
-            marker: Some(Marker { x: 5.0, label: "peak 2.79 GiB at 5".into() }),
+            lines: vec![RefLine {
+                label: "HBM limit 4.00 GiB".into(),
+                bytes: 4.0 * 1073741824.0,
+                color: "#cf222e",
+            }],
+            marker: Some(Marker {
+                x: 5.0,
+                label: "peak 2.79 GiB at 5".into(),
+            }),
             ..Chart::default()
         };
         let doc = svg(&chart, 600.0, 260.0).unwrap();
-        for part in ["HBM limit 4.00 GiB", "peak 2.79 GiB at 5", "program order", "GiB"] {
+        for part in [
+            "HBM limit 4.00 GiB",
+            "peak 2.79 GiB at 5",
+            "program order",
+            "GiB",
+        ] {
             assert!(doc.contains(part), "{part} in the chart");
         }
         // The axis counts in GiB: its labels are tidy (2.00 GiB, 4.00 GiB),
         // not decimal byte counts shown in GiB (953.67 MiB, 1.86 GiB).
         let labels = texts(&doc);
-        assert!(labels.contains(&"2.00 GiB") && labels.contains(&"4.00 GiB"), "{labels:?}");
-        assert!(!texts(&doc).contains(&"Heap"), "no legend in the image without a title");
+        assert!(
+            labels.contains(&"2.00 GiB") && labels.contains(&"4.00 GiB"),
+            "{labels:?}"
+        );
+        assert!(
+            !texts(&doc).contains(&"Heap"),
+            "no legend in the image without a title"
+        );
     }
 
     #[test]
     fn a_titled_chart_carries_its_legend_trend_projection_and_jumps() {
-        let trend = Series { label: String::new(), points: vec![(0.0, 1.0e9), (9.0, 2.5e9)], stroke: Stroke::Dashed, steps: false, ..heap() };
-        let projection = Series { label: String::new(), points: vec![(9.0, 2.5e9), (90.0, 8.0e9)], stroke: Stroke::Dotted, steps: false, ..heap() };
-        let solid = svg(&Chart { series: vec![heap()], ..Chart::default() }, 800.0, 300.0).unwrap();
+        let trend = Series {
+            label: String::new(),
+            points: vec![(0.0, 1.0e9), (9.0, 2.5e9)],
+            stroke: Stroke::Dashed,
+            steps: false,
+            ..heap()
+        };
+        let projection = Series {
+            label: String::new(),
+            points: vec![(9.0, 2.5e9), (90.0, 8.0e9)],
+            stroke: Stroke::Dotted,
+            steps: false,
+            ..heap()
+        };
+        let solid = svg(
+            &Chart {
+                series: vec![heap()],
+                ..Chart::default()
+            },
+            800.0,
+            300.0,
+        )
+        .unwrap();
         let chart = Chart {
             title: Some("Memory per step".into()),
             x_label: "training step".into(),
             series: vec![heap(), trend, projection],
-            marks: vec![Mark { x: 5.0, bytes: 3.0e9, color: "#0969da", shape: MarkShape::Jump }],
+            marks: vec![Mark {
+                x: 5.0,
+                bytes: 3.0e9,
+                color: "#0969da",
+                shape: MarkShape::Jump,
+            }],
             x_range: Some((0.0, 40.0)),
             ..Chart::default()
         };
         let doc = svg(&chart, 800.0, 300.0).unwrap();
-        assert!(texts(&doc).contains(&"Memory per step") && texts(&doc).contains(&"Heap"), "title and legend");
+        assert!(
+            texts(&doc).contains(&"Memory per step") && texts(&doc).contains(&"Heap"),
+            "title and legend"
+        );
         let lines = |d: &str| d.to_ascii_lowercase().matches("#0969da").count();
-        assert!(lines(&doc) > lines(&solid) + 10, "the dashed trend and dotted projection are drawn as dashes");
-        assert!(doc.to_ascii_lowercase().contains("#cf222e"), "the jump mark");
+        assert!(
+            lines(&doc) > lines(&solid) + 10,
+            "the dashed trend and dotted projection are drawn as dashes"
+        );
+        assert!(
+            doc.to_ascii_lowercase().contains("#cf222e"),
+            "the jump mark"
+        );
     }
 
     #[test]
     fn lines_are_cut_at_the_axes() {
-        let cut = clip(&[(0.0, 10.0), (100.0, 20.0), (1000.0, 110.0)], 0.0, 100.0, 15.0);
+        let cut = clip(
+            &[(0.0, 10.0), (100.0, 20.0), (1000.0, 110.0)],
+            0.0,
+            100.0,
+            15.0,
+        );
         assert_eq!(cut, vec![(0.0, 10.0), (100.0, 15.0)]);
         let crossing = clip(&[(50.0, 10.0), (150.0, 20.0)], 0.0, 100.0, 100.0);
         assert_eq!(crossing, vec![(50.0, 10.0), (100.0, 15.0)]);

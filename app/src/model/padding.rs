@@ -73,11 +73,7 @@ pub fn subjects(report: &Report) -> Vec<Subject> {
             let all = oomscope_layout::buffer_padding(m);
             let buffer_count = all.len();
             Some(Subject {
-                title: format!(
-                    "{} · {}",
-                    m.display_name(),
-                    m.memory_space.words()
-                ),
+                title: format!("{} · {}", m.display_name(), m.memory_space.words()),
                 peak_bytes: Some(m.peak_bytes),
                 peak_unpadded_bytes: Some(m.peak_unpadded_bytes),
                 summary,
@@ -120,8 +116,15 @@ pub fn first_subject(subjects: &[Subject]) -> usize {
         .iter()
         .enumerate()
         .max_by_key(|(_, s)| {
-            let hbm = s.module.as_ref().is_none_or(|(_, space)| *space == oomscope_report::MemoryColor::Device);
-            (hbm, s.summary.peak_padding_bytes, s.summary.total_padding_bytes)
+            let hbm = s
+                .module
+                .as_ref()
+                .is_none_or(|(_, space)| *space == oomscope_report::MemoryColor::Device);
+            (
+                hbm,
+                s.summary.peak_padding_bytes,
+                s.summary.total_padding_bytes,
+            )
         })
         .map(|(i, _)| i)
         .unwrap_or(0)
@@ -267,7 +270,6 @@ pub fn bars_of(rows: &[Row]) -> Vec<Bar> {
         .collect()
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,9 +292,16 @@ mod tests {
 
     #[test]
     fn opens_on_hbm_even_when_another_space_pads_more() {
-        let subjects = [subject(Some(6), 1 << 30), subject(Some(0), 10), subject(Some(0), 20)];
+        let subjects = [
+            subject(Some(6), 1 << 30),
+            subject(Some(0), 10),
+            subject(Some(0), 20),
+        ];
         assert_eq!(first_subject(&subjects), 2);
-        assert_eq!(first_subject(&[subject(Some(1), 5), subject(Some(6), 7)]), 1);
+        assert_eq!(
+            first_subject(&[subject(Some(1), 5), subject(Some(6), 7)]),
+            1
+        );
         assert_eq!(first_subject(&[subject(None, 5), subject(None, 7)]), 1);
         assert_eq!(first_subject(&[]), 0);
     }
@@ -315,10 +324,16 @@ mod tests {
         sort_rows(&mut rows, SortKey::Waste, true);
         assert_eq!(rows.iter().map(|r| r.waste).collect::<Vec<_>>(), [9, 7, 5]);
         sort_rows(&mut rows, SortKey::Name, false);
-        assert_eq!(rows.iter().map(|r| r.key.as_str()).collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert_eq!(
+            rows.iter().map(|r| r.key.as_str()).collect::<Vec<_>>(),
+            ["a", "b", "c"]
+        );
         // Equal counts fall back to the larger waste first.
         sort_rows(&mut rows, SortKey::Count, false);
-        assert_eq!(rows.iter().map(|r| r.key.as_str()).collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert_eq!(
+            rows.iter().map(|r| r.key.as_str()).collect::<Vec<_>>(),
+            ["a", "b", "c"]
+        );
         assert_eq!(bars_of(&rows)[0].label, "a");
     }
 }

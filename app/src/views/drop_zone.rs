@@ -48,7 +48,9 @@ pub fn DropZone() -> impl IntoView {
     let folder_input: NodeRef<html::Input> = NodeRef::new();
     let paste_text: NodeRef<html::Textarea> = NodeRef::new();
     let compact = move || {
-        state.report.with(Option::is_some) || state.comparison.with(Option::is_some) || state.job.with(Option::is_some)
+        state.report.with(Option::is_some)
+            || state.comparison.with(Option::is_some)
+            || state.job.with(Option::is_some)
     };
 
     // The whole window accepts drops, so a near miss does not make the

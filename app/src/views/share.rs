@@ -57,7 +57,14 @@ pub fn CopyLink() -> impl IntoView {
             return done(Err("no report on screen".to_string()));
         };
         let now = js_sys::Date::now().max(0.0) as u64;
-        worker_client::make_link(state, &report, base_url(), crate::navigate::current_view(state), now, done);
+        worker_client::make_link(
+            state,
+            &report,
+            base_url(),
+            crate::navigate::current_view(state),
+            now,
+            done,
+        );
     };
     view! {
         <Show when=move || state.report.with(Option::is_some)>
@@ -76,8 +83,17 @@ pub fn SharedBanner(report: Arc<Report>) -> impl IntoView {
     let made = js_sys::Date::new(&JsValue::from_f64(shared.created_unix_ms as f64));
     let made_text = String::from(made.to_locale_string("en-GB", &JsValue::UNDEFINED));
     let made_iso = made.to_iso_string().as_string().unwrap_or_default();
-    let names = report.inputs.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(", ");
-    let names = if names.is_empty() { "no named inputs".to_string() } else { names };
+    let names = report
+        .inputs
+        .iter()
+        .map(|i| i.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let names = if names.is_empty() {
+        "no named inputs".to_string()
+    } else {
+        names
+    };
     let reductions = (!shared.reductions.is_empty()).then(|| {
         view! {
             <p class="shared-reductions">"The link carries less detail than the original analysis: "</p>

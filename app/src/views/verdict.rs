@@ -67,11 +67,12 @@ fn HeadlineView(headline: Headline, title: String) -> impl IntoView {
         Severity::Info => "info",
     };
     let estimate = headline.estimate_bytes.map(|b| {
-        let label = if headline.node.starts_with("verdict.fits") || headline.node == "runtime.near_limit" {
-            "Headroom"
-        } else {
-            "Estimate"
-        };
+        let label =
+            if headline.node.starts_with("verdict.fits") || headline.node == "runtime.near_limit" {
+                "Headroom"
+            } else {
+                "Estimate"
+            };
         view! {
             <span class="stat-note" data-field="headline-estimate">
                 {label} ": " <Bytes value=b/>

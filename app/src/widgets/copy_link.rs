@@ -15,7 +15,11 @@ use crate::worker_client::LinkCallback;
 #[derive(Debug, Clone, PartialEq)]
 enum Made {
     Working,
-    Link { url: String, reductions: Vec<String>, copied: bool },
+    Link {
+        url: String,
+        reductions: Vec<String>,
+        copied: bool,
+    },
     Failed(String),
 }
 
@@ -39,7 +43,11 @@ where
         made.set(Some(Made::Working));
         make(Box::new(move |result| match result {
             Ok((url, reductions)) => {
-                made.set(Some(Made::Link { url: url.clone(), reductions: reductions.clone(), copied: false }));
+                made.set(Some(Made::Link {
+                    url: url.clone(),
+                    reductions: reductions.clone(),
+                    copied: false,
+                }));
                 copy_to_clipboard(url, move |copied| {
                     made.update(|m| {
                         if let Some(Made::Link { copied: c, .. }) = m {
@@ -123,7 +131,11 @@ fn copy_to_clipboard(text: String, done: impl FnOnce(bool) + 'static) {
     let write = clipboard.as_ref().and_then(|c| {
         let function = js_sys::Reflect::get(c, &JsValue::from_str("writeText")).ok()?;
         let function = function.dyn_into::<js_sys::Function>().ok()?;
-        function.call1(c, &JsValue::from_str(&text)).ok()?.dyn_into::<js_sys::Promise>().ok()
+        function
+            .call1(c, &JsValue::from_str(&text))
+            .ok()?
+            .dyn_into::<js_sys::Promise>()
+            .ok()
     });
     match write {
         Some(promise) => wasm_bindgen_futures::spawn_local(async move {

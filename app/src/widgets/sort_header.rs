@@ -8,7 +8,12 @@ pub type SortState<K> = RwSignal<(K, bool)>;
 
 /// `<th>` for the column `key`; a click sorts by it, descending first for
 /// numbers (`numeric`), ascending first for text.
-pub fn sort_header<K>(label: &'static str, key: K, numeric: bool, sort: SortState<K>) -> impl IntoView
+pub fn sort_header<K>(
+    label: &'static str,
+    key: K,
+    numeric: bool,
+    sort: SortState<K>,
+) -> impl IntoView
 where
     K: Copy + PartialEq + Send + Sync + 'static,
 {

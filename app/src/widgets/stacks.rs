@@ -106,19 +106,36 @@ fn build_tree(stacks: &[StackSample], fold: bool) -> Vec<Node> {
             let next = match child_of.get(&key) {
                 Some(&n) => n,
                 None => {
-                    let folded = segment.len() > 1 || (fold && segment[0].kind != FrameKind::Python);
+                    let folded =
+                        segment.len() > 1 || (fold && segment[0].kind != FrameKind::Python);
                     let node = if folded {
                         Node {
-                            label: format!("… {} framework frame{}", segment.len(), if segment.len() == 1 { "" } else { "s" }),
+                            label: format!(
+                                "… {} framework frame{}",
+                                segment.len(),
+                                if segment.len() == 1 { "" } else { "s" }
+                            ),
                             // Outermost last, as a traceback reads.
-                            detail: segment.iter().map(frame_label).collect::<Vec<_>>().join("\n"),
+                            detail: segment
+                                .iter()
+                                .map(frame_label)
+                                .collect::<Vec<_>>()
+                                .join("\n"),
                             kind: BoxKind::Folded(segment.len()),
                             ..empty_node()
                         }
                     } else {
-                        Node { label: frame_label(&segment[0]), detail: frame_at(&segment[0]), kind: BoxKind::Frame(segment[0].kind), ..empty_node() }
+                        Node {
+                            label: frame_label(&segment[0]),
+                            detail: frame_at(&segment[0]),
+                            kind: BoxKind::Frame(segment[0].kind),
+                            ..empty_node()
+                        }
                     };
-                    nodes.push(Node { depth: nodes[at].depth + 1, ..node });
+                    nodes.push(Node {
+                        depth: nodes[at].depth + 1,
+                        ..node
+                    });
                     let n = nodes.len() - 1;
                     nodes[at].children.push(n);
                     child_of.insert(key, n);
@@ -189,7 +206,10 @@ pub fn StackView(stacks: Vec<StackSample>) -> impl IntoView {
     if stacks.is_empty() {
         return ().into_any();
     }
-    let has_folds = stacks.iter().flat_map(|s| &s.frames).any(|f| f.kind != FrameKind::Python);
+    let has_folds = stacks
+        .iter()
+        .flat_map(|s| &s.frames)
+        .any(|f| f.kind != FrameKind::Python);
     let unfold = RwSignal::new(false);
     let selected = RwSignal::new(None::<usize>);
     let hovered = RwSignal::new(None::<usize>);
@@ -198,8 +218,17 @@ pub fn StackView(stacks: Vec<StackSample>) -> impl IntoView {
     let describe = move |n: usize| {
         tree.with(|t| {
             let node = &t[n];
-            let at = if node.detail.is_empty() || matches!(node.kind, BoxKind::Folded(_)) { String::new() } else { format!(" · {}", node.detail) };
-            format!("{}{at} · {} in {} allocations", node.label, format_bytes(node.bytes), group_digits(node.count))
+            let at = if node.detail.is_empty() || matches!(node.kind, BoxKind::Folded(_)) {
+                String::new()
+            } else {
+                format!(" · {}", node.detail)
+            };
+            format!(
+                "{}{at} · {} in {} allocations",
+                node.label,
+                format_bytes(node.bytes),
+                group_digits(node.count)
+            )
         })
     };
 
@@ -249,7 +278,13 @@ pub fn StackView(stacks: Vec<StackSample>) -> impl IntoView {
                 node.samples
                     .iter()
                     .filter_map(|&i| s.get(i))
-                    .map(|s| (s.bytes, s.count, s.frames.first().map(frame_label).unwrap_or_default()))
+                    .map(|s| {
+                        (
+                            s.bytes,
+                            s.count,
+                            s.frames.first().map(frame_label).unwrap_or_default(),
+                        )
+                    })
                     .collect()
             });
             rows.sort_by_key(|r| std::cmp::Reverse(r.0));
@@ -295,37 +330,73 @@ mod tests {
     use super::*;
 
     fn frame(function: &str, kind: FrameKind) -> Frame {
-        Frame { function: function.into(), file: format!("{function}.py"), line: 1, kind }
+        Frame {
+            function: function.into(),
+            file: format!("{function}.py"),
+            line: 1,
+            kind,
+        }
     }
 
     fn sample(frames: Vec<Frame>, bytes: u64) -> StackSample {
-        StackSample { frames, bytes, count: 1 }
+        StackSample {
+            frames,
+            bytes,
+            count: 1,
+        }
     }
 
     #[test]
     fn framework_runs_fold_into_one_box_and_unfold_on_request() {
         use FrameKind::*;
         // Innermost first: torch internals under the user's `forward`, under `main`.
-        let a = sample(vec![frame("empty", Native), frame("linear", Framework), frame("forward", Python), frame("main", Python)], 30);
-        let b = sample(vec![frame("zeros", Native), frame("forward", Python), frame("main", Python)], 10);
+        let a = sample(
+            vec![
+                frame("empty", Native),
+                frame("linear", Framework),
+                frame("forward", Python),
+                frame("main", Python),
+            ],
+            30,
+        );
+        let b = sample(
+            vec![
+                frame("zeros", Native),
+                frame("forward", Python),
+                frame("main", Python),
+            ],
+            10,
+        );
         let folded = build_tree(&[a.clone(), b.clone()], true);
         // root, main, forward, then two different folded runs.
         assert_eq!(folded.len(), 5);
         assert_eq!(folded[0].bytes, 40);
-        let forward = folded.iter().position(|n| n.label.starts_with("forward")).unwrap();
+        let forward = folded
+            .iter()
+            .position(|n| n.label.starts_with("forward"))
+            .unwrap();
         assert_eq!(folded[forward].bytes, 40);
-        let kids: Vec<&Node> = folded[forward].children.iter().map(|&c| &folded[c]).collect();
+        let kids: Vec<&Node> = folded[forward]
+            .children
+            .iter()
+            .map(|&c| &folded[c])
+            .collect();
         assert_eq!(kids[0].kind, BoxKind::Folded(2));
         assert_eq!(kids[0].bytes, 30, "largest first");
         assert_eq!(kids[1].label, "… 1 framework frame");
 
         let unfolded = build_tree(&[a, b], false);
         assert_eq!(unfolded.len(), 6);
-        assert!(unfolded.iter().all(|n| !matches!(n.kind, BoxKind::Folded(_))));
+        assert!(unfolded
+            .iter()
+            .all(|n| !matches!(n.kind, BoxKind::Folded(_))));
         // Widths add up: the children of a box never exceed it.
         let boxes = layout(&unfolded);
         assert_eq!(boxes[0], (0, 0.0, WIDTH));
-        let forward_box = boxes.iter().find(|b| unfolded[b.0].label.starts_with("forward")).unwrap();
+        let forward_box = boxes
+            .iter()
+            .find(|b| unfolded[b.0].label.starts_with("forward"))
+            .unwrap();
         assert_eq!(forward_box.2, WIDTH);
         let deepest = boxes.iter().map(|b| unfolded[b.0].depth).max().unwrap();
         assert_eq!(deepest, 4);
@@ -333,7 +404,9 @@ mod tests {
 
     #[test]
     fn a_very_deep_stack_lays_out_without_recursion() {
-        let frames: Vec<Frame> = (0..100_000).map(|i| frame(&format!("f{i}"), FrameKind::Python)).collect();
+        let frames: Vec<Frame> = (0..100_000)
+            .map(|i| frame(&format!("f{i}"), FrameKind::Python))
+            .collect();
         let tree = build_tree(&[sample(frames, 1)], true);
         assert_eq!(layout(&tree).len(), 100_001);
     }

@@ -19,7 +19,10 @@ fn hlo_proto(fixture: &str) -> (String, Vec<u8>) {
         .map(|e| e.unwrap().path())
         .find(|p| p.to_string_lossy().ends_with(".hlo.pb"))
         .unwrap();
-    (path.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&path).unwrap())
+    (
+        path.file_name().unwrap().to_string_lossy().into_owned(),
+        std::fs::read(&path).unwrap(),
+    )
 }
 
 fn analyse(name: &str, data: &[u8]) -> Report {
@@ -29,7 +32,10 @@ fn analyse(name: &str, data: &[u8]) -> Report {
 }
 
 fn bench(c: &mut Criterion) {
-    for (a, b) in [("transformer-step", "transformer-step"), ("transformer-scan", "oom-transformer-scan")] {
+    for (a, b) in [
+        ("transformer-step", "transformer-step"),
+        ("transformer-scan", "oom-transformer-scan"),
+    ] {
         let (na, da) = hlo_proto(a);
         let (nb, db) = hlo_proto(b);
         let mut group = c.benchmark_group(format!("{a} vs {b}"));

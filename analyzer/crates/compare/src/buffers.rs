@@ -93,9 +93,33 @@ pub fn pair_peak_buffers(a: &[PeakBuffer], b: &[PeakBuffer]) -> BufferPairing {
     let mut free_b = vec![true; b.len()];
     let mut pairs = Vec::new();
 
-    pass(a, b, &mut free_a, &mut free_b, name_key, BufferMatch::Name, &mut pairs);
-    pass(a, b, &mut free_a, &mut free_b, metadata_key, BufferMatch::Metadata, &mut pairs);
-    pass(a, b, &mut free_a, &mut free_b, dims_key, BufferMatch::Shape, &mut pairs);
+    pass(
+        a,
+        b,
+        &mut free_a,
+        &mut free_b,
+        name_key,
+        BufferMatch::Name,
+        &mut pairs,
+    );
+    pass(
+        a,
+        b,
+        &mut free_a,
+        &mut free_b,
+        metadata_key,
+        BufferMatch::Metadata,
+        &mut pairs,
+    );
+    pass(
+        a,
+        b,
+        &mut free_a,
+        &mut free_b,
+        dims_key,
+        BufferMatch::Shape,
+        &mut pairs,
+    );
 
     BufferPairing {
         pairs,
@@ -120,12 +144,21 @@ fn metadata_key(p: &PeakBuffer) -> Option<MetadataKey<'_>> {
     if prim.is_empty() && p.source.is_empty() {
         return None;
     }
-    Some(MetadataKey { primitive: prim, source: &p.source, category: p.category, recomputed: is_recomputation(&p.name, &p.op_name) })
+    Some(MetadataKey {
+        primitive: prim,
+        source: &p.source,
+        category: p.category,
+        recomputed: is_recomputation(&p.name, &p.op_name),
+    })
 }
 
 fn dims_key(p: &PeakBuffer) -> Option<DimsKey> {
     let array = array_of(&p.shape)?;
-    Some(DimsKey { category: p.category, dims: array.dims, recomputed: is_recomputation(&p.name, &p.op_name) })
+    Some(DimsKey {
+        category: p.category,
+        dims: array.dims,
+        recomputed: is_recomputation(&p.name, &p.op_name),
+    })
 }
 
 /// One pairing pass: the still-unpaired buffers of each side grouped by
@@ -173,11 +206,16 @@ fn pass<'a, K: Eq + Hash>(
     }
     let by_size = |bufs: &'a [PeakBuffer]| {
         move |x: &usize, y: &usize| {
-            bufs[*y].size_bytes.cmp(&bufs[*x].size_bytes).then_with(|| bufs[*x].name.cmp(&bufs[*y].name))
+            bufs[*y]
+                .size_bytes
+                .cmp(&bufs[*x].size_bytes)
+                .then_with(|| bufs[*x].name.cmp(&bufs[*y].name))
         }
     };
     for k in order {
-        let (Some(mut ia), Some(mut ib)) = (groups_a.remove(&k), groups_b.remove(&k)) else { continue };
+        let (Some(mut ia), Some(mut ib)) = (groups_a.remove(&k), groups_b.remove(&k)) else {
+            continue;
+        };
         ia.sort_by(by_size(a));
         ib.sort_by(by_size(b));
         for (&i, &j) in ia.iter().zip(ib.iter()) {
@@ -192,7 +230,14 @@ fn pass<'a, K: Eq + Hash>(
 mod tests {
     use super::*;
 
-    fn buf(name: &str, shape: &str, size: u64, op: &str, src: &str, category: BufferCategory) -> PeakBuffer {
+    fn buf(
+        name: &str,
+        shape: &str,
+        size: u64,
+        op: &str,
+        src: &str,
+        category: BufferCategory,
+    ) -> PeakBuffer {
         PeakBuffer {
             name: name.into(),
             shape: shape.into(),
@@ -209,29 +254,81 @@ mod tests {
     fn names_then_metadata_then_dimensions() {
         use BufferCategory::*;
         let a = vec![
-            buf("fusion.3", "f32[8,128]", 4096, "jit(f)/dot_general", "a.py:3", Temporary),
-            buf("fusion.2", "f32[8,128]", 4096, "jit(f)/dot_general", "a.py:4", Temporary),
+            buf(
+                "fusion.3",
+                "f32[8,128]",
+                4096,
+                "jit(f)/dot_general",
+                "a.py:3",
+                Temporary,
+            ),
+            buf(
+                "fusion.2",
+                "f32[8,128]",
+                4096,
+                "jit(f)/dot_general",
+                "a.py:4",
+                Temporary,
+            ),
             buf("copy.1", "f32[16,128]", 8192, "", "", Temporary),
         ];
         let b = vec![
             buf("copy.9", "bf16[16,128]", 4096, "", "", Temporary),
-            buf("fusion.8", "bf16[8,128]", 2048, "jit(g)/jvp()/dot_general", "a.py:4", Temporary),
-            buf("fusion.3", "bf16[8,128]", 2048, "jit(g)/dot_general", "a.py:3", Temporary),
+            buf(
+                "fusion.8",
+                "bf16[8,128]",
+                2048,
+                "jit(g)/jvp()/dot_general",
+                "a.py:4",
+                Temporary,
+            ),
+            buf(
+                "fusion.3",
+                "bf16[8,128]",
+                2048,
+                "jit(g)/dot_general",
+                "a.py:3",
+                Temporary,
+            ),
         ];
         let p = pair_peak_buffers(&a, &b);
-        assert_eq!(p.pairs, vec![(0, 2, BufferMatch::Name), (1, 1, BufferMatch::Metadata), (2, 0, BufferMatch::Shape)]);
+        assert_eq!(
+            p.pairs,
+            vec![
+                (0, 2, BufferMatch::Name),
+                (1, 1, BufferMatch::Metadata),
+                (2, 0, BufferMatch::Shape)
+            ]
+        );
         assert!(p.only_a.is_empty() && p.only_b.is_empty());
     }
 
     #[test]
     fn a_recomputation_does_not_pair_with_a_saved_activation() {
         use BufferCategory::*;
-        let a = vec![buf("fusion.1", "f32[8,128]", 4096, "jit(f)/jvp()/tanh", "a.py:3", Temporary)];
-        let b = vec![buf("fusion.7", "f32[8,128]", 4096, "jit(f)/checkpoint/rematted_computation/tanh", "a.py:3", Temporary)];
+        let a = vec![buf(
+            "fusion.1",
+            "f32[8,128]",
+            4096,
+            "jit(f)/jvp()/tanh",
+            "a.py:3",
+            Temporary,
+        )];
+        let b = vec![buf(
+            "fusion.7",
+            "f32[8,128]",
+            4096,
+            "jit(f)/checkpoint/rematted_computation/tanh",
+            "a.py:3",
+            Temporary,
+        )];
         let p = pair_peak_buffers(&a, &b);
         assert!(p.pairs.is_empty());
         assert_eq!((p.only_a, p.only_b), (vec![0], vec![0]));
         // XLA's own clone keeps its original's name plus `.rematN`.
-        assert_eq!(base_instruction_name("multiply_add_fusion.5.remat2"), "multiply_add_fusion.5");
+        assert_eq!(
+            base_instruction_name("multiply_add_fusion.5.remat2"),
+            "multiply_add_fusion.5"
+        );
     }
 }

@@ -21,10 +21,16 @@ use oomscope_report::{BufferCategory, ModuleReport, PeakBuffer};
 /// decisions (batch or sharding).
 #[derive(Debug, Clone, PartialEq)]
 pub enum PairChange {
-    Dtype { from: String, to: String },
+    Dtype {
+        from: String,
+        to: String,
+    },
     Padding,
     /// Exactly one dimension differs: `from` → `to`.
-    Scaled { from: i64, to: i64 },
+    Scaled {
+        from: i64,
+        to: i64,
+    },
     Resized,
 }
 
@@ -36,7 +42,12 @@ pub struct Attributed {
 }
 
 /// Every buffer whose bytes at the peak differ, with its cause.
-pub fn attribute(a: &ModuleReport, b: &ModuleReport, pairing: &BufferPairing, name_causes: bool) -> Vec<Attributed> {
+pub fn attribute(
+    a: &ModuleReport,
+    b: &ModuleReport,
+    pairing: &BufferPairing,
+    name_causes: bool,
+) -> Vec<Attributed> {
     let mut out = Vec::new();
     for &(i, j, how) in &pairing.pairs {
         let (x, y) = (&a.peak_buffers[i], &b.peak_buffers[j]);
@@ -51,10 +62,15 @@ pub fn attribute(a: &ModuleReport, b: &ModuleReport, pairing: &BufferPairing, na
                 PairChange::Dtype { .. } => ChangeKind::Dtype,
                 PairChange::Padding => ChangeKind::Padding,
                 // Decided below, over all scaled buffers.
-                PairChange::Scaled { .. } | PairChange::Resized => grew_or_shrank(x.size_bytes, y.size_bytes),
+                PairChange::Scaled { .. } | PairChange::Resized => {
+                    grew_or_shrank(x.size_bytes, y.size_bytes)
+                }
             }
         };
-        out.push(Attributed { change: paired_change(x, y, how, kind), detail: Some(detail) });
+        out.push(Attributed {
+            change: paired_change(x, y, how, kind),
+            detail: Some(detail),
+        });
     }
     if name_causes {
         decide_scaling(&mut out, a, b);
@@ -63,12 +79,18 @@ pub fn attribute(a: &ModuleReport, b: &ModuleReport, pairing: &BufferPairing, na
     let mut only_a: Vec<Attributed> = pairing
         .only_a
         .iter()
-        .map(|&i| Attributed { change: one_side_change(&a.peak_buffers[i], true), detail: None })
+        .map(|&i| Attributed {
+            change: one_side_change(&a.peak_buffers[i], true),
+            detail: None,
+        })
         .collect();
     let mut only_b: Vec<Attributed> = pairing
         .only_b
         .iter()
-        .map(|&j| Attributed { change: one_side_change(&b.peak_buffers[j], false), detail: None })
+        .map(|&j| Attributed {
+            change: one_side_change(&b.peak_buffers[j], false),
+            detail: None,
+        })
         .collect();
     if name_causes {
         find_donations(&mut only_a, b);
@@ -95,7 +117,12 @@ fn difference(a: u64, b: u64) -> i64 {
     (b as i128 - a as i128).clamp(i64::MIN as i128, i64::MAX as i128) as i64
 }
 
-fn paired_change(x: &PeakBuffer, y: &PeakBuffer, how: BufferMatch, kind: ChangeKind) -> BufferChange {
+fn paired_change(
+    x: &PeakBuffer,
+    y: &PeakBuffer,
+    how: BufferMatch,
+    kind: ChangeKind,
+) -> BufferChange {
     BufferChange {
         kind,
         matched_by: how,
@@ -113,9 +140,17 @@ fn paired_change(x: &PeakBuffer, y: &PeakBuffer, how: BufferMatch, kind: ChangeK
 }
 
 fn one_side_change(p: &PeakBuffer, in_a: bool) -> BufferChange {
-    let (bytes_a, bytes_b) = if in_a { (p.size_bytes, 0) } else { (0, p.size_bytes) };
+    let (bytes_a, bytes_b) = if in_a {
+        (p.size_bytes, 0)
+    } else {
+        (0, p.size_bytes)
+    };
     BufferChange {
-        kind: if in_a { ChangeKind::Disappeared } else { ChangeKind::Appeared },
+        kind: if in_a {
+            ChangeKind::Disappeared
+        } else {
+            ChangeKind::Appeared
+        },
         matched_by: BufferMatch::Unmatched,
         name_a: if in_a { p.name.clone() } else { String::new() },
         name_b: if in_a { String::new() } else { p.name.clone() },
@@ -137,13 +172,20 @@ pub fn classify_pair(x: &PeakBuffer, y: &PeakBuffer) -> PairChange {
     };
     if sx.element_type != sy.element_type {
         if sx.dims == sy.dims {
-            return PairChange::Dtype { from: sx.element_type.name().into(), to: sy.element_type.name().into() };
+            return PairChange::Dtype {
+                from: sx.element_type.name().into(),
+                to: sy.element_type.name().into(),
+            };
         }
         return PairChange::Resized;
     }
     if sx.dims == sy.dims {
         // Same logical array, different bytes: the layout's padding changed.
-        return if x.unpadded_bytes == y.unpadded_bytes { PairChange::Padding } else { PairChange::Resized };
+        return if x.unpadded_bytes == y.unpadded_bytes {
+            PairChange::Padding
+        } else {
+            PairChange::Resized
+        };
     }
     match single_scaled_dimension(&sx, &sy) {
         Some((from, to)) => PairChange::Scaled { from, to },
@@ -181,12 +223,16 @@ fn decide_scaling(changes: &mut [Attributed], a: &ModuleReport, b: &ModuleReport
         if let Some(PairChange::Scaled { from, to }) = c.detail {
             let r = ratio_of(from, to);
             match ratios.iter_mut().find(|(k, _)| *k == r) {
-                Some((_, bytes)) => *bytes = bytes.saturating_add(c.change.difference_bytes.unsigned_abs()),
+                Some((_, bytes)) => {
+                    *bytes = bytes.saturating_add(c.change.difference_bytes.unsigned_abs())
+                }
                 None => ratios.push((r, c.change.difference_bytes.unsigned_abs())),
             }
         }
     }
-    let Some(&(dominant, _)) = ratios.iter().max_by_key(|(_, bytes)| *bytes) else { return };
+    let Some(&(dominant, _)) = ratios.iter().max_by_key(|(_, bytes)| *bytes) else {
+        return;
+    };
     let members: Vec<usize> = changes
         .iter()
         .enumerate()
@@ -197,8 +243,15 @@ fn decide_scaling(changes: &mut [Attributed], a: &ModuleReport, b: &ModuleReport
     if members.len() < 2 {
         return;
     }
-    let parameters_scaled = members.iter().filter(|&&i| changes[i].change.category == BufferCategory::Parameter).count();
-    let parameters_listed = a.peak_buffers.iter().filter(|p| p.category == BufferCategory::Parameter).count();
+    let parameters_scaled = members
+        .iter()
+        .filter(|&&i| changes[i].change.category == BufferCategory::Parameter)
+        .count();
+    let parameters_listed = a
+        .peak_buffers
+        .iter()
+        .filter(|p| p.category == BufferCategory::Parameter)
+        .count();
     let shrinks = dominant.0 < dominant.1;
     let (smaller, larger) = if shrinks { (b, a) } else { (a, b) };
     let kind = if parameters_scaled > 0 && collectives(smaller) > collectives(larger) {
@@ -216,10 +269,20 @@ fn decide_scaling(changes: &mut [Attributed], a: &ModuleReport, b: &ModuleReport
 /// Cross-device communication in a module: the instructions SPMD
 /// partitioning adds.
 fn collectives(m: &ModuleReport) -> usize {
-    const OPS: [&str; 6] = ["all-gather", "reduce-scatter", "all-reduce", "all-to-all", "collective-permute", "async-collective"];
+    const OPS: [&str; 6] = [
+        "all-gather",
+        "reduce-scatter",
+        "all-reduce",
+        "all-to-all",
+        "collective-permute",
+        "async-collective",
+    ];
     let is_collective = |name: &str| OPS.iter().any(|op| name.starts_with(op));
     m.instructions.iter().filter(|i| is_collective(i)).count()
-        + m.buffers.iter().filter(|l| is_collective(&l.name) || is_collective(&l.opcode)).count()
+        + m.buffers
+            .iter()
+            .filter(|l| is_collective(&l.name) || is_collective(&l.opcode))
+            .count()
 }
 
 fn gcd(mut a: i64, mut b: i64) -> i64 {
@@ -239,8 +302,15 @@ fn find_donations(only_here: &mut [Attributed], other: &ModuleReport) {
         .filter(|p| p.category == BufferCategory::Parameter)
         .map(|p| array_of(&p.shape).map(|s| (s.element_type.name().to_string(), s.dims)))
         .collect();
-    for c in only_here.iter_mut().filter(|c| c.change.category == BufferCategory::Output) {
-        let shape = if c.change.shape_a.is_empty() { &c.change.shape_b } else { &c.change.shape_a };
+    for c in only_here
+        .iter_mut()
+        .filter(|c| c.change.category == BufferCategory::Output)
+    {
+        let shape = if c.change.shape_a.is_empty() {
+            &c.change.shape_b
+        } else {
+            &c.change.shape_a
+        };
         let Some(s) = array_of(shape) else { continue };
         let key = (s.element_type.name().to_string(), s.dims);
         if let Some(slot) = parameters.iter_mut().find(|p| p.as_ref() == Some(&key)) {
@@ -257,23 +327,40 @@ fn find_donations(only_here: &mut [Attributed], other: &ModuleReport) {
 /// gather it whole on every chip. Such a buffer, and the one-sided buffer
 /// of the shard's shape that replaces it on the other side (if any), are
 /// a sharding change.
-fn find_gathered(here: &ModuleReport, other: &ModuleReport, only_here: &mut [Attributed], only_other: &mut [Attributed]) {
+fn find_gathered(
+    here: &ModuleReport,
+    other: &ModuleReport,
+    only_here: &mut [Attributed],
+    only_other: &mut [Attributed],
+) {
     let is_gather = |name: &str| name.starts_with("all-gather");
     for i in 0..only_here.len() {
         let c = &only_here[i].change;
         if c.kind != ChangeKind::Disappeared && c.kind != ChangeKind::Appeared {
             continue;
         }
-        let (name, shape) = if c.name_a.is_empty() { (&c.name_b, &c.shape_b) } else { (&c.name_a, &c.shape_a) };
-        let opcode = here.peak_buffers.iter().find(|p| &p.name == name).map(|p| p.opcode.as_str()).unwrap_or("");
+        let (name, shape) = if c.name_a.is_empty() {
+            (&c.name_b, &c.shape_b)
+        } else {
+            (&c.name_a, &c.shape_a)
+        };
+        let opcode = here
+            .peak_buffers
+            .iter()
+            .find(|p| &p.name == name)
+            .map(|p| p.opcode.as_str())
+            .unwrap_or("");
         if !(is_gather(name) || is_gather(opcode)) {
             continue;
         }
-        let Some(whole) = array_of(shape) else { continue };
+        let Some(whole) = array_of(shape) else {
+            continue;
+        };
         let is_shard = |candidate: &str| {
             array_of(candidate).is_some_and(|s| {
                 s.element_type == whole.element_type
-                    && single_scaled_dimension(&whole, &s).is_some_and(|(from, to)| to > 0 && from > to && from % to == 0)
+                    && single_scaled_dimension(&whole, &s)
+                        .is_some_and(|(from, to)| to > 0 && from > to && from % to == 0)
             })
         };
         if !other.peak_buffers.iter().any(|p| is_shard(&p.shape)) {
@@ -281,8 +368,16 @@ fn find_gathered(here: &ModuleReport, other: &ModuleReport, only_here: &mut [Att
         }
         only_here[i].change.kind = ChangeKind::Sharding;
         let replacement = only_other.iter_mut().find(|o| {
-            let shape = if o.change.shape_a.is_empty() { &o.change.shape_b } else { &o.change.shape_a };
-            matches!(o.change.kind, ChangeKind::Appeared | ChangeKind::Disappeared) && o.change.category == only_here[i].change.category && is_shard(shape)
+            let shape = if o.change.shape_a.is_empty() {
+                &o.change.shape_b
+            } else {
+                &o.change.shape_a
+            };
+            matches!(
+                o.change.kind,
+                ChangeKind::Appeared | ChangeKind::Disappeared
+            ) && o.change.category == only_here[i].change.category
+                && is_shard(shape)
         });
         if let Some(r) = replacement {
             r.change.kind = ChangeKind::Sharding;
@@ -294,23 +389,42 @@ fn find_gathered(here: &ModuleReport, other: &ModuleReport, only_here: &mut [Att
 /// that JAX placed under `checkpoint`/`remat`.
 fn remat_markers(m: &ModuleReport) -> usize {
     if m.buffers.is_empty() {
-        m.peak_buffers.iter().filter(|p| has_remat_marker(&p.name, &p.op_name)).count()
+        m.peak_buffers
+            .iter()
+            .filter(|p| has_remat_marker(&p.name, &p.op_name))
+            .count()
     } else {
-        m.buffers.iter().filter(|l| has_remat_marker(&l.name, &l.op_name)).count()
+        m.buffers
+            .iter()
+            .filter(|l| has_remat_marker(&l.name, &l.op_name))
+            .count()
     }
 }
 
 /// The side with more rematerialization lacks the other's saved
 /// activations (temporaries only on the other side) and has recomputed
 /// buffers of its own: both are the remat change.
-fn find_remat(a: &ModuleReport, b: &ModuleReport, only_a: &mut [Attributed], only_b: &mut [Attributed]) {
+fn find_remat(
+    a: &ModuleReport,
+    b: &ModuleReport,
+    only_a: &mut [Attributed],
+    only_b: &mut [Attributed],
+) {
     let (ra, rb) = (remat_markers(a), remat_markers(b));
     if ra == rb {
         return;
     }
-    let (kept, rematerialized) = if rb > ra { (only_a, only_b) } else { (only_b, only_a) };
+    let (kept, rematerialized) = if rb > ra {
+        (only_a, only_b)
+    } else {
+        (only_b, only_a)
+    };
     let recomputed = |c: &Attributed| {
-        let name = if c.change.name_a.is_empty() { &c.change.name_b } else { &c.change.name_a };
+        let name = if c.change.name_a.is_empty() {
+            &c.change.name_b
+        } else {
+            &c.change.name_a
+        };
         c.change.category == BufferCategory::Temporary && is_recomputation(name, &c.change.op_name)
     };
     // Without a recomputation at the peak, activations that left it did so
@@ -323,7 +437,10 @@ fn find_remat(a: &ModuleReport, b: &ModuleReport, only_a: &mut [Attributed], onl
             c.change.kind = ChangeKind::Remat;
         }
     }
-    for c in kept.iter_mut().filter(|c| c.change.category == BufferCategory::Temporary) {
+    for c in kept
+        .iter_mut()
+        .filter(|c| c.change.category == BufferCategory::Temporary)
+    {
         c.change.kind = ChangeKind::Remat;
     }
 }

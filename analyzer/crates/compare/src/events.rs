@@ -38,7 +38,8 @@ pub fn compare_events(a: &[OomEvent], b: &[OomEvent]) -> Vec<OomEventComparison>
     let mut used_b = vec![false; b.len()];
     let mut out = Vec::new();
     for ea in a {
-        let Some(j) = (0..b.len()).find(|&j| !used_b[j] && b[j].kind == ea.kind && b[j].memory_space == ea.memory_space)
+        let Some(j) = (0..b.len())
+            .find(|&j| !used_b[j] && b[j].kind == ea.kind && b[j].memory_space == ea.memory_space)
         else {
             continue;
         };
@@ -57,7 +58,11 @@ fn compare_event(a: &OomEvent, b: &OomEvent) -> OomEventComparison {
         .collect();
     let extra_keys: BTreeSet<&String> = a.extra.keys().chain(b.extra.keys()).collect();
     for key in extra_keys {
-        numbers_out.push(number_change(key, a.extra.get(key).copied(), b.extra.get(key).copied()));
+        numbers_out.push(number_change(
+            key,
+            a.extra.get(key).copied(),
+            b.extra.get(key).copied(),
+        ));
     }
     OomEventComparison {
         kind: a.kind,
@@ -73,7 +78,12 @@ fn number_change(field: &str, a: Option<u64>, b: Option<u64>) -> NumberChange {
         (Some(x), Some(y)) => Some(signed_difference(x, y)),
         _ => None,
     };
-    NumberChange { field: field.to_string(), a, b, difference }
+    NumberChange {
+        field: field.to_string(),
+        a,
+        b,
+        difference,
+    }
 }
 
 #[cfg(test)]
@@ -83,16 +93,47 @@ mod tests {
 
     #[test]
     fn same_error_number_by_number() {
-        let a = OomEvent { kind: OomKind::TpuCompileHbm, memory_space: MemorySpace::Hbm, used_bytes: Some(100), limit_bytes: Some(80), ..OomEvent::default() };
-        let b = OomEvent { kind: OomKind::TpuCompileHbm, memory_space: MemorySpace::Hbm, used_bytes: Some(90), limit_bytes: Some(80), exceeded_bytes: Some(10), ..OomEvent::default() };
-        let other = OomEvent { kind: OomKind::TorchCuda, memory_space: MemorySpace::Gpu, ..OomEvent::default() };
+        let a = OomEvent {
+            kind: OomKind::TpuCompileHbm,
+            memory_space: MemorySpace::Hbm,
+            used_bytes: Some(100),
+            limit_bytes: Some(80),
+            ..OomEvent::default()
+        };
+        let b = OomEvent {
+            kind: OomKind::TpuCompileHbm,
+            memory_space: MemorySpace::Hbm,
+            used_bytes: Some(90),
+            limit_bytes: Some(80),
+            exceeded_bytes: Some(10),
+            ..OomEvent::default()
+        };
+        let other = OomEvent {
+            kind: OomKind::TorchCuda,
+            memory_space: MemorySpace::Gpu,
+            ..OomEvent::default()
+        };
         let c = compare_events(&[other.clone(), a], &[b, other]);
         assert_eq!(c.len(), 2);
         let hbm = c.iter().find(|e| e.kind == OomKind::TpuCompileHbm).unwrap();
-        let used = hbm.numbers.iter().find(|n| n.field == "used_bytes").unwrap();
-        assert_eq!((used.a, used.b, used.difference), (Some(100), Some(90), Some(-10)));
-        let exceeded = hbm.numbers.iter().find(|n| n.field == "exceeded_bytes").unwrap();
+        let used = hbm
+            .numbers
+            .iter()
+            .find(|n| n.field == "used_bytes")
+            .unwrap();
+        assert_eq!(
+            (used.a, used.b, used.difference),
+            (Some(100), Some(90), Some(-10))
+        );
+        let exceeded = hbm
+            .numbers
+            .iter()
+            .find(|n| n.field == "exceeded_bytes")
+            .unwrap();
         assert_eq!((exceeded.a, exceeded.difference), (None, None));
-        assert!(!hbm.numbers.iter().any(|n| n.field == "free_bytes"), "numbers neither side gives are left out");
+        assert!(
+            !hbm.numbers.iter().any(|n| n.field == "free_bytes"),
+            "numbers neither side gives are left out"
+        );
     }
 }

@@ -22,44 +22,83 @@ pub mod modules;
 pub mod series;
 pub mod stacks;
 
-use oomscope_report::compare::{ComparedSide, Comparison, ComparisonNote, ModuleMatch, ModulePeak, NoteKind};
+use oomscope_report::compare::{
+    ComparedSide, Comparison, ComparisonNote, ModuleMatch, ModulePeak, NoteKind,
+};
 use oomscope_report::Report;
 
 pub use oomscope_report::compare;
 
 /// Compare report `a` (before) with report `b` (after).
 pub fn compare(a: &Report, b: &Report, label_a: &str, label_b: &str) -> Comparison {
-    let mut c = Comparison { a: side(a, label_a), b: side(b, label_b), ..Comparison::default() };
+    let mut c = Comparison {
+        a: side(a, label_a),
+        b: side(b, label_b),
+        ..Comparison::default()
+    };
     for s in [&c.a, &c.b] {
         if s.failed {
-            let why = s.errors.first().map(String::as_str).unwrap_or("no input given");
+            let why = s
+                .errors
+                .first()
+                .map(String::as_str)
+                .unwrap_or("no input given");
             c.notes.push(ComparisonNote {
                 kind: NoteKind::SideFailed,
-                text: format!("{} could not be loaded ({why}); the other side is shown alone", s.label),
+                text: format!(
+                    "{} could not be loaded ({why}); the other side is shown alone",
+                    s.label
+                ),
             });
         }
     }
 
     let (pairs, only_a, only_b) = modules::pair_modules(&a.modules, &b.modules);
-    c.modules = pairs.iter().map(|p| module_diff::compare_module(&a.modules[p.a], &b.modules[p.b], p)).collect();
+    c.modules = pairs
+        .iter()
+        .map(|p| module_diff::compare_module(&a.modules[p.a], &b.modules[p.b], p))
+        .collect();
     c.modules.sort_by(|x, y| {
-        y.difference_bytes.unsigned_abs().cmp(&x.difference_bytes.unsigned_abs()).then(x.name.cmp(&y.name))
+        y.difference_bytes
+            .unsigned_abs()
+            .cmp(&x.difference_bytes.unsigned_abs())
+            .then(x.name.cmp(&y.name))
     });
-    c.only_in_a = only_a.iter().map(|&i| module_label(&a.modules[i])).collect();
-    c.only_in_b = only_b.iter().map(|&j| module_label(&b.modules[j])).collect();
+    c.only_in_a = only_a
+        .iter()
+        .map(|&i| module_label(&a.modules[i]))
+        .collect();
+    c.only_in_b = only_b
+        .iter()
+        .map(|&j| module_label(&b.modules[j]))
+        .collect();
     if pairs.is_empty() && !a.modules.is_empty() && !b.modules.is_empty() {
         c.notes.push(ComparisonNote {
             kind: NoteKind::NoModuleInCommon,
             text: format!(
                 "no module in common: {} has {}, {} has {}; both are shown as they are",
                 c.a.label,
-                names(&only_a.iter().map(|&i| a.modules[i].display_name()).collect::<Vec<_>>()),
+                names(
+                    &only_a
+                        .iter()
+                        .map(|&i| a.modules[i].display_name())
+                        .collect::<Vec<_>>()
+                ),
                 c.b.label,
-                names(&only_b.iter().map(|&j| b.modules[j].display_name()).collect::<Vec<_>>())
+                names(
+                    &only_b
+                        .iter()
+                        .map(|&j| b.modules[j].display_name())
+                        .collect::<Vec<_>>()
+                )
             ),
         });
     }
-    for m in c.modules.iter().filter(|m| m.matched_by == ModuleMatch::LowConfidence) {
+    for m in c
+        .modules
+        .iter()
+        .filter(|m| m.matched_by == ModuleMatch::LowConfidence)
+    {
         c.notes.push(ComparisonNote {
             kind: NoteKind::LowConfidenceMatch,
             text: format!(
@@ -84,10 +123,17 @@ pub fn compare(a: &Report, b: &Report, label_a: &str, label_b: &str) -> Comparis
         || !c.allocator_profiles.is_empty()
         || !c.memory_timelines.is_empty()
         || !c.stack_profiles.is_empty();
-    if !anything && !c.a.failed && !c.b.failed && !c.notes.iter().any(|n| n.kind == NoteKind::NoModuleInCommon) {
+    if !anything
+        && !c.a.failed
+        && !c.b.failed
+        && !c.notes.iter().any(|n| n.kind == NoteKind::NoModuleInCommon)
+    {
         c.notes.push(ComparisonNote {
             kind: NoteKind::NothingInCommon,
-            text: format!("{} and {} hold no input of the same kind; both are shown as they are", c.a.label, c.b.label),
+            text: format!(
+                "{} and {} hold no input of the same kind; both are shown as they are",
+                c.a.label, c.b.label
+            ),
         });
     }
     c
@@ -106,7 +152,12 @@ fn names(list: &[String]) -> String {
     const SHOWN: usize = 5;
     let mut list = list.to_vec();
     list.dedup();
-    let mut s = list.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+    let mut s = list
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
     if list.len() > SHOWN {
         s.push_str(&format!(" and {} more", list.len() - SHOWN));
     }
@@ -125,15 +176,29 @@ fn side(r: &Report, label: &str) -> ComparedSide {
     let mut module_peaks: Vec<ModulePeak> = r
         .modules
         .iter()
-        .map(|m| ModulePeak { module: m.display_name(), memory_space: m.memory_space, peak_bytes: m.peak_bytes, peak_kind: m.peak_kind.clone() })
+        .map(|m| ModulePeak {
+            module: m.display_name(),
+            memory_space: m.memory_space,
+            peak_bytes: m.peak_bytes,
+            peak_kind: m.peak_kind.clone(),
+        })
         .collect();
-    module_peaks.sort_by(|x, y| y.peak_bytes.cmp(&x.peak_bytes).then(x.module.cmp(&y.module)));
+    module_peaks.sort_by(|x, y| {
+        y.peak_bytes
+            .cmp(&x.peak_bytes)
+            .then(x.module.cmp(&y.module))
+    });
     ComparedSide {
         label: label.to_string(),
         inputs: r.inputs.iter().map(|i| i.name.clone()).collect(),
         failed: !loaded,
         errors: r.errors.iter().map(|e| e.message.clone()).collect(),
-        headline: r.diagnosis.headline.as_ref().map(|h| h.text.clone()).unwrap_or_default(),
+        headline: r
+            .diagnosis
+            .headline
+            .as_ref()
+            .map(|h| h.text.clone())
+            .unwrap_or_default(),
         module_peaks,
     }
 }

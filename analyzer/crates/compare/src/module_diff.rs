@@ -36,7 +36,10 @@ pub fn compare_module(a: &ModuleReport, b: &ModuleReport, pair: &ModulePair) -> 
             kind: ChangeKind::Other,
             bytes: residual,
             buffers: 0,
-            text: format!("{} not attributed to a buffer listed at the peak", signed(residual)),
+            text: format!(
+                "{} not attributed to a buffer listed at the peak",
+                signed(residual)
+            ),
         });
     }
     let summary = summarize(&changes, difference_bytes);
@@ -48,7 +51,11 @@ pub fn compare_module(a: &ModuleReport, b: &ModuleReport, pair: &ModulePair) -> 
         memory_space: a.memory_space,
         matched_by: pair.matched_by,
         similarity: (pair.similarity * 1000.0).round() / 1000.0,
-        peak_kind: if a.peak_kind == b.peak_kind { a.peak_kind.to_string() } else { format!("{} / {}", a.peak_kind, b.peak_kind) },
+        peak_kind: if a.peak_kind == b.peak_kind {
+            a.peak_kind.to_string()
+        } else {
+            format!("{} / {}", a.peak_kind, b.peak_kind)
+        },
         peak_bytes_a: a.peak_bytes,
         peak_bytes_b: b.peak_bytes,
         difference_bytes,
@@ -56,7 +63,11 @@ pub fn compare_module(a: &ModuleReport, b: &ModuleReport, pair: &ModulePair) -> 
         peak_padding_bytes_b: b.peak_bytes.saturating_sub(b.peak_unpadded_bytes),
         changes,
         explained_bytes,
-        buffers: attributed.into_iter().take(MAX_LISTED_BUFFERS).map(|c| c.change).collect(),
+        buffers: attributed
+            .into_iter()
+            .take(MAX_LISTED_BUFFERS)
+            .map(|c| c.change)
+            .collect(),
         summary,
     }
 }
@@ -82,12 +93,25 @@ fn group_changes(attributed: &[Attributed]) -> Vec<Change> {
     let mut changes: Vec<Change> = kinds
         .into_iter()
         .map(|kind| {
-            let members: Vec<&Attributed> = attributed.iter().filter(|c| c.change.kind == kind).collect();
+            let members: Vec<&Attributed> = attributed
+                .iter()
+                .filter(|c| c.change.kind == kind)
+                .collect();
             let bytes = saturating_sum(members.iter().map(|c| c.change.difference_bytes));
-            Change { kind, bytes, buffers: members.len() as u64, text: describe(kind, &members, bytes) }
+            Change {
+                kind,
+                bytes,
+                buffers: members.len() as u64,
+                text: describe(kind, &members, bytes),
+            }
         })
         .collect();
-    changes.sort_by(|x, y| y.bytes.unsigned_abs().cmp(&x.bytes.unsigned_abs()).then(x.kind.cmp(&y.kind)));
+    changes.sort_by(|x, y| {
+        y.bytes
+            .unsigned_abs()
+            .cmp(&x.bytes.unsigned_abs())
+            .then(x.kind.cmp(&y.kind))
+    });
     changes
 }
 
@@ -105,7 +129,10 @@ fn count_by_role(members: &[&Attributed]) -> String {
         return format!("{n} {}", role_word(*role, n));
     }
     roles.sort_by_key(|r| std::cmp::Reverse(r.1));
-    let parts: Vec<String> = roles.iter().map(|(r, k)| format!("{k} {}", role_word(*r, *k))).collect();
+    let parts: Vec<String> = roles
+        .iter()
+        .map(|(r, k)| format!("{k} {}", role_word(*r, *k)))
+        .collect();
     format!("{n} buffers ({})", parts.join(", "))
 }
 
@@ -189,9 +216,15 @@ fn describe(kind: ChangeKind, members: &[&Attributed], bytes: i64) -> String {
 /// "halved" when every buffer is half its size, "doubled", else "resized".
 fn ratio_verb(members: &[&Attributed]) -> &'static str {
     let twice = |x: u64, y: u64| x.checked_mul(2) == Some(y);
-    if members.iter().all(|c| twice(c.change.bytes_b, c.change.bytes_a)) {
+    if members
+        .iter()
+        .all(|c| twice(c.change.bytes_b, c.change.bytes_a))
+    {
         "halved"
-    } else if members.iter().all(|c| twice(c.change.bytes_a, c.change.bytes_b)) {
+    } else if members
+        .iter()
+        .all(|c| twice(c.change.bytes_a, c.change.bytes_b))
+    {
         "doubled"
     } else if members.iter().all(|c| c.change.bytes_b < c.change.bytes_a) {
         "shrank"
@@ -228,6 +261,10 @@ fn summarize(changes: &[Change], difference: i64) -> String {
     if difference == 0 && changes.is_empty() {
         return "same peak, same buffers".into();
     }
-    let parts: Vec<&str> = changes.iter().filter(|c| c.bytes != 0).map(|c| c.text.as_str()).collect();
+    let parts: Vec<&str> = changes
+        .iter()
+        .filter(|c| c.bytes != 0)
+        .map(|c| c.text.as_str())
+        .collect();
     format!("peak {}: {}", signed(difference), parts.join("; "))
 }

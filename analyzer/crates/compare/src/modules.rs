@@ -148,7 +148,10 @@ fn spaces_of<'a>(modules: &'a [ModuleReport], group: &[usize]) -> Vec<&'a Module
 /// spaces together), then each memory space of a paired program with the
 /// same space of its partner. Returns the pairs and the indices of the
 /// modules left alone on each side.
-pub fn pair_modules(a: &[ModuleReport], b: &[ModuleReport]) -> (Vec<ModulePair>, Vec<usize>, Vec<usize>) {
+pub fn pair_modules(
+    a: &[ModuleReport],
+    b: &[ModuleReport],
+) -> (Vec<ModulePair>, Vec<usize>, Vec<usize>) {
     let (ga, gb) = (programs(a), programs(b));
     let fa: Vec<_> = ga.iter().map(|g| fingerprint(&spaces_of(a, g))).collect();
     let fb: Vec<_> = gb.iter().map(|g| fingerprint(&spaces_of(b, g))).collect();
@@ -180,7 +183,11 @@ pub fn pair_modules(a: &[ModuleReport], b: &[ModuleReport]) -> (Vec<ModulePair>,
             candidates.push((same_name, sim, i, j, matched_by));
         }
     }
-    candidates.sort_by(|x, y| y.0.cmp(&x.0).then(y.1.total_cmp(&x.1)).then((x.2, x.3).cmp(&(y.2, y.3))));
+    candidates.sort_by(|x, y| {
+        y.0.cmp(&x.0)
+            .then(y.1.total_cmp(&x.1))
+            .then((x.2, x.3).cmp(&(y.2, y.3)))
+    });
     let mut used_a = vec![false; ga.len()];
     let mut used_b = vec![false; gb.len()];
     let mut program_pairs = Vec::new();
@@ -208,10 +215,18 @@ pub fn pair_modules(a: &[ModuleReport], b: &[ModuleReport]) -> (Vec<ModulePair>,
     let mut pairs = Vec::new();
     for (i, j, matched_by, sim) in program_pairs {
         for &ma in &ga[i] {
-            if let Some(&mb) = gb[j].iter().find(|&&mb| !paired_b[mb] && b[mb].memory_space == a[ma].memory_space) {
+            if let Some(&mb) = gb[j]
+                .iter()
+                .find(|&&mb| !paired_b[mb] && b[mb].memory_space == a[ma].memory_space)
+            {
                 paired_a[ma] = true;
                 paired_b[mb] = true;
-                pairs.push(ModulePair { a: ma, b: mb, matched_by, similarity: sim });
+                pairs.push(ModulePair {
+                    a: ma,
+                    b: mb,
+                    matched_by,
+                    similarity: sim,
+                });
             }
         }
     }
@@ -227,7 +242,10 @@ mod tests {
     #[test]
     fn names_lose_what_runs_add() {
         assert_eq!(normalized_name("jit_train_step"), "train_step");
-        assert_eq!(normalized_name("module_0003.jit__train_step_1.cl_42"), "train_step");
+        assert_eq!(
+            normalized_name("module_0003.jit__train_step_1.cl_42"),
+            "train_step"
+        );
         assert_eq!(normalized_name("pjit_f.2"), "f");
         assert_eq!(normalized_name("jit_layer2"), "layer2");
         assert_eq!(normalized_name("jit_f"), "f");
@@ -236,7 +254,10 @@ mod tests {
 
     #[test]
     fn stems_drop_numbers_and_remat_suffixes() {
-        assert_eq!(instruction_stem("convolution_tanh_fusion.7.remat2"), "convolution_tanh_fusion");
+        assert_eq!(
+            instruction_stem("convolution_tanh_fusion.7.remat2"),
+            "convolution_tanh_fusion"
+        );
         assert_eq!(instruction_stem("copy-start.1{0}"), "copy-start");
     }
 }

@@ -12,7 +12,9 @@ pub fn compare_series(a: &[StepSeries], b: &[StepSeries]) -> Vec<SeriesCompariso
     let mut used_b = vec![false; b.len()];
     let mut pairs = Vec::new();
     for (i, sa) in a.iter().enumerate() {
-        if let Some(j) = (0..b.len()).find(|&j| !used_b[j] && b[j].device == sa.device && b[j].metric == sa.metric) {
+        if let Some(j) = (0..b.len())
+            .find(|&j| !used_b[j] && b[j].device == sa.device && b[j].metric == sa.metric)
+        {
             used_b[j] = true;
             pairs.push((i, j));
         }
@@ -21,15 +23,25 @@ pub fn compare_series(a: &[StepSeries], b: &[StepSeries]) -> Vec<SeriesCompariso
     let rest_a = (0..a.len()).filter(|i| !paired_a.contains(i));
     let rest_b: Vec<usize> = (0..b.len()).filter(|&j| !used_b[j]).collect();
     pairs.extend(rest_a.zip(rest_b));
-    pairs.into_iter().map(|(i, j)| compare_one(&a[i], &b[j])).collect()
+    pairs
+        .into_iter()
+        .map(|(i, j)| compare_one(&a[i], &b[j]))
+        .collect()
 }
 
 fn compare_one(a: &StepSeries, b: &StepSeries) -> SeriesComparison {
     let max = |s: &StepSeries| s.points.iter().map(|p| p.bytes).max().unwrap_or(0);
     let steps_a: HashSet<u64> = a.points.iter().map(|p| p.step).collect();
-    let common = b.points.iter().filter(|p| steps_a.contains(&p.step)).count() as u64;
+    let common = b
+        .points
+        .iter()
+        .filter(|p| steps_a.contains(&p.step))
+        .count() as u64;
     let (max_a, max_b) = (max(a), max(b));
-    let slope = |s: Option<f64>| s.map(|v| format!("{}/step", format_signed_bytes(v.round() as i64))).unwrap_or_else(|| "unknown".into());
+    let slope = |s: Option<f64>| {
+        s.map(|v| format!("{}/step", format_signed_bytes(v.round() as i64)))
+            .unwrap_or_else(|| "unknown".into())
+    };
     let summary = format!(
         "growth {} (A) vs {} (B); largest value {} ({})",
         slope(a.slope_bytes_per_step),
@@ -77,7 +89,9 @@ pub fn compare_timelines(a: &[MemoryTimeline], b: &[MemoryTimeline]) -> Vec<Peak
     let mut used_b = vec![false; b.len()];
     let mut out = Vec::new();
     for ta in a {
-        if let Some(j) = (0..b.len()).find(|&j| !used_b[j] && b[j].device == ta.device && b[j].source == ta.source) {
+        if let Some(j) = (0..b.len())
+            .find(|&j| !used_b[j] && b[j].device == ta.device && b[j].source == ta.source)
+        {
             used_b[j] = true;
             out.push(PeakComparison {
                 name: ta.device.clone(),
@@ -99,7 +113,10 @@ mod tests {
         StepSeries {
             device: device.into(),
             metric: "memory".into(),
-            points: points.iter().map(|&(step, bytes)| StepPoint { step, bytes }).collect(),
+            points: points
+                .iter()
+                .map(|&(step, bytes)| StepPoint { step, bytes })
+                .collect(),
             slope_bytes_per_step: Some(slope),
             ..StepSeries::default()
         }
@@ -107,25 +124,56 @@ mod tests {
 
     #[test]
     fn series_pair_by_device_and_compare_growth() {
-        let a = [series("rank 0", &[(1, 100), (2, 200), (3, 300)], 100.0), series("rank 1", &[(1, 50)], 0.0)];
-        let b = [series("rank 1", &[(1, 60)], 0.0), series("rank 0", &[(2, 120), (3, 140), (4, 160)], 20.0)];
+        let a = [
+            series("rank 0", &[(1, 100), (2, 200), (3, 300)], 100.0),
+            series("rank 1", &[(1, 50)], 0.0),
+        ];
+        let b = [
+            series("rank 1", &[(1, 60)], 0.0),
+            series("rank 0", &[(2, 120), (3, 140), (4, 160)], 20.0),
+        ];
         let c = compare_series(&a, &b);
         assert_eq!(c.len(), 2);
         assert_eq!(c[0].device, "rank 0");
-        assert_eq!((c[0].max_bytes_a, c[0].max_bytes_b, c[0].max_difference_bytes), (300, 160, -140));
+        assert_eq!(
+            (
+                c[0].max_bytes_a,
+                c[0].max_bytes_b,
+                c[0].max_difference_bytes
+            ),
+            (300, 160, -140)
+        );
         assert_eq!(c[0].common_steps, 2);
-        assert_eq!((c[0].slope_bytes_per_step_a, c[0].slope_bytes_per_step_b), (Some(100.0), Some(20.0)));
+        assert_eq!(
+            (c[0].slope_bytes_per_step_a, c[0].slope_bytes_per_step_b),
+            (Some(100.0), Some(20.0))
+        );
         assert_eq!(c[1].max_difference_bytes, 10);
     }
 
     #[test]
     fn timelines_pair_by_device_and_source() {
         use oomscope_report::TimelineSource;
-        let t = |device: &str, source, peak| MemoryTimeline { device: device.into(), source, peak_bytes: peak, ..MemoryTimeline::default() };
-        let a = [t("cuda:0", TimelineSource::Kineto, 100), t("cuda:1", TimelineSource::Kineto, 50)];
-        let b = [t("cuda:1", TimelineSource::TorchMemoryTimelineRaw, 10), t("cuda:0", TimelineSource::Kineto, 70)];
+        let t = |device: &str, source, peak| MemoryTimeline {
+            device: device.into(),
+            source,
+            peak_bytes: peak,
+            ..MemoryTimeline::default()
+        };
+        let a = [
+            t("cuda:0", TimelineSource::Kineto, 100),
+            t("cuda:1", TimelineSource::Kineto, 50),
+        ];
+        let b = [
+            t("cuda:1", TimelineSource::TorchMemoryTimelineRaw, 10),
+            t("cuda:0", TimelineSource::Kineto, 70),
+        ];
         let c = compare_timelines(&a, &b);
-        assert_eq!(c.len(), 1, "a Kineto trace is not paired with a memory timeline");
+        assert_eq!(
+            c.len(),
+            1,
+            "a Kineto trace is not paired with a memory timeline"
+        );
         assert_eq!((c[0].name.as_str(), c[0].difference_bytes), ("cuda:0", -30));
     }
 }

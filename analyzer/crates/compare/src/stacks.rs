@@ -15,7 +15,9 @@ pub fn compare_stack_profiles(a: &Report, b: &Report) -> Vec<StackProfileCompari
     // Snapshots pair by device index, in order.
     let mut used_b = vec![false; b.memory_snapshots.len()];
     for sa in &a.memory_snapshots {
-        let Some(j) = (0..b.memory_snapshots.len()).find(|&j| !used_b[j] && b.memory_snapshots[j].device == sa.device) else {
+        let Some(j) = (0..b.memory_snapshots.len())
+            .find(|&j| !used_b[j] && b.memory_snapshots[j].device == sa.device)
+        else {
             continue;
         };
         used_b[j] = true;
@@ -28,8 +30,16 @@ pub fn compare_stack_profiles(a: &Report, b: &Report) -> Vec<StackProfileCompari
         ));
     }
     // Device memory profiles are one per file: pair in order.
-    for (pa, pb) in a.device_memory_profiles.iter().zip(&b.device_memory_profiles) {
-        let total = |p: &oomscope_report::DeviceMemoryProfile| p.devices.iter().fold(0u64, |acc, d| acc.saturating_add(d.buffer_bytes));
+    for (pa, pb) in a
+        .device_memory_profiles
+        .iter()
+        .zip(&b.device_memory_profiles)
+    {
+        let total = |p: &oomscope_report::DeviceMemoryProfile| {
+            p.devices
+                .iter()
+                .fold(0u64, |acc, d| acc.saturating_add(d.buffer_bytes))
+        };
         out.push(compare_stacks(
             StackProfileKind::DeviceMemoryProfile,
             String::new(),
@@ -47,10 +57,18 @@ type StackKey<'a> = Vec<(&'a str, &'a str, u32)>;
 
 /// A stack's identity.
 fn key(frames: &[Frame]) -> StackKey<'_> {
-    frames.iter().map(|f| (f.function.as_str(), f.file.as_str(), f.line)).collect()
+    frames
+        .iter()
+        .map(|f| (f.function.as_str(), f.file.as_str(), f.line))
+        .collect()
 }
 
-pub fn compare_stacks(kind: StackProfileKind, device: String, a: Side<'_>, b: Side<'_>) -> StackProfileComparison {
+pub fn compare_stacks(
+    kind: StackProfileKind,
+    device: String,
+    a: Side<'_>,
+    b: Side<'_>,
+) -> StackProfileComparison {
     // Each stack's frames, bytes in A, bytes in B.
     let mut by_stack: HashMap<StackKey<'_>, (&[Frame], u64, u64)> = HashMap::new();
     for s in a.2 {
@@ -79,10 +97,19 @@ pub fn compare_stacks(kind: StackProfileKind, device: String, a: Side<'_>, b: Si
         if bytes_a == bytes_b {
             continue;
         }
-        stacks.push(StackChange { frames: frames.to_vec(), bytes_a, bytes_b, difference_bytes: signed_difference(bytes_a, bytes_b), kind });
+        stacks.push(StackChange {
+            frames: frames.to_vec(),
+            bytes_a,
+            bytes_b,
+            difference_bytes: signed_difference(bytes_a, bytes_b),
+            kind,
+        });
     }
     stacks.sort_by(|x, y| {
-        y.difference_bytes.unsigned_abs().cmp(&x.difference_bytes.unsigned_abs()).then_with(|| key(&x.frames).cmp(&key(&y.frames)))
+        y.difference_bytes
+            .unsigned_abs()
+            .cmp(&x.difference_bytes.unsigned_abs())
+            .then_with(|| key(&x.frames).cmp(&key(&y.frames)))
     });
     stacks.truncate(MAX_LISTED_STACKS);
     StackProfileComparison {
@@ -107,8 +134,18 @@ mod tests {
     fn stack(function: &str, line: u32, bytes: u64) -> StackSample {
         StackSample {
             frames: vec![
-                Frame { function: function.into(), file: "train.py".into(), line, kind: FrameKind::Python },
-                Frame { function: "main".into(), file: "train.py".into(), line: 1, kind: FrameKind::Python },
+                Frame {
+                    function: function.into(),
+                    file: "train.py".into(),
+                    line,
+                    kind: FrameKind::Python,
+                },
+                Frame {
+                    function: "main".into(),
+                    file: "train.py".into(),
+                    line: 1,
+                    kind: FrameKind::Python,
+                },
             ],
             bytes,
             count: 1,
@@ -128,32 +165,68 @@ mod tests {
         b.memory_snapshots.push(MemorySnapshot {
             input: "b.pickle".into(),
             peak_allocated_bytes: 700,
-            stacks_at_peak: vec![stack("forward", 10, 300), stack("loss", 20, 400), stack("log", 30, 0), stack("cache", 40, 0)],
+            stacks_at_peak: vec![
+                stack("forward", 10, 300),
+                stack("loss", 20, 400),
+                stack("log", 30, 0),
+                stack("cache", 40, 0),
+            ],
             ..MemorySnapshot::default()
         });
         let c = compare_stack_profiles(&a, &b);
         assert_eq!(c.len(), 1);
-        assert_eq!((c[0].peak_bytes_a, c[0].peak_bytes_b, c[0].difference_bytes), (1000, 700, -300));
+        assert_eq!(
+            (c[0].peak_bytes_a, c[0].peak_bytes_b, c[0].difference_bytes),
+            (1000, 700, -300)
+        );
         assert_eq!(c[0].stacks.len(), 1, "unchanged stacks are not listed");
-        assert_eq!((c[0].stacks[0].frames[0].function.as_str(), c[0].stacks[0].difference_bytes), ("forward", -300));
+        assert_eq!(
+            (
+                c[0].stacks[0].frames[0].function.as_str(),
+                c[0].stacks[0].difference_bytes
+            ),
+            ("forward", -300)
+        );
     }
 
     #[test]
     fn profiles_name_new_and_vanished_sites() {
         let profile = |stacks: Vec<StackSample>, bytes: u64| DeviceMemoryProfile {
             input: "p.prof".into(),
-            devices: vec![DeviceMemory { device: "TPU_0".into(), buffer_bytes: bytes, buffer_count: 1, ..DeviceMemory::default() }],
+            devices: vec![DeviceMemory {
+                device: "TPU_0".into(),
+                buffer_bytes: bytes,
+                buffer_count: 1,
+                ..DeviceMemory::default()
+            }],
             top_stacks: stacks,
             ..DeviceMemoryProfile::default()
         };
         let mut a = Report::new();
-        a.device_memory_profiles.push(profile(vec![stack("old_site", 5, 100), stack("kept", 6, 50)], 150));
+        a.device_memory_profiles.push(profile(
+            vec![stack("old_site", 5, 100), stack("kept", 6, 50)],
+            150,
+        ));
         let mut b = Report::new();
-        b.device_memory_profiles.push(profile(vec![stack("new_site", 7, 300), stack("kept", 6, 80)], 380));
+        b.device_memory_profiles.push(profile(
+            vec![stack("new_site", 7, 300), stack("kept", 6, 80)],
+            380,
+        ));
         let c = compare_stack_profiles(&a, &b);
         assert_eq!((c[0].new_sites, c[0].vanished_sites), (1, 1));
-        let kinds: Vec<(ChangeKind, i64)> = c[0].stacks.iter().map(|s| (s.kind, s.difference_bytes)).collect();
-        assert_eq!(kinds, vec![(ChangeKind::Appeared, 300), (ChangeKind::Disappeared, -100), (ChangeKind::Grew, 30)]);
+        let kinds: Vec<(ChangeKind, i64)> = c[0]
+            .stacks
+            .iter()
+            .map(|s| (s.kind, s.difference_bytes))
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                (ChangeKind::Appeared, 300),
+                (ChangeKind::Disappeared, -100),
+                (ChangeKind::Grew, 30)
+            ]
+        );
         assert_eq!(c[0].difference_bytes, 230);
     }
 }

@@ -14,20 +14,41 @@ fn fixtures() -> PathBuf {
 /// The report of every HloProto in a fixture folder, as XProf would see it.
 fn report_of(dir: &Path) -> Report {
     let mut report = Report::new();
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     entries.sort();
-    for path in entries.iter().filter(|p| p.to_string_lossy().ends_with(".hlo.pb")) {
+    for path in entries
+        .iter()
+        .filter(|p| p.to_string_lossy().ends_with(".hlo.pb"))
+    {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let data = std::fs::read(path).unwrap();
-        report.modules.extend(oomscope_xla::analyze_hlo_proto(&name, &data).unwrap());
+        report
+            .modules
+            .extend(oomscope_xla::analyze_hlo_proto(&name, &data).unwrap());
     }
-    assert!(!report.modules.is_empty(), "no HloProto in {}", dir.display());
+    assert!(
+        !report.modules.is_empty(),
+        "no HloProto in {}",
+        dir.display()
+    );
     report
 }
 
 fn hbm(c: &Comparison) -> &ModuleComparison {
-    let hbm: Vec<_> = c.modules.iter().filter(|m| m.memory_space == oomscope_report::MemoryColor::Device).collect();
-    assert_eq!(hbm.len(), 1, "one HBM module per pair: {:?}", c.modules.iter().map(|m| &m.name).collect::<Vec<_>>());
+    let hbm: Vec<_> = c
+        .modules
+        .iter()
+        .filter(|m| m.memory_space == oomscope_report::MemoryColor::Device)
+        .collect();
+    assert_eq!(
+        hbm.len(),
+        1,
+        "one HBM module per pair: {:?}",
+        c.modules.iter().map(|m| &m.name).collect::<Vec<_>>()
+    );
     hbm[0]
 }
 
@@ -58,7 +79,13 @@ fn pair_dirs() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixtures())
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("pair-") && p.join("pair.json").is_file())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("pair-")
+                && p.join("pair.json").is_file()
+        })
         .collect();
     dirs.sort();
     dirs
@@ -67,29 +94,63 @@ fn pair_dirs() -> Vec<PathBuf> {
 #[test]
 fn every_pair_gives_xprofs_peak_difference_cut_into_changes_that_sum_to_it() {
     let dirs = pair_dirs();
-    assert!(dirs.len() >= 5, "the five estimate pairs are generated: {dirs:?}");
+    assert!(
+        dirs.len() >= 5,
+        "the five estimate pairs are generated: {dirs:?}"
+    );
     for dir in dirs {
         let pair = dir.file_name().unwrap().to_string_lossy().into_owned();
-        let spec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("pair.json")).unwrap()).unwrap();
-        let (before, after) = (spec["before"].as_str().unwrap(), spec["after"].as_str().unwrap());
-        let peak = |variant: &str| mib_to_bytes(spec["variants"][variant]["xprof_peak_heap_mib"].as_f64().unwrap());
+        let spec: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("pair.json")).unwrap()).unwrap();
+        let (before, after) = (
+            spec["before"].as_str().unwrap(),
+            spec["after"].as_str().unwrap(),
+        );
+        let peak = |variant: &str| {
+            mib_to_bytes(
+                spec["variants"][variant]["xprof_peak_heap_mib"]
+                    .as_f64()
+                    .unwrap(),
+            )
+        };
 
         let (a, b) = (report_of(&dir.join(before)), report_of(&dir.join(after)));
         let c = compare(&a, &b, before, after);
         let m = hbm(&c);
 
         // Peaks and their difference are XProf's.
-        assert_eq!((m.peak_bytes_a, m.peak_bytes_b), (peak(before), peak(after)), "{pair}");
-        assert_eq!(m.difference_bytes, peak(after) as i64 - peak(before) as i64, "{pair}");
+        assert_eq!(
+            (m.peak_bytes_a, m.peak_bytes_b),
+            (peak(before), peak(after)),
+            "{pair}"
+        );
+        assert_eq!(
+            m.difference_bytes,
+            peak(after) as i64 - peak(before) as i64,
+            "{pair}"
+        );
         let expected_mib = spec["peak_difference_mib"].as_f64().unwrap();
-        assert_eq!(m.difference_bytes.unsigned_abs(), mib_to_bytes(expected_mib), "{pair}");
+        assert_eq!(
+            m.difference_bytes.unsigned_abs(),
+            mib_to_bytes(expected_mib),
+            "{pair}"
+        );
 
         // The changes sum to the difference; `explained_bytes` is all but `other`.
         let sum: i64 = m.changes.iter().map(|ch| ch.bytes).sum();
         assert_eq!(sum, m.difference_bytes, "{pair}: {:#?}", m.changes);
-        let other: i64 = m.changes.iter().filter(|ch| ch.kind == ChangeKind::Other).map(|ch| ch.bytes).sum();
+        let other: i64 = m
+            .changes
+            .iter()
+            .filter(|ch| ch.kind == ChangeKind::Other)
+            .map(|ch| ch.bytes)
+            .sum();
         assert_eq!(m.explained_bytes, m.difference_bytes - other, "{pair}");
-        assert!(m.matched_by != ModuleMatch::LowConfidence, "{pair}: {:?}", m.matched_by);
+        assert!(
+            m.matched_by != ModuleMatch::LowConfidence,
+            "{pair}: {:?}",
+            m.matched_by
+        );
 
         // The change the pair was made for is named, and is the largest one.
         let differs = spec["differs"].as_str().unwrap_or_default();
@@ -113,20 +174,44 @@ fn every_pair_gives_xprofs_peak_difference_cut_into_changes_that_sum_to_it() {
 #[test]
 fn dtype_pair_names_the_transition_and_halving() {
     let dir = fixtures().join("pair-dtype");
-    let c = compare(&report_of(&dir.join("f32")), &report_of(&dir.join("bf16")), "f32", "bf16");
-    let dtype = hbm(&c).changes.iter().find(|ch| ch.kind == ChangeKind::Dtype).unwrap();
+    let c = compare(
+        &report_of(&dir.join("f32")),
+        &report_of(&dir.join("bf16")),
+        "f32",
+        "bf16",
+    );
+    let dtype = hbm(&c)
+        .changes
+        .iter()
+        .find(|ch| ch.kind == ChangeKind::Dtype)
+        .unwrap();
     assert!(dtype.text.starts_with("f32→bf16 halved"), "{}", dtype.text);
     // Every buffer counted halved: it lost exactly its new size.
-    let halved: Vec<_> = hbm(&c).buffers.iter().filter(|b| b.kind == ChangeKind::Dtype).collect();
+    let halved: Vec<_> = hbm(&c)
+        .buffers
+        .iter()
+        .filter(|b| b.kind == ChangeKind::Dtype)
+        .collect();
     assert_eq!(halved.len() as u64, dtype.buffers);
-    assert!(halved.iter().all(|b| b.bytes_a == 2 * b.bytes_b && b.shape_a.starts_with("f32") && b.shape_b.starts_with("bf16")));
+    assert!(halved.iter().all(|b| b.bytes_a == 2 * b.bytes_b
+        && b.shape_a.starts_with("f32")
+        && b.shape_b.starts_with("bf16")));
 }
 
 #[test]
 fn donation_pair_counts_the_aliased_outputs() {
     let dir = fixtures().join("pair-donate");
-    let c = compare(&report_of(&dir.join("plain")), &report_of(&dir.join("donated")), "plain", "donated");
-    let donation = hbm(&c).changes.iter().find(|ch| ch.kind == ChangeKind::Donation).unwrap();
+    let c = compare(
+        &report_of(&dir.join("plain")),
+        &report_of(&dir.join("donated")),
+        "plain",
+        "donated",
+    );
+    let donation = hbm(&c)
+        .changes
+        .iter()
+        .find(|ch| ch.kind == ChangeKind::Donation)
+        .unwrap();
     // Eight f32[16384,16384] weights (1 GiB each) are updated in place.
     assert_eq!(donation.buffers, 8, "{}", donation.text);
     assert_eq!(donation.bytes, -8 * (1 << 30));
@@ -135,11 +220,18 @@ fn donation_pair_counts_the_aliased_outputs() {
 #[test]
 fn swapping_the_sides_negates_every_change() {
     let dir = fixtures().join("pair-remat");
-    let (plain, checkpoint) = (report_of(&dir.join("plain")), report_of(&dir.join("checkpoint")));
+    let (plain, checkpoint) = (
+        report_of(&dir.join("plain")),
+        report_of(&dir.join("checkpoint")),
+    );
     let forward = compare(&plain, &checkpoint, "plain", "checkpoint");
     let backward = compare(&checkpoint, &plain, "checkpoint", "plain");
     let kinds = |c: &Comparison| {
-        let mut v: Vec<(ChangeKind, i64)> = hbm(c).changes.iter().map(|ch| (ch.kind, ch.bytes)).collect();
+        let mut v: Vec<(ChangeKind, i64)> = hbm(c)
+            .changes
+            .iter()
+            .map(|ch| (ch.kind, ch.bytes))
+            .collect();
         v.sort();
         v
     };
@@ -168,14 +260,38 @@ fn unrelated_programs_have_no_module_in_common_and_no_made_up_cause() {
     let a = report_of(&fixtures().join("fits-mlp"));
     let b = report_of(&fixtures().join("oom-single-buffer"));
     let c = compare(&a, &b, "fits-mlp", "oom-single-buffer");
-    let named = [ChangeKind::Dtype, ChangeKind::Donation, ChangeKind::Remat, ChangeKind::Batch, ChangeKind::Sharding, ChangeKind::Padding];
+    let named = [
+        ChangeKind::Dtype,
+        ChangeKind::Donation,
+        ChangeKind::Remat,
+        ChangeKind::Batch,
+        ChangeKind::Sharding,
+        ChangeKind::Padding,
+    ];
     for m in &c.modules {
-        assert_eq!(m.matched_by, ModuleMatch::LowConfidence, "{} vs {}", m.module_a, m.module_b);
-        assert!(!m.changes.iter().any(|ch| named.contains(&ch.kind)), "{}", m.summary);
+        assert_eq!(
+            m.matched_by,
+            ModuleMatch::LowConfidence,
+            "{} vs {}",
+            m.module_a,
+            m.module_b
+        );
+        assert!(
+            !m.changes.iter().any(|ch| named.contains(&ch.kind)),
+            "{}",
+            m.summary
+        );
     }
     if c.modules.is_empty() {
-        assert!(c.notes.iter().any(|n| n.kind == NoteKind::NoModuleInCommon), "{:?}", c.notes);
-        assert!(!c.only_in_a.is_empty() && !c.only_in_b.is_empty(), "both sides are still listed");
+        assert!(
+            c.notes.iter().any(|n| n.kind == NoteKind::NoModuleInCommon),
+            "{:?}",
+            c.notes
+        );
+        assert!(
+            !c.only_in_a.is_empty() && !c.only_in_b.is_empty(),
+            "both sides are still listed"
+        );
     }
 }
 
@@ -183,11 +299,22 @@ fn unrelated_programs_have_no_module_in_common_and_no_made_up_cause() {
 fn a_side_that_failed_is_named_and_the_other_kept() {
     let a = report_of(&fixtures().join("fits-mlp"));
     let mut b = Report::new();
-    b.errors.push(oomscope_report::InputError { input: "b.pb".into(), message: "b.pb: truncated at byte 12".into() });
+    b.errors.push(oomscope_report::InputError {
+        input: "b.pb".into(),
+        message: "b.pb: truncated at byte 12".into(),
+    });
     let c = compare(&a, &b, "good", "broken");
     assert!(c.b.failed && !c.a.failed);
-    let note = c.notes.iter().find(|n| n.kind == NoteKind::SideFailed).unwrap();
-    assert!(note.text.contains("broken") && note.text.contains("truncated at byte 12"), "{}", note.text);
+    let note = c
+        .notes
+        .iter()
+        .find(|n| n.kind == NoteKind::SideFailed)
+        .unwrap();
+    assert!(
+        note.text.contains("broken") && note.text.contains("truncated at byte 12"),
+        "{}",
+        note.text
+    );
     assert!(!c.only_in_a.is_empty(), "A's modules are still listed");
 }
 
@@ -202,10 +329,21 @@ fn fsdp_over_four_chips_is_named_sharding() {
     assert_eq!(m.matched_by, ModuleMatch::SameName);
     let largest = &m.changes[0];
     assert_eq!(largest.kind, ChangeKind::Sharding, "{}", m.summary);
-    assert!(largest.text.contains("divided per-device shapes by 4"), "{}", largest.text);
+    assert!(
+        largest.text.contains("divided per-device shapes by 4"),
+        "{}",
+        largest.text
+    );
     assert!(largest.bytes < 0);
-    assert!(!m.changes.iter().any(|ch| ch.kind == ChangeKind::Batch), "{}", m.summary);
-    assert_eq!(m.changes.iter().map(|ch| ch.bytes).sum::<i64>(), m.difference_bytes);
+    assert!(
+        !m.changes.iter().any(|ch| ch.kind == ChangeKind::Batch),
+        "{}",
+        m.summary
+    );
+    assert_eq!(
+        m.changes.iter().map(|ch| ch.bytes).sum::<i64>(),
+        m.difference_bytes
+    );
 }
 
 /// The same scanned transformer at 8 and at 32 layers: the stacked weights
@@ -219,6 +357,15 @@ fn more_scanned_layers_is_named_model_size_not_batch() {
     let largest = &m.changes[0];
     assert_eq!(largest.kind, ChangeKind::ModelSize, "{}", m.summary);
     assert!(largest.text.contains("8→32"), "{}", largest.text);
-    assert!(!m.changes.iter().any(|ch| matches!(ch.kind, ChangeKind::Batch | ChangeKind::Sharding)), "{}", m.summary);
-    assert_eq!(m.changes.iter().map(|ch| ch.bytes).sum::<i64>(), m.difference_bytes);
+    assert!(
+        !m.changes
+            .iter()
+            .any(|ch| matches!(ch.kind, ChangeKind::Batch | ChangeKind::Sharding)),
+        "{}",
+        m.summary
+    );
+    assert_eq!(
+        m.changes.iter().map(|ch| ch.bytes).sum::<i64>(),
+        m.difference_bytes
+    );
 }

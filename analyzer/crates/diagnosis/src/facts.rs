@@ -4,8 +4,8 @@
 //! (complete from a module analysis, or the top-N listing of the log).
 
 use oomscope_report::{
-    BufferCategory, BufferLifetime, CitedBuffer, DeviceLimit, MemoryColor, MemorySpace, ModuleReport, OomEvent, OomKind, PeakKind,
-    Report,
+    BufferCategory, BufferLifetime, CitedBuffer, DeviceLimit, MemoryColor, MemorySpace,
+    ModuleReport, OomEvent, OomKind, PeakKind, Report,
 };
 
 use crate::shape::{parse_array, ArrayShape};
@@ -137,7 +137,10 @@ pub(crate) fn primary_compile_event(report: &Report) -> Option<&OomEvent> {
 
 /// The module analysis of the failing program: same memory space, the
 /// largest peak.
-pub(crate) fn matching_module<'a>(report: &'a Report, space: &MemorySpace) -> Option<&'a ModuleReport> {
+pub(crate) fn matching_module<'a>(
+    report: &'a Report,
+    space: &MemorySpace,
+) -> Option<&'a ModuleReport> {
     let color = space.color()?;
     report
         .modules

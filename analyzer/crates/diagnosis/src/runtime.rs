@@ -216,7 +216,11 @@ struct Lingering {
 /// The module whose extra parameter-shaped outputs hold the most bytes.
 fn lingering(report: &Report) -> Option<Lingering> {
     let mut best: Option<Lingering> = None;
-    for m in report.modules.iter().filter(|m| m.memory_space == oomscope_report::MemoryColor::Device) {
+    for m in report
+        .modules
+        .iter()
+        .filter(|m| m.memory_space == oomscope_report::MemoryColor::Device)
+    {
         // (category, shape key, size, index): buffers with a lifetime when
         // the module has them, else those at the peak. Only the extra
         // outputs are cited, so only they are copied.
@@ -623,7 +627,11 @@ pub(crate) fn evaluate(
             }
         }
         None => {
-            lingering_node.reason = if report.modules.iter().any(|m| m.memory_space == oomscope_report::MemoryColor::Device) {
+            lingering_node.reason = if report
+                .modules
+                .iter()
+                .any(|m| m.memory_space == oomscope_report::MemoryColor::Device)
+            {
                 "No module returns more parameter-shaped outputs than it has parameters of those shapes.".into()
             } else {
                 "No module analysis is loaded: add the XLA dump or a profile of the training step to check for gradient-sized outputs.".into()

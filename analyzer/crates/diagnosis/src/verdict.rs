@@ -3,8 +3,8 @@
 //! trend towards the limit or a padding-dominated peak is a warning.
 
 use oomscope_report::{
-    Confidence, DeviceLimit, DiagnosisNode, Headline, MemoryColor, ModuleReport, PeakKind, Report, Severity,
-    TreeKind,
+    Confidence, DeviceLimit, DiagnosisNode, Headline, MemoryColor, ModuleReport, PeakKind, Report,
+    Severity, TreeKind,
 };
 
 use crate::facts::{gib, pct_text};

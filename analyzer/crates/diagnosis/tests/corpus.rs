@@ -561,7 +561,9 @@ fn cites_are_what_the_estimates_count() {
         .modules
         .iter()
         .find(|m| {
-            m.display_name() == f32s[0].module && m.memory_space == oomscope_report::MemoryColor::Device && m.peak_kind != oomscope_report::PeakKind::LiveRange
+            m.display_name() == f32s[0].module
+                && m.memory_space == oomscope_report::MemoryColor::Device
+                && m.peak_kind != oomscope_report::PeakKind::LiveRange
         })
         .unwrap();
     let mut at_peak: Vec<u64> = m

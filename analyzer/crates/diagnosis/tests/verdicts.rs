@@ -14,7 +14,10 @@ use oomscope_report::{DeviceLimit, Report, Severity, TreeKind};
 fn hbm_peak(r: &Report) -> u64 {
     r.modules
         .iter()
-        .filter(|m| m.memory_space == oomscope_report::MemoryColor::Device && m.peak_kind != oomscope_report::PeakKind::LiveRange)
+        .filter(|m| {
+            m.memory_space == oomscope_report::MemoryColor::Device
+                && m.peak_kind != oomscope_report::PeakKind::LiveRange
+        })
         .map(|m| m.peak_bytes)
         .max()
         .unwrap()
@@ -78,7 +81,10 @@ fn padding_dominated_module_says_so() {
         let Some(m) = r
             .modules
             .iter()
-            .filter(|m| m.memory_space == oomscope_report::MemoryColor::Device && m.peak_kind != oomscope_report::PeakKind::LiveRange)
+            .filter(|m| {
+                m.memory_space == oomscope_report::MemoryColor::Device
+                    && m.peak_kind != oomscope_report::PeakKind::LiveRange
+            })
             .max_by_key(|m| m.peak_bytes)
         else {
             continue;

@@ -37,15 +37,16 @@ use std::collections::HashMap;
 
 use oomscope_layout::{parse_shape, Shape};
 use oomscope_report::{
-    AllocationFlags, BufferCategory, BufferLifetime, InputError, MemoryColor, ModuleReport, PeakBuffer, PeakKind, SourceKind,
+    AllocationFlags, BufferCategory, BufferLifetime, InputError, MemoryColor, ModuleReport,
+    PeakBuffer, PeakKind, SourceKind,
 };
 
-use crate::total_bytes;
 use crate::buffer_assignment::{self, Allocation, AssignedValue, BufferAssignment};
 use crate::group::{DumpFileKind, DumpModule};
 use crate::hlo::{HloInstruction, HloModule};
 use crate::live_range::{self, LiveRanges};
 use crate::memory_report;
+use crate::total_bytes;
 
 /// A value's allocation and its entry there, when the buffer assignment has it.
 type Assigned<'b, 'a> = Option<(&'b Allocation<'a>, &'b AssignedValue<'a>)>;
@@ -710,7 +711,9 @@ fn distinct_slots(values: &[Value<'_>]) -> Vec<Interval> {
         let mut current: Option<Interval> = None;
         for (start, end, size) in intervals {
             current = match current {
-                Some((s, e, z)) if start <= e.saturating_add(1) => Some((s, e.max(end), z.max(size))),
+                Some((s, e, z)) if start <= e.saturating_add(1) => {
+                    Some((s, e.max(end), z.max(size)))
+                }
                 Some(done) => {
                     out.push(done);
                     Some((start, end, size))

@@ -4,14 +4,17 @@
 
 use std::fs;
 
-use oomscope_dump::{
-    analyze_dump, buffer_assignment, live_range, memory_report, HloModule,
-};
+use oomscope_dump::{analyze_dump, buffer_assignment, live_range, memory_report, HloModule};
 
 const PREFIX: &str = "module_0000.jit_f.cl_1014260217.after_optimizations";
 
 fn fits_file(suffix: &str) -> String {
-    fs::read_to_string(oomscope_testdata::corpus().join("xla-runs/new-libtpu-fits").join(format!("{PREFIX}{suffix}"))).unwrap()
+    fs::read_to_string(
+        oomscope_testdata::corpus()
+            .join("xla-runs/new-libtpu-fits")
+            .join(format!("{PREFIX}{suffix}")),
+    )
+    .unwrap()
 }
 
 /// The largest char boundary at or below `at`.

@@ -17,7 +17,6 @@ use oomscope_dump::{
 };
 use oomscope_report::ModuleReport;
 
-
 /// Every directory (recursively) holding at least one dump text file. The
 /// sizes-only fixtures (`keep=SIZES_ONLY` in `tools/fixtures/registry.py`:
 /// HLO text, buffer assignment and HloProto, no live ranges or values file)
@@ -402,7 +401,10 @@ fn fits_module_numbers() {
     let reports = reports_of(&corpus_folder("new-libtpu-fits"));
     let liveness = &reports[0];
     assert_eq!(liveness.name, "jit_f");
-    assert_eq!(liveness.peak_kind, oomscope_report::PeakKind::BufferLiveness);
+    assert_eq!(
+        liveness.peak_kind,
+        oomscope_report::PeakKind::BufferLiveness
+    );
     assert_eq!(
         liveness.parameters_bytes,
         131072000 + 120320000 + 16363520 + 16003072
@@ -495,7 +497,10 @@ fn estimate_without_live_ranges_is_close() {
         let (estimated, errors) = analyze_dump(&as_refs(&stripped));
         assert!(errors.is_empty(), "{}: {errors:?}", dir.display());
         for estimate in &estimated {
-            assert_eq!(estimate.peak_kind, oomscope_report::PeakKind::BufferLivenessEstimated);
+            assert_eq!(
+                estimate.peak_kind,
+                oomscope_report::PeakKind::BufferLivenessEstimated
+            );
             // A dump written without live ranges (libtpu's sizes-only
             // fixtures) was an estimate already: nothing to compare with.
             let Some(real) = reports.iter().find(|r| {
@@ -598,7 +603,10 @@ fn hlo_text_alone() {
     let reports = reports_of(&hlo);
     assert_eq!(reports.len(), 1);
     let estimate = &reports[0];
-    assert_eq!(estimate.peak_kind, oomscope_report::PeakKind::BufferLivenessEstimated);
+    assert_eq!(
+        estimate.peak_kind,
+        oomscope_report::PeakKind::BufferLivenessEstimated
+    );
     assert_eq!(
         estimate.instructions[estimate.peak_position as usize],
         "sin.1"
@@ -629,16 +637,30 @@ fn hlo_text_alone() {
 #[test]
 fn live_range_padded_view_counts_aliases_once() {
     let mut corrected = 0;
-    for name in ["fsdp-transformer-scan", "transformer-scan", "pair-remat-oom/plain"] {
+    for name in [
+        "fsdp-transformer-scan",
+        "transformer-scan",
+        "pair-remat-oom/plain",
+    ] {
         let reports = reports_of(&read_folder(&oomscope_testdata::fixtures().join(name)));
         let live = reports
             .iter()
-            .find(|r| r.peak_kind == oomscope_report::PeakKind::LiveRange && r.memory_space == oomscope_report::MemoryColor::Device)
+            .find(|r| {
+                r.peak_kind == oomscope_report::PeakKind::LiveRange
+                    && r.memory_space == oomscope_report::MemoryColor::Device
+            })
             .expect("a live-range report");
-        assert_eq!(Some(live.peak_unpadded_bytes), live.compiler_peak_bytes, "{name}");
+        assert_eq!(
+            Some(live.peak_unpadded_bytes),
+            live.compiler_peak_bytes,
+            "{name}"
+        );
         let listed: u64 = live.peak_buffers.iter().map(|b| b.size_bytes).sum();
         assert!(live.peak_bytes <= listed, "{name}");
-        assert_eq!(live.heap_bytes[live.peak_position as usize], live.peak_bytes, "{name}");
+        assert_eq!(
+            live.heap_bytes[live.peak_position as usize], live.peak_bytes,
+            "{name}"
+        );
         if live.peak_bytes < listed {
             corrected += 1;
         }

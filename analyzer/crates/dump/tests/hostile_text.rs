@@ -115,7 +115,10 @@ fn an_unterminated_metadata_string_ending_in_a_multibyte_character() {
 /// summed, and every sum must saturate, not overflow.
 #[test]
 fn every_past_fuzz_crash_of_dump_text() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../fuzz/regressions/dump_text");
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../fuzz/regressions/dump_text"
+    );
     // As in fuzz/fuzz_targets/dump_text.rs.
     let names = [
         "module_0000.jit_f.after_optimizations.txt",
@@ -125,9 +128,14 @@ fn every_past_fuzz_crash_of_dump_text() {
         "module_0000.jit_f.after_optimizations-buffer-assignment-values.txt",
         "module_0000.jit_f.after_optimizations_after_buffer_assignment.txt",
     ];
-    let mut inputs: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut inputs: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     inputs.sort();
-    assert!(inputs.iter().any(|p| p.ends_with("sum-of-sizes-overflows.txt")));
+    assert!(inputs
+        .iter()
+        .any(|p| p.ends_with("sum-of-sizes-overflows.txt")));
     for path in inputs {
         let bytes = std::fs::read(&path).unwrap();
         let text = String::from_utf8_lossy(&bytes);

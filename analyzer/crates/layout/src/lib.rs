@@ -13,12 +13,12 @@ pub mod tpu;
 
 pub use element_type::ElementType;
 pub use padding::{
-    buffer_padding, dimension_breakdown, event_buffer_padding, event_padding, group_buffers, module_padding,
-    padding_groups, size_of, suggest_fix, BufferPadding, Change, DimPadding, GroupBy, PaddingGroup,
-    SizeInfo, Suggestion,
+    buffer_padding, dimension_breakdown, event_buffer_padding, event_padding, group_buffers,
+    module_padding, padding_groups, size_of, suggest_fix, BufferPadding, Change, DimPadding,
+    GroupBy, PaddingGroup, SizeInfo, Suggestion,
 };
-pub use tpu::{tpu_tuple_table_bytes, TUPLE_ENTRY_BYTES, UNTILED_ELEMENT_GRANULE};
 pub use shape::{
     parse_counted_shape, parse_counted_shape_list, parse_shape, parse_shape_prefix, ArrayShape,
     Layout, Shape, ShapeError, SplitConfig, Tile,
 };
+pub use tpu::{tpu_tuple_table_bytes, TUPLE_ENTRY_BYTES, UNTILED_ELEMENT_GRANULE};

@@ -100,16 +100,8 @@ fn allocation_granule(file: &Path) -> u64 {
 #[test]
 fn hlo_proto_logical_buffer_sizes_equal_the_compilers() {
     let mut files = Vec::new();
-    files_under(
-        &oomscope_testdata::fixtures(),
-        ".hlo.pb",
-        &mut files,
-    );
-    files_under(
-        &oomscope_testdata::corpus(),
-        ".hlo.pb",
-        &mut files,
-    );
+    files_under(&oomscope_testdata::fixtures(), ".hlo.pb", &mut files);
+    files_under(&oomscope_testdata::corpus(), ".hlo.pb", &mut files);
     assert!(
         files.len() >= 10,
         "expected the fixture HloProtos, found {files:?}"

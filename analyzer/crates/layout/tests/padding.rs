@@ -245,8 +245,9 @@ fn event_padding_from_a_real_oom_log() {
     // Corpus log 01: "Shape: f32[4,128,128,9,18]{4,3,0,2,1:T(8,128)} ... Unpadded size:
     // 40.50M, Extra memory due to padding: 471.50M (12.6x expansion)", and a bf16 entry
     // "Unpadded size: 128.00M, Extra memory due to padding: 128.00M (2.0x expansion)".
-    let log = std::fs::read_to_string(oomscope_testdata::corpus().join("logs/01_tpu_compile_hbm.txt"))
-    .unwrap();
+    let log =
+        std::fs::read_to_string(oomscope_testdata::corpus().join("logs/01_tpu_compile_hbm.txt"))
+            .unwrap();
     assert!(log.contains("Extra memory due to padding: 471.50M (12.6x expansion)"));
     assert!(log.contains("Extra memory due to padding: 128.00M (2.0x expansion)"));
     let mib = 1u64 << 20;

@@ -442,7 +442,11 @@ fn scalar_zoo_sizes_equal_the_compilers_on_every_generation_and_libtpu() {
     for folder in &folders {
         let mut files = Vec::new();
         files_under(folder, "buffer-assignment.txt", &mut files);
-        assert!(!files.is_empty(), "{}: no buffer assignment", folder.display());
+        assert!(
+            !files.is_empty(),
+            "{}: no buffer assignment",
+            folder.display()
+        );
         for file in &files {
             let granule = allocation_granule(file);
             for (size, shape_text) in buffer_assignment_values(file) {

@@ -131,7 +131,12 @@ pub fn failed_request(site: &Site) -> Outcome {
     let Some(c) = re_failed_request().captures(head) else {
         return Outcome::NoMatch;
     };
-    let mut raw = Raw::new(OomKind::XlaGpu, MemorySpace::Gpu, "xla_failed_request", head);
+    let mut raw = Raw::new(
+        OomKind::XlaGpu,
+        MemorySpace::Gpu,
+        "xla_failed_request",
+        head,
+    );
     raw.set(Field::Requested, cap_size(&c, 1));
     raw.set(Field::Requested, cap_bytes(&c, 2));
     Outcome::Event(Box::new(raw), end)

@@ -138,7 +138,12 @@ pub fn mps_oom(site: &Site) -> Outcome {
 fn read_mps(site: &Site, text: &str) -> Option<Raw> {
     let start = text.find("MPS backend out of memory")?;
     let body = &text[start..];
-    let mut raw = Raw::new(OomKind::TorchCuda, MemorySpace::Mps, "torch_mps_oom", site.head());
+    let mut raw = Raw::new(
+        OomKind::TorchCuda,
+        MemorySpace::Mps,
+        "torch_mps_oom",
+        site.head(),
+    );
     raw.set(Field::Reserved, find_size(re_mps_allocated(), body));
     raw.set_extra("other_allocations_bytes", find_size(re_mps_other(), body));
     let limit = find_size(re_mps_max_allowed(), body);

@@ -165,7 +165,12 @@ pub fn ran_out(site: &Site) -> Outcome {
             return Outcome::NoMatch;
         };
         let space = space_name(&c[1]);
-        let mut raw = Raw::new(compile_kind(&space, &text, site), space.clone(), SPACE_ONLY, &text);
+        let mut raw = Raw::new(
+            compile_kind(&space, &text, site),
+            space.clone(),
+            SPACE_ONLY,
+            &text,
+        );
         let end = read_report(
             site,
             report_start,
@@ -287,7 +292,12 @@ pub fn sparsecore(site: &Site) -> Outcome {
     let Some(c) = re_sparsecore().captures(&text) else {
         return Outcome::NoMatch;
     };
-    let mut raw = Raw::new(OomKind::TpuSparsecore, MemorySpace::Hbm, "tpu_sparsecore", site.head());
+    let mut raw = Raw::new(
+        OomKind::TpuSparsecore,
+        MemorySpace::Hbm,
+        "tpu_sparsecore",
+        site.head(),
+    );
     raw.set(Field::TensorCore, cap_size(&c, 1));
     raw.set(Field::SparseCore, cap_size(&c, 2));
     raw.set(Field::Limit, cap_size(&c, 3));

@@ -6,7 +6,6 @@
 use oomscope_logs::parse_oom_log;
 use oomscope_report::{OomEvent, OomKind};
 
-
 fn read(rel: &str) -> String {
     let path = oomscope_testdata::corpus().join(rel);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))

@@ -978,7 +978,11 @@ fn xla_gpu_wordings_through_jax() {
         ("xla_old_wording_cuda_driver_alphafold197.txt", 12_582_912),
     ] {
         let events = check(name, OomKind::XlaGpu, 1, &[("requested_bytes", bytes)]);
-        assert_eq!(events[0].memory_space, oomscope_report::MemorySpace::Gpu, "{name}");
+        assert_eq!(
+            events[0].memory_space,
+            oomscope_report::MemorySpace::Gpu,
+            "{name}"
+        );
     }
     // Other programs print the same words without XLA's status code.
     assert!(parse_oom_log(

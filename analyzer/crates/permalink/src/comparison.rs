@@ -5,7 +5,9 @@
 //! comparison, zlib-compressed (checksummed) and base64url-encoded, read
 //! back with the same bounds as a report link.
 
-use crate::{link_under, pack_payload, unpack_payload, Link, LinkError, MAX_BUDGET, TYPICAL_BUDGET};
+use crate::{
+    link_under, pack_payload, unpack_payload, Link, LinkError, MAX_BUDGET, TYPICAL_BUDGET,
+};
 use oomscope_report::compare::Comparison;
 
 const FRAGMENT_KEY: &str = "c=";
@@ -28,12 +30,17 @@ pub fn encode_comparison_link(comparison: &Comparison, base_url: &str) -> Result
 /// Encode a comparison as a fragment (`c=1.…`, without `#`), reducing
 /// detail until it fits [`TYPICAL_BUDGET`] when it can and [`MAX_BUDGET`]
 /// always. Returns the fragment and the reductions applied.
-pub fn encode_comparison_fragment(comparison: &Comparison) -> Result<(String, Vec<String>), LinkError> {
+pub fn encode_comparison_fragment(
+    comparison: &Comparison,
+) -> Result<(String, Vec<String>), LinkError> {
     let mut shared = comparison.clone();
     shared.reductions.clear();
     let mut step = 0;
     loop {
-        let fragment = pack_payload(FRAGMENT_KEY, &serde_json::to_vec(&shared).unwrap_or_default());
+        let fragment = pack_payload(
+            FRAGMENT_KEY,
+            &serde_json::to_vec(&shared).unwrap_or_default(),
+        );
         let exhausted = step >= COMPARISON_REDUCTION_STEPS.len();
         if fragment.len() <= TYPICAL_BUDGET || (exhausted && fragment.len() <= MAX_BUDGET) {
             return Ok((fragment, shared.reductions));
@@ -42,7 +49,9 @@ pub fn encode_comparison_fragment(comparison: &Comparison) -> Result<(String, Ve
             return Err(LinkError::TooLarge(fragment.len()));
         }
         reduce(&mut shared, step);
-        shared.reductions.push(COMPARISON_REDUCTION_STEPS[step].to_string());
+        shared
+            .reductions
+            .push(COMPARISON_REDUCTION_STEPS[step].to_string());
         step += 1;
     }
 }
@@ -94,14 +103,20 @@ fn reduce(c: &mut Comparison, step: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use oomscope_report::compare::{BufferChange, Change, ChangeKind, ModuleComparison, ModulePeak};
+    use oomscope_report::compare::{
+        BufferChange, Change, ChangeKind, ModuleComparison, ModulePeak,
+    };
 
     fn big_comparison(modules: usize, buffers: usize) -> Comparison {
         let mut c = Comparison::default();
         c.a.label = "f32".into();
         c.b.label = "bf16".into();
         c.a.module_peaks = (0..modules)
-            .map(|i| ModulePeak { module: format!("jit_step_{i}(7)"), peak_bytes: (modules - i) as u64 * 1_000_003, ..ModulePeak::default() })
+            .map(|i| ModulePeak {
+                module: format!("jit_step_{i}(7)"),
+                peak_bytes: (modules - i) as u64 * 1_000_003,
+                ..ModulePeak::default()
+            })
             .collect();
         for i in 0..modules {
             let bytes = -((modules - i) as i64) << 20;
@@ -110,10 +125,20 @@ mod tests {
                 peak_bytes_a: 1 << 34,
                 peak_bytes_b: ((1i64 << 34) + bytes) as u64,
                 difference_bytes: bytes,
-                changes: vec![Change { kind: ChangeKind::Dtype, bytes, buffers: buffers as u64, text: format!("f32→bf16 halved {buffers} buffers") }],
+                changes: vec![Change {
+                    kind: ChangeKind::Dtype,
+                    bytes,
+                    buffers: buffers as u64,
+                    text: format!("f32→bf16 halved {buffers} buffers"),
+                }],
                 explained_bytes: bytes,
                 buffers: (0..buffers)
-                    .map(|k| BufferChange { name_a: format!("fusion.{k}.{i}"), name_b: format!("fusion.{k}"), difference_bytes: -(k as i64), ..BufferChange::default() })
+                    .map(|k| BufferChange {
+                        name_a: format!("fusion.{k}.{i}"),
+                        name_b: format!("fusion.{k}"),
+                        difference_bytes: -(k as i64),
+                        ..BufferChange::default()
+                    })
                     .collect(),
                 ..ModuleComparison::default()
             });
@@ -131,9 +156,16 @@ mod tests {
         assert_eq!(back.reductions, reductions);
         assert_eq!(back.modules[0].name, c.modules[0].name);
         assert_eq!(back.modules[0].changes, c.modules[0].changes);
-        assert_eq!((back.a.label.as_str(), back.b.label.as_str()), ("f32", "bf16"));
+        assert_eq!(
+            (back.a.label.as_str(), back.b.label.as_str()),
+            ("f32", "bf16")
+        );
         // The side's largest module peaks survive the reductions.
-        assert!(!back.a.module_peaks.is_empty() && back.a.module_peaks.len() <= 10, "{}", back.a.module_peaks.len());
+        assert!(
+            !back.a.module_peaks.is_empty() && back.a.module_peaks.len() <= 10,
+            "{}",
+            back.a.module_peaks.len()
+        );
         assert_eq!(back.a.module_peaks[0], c.a.module_peaks[0]);
     }
 
@@ -141,7 +173,10 @@ mod tests {
     fn a_comparison_link_is_the_fragment_under_the_pages_address() {
         let c = big_comparison(2, 3);
         let link = encode_comparison_link(&c, "https://example.org/oomscope/#r=1.old").unwrap();
-        assert_eq!(link.url, format!("https://example.org/oomscope/#{}", link.fragment));
+        assert_eq!(
+            link.url,
+            format!("https://example.org/oomscope/#{}", link.fragment)
+        );
         assert!(link.fragment.starts_with("c=1."), "{}", link.fragment);
         assert_eq!(decode_comparison(&link.url).unwrap(), c);
     }
@@ -158,12 +193,25 @@ mod tests {
     fn damaged_or_foreign_links_are_refused_clearly() {
         let (fragment, _) = encode_comparison_fragment(&big_comparison(2, 3)).unwrap();
         let truncated = &fragment[..fragment.len() - 10];
-        assert!(matches!(decode_comparison(truncated), Err(LinkError::Corrupt(_))));
-        assert_eq!(decode_comparison("http://x/#r=1.abc"), Err(LinkError::NotALink), "a report link is not a comparison");
-        assert!(matches!(decode_comparison("c=9.abc"), Err(LinkError::NewerVersion(9))));
+        assert!(matches!(
+            decode_comparison(truncated),
+            Err(LinkError::Corrupt(_))
+        ));
+        assert_eq!(
+            decode_comparison("http://x/#r=1.abc"),
+            Err(LinkError::NotALink),
+            "a report link is not a comparison"
+        );
+        assert!(matches!(
+            decode_comparison("c=9.abc"),
+            Err(LinkError::NewerVersion(9))
+        ));
         // Valid zlib and base64 around something that is not a comparison.
         let not_json = pack_payload(FRAGMENT_KEY, b"[1,2,3]");
         let err = decode_comparison(&not_json).unwrap_err();
-        assert!(matches!(&err, LinkError::Corrupt(m) if m.starts_with("not a comparison")), "{err}");
+        assert!(
+            matches!(&err, LinkError::Corrupt(m) if m.starts_with("not a comparison")),
+            "{err}"
+        );
     }
 }

@@ -41,7 +41,12 @@ pub(crate) fn downsample_indices(values: &[u64], max_points: usize) -> Vec<usize
     if n <= max_points || max_points < 3 {
         return (0..n).collect();
     }
-    let peak = values.iter().enumerate().max_by_key(|(i, v)| (**v, std::cmp::Reverse(*i))).map(|(i, _)| i).unwrap_or(0);
+    let peak = values
+        .iter()
+        .enumerate()
+        .max_by_key(|(i, v)| (**v, std::cmp::Reverse(*i)))
+        .map(|(i, _)| i)
+        .unwrap_or(0);
     let buckets = max_points - 2;
     let mut keep = vec![0, n - 1, peak];
     for b in 0..buckets {
@@ -84,7 +89,12 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
         inputs: r
             .inputs
             .iter()
-            .map(|i| pb::Input { name: i.name.clone(), kind: i.kind.as_str().into(), size_bytes: i.size_bytes, content_hash: i.content_hash.clone() })
+            .map(|i| pb::Input {
+                name: i.name.clone(),
+                kind: i.kind.as_str().into(),
+                size_bytes: i.size_bytes,
+                content_hash: i.content_hash.clone(),
+            })
             .collect(),
         oom_events: r
             .oom_events
@@ -181,7 +191,11 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
                     actions: n
                         .actions
                         .iter()
-                        .map(|a| pb::DiagnosisAction { text: a.text.clone(), estimate_bytes: a.estimate_bytes, how: a.how.clone() })
+                        .map(|a| pb::DiagnosisAction {
+                            text: a.text.clone(),
+                            estimate_bytes: a.estimate_bytes,
+                            how: a.how.clone(),
+                        })
                         .collect(),
                     cites: n
                         .cites
@@ -208,12 +222,23 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
                 confidence: h.confidence.as_ref().map(enum_name).unwrap_or_default(),
             }),
         }),
-        errors: r.errors.iter().map(|e| pb::InputError { input: e.input.clone(), message: e.message.clone() }).collect(),
+        errors: r
+            .errors
+            .iter()
+            .map(|e| pb::InputError {
+                input: e.input.clone(),
+                message: e.message.clone(),
+            })
+            .collect(),
         view: Some(pb::ViewState {
             view: view.view.clone(),
             module: view.module,
             selection: view.selection.clone(),
-            device_name: view.device.as_ref().map(|d| d.name.clone()).unwrap_or_default(),
+            device_name: view
+                .device
+                .as_ref()
+                .map(|d| d.name.clone())
+                .unwrap_or_default(),
             device_limit_bytes: view.device.as_ref().map_or(0, |d| d.limit_bytes),
         }),
         reductions: Vec::new(),
@@ -262,11 +287,21 @@ fn padding_from_shared(p: pb::Padding) -> Result<PaddingSummary, LinkError> {
 }
 
 fn module_to_shared(m: &ModuleReport) -> pb::Module {
-    let positions: Vec<u64> =
-        if m.heap_positions.is_empty() { (0..m.heap_bytes.len() as u64).collect() } else { m.heap_positions.clone() };
-    let program_points = if m.heap_positions.is_empty() { m.heap_bytes.len() as u64 } else { positions.last().map_or(0, |p| p + 1) };
-    let mut peak_buffers: Vec<(&PeakBuffer, Option<&BufferLifetime>)> =
-        m.peak_buffers.iter().zip(m.peak_buffer_lifetimes()).collect();
+    let positions: Vec<u64> = if m.heap_positions.is_empty() {
+        (0..m.heap_bytes.len() as u64).collect()
+    } else {
+        m.heap_positions.clone()
+    };
+    let program_points = if m.heap_positions.is_empty() {
+        m.heap_bytes.len() as u64
+    } else {
+        positions.last().map_or(0, |p| p + 1)
+    };
+    let mut peak_buffers: Vec<(&PeakBuffer, Option<&BufferLifetime>)> = m
+        .peak_buffers
+        .iter()
+        .zip(m.peak_buffer_lifetimes())
+        .collect();
     peak_buffers.sort_by_key(|(b, _)| std::cmp::Reverse(b.size_bytes));
     pb::Module {
         name: m.name.clone(),
@@ -313,7 +348,11 @@ fn downsample_module(m: &mut pb::Module, max_points: usize) {
     if keep.len() == m.heap_bytes.len() {
         return;
     }
-    let pick = |v: &[u64]| keep.iter().filter_map(|&i| v.get(i).copied()).collect::<Vec<_>>();
+    let pick = |v: &[u64]| {
+        keep.iter()
+            .filter_map(|&i| v.get(i).copied())
+            .collect::<Vec<_>>()
+    };
     m.heap_positions = pick(&m.heap_positions);
     m.unpadded_heap_bytes = pick(&m.unpadded_heap_bytes);
     m.heap_bytes = pick(&m.heap_bytes);
@@ -325,7 +364,10 @@ fn downsample_series(steps: &mut Vec<u64>, values: &mut Vec<u64>, max_points: us
         return;
     }
     *steps = keep.iter().filter_map(|&i| steps.get(i).copied()).collect();
-    *values = keep.iter().filter_map(|&i| values.get(i).copied()).collect();
+    *values = keep
+        .iter()
+        .filter_map(|&i| values.get(i).copied())
+        .collect();
 }
 
 /// A module's display name as [`ModuleReport::display_name`] writes it.
@@ -357,7 +399,11 @@ impl<'a> PeakBufferIndex<'a> {
                 }
             }
         }
-        PeakBufferIndex { modules, by_name, by_id }
+        PeakBufferIndex {
+            modules,
+            by_name,
+            by_id,
+        }
     }
 
     fn get(&self, c: &pb::CitedBuffer) -> Option<&'a pb::PeakBuffer> {
@@ -377,7 +423,11 @@ pub(crate) fn compact_cites(s: &mut pb::SharedReport) {
     let index = PeakBufferIndex::new(&s.modules);
     for c in d.nodes.iter_mut().flat_map(|n| &mut n.cites) {
         if let Some(b) = index.get(c) {
-            if b.name == c.name && b.shape == c.shape && b.source == c.source && b.size_bytes == c.size_bytes {
+            if b.name == c.name
+                && b.shape == c.shape
+                && b.source == c.source
+                && b.size_bytes == c.size_bytes
+            {
                 c.name.clear();
                 c.shape.clear();
                 c.source.clear();
@@ -389,16 +439,18 @@ pub(crate) fn compact_cites(s: &mut pb::SharedReport) {
 /// Undoes [`compact_cites`]. The text restored is bounded (a hostile link
 /// could cite one long-named buffer many times).
 fn expand_cites(s: &mut pb::SharedReport) -> Result<(), LinkError> {
-    let Some(d) = &mut s.diagnosis else { return Ok(()) };
+    let Some(d) = &mut s.diagnosis else {
+        return Ok(());
+    };
     let index = PeakBufferIndex::new(&s.modules);
     let mut budget = crate::MAX_DECODED_BYTES;
     for c in d.nodes.iter_mut().flat_map(|n| &mut n.cites) {
         if c.name.is_empty() && c.shape.is_empty() {
             if let Some(b) = index.get(c) {
                 let restored = b.name.len() + b.shape.len() + b.source.len();
-                budget = budget
-                    .checked_sub(restored)
-                    .ok_or_else(|| LinkError::Invalid("the cited buffers name too much text".into()))?;
+                budget = budget.checked_sub(restored).ok_or_else(|| {
+                    LinkError::Invalid("the cited buffers name too much text".into())
+                })?;
                 c.name = b.name.clone();
                 c.shape = b.shape.clone();
                 c.source = b.source.clone();
@@ -412,7 +464,10 @@ fn expand_cites(s: &mut pb::SharedReport) -> Result<(), LinkError> {
 pub(crate) fn reduce(s: &mut pb::SharedReport, step: usize) {
     match step {
         0 => s.modules.iter_mut().for_each(|m| downsample_module(m, 256)),
-        1 => s.modules.iter_mut().for_each(|m| m.peak_buffers.truncate(20)),
+        1 => s
+            .modules
+            .iter_mut()
+            .for_each(|m| m.peak_buffers.truncate(20)),
         2 => s.modules.iter_mut().for_each(|m| downsample_module(m, 64)),
         3 => {
             for st in &mut s.step_series {
@@ -420,7 +475,11 @@ pub(crate) fn reduce(s: &mut pb::SharedReport, step: usize) {
             }
             for p in &mut s.allocator_profiles {
                 let keep = downsample_indices(&p.heap_bytes, 64);
-                let pick = |v: &[u64]| keep.iter().filter_map(|&i| v.get(i).copied()).collect::<Vec<_>>();
+                let pick = |v: &[u64]| {
+                    keep.iter()
+                        .filter_map(|&i| v.get(i).copied())
+                        .collect::<Vec<_>>()
+                };
                 p.time_ps = pick(&p.time_ps);
                 p.stack_bytes = pick(&p.stack_bytes);
                 p.free_bytes = pick(&p.free_bytes);
@@ -429,8 +488,12 @@ pub(crate) fn reduce(s: &mut pb::SharedReport, step: usize) {
             }
         }
         4 => {
-            s.modules.iter_mut().for_each(|m| m.peak_buffers.truncate(8));
-            s.oom_events.iter_mut().for_each(|e| e.top_allocations.truncate(10));
+            s.modules
+                .iter_mut()
+                .for_each(|m| m.peak_buffers.truncate(8));
+            s.oom_events
+                .iter_mut()
+                .for_each(|e| e.top_allocations.truncate(10));
         }
         5 => {
             if let Some(d) = &mut s.diagnosis {
@@ -468,13 +531,19 @@ pub(crate) fn reduce(s: &mut pb::SharedReport, step: usize) {
                 m.peak_buffers.truncate(3);
             });
             // The node the sender has open travels with the link.
-            let carried = s.view.as_ref().and_then(|v| v.selection.strip_prefix("node:").map(str::to_string));
+            let carried = s
+                .view
+                .as_ref()
+                .and_then(|v| v.selection.strip_prefix("node:").map(str::to_string));
             if let Some(d) = &mut s.diagnosis {
                 let path = d.path.clone();
                 // The headline's node keeps its title for the verdict.
                 let answer = d.headline.as_ref().map(|h| h.node.clone());
                 d.nodes.retain(|n| {
-                    n.selected || path.contains(&n.id) || carried.as_deref() == Some(n.id.as_str()) || answer.as_deref() == Some(n.id.as_str())
+                    n.selected
+                        || path.contains(&n.id)
+                        || carried.as_deref() == Some(n.id.as_str())
+                        || answer.as_deref() == Some(n.id.as_str())
                 });
                 for n in &mut d.nodes {
                     n.cites.truncate(3);
@@ -502,7 +571,10 @@ pub(crate) fn reduce(s: &mut pb::SharedReport, step: usize) {
 
 fn check_str(what: &str, s: String) -> Result<String, LinkError> {
     if s.len() > MAX_STRING {
-        return Err(LinkError::Invalid(format!("{what} is {} bytes long", s.len())));
+        return Err(LinkError::Invalid(format!(
+            "{what} is {} bytes long",
+            s.len()
+        )));
     }
     Ok(s)
 }
@@ -546,7 +618,9 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
     check_len("step series", &s.step_series)?;
     for st in s.step_series {
         if st.steps.len() != st.bytes.len() {
-            return Err(LinkError::Invalid("a step series has steps and values of different lengths".into()));
+            return Err(LinkError::Invalid(
+                "a step series has steps and values of different lengths".into(),
+            ));
         }
         check_len("step series points", &st.steps)?;
         r.step_series.push(StepSeries {
@@ -555,17 +629,31 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
             device: check_str("series device", st.device)?,
             metric: check_str("series metric", st.metric)?,
             unit: check_str("series unit", st.unit)?,
-            points: st.steps.iter().zip(&st.bytes).map(|(&step, &bytes)| StepPoint { step, bytes }).collect(),
+            points: st
+                .steps
+                .iter()
+                .zip(&st.bytes)
+                .map(|(&step, &bytes)| StepPoint { step, bytes })
+                .collect(),
             limit_bytes: st.limit_bytes,
-            slope_bytes_per_step: st.slope_bytes_per_step.map(|x| finite("slope", x)).transpose()?,
+            slope_bytes_per_step: st
+                .slope_bytes_per_step
+                .map(|x| finite("slope", x))
+                .transpose()?,
             projected_limit_step: st.projected_limit_step,
             sawtooth_period_steps: st.sawtooth_period_steps,
             spikes: {
                 check_len("spikes", &st.spikes)?;
                 st.spikes
             },
-            seconds_per_step: st.seconds_per_step.map(|x| finite("step time", x)).transpose()?,
-            projected_limit_seconds: st.projected_limit_seconds.map(|x| finite("projected time", x)).transpose()?,
+            seconds_per_step: st
+                .seconds_per_step
+                .map(|x| finite("step time", x))
+                .transpose()?,
+            projected_limit_seconds: st
+                .projected_limit_seconds
+                .map(|x| finite("projected time", x))
+                .transpose()?,
             // Not carried by links yet.
             allocation_retries: Vec::new(),
         });
@@ -574,7 +662,9 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
     for p in s.allocator_profiles {
         let n = p.time_ps.len();
         if p.heap_bytes.len() != n || p.stack_bytes.len() != n || p.free_bytes.len() != n {
-            return Err(LinkError::Invalid("an allocator timeline has columns of different lengths".into()));
+            return Err(LinkError::Invalid(
+                "an allocator timeline has columns of different lengths".into(),
+            ));
         }
         check_len("allocator timeline", &p.time_ps)?;
         check_len("active allocations", &p.active_at_peak)?;
@@ -587,7 +677,12 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
             capacity_bytes: p.capacity_bytes,
             fragmentation_at_peak: finite("fragmentation", p.fragmentation_at_peak)?,
             timeline: (0..n)
-                .map(|i| AllocatorPoint { time_ps: p.time_ps[i], heap_bytes: p.heap_bytes[i], stack_bytes: p.stack_bytes[i], free_bytes: p.free_bytes[i] })
+                .map(|i| AllocatorPoint {
+                    time_ps: p.time_ps[i],
+                    heap_bytes: p.heap_bytes[i],
+                    stack_bytes: p.stack_bytes[i],
+                    free_bytes: p.free_bytes[i],
+                })
                 .collect(),
             active_at_peak: p
                 .active_at_peak
@@ -610,13 +705,19 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
         check_len("diagnosis path", &d.path)?;
         r.diagnosis = Diagnosis {
             tree: enum_parse("decision tree", &d.tree)?,
-            path: d.path.into_iter().map(|p| check_str("node id", p)).collect::<Result<_, _>>()?,
+            path: d
+                .path
+                .into_iter()
+                .map(|p| check_str("node id", p))
+                .collect::<Result<_, _>>()?,
             nodes: d
                 .nodes
                 .into_iter()
                 .map(|n| {
-                    let facts: BTreeMap<String, serde_json::Value> = serde_json::from_str(&check_str("node facts", n.facts_json)?)
-                        .map_err(|_| LinkError::Invalid("node facts are not a JSON object".into()))?;
+                    let facts: BTreeMap<String, serde_json::Value> = serde_json::from_str(
+                        &check_str("node facts", n.facts_json)?,
+                    )
+                    .map_err(|_| LinkError::Invalid("node facts are not a JSON object".into()))?;
                     Ok(DiagnosisNode {
                         id: check_str("node id", n.id)?,
                         title: check_str("node title", n.title)?,
@@ -626,7 +727,16 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
                         actions: n
                             .actions
                             .into_iter()
-                            .map(|a| Ok(DiagnosisAction { text: check_str("action", a.text)?, estimate_bytes: a.estimate_bytes, how: a.how.map(|h| check_str("estimate method", h)).transpose()? }))
+                            .map(|a| {
+                                Ok(DiagnosisAction {
+                                    text: check_str("action", a.text)?,
+                                    estimate_bytes: a.estimate_bytes,
+                                    how: a
+                                        .how
+                                        .map(|h| check_str("estimate method", h))
+                                        .transpose()?,
+                                })
+                            })
                             .collect::<Result<_, LinkError>>()?,
                         cites: {
                             check_len("cited buffers", &n.cites)?;
@@ -656,16 +766,25 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
     }
     check_len("errors", &s.errors)?;
     for e in s.errors {
-        r.errors.push(InputError { input: check_str("error input", e.input)?, message: check_str("error message", e.message)? });
+        r.errors.push(InputError {
+            input: check_str("error input", e.input)?,
+            message: check_str("error message", e.message)?,
+        });
     }
     let view = s.view.unwrap_or_default();
     if view.module as usize >= r.modules.len().max(1) {
-        return Err(LinkError::Invalid("the selected module does not exist".into()));
+        return Err(LinkError::Invalid(
+            "the selected module does not exist".into(),
+        ));
     }
     check_len("reductions", &s.reductions)?;
     r.shared = Some(SharedInfo {
         created_unix_ms: s.created_unix_ms,
-        reductions: s.reductions.into_iter().map(|x| check_str("reduction", x)).collect::<Result<_, _>>()?,
+        reductions: s
+            .reductions
+            .into_iter()
+            .map(|x| check_str("reduction", x))
+            .collect::<Result<_, _>>()?,
         view: ViewState {
             view: check_str("view", view.view)?,
             module: view.module,
@@ -673,8 +792,15 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
             // A device needs a name and a limit; a link with neither picked none.
             device: match (view.device_name.is_empty(), view.device_limit_bytes) {
                 (true, 0) => None,
-                (false, limit) if limit > 0 => Some(DeviceLimit { name: check_str("device", view.device_name)?, limit_bytes: limit }),
-                _ => return Err(LinkError::Invalid("the picked device has no name or no limit".into())),
+                (false, limit) if limit > 0 => Some(DeviceLimit {
+                    name: check_str("device", view.device_name)?,
+                    limit_bytes: limit,
+                }),
+                _ => {
+                    return Err(LinkError::Invalid(
+                        "the picked device has no name or no limit".into(),
+                    ))
+                }
             },
         },
     });
@@ -687,7 +813,11 @@ fn headline_from_shared(h: pb::Headline) -> Result<Headline, LinkError> {
         text: check_str("headline", h.text)?,
         estimate_bytes: h.estimate_bytes,
         severity: enum_parse("severity", &h.severity)?,
-        confidence: if h.confidence.is_empty() { None } else { Some(enum_parse("confidence", &h.confidence)?) },
+        confidence: if h.confidence.is_empty() {
+            None
+        } else {
+            Some(enum_parse("confidence", &h.confidence)?)
+        },
     })
 }
 
@@ -721,7 +851,8 @@ fn event_from_shared(e: pb::OomEvent) -> Result<OomEvent, LinkError> {
             obj.insert(k, v);
         }
     }
-    let mut ev: OomEvent = serde_json::from_value(base).map_err(|e| LinkError::Invalid(format!("bad error numbers: {e}")))?;
+    let mut ev: OomEvent = serde_json::from_value(base)
+        .map_err(|e| LinkError::Invalid(format!("bad error numbers: {e}")))?;
     ev.padding = e.padding.map(padding_from_shared).transpose()?;
     check_len("top allocations", &e.top_allocations)?;
     for a in e.top_allocations {
@@ -734,7 +865,10 @@ fn event_from_shared(e: pb::OomEvent) -> Result<OomEvent, LinkError> {
             op_name: a.op_name.map(|x| check_str("op name", x)).transpose()?,
             source: a.source.map(|x| check_str("source", x)).transpose()?,
             xla_label: a.xla_label.map(|x| check_str("XLA label", x)).transpose()?,
-            allocation_type: a.allocation_type.map(|x| check_str("allocation type", x)).transpose()?,
+            allocation_type: a
+                .allocation_type
+                .map(|x| check_str("allocation type", x))
+                .transpose()?,
         });
     }
     Ok(ev)
@@ -743,14 +877,23 @@ fn event_from_shared(e: pb::OomEvent) -> Result<OomEvent, LinkError> {
 fn module_from_shared(m: pb::Module) -> Result<ModuleReport, LinkError> {
     let n = m.heap_bytes.len();
     if m.unpadded_heap_bytes.len() != n || m.heap_positions.len() != n {
-        return Err(LinkError::Invalid("a heap curve has columns of different lengths".into()));
+        return Err(LinkError::Invalid(
+            "a heap curve has columns of different lengths".into(),
+        ));
     }
     check_len("heap curve", &m.heap_bytes)?;
     if m.heap_positions.windows(2).any(|w| w[0] >= w[1]) {
-        return Err(LinkError::Invalid("heap positions are not increasing".into()));
+        return Err(LinkError::Invalid(
+            "heap positions are not increasing".into(),
+        ));
     }
-    if m.heap_positions.last().is_some_and(|&p| p >= m.program_points) {
-        return Err(LinkError::Invalid("a heap position lies past the program".into()));
+    if m.heap_positions
+        .last()
+        .is_some_and(|&p| p >= m.program_points)
+    {
+        return Err(LinkError::Invalid(
+            "a heap position lies past the program".into(),
+        ));
     }
     if m.program_points > 0 && m.peak_position >= m.program_points {
         return Err(LinkError::Invalid("the peak lies past the program".into()));
@@ -763,7 +906,10 @@ fn module_from_shared(m: pb::Module) -> Result<ModuleReport, LinkError> {
     for b in &m.peak_buffers {
         if let (Some(start), Some(end)) = (b.start, b.end) {
             if start > end || end >= m.program_points.max(1) {
-                return Err(LinkError::Invalid(format!("buffer {:?} lives outside the program", truncate(&b.name, 40))));
+                return Err(LinkError::Invalid(format!(
+                    "buffer {:?} lives outside the program",
+                    truncate(&b.name, 40)
+                )));
             }
             buffers.push(BufferLifetime {
                 id: b.logical_buffer_id.unwrap_or(-1),
@@ -828,7 +974,11 @@ mod tests {
 
     #[test]
     fn downsampling_keeps_the_peak_first_and_last() {
-        let v: Vec<u64> = (0..10_000u64).map(|i| (i * 7919) % 1000).chain([5000]).chain(0..10).collect();
+        let v: Vec<u64> = (0..10_000u64)
+            .map(|i| (i * 7919) % 1000)
+            .chain([5000])
+            .chain(0..10)
+            .collect();
         let keep = downsample_indices(&v, 64);
         assert!(keep.len() <= 64 + 1);
         assert_eq!(keep[0], 0);

@@ -14,7 +14,10 @@
 mod comparison;
 mod convert;
 
-pub use comparison::{decode_comparison, encode_comparison_fragment, encode_comparison_link, COMPARISON_REDUCTION_STEPS};
+pub use comparison::{
+    decode_comparison, encode_comparison_fragment, encode_comparison_link,
+    COMPARISON_REDUCTION_STEPS,
+};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -93,7 +96,12 @@ pub const REDUCTION_STEPS: &[&str] = &[
 
 /// Encode `report` as a link under `base_url`, reducing detail until it fits
 /// [`TYPICAL_BUDGET`] when it can and [`MAX_BUDGET`] always.
-pub fn encode_link_at(report: &Report, base_url: &str, view: &ViewState, created_unix_ms: u64) -> Result<Link, LinkError> {
+pub fn encode_link_at(
+    report: &Report,
+    base_url: &str,
+    view: &ViewState,
+    created_unix_ms: u64,
+) -> Result<Link, LinkError> {
     let (fragment, reductions) = encode_fragment(report, view, created_unix_ms)?;
     Ok(link_under(base_url, fragment, reductions))
 }
@@ -101,7 +109,11 @@ pub fn encode_link_at(report: &Report, base_url: &str, view: &ViewState, created
 /// `base_url` (without any fragment of its own) + `#` + `fragment`.
 fn link_under(base_url: &str, fragment: String, reductions: Vec<String>) -> Link {
     let base = base_url.split('#').next().unwrap_or(base_url);
-    Link { url: format!("{base}#{fragment}"), fragment, reductions }
+    Link {
+        url: format!("{base}#{fragment}"),
+        fragment,
+        reductions,
+    }
 }
 
 /// [`encode_link_at`] with the default view and the current time (native only:
@@ -112,11 +124,23 @@ pub fn encode_link(report: &Report, base_url: &str) -> Result<Link, LinkError> {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
-    encode_link_at(report, base_url, &ViewState { view: "verdict".into(), ..Default::default() }, now)
+    encode_link_at(
+        report,
+        base_url,
+        &ViewState {
+            view: "verdict".into(),
+            ..Default::default()
+        },
+        now,
+    )
 }
 
 /// Encode to a fragment (`r=1.…`, without `#`), with the reductions applied.
-pub fn encode_fragment(report: &Report, view: &ViewState, created_unix_ms: u64) -> Result<(String, Vec<String>), LinkError> {
+pub fn encode_fragment(
+    report: &Report,
+    view: &ViewState,
+    created_unix_ms: u64,
+) -> Result<(String, Vec<String>), LinkError> {
     let mut shared = convert::to_shared(report, view, created_unix_ms);
     let mut applied = Vec::new();
     // Keep reducing while over the typical budget; a fragment between the
@@ -125,7 +149,9 @@ pub fn encode_fragment(report: &Report, view: &ViewState, created_unix_ms: u64) 
     loop {
         shared.reductions = applied.iter().map(|s: &&str| s.to_string()).collect();
         let fragment = pack(&shared);
-        if fragment.len() <= TYPICAL_BUDGET || (step >= REDUCTION_STEPS.len() && fragment.len() <= MAX_BUDGET) {
+        if fragment.len() <= TYPICAL_BUDGET
+            || (step >= REDUCTION_STEPS.len() && fragment.len() <= MAX_BUDGET)
+        {
             return Ok((fragment, shared.reductions));
         }
         if step >= REDUCTION_STEPS.len() {
@@ -156,7 +182,8 @@ fn pack_payload(key: &str, bytes: &[u8]) -> String {
 /// marked as shared. Every failure is a [`LinkError`] with a clear message.
 pub fn decode(link: &str) -> Result<Report, LinkError> {
     let bytes = unpack_payload(link, FRAGMENT_KEY)?;
-    let shared = SharedReport::decode(&bytes[..]).map_err(|e| LinkError::Corrupt(format!("not a report: {e}")))?;
+    let shared = SharedReport::decode(&bytes[..])
+        .map_err(|e| LinkError::Corrupt(format!("not a report: {e}")))?;
     if shared.version > LINK_VERSION {
         return Err(LinkError::NewerVersion(shared.version));
     }
@@ -171,8 +198,12 @@ fn unpack_payload(link: &str, key: &str) -> Result<Vec<u8>, LinkError> {
         .split('&')
         .find_map(|part| part.strip_prefix(key))
         .ok_or(LinkError::NotALink)?;
-    let (version, data) = payload.split_once('.').ok_or_else(|| LinkError::Corrupt("no version".into()))?;
-    let version: u32 = version.parse().map_err(|_| LinkError::Corrupt("bad version".into()))?;
+    let (version, data) = payload
+        .split_once('.')
+        .ok_or_else(|| LinkError::Corrupt("no version".into()))?;
+    let version: u32 = version
+        .parse()
+        .map_err(|_| LinkError::Corrupt("bad version".into()))?;
     if version > LINK_VERSION {
         return Err(LinkError::NewerVersion(version));
     }
@@ -182,7 +213,10 @@ fn unpack_payload(link: &str, key: &str) -> Result<Vec<u8>, LinkError> {
     // A legitimate link is never larger than the budget (plus slack for URL
     // encoding by chat clients); refuse obviously hostile sizes early.
     if data.len() > 4 * MAX_BUDGET {
-        return Err(LinkError::Corrupt(format!("{} bytes is longer than any oomscope link", data.len())));
+        return Err(LinkError::Corrupt(format!(
+            "{} bytes is longer than any oomscope link",
+            data.len()
+        )));
     }
     let compressed = URL_SAFE_NO_PAD
         .decode(data.trim_end_matches('='))
@@ -193,7 +227,9 @@ fn unpack_payload(link: &str, key: &str) -> Result<Vec<u8>, LinkError> {
         .read_to_end(&mut bytes)
         .map_err(|e| LinkError::Corrupt(format!("cannot decompress: {e}")))?;
     if bytes.len() > MAX_DECODED_BYTES {
-        return Err(LinkError::Corrupt(format!("expands to more than {MAX_DECODED_BYTES} bytes")));
+        return Err(LinkError::Corrupt(format!(
+            "expands to more than {MAX_DECODED_BYTES} bytes"
+        )));
     }
     Ok(bytes)
 }

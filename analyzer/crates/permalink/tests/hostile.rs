@@ -12,7 +12,12 @@ use std::io::Write;
 /// A report shaped like a real TPU compile OOM (numbers from corpus log 01).
 fn sample_report() -> Report {
     let mut r = Report::new();
-    r.inputs.push(InputInfo { name: "train.log".into(), kind: InputKind::OomLog, size_bytes: 12345, content_hash: "00ff".into() });
+    r.inputs.push(InputInfo {
+        name: "train.log".into(),
+        kind: InputKind::OomLog,
+        size_bytes: 12345,
+        content_hash: "00ff".into(),
+    });
     r.oom_events.push(OomEvent {
         kind: OomKind::TpuCompileHbm,
         memory_space: oomscope_report::MemorySpace::Hbm,
@@ -23,7 +28,9 @@ fn sample_report() -> Report {
         used_bytes: Some(units::parse_binary_size("17.60G").unwrap()),
         limit_bytes: Some(16 << 30),
         exceeded_bytes: Some(units::parse_binary_size("1.60G").unwrap()),
-        extra: [("largest_free_chunk_bytes".to_string(), 42u64)].into_iter().collect(),
+        extra: [("largest_free_chunk_bytes".to_string(), 42u64)]
+            .into_iter()
+            .collect(),
         top_allocations: vec![TopAllocation {
             rank: 1,
             size_bytes: 512 << 20,
@@ -43,16 +50,38 @@ fn sample_report() -> Report {
         unpadded_heap_bytes: heap.clone(),
         heap_bytes: heap,
         peak_buffers: (0..50)
-            .map(|i| PeakBuffer { name: format!("fusion.{i}"), shape: "f32[1024,1024]{1,0}".into(), size_bytes: 4 << 20, unpadded_bytes: 4 << 20, category: BufferCategory::Temporary, ..Default::default() })
+            .map(|i| PeakBuffer {
+                name: format!("fusion.{i}"),
+                shape: "f32[1024,1024]{1,0}".into(),
+                size_bytes: 4 << 20,
+                unpadded_bytes: 4 << 20,
+                category: BufferCategory::Temporary,
+                ..Default::default()
+            })
             .collect(),
         ..Default::default()
     });
-    r.diagnosis = Diagnosis { tree: TreeKind::CompileHbmOom, path: vec!["aggregate".into()], nodes: vec![DiagnosisNode { id: "aggregate".into(), selected: true, reason: "sum too big".into(), ..Default::default() }], headline: None };
+    r.diagnosis = Diagnosis {
+        tree: TreeKind::CompileHbmOom,
+        path: vec!["aggregate".into()],
+        nodes: vec![DiagnosisNode {
+            id: "aggregate".into(),
+            selected: true,
+            reason: "sum too big".into(),
+            ..Default::default()
+        }],
+        headline: None,
+    };
     r
 }
 
 fn view() -> ViewState {
-    ViewState { view: "timeline".into(), module: 0, selection: "fusion.3".into(), device: None }
+    ViewState {
+        view: "timeline".into(),
+        module: 0,
+        selection: "fusion.3".into(),
+        device: None,
+    }
 }
 
 fn raw_link(shared: &pb::SharedReport) -> String {
@@ -65,15 +94,25 @@ fn raw_link(shared: &pb::SharedReport) -> String {
 fn round_trip_keeps_the_verdict_numbers_and_marks_the_report_shared() {
     let r = sample_report();
     let (fragment, reductions) = encode_fragment(&r, &view(), 1_700_000_000_000).unwrap();
-    assert!(fragment.len() <= oomscope_permalink::TYPICAL_BUDGET, "{} bytes", fragment.len());
+    assert!(
+        fragment.len() <= oomscope_permalink::TYPICAL_BUDGET,
+        "{} bytes",
+        fragment.len()
+    );
     let back = decode(&format!("http://127.0.0.1:8080/#{fragment}")).unwrap();
     assert_eq!(back.oom_events[0].used_bytes, r.oom_events[0].used_bytes);
     assert_eq!(back.oom_events[0].limit_bytes, r.oom_events[0].limit_bytes);
     assert_eq!(back.oom_events[0].extra, r.oom_events[0].extra);
-    assert_eq!(back.oom_events[0].top_allocations, r.oom_events[0].top_allocations);
+    assert_eq!(
+        back.oom_events[0].top_allocations,
+        r.oom_events[0].top_allocations
+    );
     assert_eq!(back.modules[0].peak_bytes, r.modules[0].peak_bytes);
     // The curve may be downsampled, but its peak survives exactly.
-    assert_eq!(back.modules[0].heap_bytes.iter().max(), r.modules[0].heap_bytes.iter().max());
+    assert_eq!(
+        back.modules[0].heap_bytes.iter().max(),
+        r.modules[0].heap_bytes.iter().max()
+    );
     assert_eq!(back.diagnosis, r.diagnosis);
     let shared = back.shared.unwrap();
     assert_eq!(shared.created_unix_ms, 1_700_000_000_000);
@@ -91,13 +130,20 @@ fn the_headline_and_the_picked_device_travel_with_the_link() {
         severity: Severity::Failure,
         confidence: Some(Confidence::Medium),
     });
-    let view = ViewState { device: Some(devices::known_device("TPU v6e").unwrap().limit()), ..view() };
+    let view = ViewState {
+        device: Some(devices::known_device("TPU v6e").unwrap().limit()),
+        ..view()
+    };
     let (fragment, _) = encode_fragment(&r, &view, 0).unwrap();
     let back = decode(&fragment).unwrap();
     assert_eq!(back.diagnosis.headline, r.diagnosis.headline);
     assert_eq!(back.shared.unwrap().view, view);
     // A headline without an estimate has no confidence either.
-    r.diagnosis.headline = Some(Headline { node: "verdict.no_limit".into(), text: "pick the device".into(), ..Default::default() });
+    r.diagnosis.headline = Some(Headline {
+        node: "verdict.no_limit".into(),
+        text: "pick the device".into(),
+        ..Default::default()
+    });
     let back = decode(&encode_fragment(&r, &view, 0).unwrap().0).unwrap();
     assert_eq!(back.diagnosis.headline, r.diagnosis.headline);
 }
@@ -107,11 +153,19 @@ fn the_headline_and_the_picked_device_travel_with_the_link() {
 #[test]
 fn old_links_without_a_headline_or_device_still_open() {
     let mut r = sample_report();
-    r.diagnosis.headline = Some(Headline { node: "aggregate".into(), text: "x".into(), ..Default::default() });
+    r.diagnosis.headline = Some(Headline {
+        node: "aggregate".into(),
+        text: "x".into(),
+        ..Default::default()
+    });
     let (fragment, _) = encode_fragment(&r, &view(), 0).unwrap();
     let payload = fragment.strip_prefix("r=1.").unwrap();
     let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut flate2::read::ZlibDecoder::new(&URL_SAFE_NO_PAD.decode(payload).unwrap()[..]), &mut bytes).unwrap();
+    std::io::Read::read_to_end(
+        &mut flate2::read::ZlibDecoder::new(&URL_SAFE_NO_PAD.decode(payload).unwrap()[..]),
+        &mut bytes,
+    )
+    .unwrap();
     let mut old = pb::SharedReport::decode(&bytes[..]).unwrap();
     old.diagnosis.as_mut().unwrap().headline = None;
     let back = decode(&raw_link(&old)).unwrap();
@@ -123,17 +177,31 @@ fn old_links_without_a_headline_or_device_still_open() {
 #[test]
 fn a_device_without_a_limit_or_a_bad_severity_is_invalid() {
     let mut r = sample_report();
-    r.diagnosis.headline = Some(Headline { node: "aggregate".into(), text: "x".into(), ..Default::default() });
+    r.diagnosis.headline = Some(Headline {
+        node: "aggregate".into(),
+        text: "x".into(),
+        ..Default::default()
+    });
     let (fragment, _) = encode_fragment(&r, &view(), 0).unwrap();
     let payload = fragment.strip_prefix("r=1.").unwrap();
     let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut flate2::read::ZlibDecoder::new(&URL_SAFE_NO_PAD.decode(payload).unwrap()[..]), &mut bytes).unwrap();
+    std::io::Read::read_to_end(
+        &mut flate2::read::ZlibDecoder::new(&URL_SAFE_NO_PAD.decode(payload).unwrap()[..]),
+        &mut bytes,
+    )
+    .unwrap();
     let good = pb::SharedReport::decode(&bytes[..]).unwrap();
     let mut s = good.clone();
     s.view.as_mut().unwrap().device_name = "TPU v5e".into();
     assert!(matches!(decode(&raw_link(&s)), Err(LinkError::Invalid(_))));
     let mut s = good.clone();
-    s.diagnosis.as_mut().unwrap().headline.as_mut().unwrap().severity = "fatal<script>".into();
+    s.diagnosis
+        .as_mut()
+        .unwrap()
+        .headline
+        .as_mut()
+        .unwrap()
+        .severity = "fatal<script>".into();
     assert!(matches!(decode(&raw_link(&s)), Err(LinkError::Invalid(_))));
 }
 
@@ -142,10 +210,16 @@ fn truncated_links_are_refused_clearly() {
     let (fragment, _) = encode_fragment(&sample_report(), &view(), 0).unwrap();
     for cut in [fragment.len() / 2, fragment.len() - 3, 6, 4] {
         let err = decode(&fragment[..cut]).unwrap_err();
-        assert!(matches!(err, LinkError::Corrupt(_)), "cut at {cut}: {err:?}");
+        assert!(
+            matches!(err, LinkError::Corrupt(_)),
+            "cut at {cut}: {err:?}"
+        );
         assert!(err.to_string().contains("damaged or incomplete"));
     }
-    assert_eq!(decode("https://example.org/#view=1").unwrap_err(), LinkError::NotALink);
+    assert_eq!(
+        decode("https://example.org/#view=1").unwrap_err(),
+        LinkError::NotALink
+    );
 }
 
 /// Every changed character of a link is refused, or (when it only touches the
@@ -164,7 +238,10 @@ fn bit_flips_are_refused_never_shown_altered() {
             b[i] = ALPHABET[(ALPHABET.iter().position(|&c| c == b[i]).unwrap_or(0) + delta) % 64];
             let s = String::from_utf8(b).unwrap();
             if let Ok(r) = decode(&s) {
-                assert_eq!(r, original, "a change at {i} was accepted with different content");
+                assert_eq!(
+                    r, original,
+                    "a change at {i} was accepted with different content"
+                );
             }
         }
     }
@@ -175,9 +252,15 @@ fn newer_versions_are_refused_with_a_clear_message() {
     let err = decode("r=2.AAAA").unwrap_err();
     assert_eq!(err, LinkError::NewerVersion(2));
     assert!(err.to_string().contains("newer oomscope"));
-    let mut s = pb::SharedReport { version: 9, ..Default::default() };
+    let mut s = pb::SharedReport {
+        version: 9,
+        ..Default::default()
+    };
     s.view = Some(pb::ViewState::default());
-    assert_eq!(decode(&raw_link(&s)).unwrap_err(), LinkError::NewerVersion(9));
+    assert_eq!(
+        decode(&raw_link(&s)).unwrap_err(),
+        LinkError::NewerVersion(9)
+    );
 }
 
 #[test]
@@ -202,22 +285,55 @@ fn huge_declared_lengths_are_refused() {
     bytes.push(n as u8);
     let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
     enc.write_all(&bytes).unwrap();
-    let err = decode(&format!("r=1.{}", URL_SAFE_NO_PAD.encode(enc.finish().unwrap()))).unwrap_err();
+    let err = decode(&format!(
+        "r=1.{}",
+        URL_SAFE_NO_PAD.encode(enc.finish().unwrap())
+    ))
+    .unwrap_err();
     assert!(matches!(err, LinkError::Corrupt(_)), "{err:?}");
 }
 
 #[test]
 fn inconsistent_fields_are_invalid() {
-    let base = || pb::SharedReport { version: 1, view: Some(pb::ViewState::default()), diagnosis: Some(pb::Diagnosis { tree: "none".into(), ..Default::default() }), ..Default::default() };
+    let base = || pb::SharedReport {
+        version: 1,
+        view: Some(pb::ViewState::default()),
+        diagnosis: Some(pb::Diagnosis {
+            tree: "none".into(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
     let mut s = base();
-    s.modules.push(pb::Module { heap_bytes: vec![1, 2], unpadded_heap_bytes: vec![1], heap_positions: vec![0, 1], program_points: 2, ..Default::default() });
-    assert!(matches!(decode(&raw_link(&s)).unwrap_err(), LinkError::Invalid(_)));
+    s.modules.push(pb::Module {
+        heap_bytes: vec![1, 2],
+        unpadded_heap_bytes: vec![1],
+        heap_positions: vec![0, 1],
+        program_points: 2,
+        ..Default::default()
+    });
+    assert!(matches!(
+        decode(&raw_link(&s)).unwrap_err(),
+        LinkError::Invalid(_)
+    ));
     let mut s = base();
-    s.oom_events.push(pb::OomEvent { kind: "<script>alert(1)</script>".into(), ..Default::default() });
-    assert!(matches!(decode(&raw_link(&s)).unwrap_err(), LinkError::Invalid(_)));
+    s.oom_events.push(pb::OomEvent {
+        kind: "<script>alert(1)</script>".into(),
+        ..Default::default()
+    });
+    assert!(matches!(
+        decode(&raw_link(&s)).unwrap_err(),
+        LinkError::Invalid(_)
+    ));
     let mut s = base();
-    s.view = Some(pb::ViewState { module: 7, ..Default::default() });
-    assert!(matches!(decode(&raw_link(&s)).unwrap_err(), LinkError::Invalid(_)));
+    s.view = Some(pb::ViewState {
+        module: 7,
+        ..Default::default()
+    });
+    assert!(matches!(
+        decode(&raw_link(&s)).unwrap_err(),
+        LinkError::Invalid(_)
+    ));
 }
 
 #[test]
@@ -226,7 +342,10 @@ fn strings_are_carried_as_data_not_markup() {
     let mut r = sample_report();
     r.oom_events[0].message = "<img src=x onerror=alert(1)>".into();
     let (fragment, _) = encode_fragment(&r, &view(), 0).unwrap();
-    assert_eq!(decode(&fragment).unwrap().oom_events[0].message, "<img src=x onerror=alert(1)>");
+    assert_eq!(
+        decode(&fragment).unwrap().oom_events[0].message,
+        "<img src=x onerror=alert(1)>"
+    );
 }
 
 #[test]
@@ -235,7 +354,9 @@ fn a_huge_report_is_reduced_to_fit_and_says_so() {
     for m in 0..30 {
         let mut module = r.modules[0].clone();
         module.name = format!("module_{m}");
-        module.heap_bytes = (0..200_000u64).map(|i| (i * 2654435761) % (1 << 30)).collect();
+        module.heap_bytes = (0..200_000u64)
+            .map(|i| (i * 2654435761) % (1 << 30))
+            .collect();
         module.unpadded_heap_bytes = module.heap_bytes.clone();
         r.modules.push(module);
     }
@@ -246,7 +367,11 @@ fn a_huge_report_is_reduced_to_fit_and_says_so() {
     assert_eq!(back.shared.unwrap().reductions, reductions);
     assert_eq!(back.modules.len(), r.modules.len());
     for (a, b) in back.modules.iter().zip(&r.modules) {
-        assert_eq!(a.heap_bytes.iter().max(), b.heap_bytes.iter().max(), "peak kept exactly");
+        assert_eq!(
+            a.heap_bytes.iter().max(),
+            b.heap_bytes.iter().max(),
+            "peak kept exactly"
+        );
     }
 }
 
@@ -258,16 +383,36 @@ fn cites_that_expand_too_far_are_refused() {
     let long = "x".repeat(4000);
     let module = pb::Module {
         name: "jit_f".into(),
-        peak_buffers: vec![pb::PeakBuffer { name: long.clone(), shape: long, logical_buffer_id: Some(7), category: "temporary".into(), ..Default::default() }],
+        peak_buffers: vec![pb::PeakBuffer {
+            name: long.clone(),
+            shape: long,
+            logical_buffer_id: Some(7),
+            category: "temporary".into(),
+            ..Default::default()
+        }],
         ..Default::default()
     };
-    let cite = pb::CitedBuffer { role: "r".into(), module: "jit_f".into(), buffer_id: Some(7), ..Default::default() };
-    let node = |n: usize| pb::DiagnosisNode { id: "aggregate".into(), facts_json: "{}".into(), cites: vec![cite.clone(); n], ..Default::default() };
+    let cite = pb::CitedBuffer {
+        role: "r".into(),
+        module: "jit_f".into(),
+        buffer_id: Some(7),
+        ..Default::default()
+    };
+    let node = |n: usize| pb::DiagnosisNode {
+        id: "aggregate".into(),
+        facts_json: "{}".into(),
+        cites: vec![cite.clone(); n],
+        ..Default::default()
+    };
     let shared = |n: usize| pb::SharedReport {
         version: 1,
         modules: vec![module.clone()],
         view: Some(pb::ViewState::default()),
-        diagnosis: Some(pb::Diagnosis { tree: "compile_hbm_oom".into(), nodes: vec![node(n)], ..Default::default() }),
+        diagnosis: Some(pb::Diagnosis {
+            tree: "compile_hbm_oom".into(),
+            nodes: vec![node(n)],
+            ..Default::default()
+        }),
         ..Default::default()
     };
     // A few are restored from the peak buffer they name.

@@ -223,7 +223,9 @@ pub struct ModuleComparison {
 }
 
 /// What changed, by cause.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ChangeKind {
     /// Same shape, different element type (f32 → bf16 halves the bytes).
@@ -424,7 +426,10 @@ mod tests {
 
     #[test]
     fn a_default_label_names_the_folders_or_files_given() {
-        assert_eq!(default_label(["f32/compile.log", "f32/dump/a.txt", "bf16.log"]), "f32, bf16.log");
+        assert_eq!(
+            default_label(["f32/compile.log", "f32/dump/a.txt", "bf16.log"]),
+            "f32, bf16.log"
+        );
         assert_eq!(default_label([]), "(nothing)");
         let long: Vec<String> = (0..40).map(|i| format!("run{i}/x")).collect();
         let label = default_label(long.iter().map(String::as_str));

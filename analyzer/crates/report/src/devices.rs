@@ -32,23 +32,59 @@ impl KnownDevice {
     }
 
     pub fn limit(&self) -> DeviceLimit {
-        DeviceLimit { name: self.name.to_string(), limit_bytes: self.limit_bytes() }
+        DeviceLimit {
+            name: self.name.to_string(),
+            limit_bytes: self.limit_bytes(),
+        }
     }
 }
 
 /// The list, TPUs first, each family by memory.
 pub const KNOWN_DEVICES: &[KnownDevice] = &[
-    KnownDevice { name: "TPU v5e", limit_centi_gib: 1575 },
-    KnownDevice { name: "TPU v4", limit_centi_gib: 3075 },
-    KnownDevice { name: "TPU v6e", limit_centi_gib: 3124 },
-    KnownDevice { name: "TPU v5p", limit_centi_gib: 9573 },
-    KnownDevice { name: "NVIDIA T4 16GB", limit_centi_gib: 1475 },
-    KnownDevice { name: "NVIDIA V100 16GB", limit_centi_gib: 1578 },
-    KnownDevice { name: "NVIDIA RTX 4090 24GB", limit_centi_gib: 2365 },
-    KnownDevice { name: "NVIDIA A100 40GB", limit_centi_gib: 3939 },
-    KnownDevice { name: "NVIDIA H100 80GB", limit_centi_gib: 7911 },
-    KnownDevice { name: "NVIDIA A100 80GB", limit_centi_gib: 7915 },
-    KnownDevice { name: "NVIDIA H200 141GB", limit_centi_gib: 13980 },
+    KnownDevice {
+        name: "TPU v5e",
+        limit_centi_gib: 1575,
+    },
+    KnownDevice {
+        name: "TPU v4",
+        limit_centi_gib: 3075,
+    },
+    KnownDevice {
+        name: "TPU v6e",
+        limit_centi_gib: 3124,
+    },
+    KnownDevice {
+        name: "TPU v5p",
+        limit_centi_gib: 9573,
+    },
+    KnownDevice {
+        name: "NVIDIA T4 16GB",
+        limit_centi_gib: 1475,
+    },
+    KnownDevice {
+        name: "NVIDIA V100 16GB",
+        limit_centi_gib: 1578,
+    },
+    KnownDevice {
+        name: "NVIDIA RTX 4090 24GB",
+        limit_centi_gib: 2365,
+    },
+    KnownDevice {
+        name: "NVIDIA A100 40GB",
+        limit_centi_gib: 3939,
+    },
+    KnownDevice {
+        name: "NVIDIA H100 80GB",
+        limit_centi_gib: 7911,
+    },
+    KnownDevice {
+        name: "NVIDIA A100 80GB",
+        limit_centi_gib: 7915,
+    },
+    KnownDevice {
+        name: "NVIDIA H200 141GB",
+        limit_centi_gib: 13980,
+    },
 ];
 
 /// The device of the list called `name`, if any.
@@ -64,7 +100,13 @@ mod tests {
     fn limits_are_the_printed_figures_in_bytes() {
         let v5e = known_device("TPU v5e").unwrap();
         assert_eq!(v5e.limit_bytes(), 16_911_433_728); // 15.75 × 2^30
-        assert_eq!(v5e.limit(), DeviceLimit { name: "TPU v5e".into(), limit_bytes: 16_911_433_728 });
+        assert_eq!(
+            v5e.limit(),
+            DeviceLimit {
+                name: "TPU v5e".into(),
+                limit_bytes: 16_911_433_728
+            }
+        );
         assert!(known_device("TPU v9").is_none());
         let mut names: Vec<_> = KNOWN_DEVICES.iter().map(|d| d.name).collect();
         names.sort();

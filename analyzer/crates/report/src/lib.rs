@@ -18,12 +18,12 @@ pub mod units;
 pub mod vocabulary;
 
 pub use runtime::{
-    DeviceBalance, DeviceMemory, DeviceMemoryProfile, DeviceMemorySeries, GrowingStack, MemoryTimeline, SourceLineBytes,
-    TimeUnit, TimelinePoint, TimelineSource, UnevenStack,
+    DeviceBalance, DeviceMemory, DeviceMemoryProfile, DeviceMemorySeries, GrowingStack,
+    MemoryTimeline, SourceLineBytes, TimeUnit, TimelinePoint, TimelineSource, UnevenStack,
 };
 pub use snapshot::{
-    Accumulation, CurvePoint, LingeringBuffers, LiveAllocation, MemorySnapshot, PhaseSpan, SnapshotFormat, SnapshotOom, SnapshotLine, Spike,
-    CURVE_MAX_POINTS,
+    Accumulation, CurvePoint, LingeringBuffers, LiveAllocation, MemorySnapshot, PhaseSpan,
+    SnapshotFormat, SnapshotLine, SnapshotOom, Spike, CURVE_MAX_POINTS,
 };
 pub use stacks::{Frame, FrameKind, StackSample};
 pub use vocabulary::{MemoryColor, MemorySpace, PeakKind, SourceKind};
@@ -89,7 +89,10 @@ pub struct ViewState {
 
 impl Report {
     pub fn new() -> Self {
-        Report { schema: SCHEMA_VERSION, ..Default::default() }
+        Report {
+            schema: SCHEMA_VERSION,
+            ..Default::default()
+        }
     }
 }
 
@@ -249,10 +252,11 @@ impl OomEvent {
     /// What the program needed: the usage the message states, else (a
     /// SparseCore message) its TensorCore and SparseCore usage together.
     pub fn used(&self) -> Option<u64> {
-        self.used_bytes.or_else(|| match (self.tensorcore_bytes, self.sparsecore_bytes) {
-            (Some(tc), Some(sc)) => Some(tc.saturating_add(sc)),
-            _ => None,
-        })
+        self.used_bytes
+            .or_else(|| match (self.tensorcore_bytes, self.sparsecore_bytes) {
+                (Some(tc), Some(sc)) => Some(tc.saturating_add(sc)),
+                _ => None,
+            })
     }
 
     /// How far over the limit: the excess the message prints, else

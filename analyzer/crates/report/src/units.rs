@@ -121,7 +121,10 @@ mod tests {
 
     #[test]
     fn tpu_units_are_binary_and_rounded_as_printed() {
-        assert_eq!(parse_binary_size("17.67G"), Some((17.67f64 * (1u64 << 30) as f64).round() as u64));
+        assert_eq!(
+            parse_binary_size("17.67G"),
+            Some((17.67f64 * (1u64 << 30) as f64).round() as u64)
+        );
         assert_eq!(parse_binary_size("15.75G"), Some(16_911_433_728));
         assert_eq!(parse_binary_size("512.00M"), Some(512 << 20));
         assert_eq!(parse_binary_size("980.0K"), Some(980 * 1024));

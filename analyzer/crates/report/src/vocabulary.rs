@@ -254,8 +254,14 @@ mod tests {
         }
         let future: PeakKind = serde_json::from_str("\"memory_analysis\"").unwrap();
         assert_eq!(future, PeakKind::Other("memory_analysis".into()));
-        assert_eq!(serde_json::to_string(&future).unwrap(), "\"memory_analysis\"");
-        assert_eq!(serde_json::to_string(&SourceKind::default()).unwrap(), "\"\"");
+        assert_eq!(
+            serde_json::to_string(&future).unwrap(),
+            "\"memory_analysis\""
+        );
+        assert_eq!(
+            serde_json::to_string(&SourceKind::default()).unwrap(),
+            "\"\""
+        );
         assert_eq!(SourceKind::from("xplane".to_string()), SourceKind::Xplane);
         assert_eq!(MemorySpace::parse("vmem"), MemorySpace::Vmem);
         assert_eq!(String::from(MemorySpace::Other("sparse".into())), "sparse");
@@ -266,7 +272,10 @@ mod tests {
         for n in [0, 1, 2, 5, 7, -1] {
             let color = MemoryColor::from(n);
             assert_eq!(serde_json::to_string(&color).unwrap(), n.to_string());
-            assert_eq!(serde_json::from_str::<MemoryColor>(&n.to_string()).unwrap(), color);
+            assert_eq!(
+                serde_json::from_str::<MemoryColor>(&n.to_string()).unwrap(),
+                color
+            );
         }
         assert_eq!(MemoryColor::from(5), MemoryColor::Host);
         assert_eq!(MemorySpace::Hbm.color(), Some(MemoryColor::Device));

@@ -11,13 +11,21 @@ use std::io::Read;
 use std::time::Duration;
 
 const KINETO: &str = "pytorch__kineto__tb_plugin__samples__resnet50_num_workers_0__worker0.1623143566756.pt.trace.json.gz";
-const RAW: &str = "tonghuikang__optimizer-memory-profiles__profiling__modal_cpu_sgd__profile.raw.json.gz";
+const RAW: &str =
+    "tonghuikang__optimizer-memory-profiles__profiling__modal_cpu_sgd__profile.raw.json.gz";
 const PPROF: &str = "sholtodouglas__scalingExperiments__memory.prof@664e8b17";
 
 fn gunzipped(name: &str) -> Option<Vec<u8>> {
-    let data = std::fs::read(oomscope_testdata::corpus_if_present()?.join("runtime").join(name)).ok()?;
+    let data = std::fs::read(
+        oomscope_testdata::corpus_if_present()?
+            .join("runtime")
+            .join(name),
+    )
+    .ok()?;
     let mut out = Vec::new();
-    flate2::read::MultiGzDecoder::new(&data[..]).read_to_end(&mut out).ok()?;
+    flate2::read::MultiGzDecoder::new(&data[..])
+        .read_to_end(&mut out)
+        .ok()?;
     Some(out)
 }
 
@@ -31,8 +39,18 @@ fn grown_raw_timeline(target: usize) -> Vec<u8> {
         if i > 0 {
             out.push_str(", ");
         }
-        let bytes = if i % 3 == 2 { -(((i % 97) as i64 + 1) * 4096) } else { ((i % 97) as i64 + 1) * 4096 };
-        out.push_str(&format!("[{}, {}, {}, {}]", 1_700_000_000_000_000_000u64 + i * 700, if bytes < 0 { 4 } else { 2 }, bytes, i % 8));
+        let bytes = if i % 3 == 2 {
+            -(((i % 97) as i64 + 1) * 4096)
+        } else {
+            ((i % 97) as i64 + 1) * 4096
+        };
+        out.push_str(&format!(
+            "[{}, {}, {}, {}]",
+            1_700_000_000_000_000_000u64 + i * 700,
+            if bytes < 0 { 4 } else { 2 },
+            bytes,
+            i % 8
+        ));
         i += 1;
     }
     out.push(']');
@@ -41,32 +59,66 @@ fn grown_raw_timeline(target: usize) -> Vec<u8> {
 
 /// A pprof of `samples` buffer samples over 8 devices and 5 000 stacks.
 fn grown_pprof(samples: usize) -> Vec<u8> {
-    let mut strings: Vec<String> =
-        ["", "allocations", "count", "space", "bytes", "kind", "buffer", "device"].iter().map(|s| s.to_string()).collect();
+    let mut strings: Vec<String> = [
+        "",
+        "allocations",
+        "count",
+        "space",
+        "bytes",
+        "kind",
+        "buffer",
+        "device",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     let device0 = strings.len() as i64;
     strings.extend((0..8).map(|d| format!("TPU_{d}(process=0,(0,0,0,{d}))")));
     let functions: Vec<pb::Function> = (0..1000u64)
         .map(|f| {
             strings.push(format!("fn_{f}"));
             strings.push(format!("/home/me/model/layer_{}.py", f % 50));
-            pb::Function { id: f + 1, name: strings.len() as i64 - 2, filename: strings.len() as i64 - 1, ..Default::default() }
+            pb::Function {
+                id: f + 1,
+                name: strings.len() as i64 - 2,
+                filename: strings.len() as i64 - 1,
+                ..Default::default()
+            }
         })
         .collect();
     let locations: Vec<pb::Location> = (0..5000u64)
-        .map(|l| pb::Location { id: l + 1, line: vec![pb::Line { function_id: l % 1000 + 1, line: (l % 400) as i64 + 1 }], ..Default::default() })
+        .map(|l| pb::Location {
+            id: l + 1,
+            line: vec![pb::Line {
+                function_id: l % 1000 + 1,
+                line: (l % 400) as i64 + 1,
+            }],
+            ..Default::default()
+        })
         .collect();
     let sample = (0..samples as u64)
         .map(|s| pb::Sample {
             location_id: (0..12).map(|k| (s % 5000 + k * 37) % 5000 + 1).collect(),
             value: vec![1 + (s % 3) as i64, ((s % 1000) as i64 + 1) * 1024],
             label: vec![
-                pb::Label { key: 5, str: 6, ..Default::default() },
-                pb::Label { key: 7, str: device0 + (s % 8) as i64, ..Default::default() },
+                pb::Label {
+                    key: 5,
+                    str: 6,
+                    ..Default::default()
+                },
+                pb::Label {
+                    key: 7,
+                    str: device0 + (s % 8) as i64,
+                    ..Default::default()
+                },
             ],
         })
         .collect();
     pb::Profile {
-        sample_type: vec![pb::ValueType { r#type: 1, unit: 2 }, pb::ValueType { r#type: 3, unit: 4 }],
+        sample_type: vec![
+            pb::ValueType { r#type: 1, unit: 2 },
+            pb::ValueType { r#type: 3, unit: 4 },
+        ],
         sample,
         location: locations,
         function: functions,
@@ -96,7 +148,11 @@ fn bench(c: &mut Criterion) {
     if let Some(d) = gunzipped(PPROF) {
         run("pprof_corpus_tpu_8dev", &d, &pprof);
     }
-    run("raw_timeline_grown_100MB", &grown_raw_timeline(100 << 20), &timeline);
+    run(
+        "raw_timeline_grown_100MB",
+        &grown_raw_timeline(100 << 20),
+        &timeline,
+    );
     run("pprof_grown_200k_samples", &grown_pprof(200_000), &pprof);
     g.finish();
 }

@@ -21,7 +21,10 @@ pub struct Curve {
 
 impl Curve {
     pub fn new() -> Self {
-        Curve { stride: 1, ..Default::default() }
+        Curve {
+            stride: 1,
+            ..Default::default()
+        }
     }
 
     pub fn push(&mut self, point: TimelinePoint) {
@@ -56,7 +59,14 @@ impl Curve {
     }
 
     /// The thinned points, ending with the last one read.
-    pub fn finish(mut self) -> (Option<TimelinePoint>, Option<TimelinePoint>, u64, Vec<TimelinePoint>) {
+    pub fn finish(
+        mut self,
+    ) -> (
+        Option<TimelinePoint>,
+        Option<TimelinePoint>,
+        u64,
+        Vec<TimelinePoint>,
+    ) {
         self.flush_window();
         if let (Some(last), Some(kept)) = (&self.last, self.points.last()) {
             if kept != last {
@@ -75,8 +85,16 @@ mod tests {
     fn thinning_keeps_the_peak_and_the_end_in_bounded_points() {
         let mut c = Curve::new();
         for i in 0..100_000i64 {
-            let bytes = if i == 54_321 { 1_000_000 } else { (i % 1000) as u64 };
-            c.push(TimelinePoint { time: i, bytes, by_category: vec![] });
+            let bytes = if i == 54_321 {
+                1_000_000
+            } else {
+                (i % 1000) as u64
+            };
+            c.push(TimelinePoint {
+                time: i,
+                bytes,
+                by_category: vec![],
+            });
         }
         let (peak, last, steps, points) = c.finish();
         assert_eq!(steps, 100_000);

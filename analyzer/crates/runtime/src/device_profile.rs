@@ -9,7 +9,8 @@ use crate::error::RuntimeError;
 use crate::gzip::{maybe_gunzip, MAX_DECOMPRESSED_BYTES};
 use crate::pprof::{check, decode, CheckedProfile, SampleKind};
 use oomscope_report::{
-    DeviceBalance, DeviceMemory, DeviceMemoryProfile, Frame, FrameKind, SourceLineBytes, StackSample, UnevenStack,
+    DeviceBalance, DeviceMemory, DeviceMemoryProfile, Frame, FrameKind, SourceLineBytes,
+    StackSample, UnevenStack,
 };
 use std::collections::{BTreeMap, HashMap};
 
@@ -35,7 +36,10 @@ pub struct DecodedDeviceProfile {
 }
 
 /// Read one `save_device_memory_profile()` file, gzipped (as written) or not.
-pub fn read_device_memory_profile(input: &str, data: &[u8]) -> Result<DecodedDeviceProfile, RuntimeError> {
+pub fn read_device_memory_profile(
+    input: &str,
+    data: &[u8],
+) -> Result<DecodedDeviceProfile, RuntimeError> {
     let bytes = maybe_gunzip(input, data, MAX_DECOMPRESSED_BYTES)?;
     let profile = decode(input, &bytes)?;
     let checked = check(input, &profile)?;
@@ -57,9 +61,18 @@ impl Totals {
 }
 
 fn summarize(input: &str, p: &CheckedProfile) -> DecodedDeviceProfile {
-    let mut out = DeviceMemoryProfile { input: input.to_string(), ..Default::default() };
-    let mut devices: Vec<DeviceMemory> =
-        p.devices.iter().map(|d| DeviceMemory { device: d.clone(), ..Default::default() }).collect();
+    let mut out = DeviceMemoryProfile {
+        input: input.to_string(),
+        ..Default::default()
+    };
+    let mut devices: Vec<DeviceMemory> = p
+        .devices
+        .iter()
+        .map(|d| DeviceMemory {
+            device: d.clone(),
+            ..Default::default()
+        })
+        .collect();
 
     // Stacks interned by their location ids.
     let mut stack_ids: HashMap<&[u32], usize> = HashMap::new();
@@ -93,7 +106,8 @@ fn summarize(input: &str, p: &CheckedProfile) -> DecodedDeviceProfile {
                 out.executable_bytes = out.executable_bytes.saturating_add(s.bytes);
                 out.executable_count = out.executable_count.saturating_add(s.count);
                 if s.size_unknown {
-                    out.executable_size_unknown_count = out.executable_size_unknown_count.saturating_add(s.count);
+                    out.executable_size_unknown_count =
+                        out.executable_size_unknown_count.saturating_add(s.count);
                 }
                 if let Some(d) = device {
                     d.executable_bytes = d.executable_bytes.saturating_add(s.bytes);
@@ -116,11 +130,19 @@ fn summarize(input: &str, p: &CheckedProfile) -> DecodedDeviceProfile {
 
     out.top_stacks = largest(&all_stacks, TOP_STACKS)
         .into_iter()
-        .map(|(id, t)| StackSample { frames: frames_of(id), bytes: t.bytes, count: t.count })
+        .map(|(id, t)| StackSample {
+            frames: frames_of(id),
+            bytes: t.bytes,
+            count: t.count,
+        })
         .collect();
     let buffer_stacks_out: Vec<StackSample> = largest(&buffer_stacks, MAX_SERIES_STACKS)
         .into_iter()
-        .map(|(id, t)| StackSample { frames: frames_of(id), bytes: t.bytes, count: t.count })
+        .map(|(id, t)| StackSample {
+            frames: frames_of(id),
+            bytes: t.bytes,
+            count: t.count,
+        })
         .collect();
 
     // Source lines: each stack charged to the frame where the user's code made it.
@@ -136,13 +158,20 @@ fn summarize(input: &str, p: &CheckedProfile) -> DecodedDeviceProfile {
         .into_iter()
         .take(TOP_LINES)
         .filter_map(|(key, t)| {
-            frame_at(p, key).map(|frame| SourceLineBytes { frame: frame.clone(), bytes: t.bytes, count: t.count })
+            frame_at(p, key).map(|frame| SourceLineBytes {
+                frame: frame.clone(),
+                bytes: t.bytes,
+                count: t.count,
+            })
         })
         .collect();
 
     out.balance = balance(p, &devices, &buffer_stacks, &by_stack_device, &stack_locs);
     out.devices = devices;
-    DecodedDeviceProfile { profile: out, buffer_stacks: buffer_stacks_out }
+    DecodedDeviceProfile {
+        profile: out,
+        buffer_stacks: buffer_stacks_out,
+    }
 }
 
 /// Up to `n` entries of `map`, largest bytes first (ties by id, so the order
@@ -159,7 +188,13 @@ fn largest(map: &HashMap<usize, Totals>, n: usize) -> Vec<(usize, Totals)> {
 fn attribution(p: &CheckedProfile, locs: &[u32]) -> Option<(u32, usize)> {
     let mut first = None;
     for &l in locs {
-        for (i, frame) in p.locations.get(l as usize).into_iter().flatten().enumerate() {
+        for (i, frame) in p
+            .locations
+            .get(l as usize)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
             if first.is_none() {
                 first = Some((l, i));
             }
@@ -172,14 +207,19 @@ fn attribution(p: &CheckedProfile, locs: &[u32]) -> Option<(u32, usize)> {
 }
 
 fn frame_at(p: &CheckedProfile, (loc, line): (u32, usize)) -> Option<&Frame> {
-    p.locations.get(loc as usize).and_then(|frames| frames.get(line))
+    p.locations
+        .get(loc as usize)
+        .and_then(|frames| frames.get(line))
 }
 
 fn attributed_frame(p: &CheckedProfile, locs: &[u32]) -> Frame {
     attribution(p, locs)
         .and_then(|key| frame_at(p, key))
         .cloned()
-        .unwrap_or_else(|| Frame { function: "(no traceback)".into(), ..Default::default() })
+        .unwrap_or_else(|| Frame {
+            function: "(no traceback)".into(),
+            ..Default::default()
+        })
 }
 
 fn balance(
@@ -193,8 +233,16 @@ fn balance(
     if holding.len() < 2 {
         return None;
     }
-    let heaviest = holding.iter().max_by(|a, b| a.buffer_bytes.cmp(&b.buffer_bytes).then(b.device.cmp(&a.device)))?;
-    let lightest = holding.iter().min_by(|a, b| a.buffer_bytes.cmp(&b.buffer_bytes).then(a.device.cmp(&b.device)))?;
+    let heaviest = holding.iter().max_by(|a, b| {
+        a.buffer_bytes
+            .cmp(&b.buffer_bytes)
+            .then(b.device.cmp(&a.device))
+    })?;
+    let lightest = holding.iter().min_by(|a, b| {
+        a.buffer_bytes
+            .cmp(&b.buffer_bytes)
+            .then(a.device.cmp(&b.device))
+    })?;
     let total: u128 = holding.iter().map(|d| d.buffer_bytes as u128).sum();
     let mut out = DeviceBalance {
         devices: holding.len() as u32,
@@ -205,15 +253,21 @@ fn balance(
         lightest_device: lightest.device.clone(),
         ..Default::default()
     };
-    let device_ids: Vec<u32> = (0..devices.len() as u32).filter(|&d| devices[d as usize].buffer_count > 0).collect();
+    let device_ids: Vec<u32> = (0..devices.len() as u32)
+        .filter(|&d| devices[d as usize].buffer_count > 0)
+        .collect();
     let mut uneven: Vec<(u64, usize, u64, u64)> = Vec::new();
     let mut ids: Vec<usize> = buffer_stacks.keys().copied().collect();
     ids.sort_unstable();
     for id in ids {
-        let per_device = device_ids.iter().map(|&d| by_stack_device.get(&(id, d)).copied().unwrap_or(0));
+        let per_device = device_ids
+            .iter()
+            .map(|&d| by_stack_device.get(&(id, d)).copied().unwrap_or(0));
         let (min, max) = per_device.fold((u64::MAX, 0), |(lo, hi), b| (lo.min(b), hi.max(b)));
         if min == max && max > 0 {
-            out.even_bytes = out.even_bytes.saturating_add(max.saturating_mul(device_ids.len() as u64));
+            out.even_bytes = out
+                .even_bytes
+                .saturating_add(max.saturating_mul(device_ids.len() as u64));
         } else if max > min {
             uneven.push((max - min, id, min, max));
         }
@@ -227,7 +281,12 @@ fn balance(
                 frame: attributed_frame(p, stack_locs.get(id).copied().unwrap_or_default()),
                 bytes_by_device: device_ids
                     .iter()
-                    .map(|&d| (devices[d as usize].device.clone(), by_stack_device.get(&(id, d)).copied().unwrap_or(0)))
+                    .map(|&d| {
+                        (
+                            devices[d as usize].device.clone(),
+                            by_stack_device.get(&(id, d)).copied().unwrap_or(0),
+                        )
+                    })
                     .collect::<BTreeMap<_, _>>(),
                 max_bytes: max,
                 min_bytes: min,

@@ -30,11 +30,26 @@ pub struct RuntimeError {
 
 impl RuntimeError {
     pub(crate) fn new(input: &str, kind: RuntimeErrorKind, message: impl Into<String>) -> Self {
-        RuntimeError { input: input.to_string(), kind, message: message.into(), offset: None }
+        RuntimeError {
+            input: input.to_string(),
+            kind,
+            message: message.into(),
+            offset: None,
+        }
     }
 
-    pub(crate) fn at(input: &str, kind: RuntimeErrorKind, offset: usize, message: impl Into<String>) -> Self {
-        RuntimeError { input: input.to_string(), kind, message: message.into(), offset: Some(offset as u64) }
+    pub(crate) fn at(
+        input: &str,
+        kind: RuntimeErrorKind,
+        offset: usize,
+        message: impl Into<String>,
+    ) -> Self {
+        RuntimeError {
+            input: input.to_string(),
+            kind,
+            message: message.into(),
+            offset: Some(offset as u64),
+        }
     }
 }
 

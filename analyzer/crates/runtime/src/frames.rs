@@ -11,14 +11,23 @@ pub const MAX_NAME_BYTES: usize = 1024;
 pub fn frame_kind(file: &str) -> FrameKind {
     let path = file.replace('\\', "/");
     let lower = path.to_ascii_lowercase();
-    if [".so", ".cc", ".cpp", ".cu", ".h", ".c"].iter().any(|ext| lower.ends_with(ext)) {
+    if [".so", ".cc", ".cpp", ".cu", ".h", ".c"]
+        .iter()
+        .any(|ext| lower.ends_with(ext))
+    {
         return FrameKind::Native;
     }
     if let Some(pseudo) = lower.strip_prefix('<') {
         // `<stdin>`, `<string>`, `<ipython-input-3-…>` are code the user typed;
         // `<frozen runpy>` and friends are the interpreter's own.
-        let typed = ["stdin", "string", "ipython-input", "console"].iter().any(|p| pseudo.starts_with(p));
-        return if typed { FrameKind::Python } else { FrameKind::Framework };
+        let typed = ["stdin", "string", "ipython-input", "console"]
+            .iter()
+            .any(|p| pseudo.starts_with(p));
+        return if typed {
+            FrameKind::Python
+        } else {
+            FrameKind::Framework
+        };
     }
     const FRAMEWORK_DIRS: [&str; 12] = [
         "site-packages/",
@@ -58,12 +67,21 @@ mod tests {
 
     #[test]
     fn jax_internals_are_framework_and_scripts_are_user_code() {
-        assert_eq!(frame_kind("/usr/local/lib/python3.11/site-packages/jax/_src/numpy/lax_numpy.py"), FrameKind::Framework);
-        assert_eq!(frame_kind("/home/me/jax/jax/_src/api.py"), FrameKind::Framework);
+        assert_eq!(
+            frame_kind("/usr/local/lib/python3.11/site-packages/jax/_src/numpy/lax_numpy.py"),
+            FrameKind::Framework
+        );
+        assert_eq!(
+            frame_kind("/home/me/jax/jax/_src/api.py"),
+            FrameKind::Framework
+        );
         assert_eq!(frame_kind("<frozen runpy>"), FrameKind::Framework);
         assert_eq!(frame_kind("/home/me/train.py"), FrameKind::Python);
         assert_eq!(frame_kind("<ipython-input-4-2b1e>"), FrameKind::Python);
-        assert_eq!(frame_kind("external/xla/xla/pjrt/pjrt_client.cc"), FrameKind::Native);
+        assert_eq!(
+            frame_kind("external/xla/xla/pjrt/pjrt_client.cc"),
+            FrameKind::Native
+        );
     }
 
     #[test]

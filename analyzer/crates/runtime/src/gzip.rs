@@ -16,7 +16,11 @@ pub fn is_gzip(data: &[u8]) -> bool {
 }
 
 /// `data` itself, or its decompressed contents when it is gzip.
-pub fn maybe_gunzip<'a>(input: &str, data: &'a [u8], limit: u64) -> Result<Cow<'a, [u8]>, RuntimeError> {
+pub fn maybe_gunzip<'a>(
+    input: &str,
+    data: &'a [u8],
+    limit: u64,
+) -> Result<Cow<'a, [u8]>, RuntimeError> {
     if !is_gzip(data) {
         return Ok(Cow::Borrowed(data));
     }
@@ -32,12 +36,19 @@ pub fn maybe_gunzip<'a>(input: &str, data: &'a [u8], limit: u64) -> Result<Cow<'
                 return Err(RuntimeError::new(
                     input,
                     RuntimeErrorKind::Gzip,
-                    format!("truncated or corrupt gzip stream after {} decompressed bytes: {e}", out.len()),
+                    format!(
+                        "truncated or corrupt gzip stream after {} decompressed bytes: {e}",
+                        out.len()
+                    ),
                 ))
             }
         };
         out.try_reserve(n).map_err(|_| {
-            RuntimeError::new(input, RuntimeErrorKind::TooLarge, format!("out of memory after decompressing {} bytes", out.len()))
+            RuntimeError::new(
+                input,
+                RuntimeErrorKind::TooLarge,
+                format!("out of memory after decompressing {} bytes", out.len()),
+            )
         })?;
         out.extend_from_slice(chunk.get(..n).unwrap_or_default());
         if out.len() as u64 > limit {

@@ -16,7 +16,11 @@ pub struct Scanner<'a> {
 
 impl<'a> Scanner<'a> {
     pub fn new(input: &'a str, data: &'a [u8]) -> Self {
-        Scanner { input, data, pos: 0 }
+        Scanner {
+            input,
+            data,
+            pos: 0,
+        }
     }
 
     pub fn at(input: &'a str, data: &'a [u8], pos: usize) -> Self {
@@ -52,8 +56,15 @@ impl<'a> Scanner<'a> {
                 self.pos += 1;
                 Ok(())
             }
-            Some(b) => Err(self.error(format!("expected '{}', found '{}'", byte as char, b.escape_ascii()))),
-            None => Err(self.error(format!("expected '{}', found the end of the file (truncated?)", byte as char))),
+            Some(b) => Err(self.error(format!(
+                "expected '{}', found '{}'",
+                byte as char,
+                b.escape_ascii()
+            ))),
+            None => Err(self.error(format!(
+                "expected '{}', found the end of the file (truncated?)",
+                byte as char
+            ))),
         }
     }
 
@@ -69,8 +80,15 @@ impl<'a> Scanner<'a> {
                 self.pos += 1;
                 Ok(false)
             }
-            Some(b) => Err(self.error(format!("expected ',' or '{}', found '{}'", close as char, b.escape_ascii()))),
-            None => Err(self.error(format!("expected ',' or '{}', found the end of the file (truncated?)", close as char))),
+            Some(b) => Err(self.error(format!(
+                "expected ',' or '{}', found '{}'",
+                close as char,
+                b.escape_ascii()
+            ))),
+            None => Err(self.error(format!(
+                "expected ',' or '{}', found the end of the file (truncated?)",
+                close as char
+            ))),
         }
     }
 
@@ -107,7 +125,9 @@ impl<'a> Scanner<'a> {
                     depth -= 1;
                     self.pos += 1;
                 }
-                b',' | b':' if depth == 0 => return Err(self.error(format!("unexpected '{}'", b as char))),
+                b',' | b':' if depth == 0 => {
+                    return Err(self.error(format!("unexpected '{}'", b as char)))
+                }
                 _ => {
                     self.pos += 1;
                     if depth == 0 {
@@ -151,8 +171,14 @@ impl<'a> Scanner<'a> {
             return Err(self.error("expected an object key"));
         }
         let span = self.value()?;
-        let key: String = serde_json::from_slice(span)
-            .map_err(|e| RuntimeError::at(self.input, RuntimeErrorKind::Json, at, format!("bad object key: {e}")))?;
+        let key: String = serde_json::from_slice(span).map_err(|e| {
+            RuntimeError::at(
+                self.input,
+                RuntimeErrorKind::Json,
+                at,
+                format!("bad object key: {e}"),
+            )
+        })?;
         self.expect(b':')?;
         Ok(key)
     }
@@ -185,7 +211,11 @@ mod tests {
         s.value().unwrap();
         assert!(s.next_element(b']').unwrap());
         let e = s.value().unwrap_err();
-        assert!(e.to_string().starts_with("t.json: the file ends inside a value"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("t.json: the file ends inside a value"),
+            "{e}"
+        );
         assert!(e.offset.is_some());
     }
 }

@@ -87,7 +87,8 @@ struct Track {
 /// Is this (the head of) a Chrome trace: an object with `traceEvents`?
 pub fn is_chrome_trace(head: &[u8]) -> bool {
     let start = head.iter().position(|b| !b.is_ascii_whitespace());
-    start.and_then(|i| head.get(i)) == Some(&b'{') && head.windows(13).any(|w| w == b"\"traceEvents\"")
+    start.and_then(|i| head.get(i)) == Some(&b'{')
+        && head.windows(13).any(|w| w == b"\"traceEvents\"")
 }
 
 /// One [`MemoryTimeline`] per device with `[memory]` events; an error when
@@ -114,7 +115,11 @@ pub fn read_kineto_trace(input: &str, data: &[u8]) -> Result<Vec<MemoryTimeline>
         }
     }
     if !found_events {
-        return Err(RuntimeError::new(input, RuntimeErrorKind::Json, "not a Chrome trace: no traceEvents"));
+        return Err(RuntimeError::new(
+            input,
+            RuntimeErrorKind::Json,
+            "not a Chrome trace: no traceEvents",
+        ));
     }
     if tracks.is_empty() {
         return Err(RuntimeError::new(
@@ -141,7 +146,12 @@ fn read_events(
         let span = s.value()?;
         if span.windows(MEMORY_EVENT.len()).any(|w| w == MEMORY_EVENT) {
             let event: Event = serde_json::from_slice(span).map_err(|e| {
-                RuntimeError::at(input, RuntimeErrorKind::Json, at, format!("unreadable trace event: {e}"))
+                RuntimeError::at(
+                    input,
+                    RuntimeErrorKind::Json,
+                    at,
+                    format!("unreadable trace event: {e}"),
+                )
             })?;
             if let (Some("[memory]"), Some(args)) = (event.name.as_deref(), event.args) {
                 let key = (args.device_type.unwrap_or(-1), args.device_id.unwrap_or(-1));
@@ -156,7 +166,12 @@ fn read_events(
                                 format!("[memory] events of more than {MAX_DEVICES} devices"),
                             ));
                         }
-                        tracks.push(Track { name: device_name(key.0, key.1), curve: Curve::new(), running: 0, events: 0 });
+                        tracks.push(Track {
+                            name: device_name(key.0, key.1),
+                            curve: Curve::new(),
+                            running: 0,
+                            events: 0,
+                        });
                         index.insert(key, tracks.len() - 1);
                         tracks.len() - 1
                     }
@@ -168,7 +183,11 @@ fn read_events(
                     };
                     track.events += 1;
                     let time = event.ts.map(|t| t as i64).unwrap_or(0);
-                    track.curve.push(TimelinePoint { time, bytes: track.running.max(0) as u64, by_category: vec![] });
+                    track.curve.push(TimelinePoint {
+                        time,
+                        bytes: track.running.max(0) as u64,
+                        by_category: vec![],
+                    });
                 }
             }
         }
@@ -210,7 +229,15 @@ mod tests {
         ]}"#;
         let t = read_kineto_trace("t.pt.trace.json", trace).unwrap();
         assert_eq!(t.len(), 2);
-        assert_eq!((t[0].device.as_str(), t[0].peak_bytes, t[0].peak_time, t[0].final_bytes), ("cuda:0", 768, 12, 256));
+        assert_eq!(
+            (
+                t[0].device.as_str(),
+                t[0].peak_bytes,
+                t[0].peak_time,
+                t[0].final_bytes
+            ),
+            ("cuda:0", 768, 12, 256)
+        );
         assert_eq!((t[1].device.as_str(), t[1].peak_bytes), ("cpu", 64));
     }
 
@@ -221,12 +248,16 @@ mod tests {
             {"ph": "i", "name": "[memory]", "ts": 2.5, "args": {"Device Type": 1, "Device Id": 2, "Bytes": -10, "Addr": 1, "Total Allocated": 1000, "Total Reserved": 2048}}
         ]}"#;
         let t = read_kineto_trace("t.pt.trace.json", trace).unwrap();
-        assert_eq!((t[0].device.as_str(), t[0].peak_bytes, t[0].final_bytes), ("cuda:2", 1010, 1000));
+        assert_eq!(
+            (t[0].device.as_str(), t[0].peak_bytes, t[0].final_bytes),
+            ("cuda:2", 1010, 1000)
+        );
     }
 
     #[test]
     fn a_trace_without_memory_events_says_how_to_record_them() {
-        let e = read_kineto_trace("t.json", br#"{"traceEvents": [{"ph": "X", "name": "a"}]}"#).unwrap_err();
+        let e = read_kineto_trace("t.json", br#"{"traceEvents": [{"ph": "X", "name": "a"}]}"#)
+            .unwrap_err();
         assert!(e.to_string().contains("profile_memory=True"), "{e}");
     }
 }

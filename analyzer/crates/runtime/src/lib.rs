@@ -30,7 +30,9 @@ mod pprof;
 mod series;
 mod torch_timeline;
 
-pub use device_profile::{read_device_memory_profile, DecodedDeviceProfile, MAX_SERIES_STACKS, TOP_LINES, TOP_STACKS};
+pub use device_profile::{
+    read_device_memory_profile, DecodedDeviceProfile, MAX_SERIES_STACKS, TOP_LINES, TOP_STACKS,
+};
 pub use error::{RuntimeError, RuntimeErrorKind};
 pub use frames::frame_kind;
 pub use kineto::{is_chrome_trace, read_kineto_trace};
@@ -43,6 +45,7 @@ pub use torch_timeline::{form_of as torch_timeline_form, read_memory_timeline, C
 pub fn is_pprof(data: &[u8]) -> bool {
     use oomscope_proto::prost::Message;
     data.first() == Some(&0x0a)
-        && oomscope_proto::perftools::profiles::Profile::decode(data)
-            .is_ok_and(|p| !p.string_table.is_empty() && p.string_table.iter().any(|s| s == "space"))
+        && oomscope_proto::perftools::profiles::Profile::decode(data).is_ok_and(|p| {
+            !p.string_table.is_empty() && p.string_table.iter().any(|s| s == "space")
+        })
 }

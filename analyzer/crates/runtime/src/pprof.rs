@@ -58,7 +58,11 @@ fn invalid(input: &str, message: String) -> RuntimeError {
 /// Decode the (already gunzipped) protobuf bytes.
 pub fn decode(input: &str, bytes: &[u8]) -> Result<pb::Profile, RuntimeError> {
     pb::Profile::decode(bytes).map_err(|e| {
-        RuntimeError::new(input, RuntimeErrorKind::Protobuf, format!("not a pprof profile (profile.proto): {e}"))
+        RuntimeError::new(
+            input,
+            RuntimeErrorKind::Protobuf,
+            format!("not a pprof profile (profile.proto): {e}"),
+        )
     })
 }
 
@@ -71,17 +75,30 @@ impl<'a> Strings<'a> {
     /// String `index`; `what` names the referring field in the error (built
     /// only on error: this runs for every label of every sample).
     fn get(&self, index: i64, what: impl FnOnce() -> String) -> Result<&'a str, RuntimeError> {
-        usize::try_from(index).ok().and_then(|i| self.table.get(i)).map(String::as_str).ok_or_else(|| {
-            invalid(
-                self.input,
-                format!("{} refers to string {index}, but the string table has {} entries", what(), self.table.len()),
-            )
-        })
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| self.table.get(i))
+            .map(String::as_str)
+            .ok_or_else(|| {
+                invalid(
+                    self.input,
+                    format!(
+                        "{} refers to string {index}, but the string table has {} entries",
+                        what(),
+                        self.table.len()
+                    ),
+                )
+            })
     }
 }
 
 /// Index of the sample value of type `name` with unit `unit`.
-fn value_index(strings: &Strings, types: &[pb::ValueType], name: &str, unit: &str) -> Result<Option<usize>, RuntimeError> {
+fn value_index(
+    strings: &Strings,
+    types: &[pb::ValueType],
+    name: &str,
+    unit: &str,
+) -> Result<Option<usize>, RuntimeError> {
     for (i, t) in types.iter().enumerate() {
         let ty = strings.get(t.r#type, || "a sample type".to_string())?;
         let un = strings.get(t.unit, || "a sample unit".to_string())?;
@@ -94,12 +111,19 @@ fn value_index(strings: &Strings, types: &[pb::ValueType], name: &str, unit: &st
 
 /// Check every reference of `profile` and resolve its locations to frames.
 pub fn check(input: &str, profile: &pb::Profile) -> Result<CheckedProfile, RuntimeError> {
-    let strings = Strings { input, table: &profile.string_table };
+    let strings = Strings {
+        input,
+        table: &profile.string_table,
+    };
     let space = value_index(&strings, &profile.sample_type, "space", "bytes")?;
     let Some(space) = space else {
         let mut types = Vec::new();
         for t in &profile.sample_type {
-            types.push(format!("{}/{}", strings.get(t.r#type, || "a sample type".to_string())?, strings.get(t.unit, || "a sample unit".to_string())?));
+            types.push(format!(
+                "{}/{}",
+                strings.get(t.r#type, || "a sample type".to_string())?,
+                strings.get(t.unit, || "a sample unit".to_string())?
+            ));
         }
         return Err(invalid(
             input,
@@ -129,7 +153,10 @@ pub fn check(input: &str, profile: &pb::Profile) -> Result<CheckedProfile, Runti
             let (name, file) = functions.get(&line.function_id).ok_or_else(|| {
                 invalid(
                     input,
-                    format!("location {} refers to function {}, which the profile does not define", loc.id, line.function_id),
+                    format!(
+                        "location {} refers to function {}, which the profile does not define",
+                        loc.id, line.function_id
+                    ),
                 )
             })?;
             frames.push(Frame {
@@ -152,7 +179,11 @@ pub fn check(input: &str, profile: &pb::Profile) -> Result<CheckedProfile, Runti
         if s.value.len() != profile.sample_type.len() {
             return Err(invalid(
                 input,
-                format!("sample {i} has {} values for {} sample types", s.value.len(), profile.sample_type.len()),
+                format!(
+                    "sample {i} has {} values for {} sample types",
+                    s.value.len(),
+                    profile.sample_type.len()
+                ),
             ));
         }
         let mut kind = None;
@@ -161,7 +192,11 @@ pub fn check(input: &str, profile: &pb::Profile) -> Result<CheckedProfile, Runti
             let key = strings.get(label.key, || format!("sample {i}'s label key"))?;
             if key == kind_key {
                 let text = strings.get(label.str, || format!("sample {i}'s kind label"))?;
-                kind = Some(if text == "executable" { SampleKind::Executable } else { SampleKind::Buffer });
+                kind = Some(if text == "executable" {
+                    SampleKind::Executable
+                } else {
+                    SampleKind::Buffer
+                });
             } else if key == device_key {
                 // Early jaxlib wrote the device id as a number; later ones its DebugString.
                 let name: Cow<str> = if label.str != 0 {
@@ -181,11 +216,21 @@ pub fn check(input: &str, profile: &pb::Profile) -> Result<CheckedProfile, Runti
                 device = Some(idx);
             }
         }
-        let kind = kind.unwrap_or(if device.is_some() { SampleKind::Buffer } else { SampleKind::Executable });
+        let kind = kind.unwrap_or(if device.is_some() {
+            SampleKind::Buffer
+        } else {
+            SampleKind::Executable
+        });
         let value = |index: usize| s.value.get(index).copied().unwrap_or(0);
         let count = match allocations {
             Some(a) => u64::try_from(value(a)).map_err(|_| {
-                invalid(input, format!("sample {i} has a negative allocations/count value ({})", value(a)))
+                invalid(
+                    input,
+                    format!(
+                        "sample {i} has a negative allocations/count value ({})",
+                        value(a)
+                    ),
+                )
             })?,
             None => 1,
         };
@@ -196,17 +241,39 @@ pub fn check(input: &str, profile: &pb::Profile) -> Result<CheckedProfile, Runti
             (Ok(b), _) => (b, false),
             (Err(_), SampleKind::Executable) => (0, true),
             (Err(_), SampleKind::Buffer) => {
-                return Err(invalid(input, format!("sample {i} has a negative space/bytes value ({})", value(space))))
+                return Err(invalid(
+                    input,
+                    format!(
+                        "sample {i} has a negative space/bytes value ({})",
+                        value(space)
+                    ),
+                ))
             }
         };
         let mut locs = Vec::with_capacity(s.location_id.len());
         for id in &s.location_id {
             let idx = location_index.get(id).ok_or_else(|| {
-                invalid(input, format!("sample {i} refers to location {id}, which the profile does not define"))
+                invalid(
+                    input,
+                    format!(
+                        "sample {i} refers to location {id}, which the profile does not define"
+                    ),
+                )
             })?;
             locs.push(*idx);
         }
-        samples.push(CheckedSample { locations: locs, bytes, count, kind, device, size_unknown });
+        samples.push(CheckedSample {
+            locations: locs,
+            bytes,
+            count,
+            kind,
+            device,
+            size_unknown,
+        });
     }
-    Ok(CheckedProfile { samples, locations, devices })
+    Ok(CheckedProfile {
+        samples,
+        locations,
+        devices,
+    })
 }

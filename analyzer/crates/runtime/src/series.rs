@@ -54,7 +54,10 @@ pub fn device_memory_series(profiles: &[DecodedDeviceProfile]) -> Vec<DeviceMemo
         if members.len() < 2 {
             continue;
         }
-        members.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.profile.input.cmp(&b.1.profile.input)));
+        members.sort_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| a.1.profile.input.cmp(&b.1.profile.input))
+        });
         let ordered: Vec<&DecodedDeviceProfile> = members.into_iter().map(|(_, p)| p).collect();
         out.push(series_of(&ordered));
     }
@@ -67,7 +70,9 @@ fn series_of(profiles: &[&DecodedDeviceProfile]) -> DeviceMemorySeries {
     let mut stacks: HashMap<&[Frame], (Vec<u64>, Vec<u64>)> = HashMap::new();
     for (i, p) in profiles.iter().enumerate() {
         for s in &p.buffer_stacks {
-            let entry = stacks.entry(&s.frames).or_insert_with(|| (vec![0; n], vec![0; n]));
+            let entry = stacks
+                .entry(&s.frames)
+                .or_insert_with(|| (vec![0; n], vec![0; n]));
             if let (Some(b), Some(c)) = (entry.0.get_mut(i), entry.1.get_mut(i)) {
                 *b = b.saturating_add(s.bytes);
                 *c = c.saturating_add(s.count);
@@ -83,12 +88,20 @@ fn series_of(profiles: &[&DecodedDeviceProfile]) -> DeviceMemorySeries {
         .map(|(frames, (bytes, counts))| GrowingStack {
             frame: user_frame(frames),
             frames: frames.to_vec(),
-            growth_bytes: bytes.last().copied().unwrap_or(0).saturating_sub(bytes.first().copied().unwrap_or(0)),
+            growth_bytes: bytes
+                .last()
+                .copied()
+                .unwrap_or(0)
+                .saturating_sub(bytes.first().copied().unwrap_or(0)),
             bytes_per_profile: bytes,
             count_per_profile: counts,
         })
         .collect();
-    growing.sort_by(|a, b| b.growth_bytes.cmp(&a.growth_bytes).then_with(|| a.frames.len().cmp(&b.frames.len())));
+    growing.sort_by(|a, b| {
+        b.growth_bytes
+            .cmp(&a.growth_bytes)
+            .then_with(|| a.frames.len().cmp(&b.frames.len()))
+    });
     growing.truncate(TOP_GROWING_STACKS);
     DeviceMemorySeries {
         inputs: profiles.iter().map(|p| p.profile.input.clone()).collect(),
@@ -104,7 +117,10 @@ fn user_frame(frames: &[Frame]) -> Frame {
         .find(|f| f.kind == FrameKind::Python)
         .or_else(|| frames.first())
         .cloned()
-        .unwrap_or_else(|| Frame { function: "(no traceback)".into(), ..Default::default() })
+        .unwrap_or_else(|| Frame {
+            function: "(no traceback)".into(),
+            ..Default::default()
+        })
 }
 
 #[cfg(test)]
@@ -113,7 +129,13 @@ mod tests {
 
     #[test]
     fn digits_are_set_aside_and_read_as_numbers() {
-        assert_eq!(series_key("run_7/memory_40.prof"), ("run_#/memory_#.prof".to_string(), vec![7, 40]));
-        assert_eq!(series_key("memory.prof"), ("memory.prof".to_string(), vec![]));
+        assert_eq!(
+            series_key("run_7/memory_40.prof"),
+            ("run_#/memory_#.prof".to_string(), vec![7, 40])
+        );
+        assert_eq!(
+            series_key("memory.prof"),
+            ("memory.prof".to_string(), vec![])
+        );
     }
 }

@@ -23,8 +23,16 @@ use oomscope_report::{MemoryTimeline, TimeUnit, TimelinePoint, TimelineSource};
 use std::collections::BTreeMap;
 
 /// PyTorch's categories, in `_CATEGORY_TO_INDEX` order.
-pub const CATEGORIES: [&str; 8] =
-    ["parameter", "optimizer_state", "input", "temporary", "activation", "gradient", "autograd_detail", "unknown"];
+pub const CATEGORIES: [&str; 8] = [
+    "parameter",
+    "optimizer_state",
+    "input",
+    "temporary",
+    "activation",
+    "gradient",
+    "autograd_detail",
+    "unknown",
+];
 
 /// Read either form, told apart by content (see [`form_of`]).
 pub fn read_memory_timeline(input: &str, data: &[u8]) -> Result<MemoryTimeline, RuntimeError> {
@@ -72,7 +80,12 @@ struct Coalescer {
 
 impl Coalescer {
     fn new() -> Self {
-        Coalescer { curve: Curve::new(), sizes: [0; 8], step_time: None, t_min: -1 }
+        Coalescer {
+            curve: Curve::new(),
+            sizes: [0; 8],
+            step_time: None,
+            t_min: -1,
+        }
     }
 
     /// Start the step of `t` (µs) if it is not the current one.
@@ -90,7 +103,11 @@ impl Coalescer {
         if let Some(time) = self.step_time.take() {
             let total: i128 = self.sizes.iter().map(|&b| b as i128).sum();
             let by_category = self.sizes.iter().map(|&b| b.max(0) as u64).collect();
-            self.curve.push(TimelinePoint { time, bytes: total.clamp(0, u64::MAX as i128) as u64, by_category });
+            self.curve.push(TimelinePoint {
+                time,
+                bytes: total.clamp(0, u64::MAX as i128) as u64,
+                by_category,
+            });
         }
     }
 
@@ -105,8 +122,11 @@ impl Coalescer {
         };
         let (peak, last, _, points) = self.curve.finish();
         let peak = peak.map(fix).unwrap_or_default();
-        let peak_by_category: BTreeMap<String, u64> =
-            CATEGORIES.iter().zip(&peak.by_category).map(|(name, &b)| (name.to_string(), b)).collect();
+        let peak_by_category: BTreeMap<String, u64> = CATEGORIES
+            .iter()
+            .zip(&peak.by_category)
+            .map(|(name, &b)| (name.to_string(), b))
+            .collect();
         MemoryTimeline {
             input: input.to_string(),
             source,
@@ -141,15 +161,34 @@ fn read_raw_form(input: &str, data: &[u8]) -> Result<MemoryTimeline, RuntimeErro
         loop {
             let at = s.pos();
             let span = s.value()?;
-            let (t, action, bytes, category): (i64, i64, i64, i64) = serde_json::from_slice(span).map_err(|e| {
-                RuntimeError::at(input, RuntimeErrorKind::Json, at, format!("event {events} is not [time, action, bytes, category]: {e}"))
+            let (t, action, bytes, category): (i64, i64, i64, i64) = serde_json::from_slice(span)
+                .map_err(|e| {
+                RuntimeError::at(
+                    input,
+                    RuntimeErrorKind::Json,
+                    at,
+                    format!("event {events} is not [time, action, bytes, category]: {e}"),
+                )
             })?;
             if !(1..=4).contains(&action) {
-                return Err(RuntimeError::at(input, RuntimeErrorKind::Json, at, format!("event {events} has unknown action {action}")));
+                return Err(RuntimeError::at(
+                    input,
+                    RuntimeErrorKind::Json,
+                    at,
+                    format!("event {events} has unknown action {action}"),
+                ));
             }
-            let slot = usize::try_from(category).ok().filter(|&i| i < CATEGORIES.len()).ok_or_else(|| {
-                RuntimeError::at(input, RuntimeErrorKind::Json, at, format!("event {events} has unknown category {category}"))
-            })?;
+            let slot = usize::try_from(category)
+                .ok()
+                .filter(|&i| i < CATEGORIES.len())
+                .ok_or_else(|| {
+                    RuntimeError::at(
+                        input,
+                        RuntimeErrorKind::Json,
+                        at,
+                        format!("event {events} has unknown category {category}"),
+                    )
+                })?;
             c.at(ns_to_us(t));
             if let Some(size) = c.sizes.get_mut(slot) {
                 *size = size.saturating_add(bytes);
@@ -175,22 +214,38 @@ fn read_json_form(input: &str, data: &[u8]) -> Result<MemoryTimeline, RuntimeErr
     sizes.expect(b'[')?;
     let mut c = Coalescer::new();
     let mut steps = 0u64;
-    let (mut times_done, mut sizes_done) = (times.empty_container(b']'), sizes.empty_container(b']'));
+    let (mut times_done, mut sizes_done) =
+        (times.empty_container(b']'), sizes.empty_container(b']'));
     while !times_done && !sizes_done {
         let at = times.pos();
         let t: i64 = serde_json::from_slice(times.value()?).map_err(|e| {
-            RuntimeError::at(input, RuntimeErrorKind::Json, at, format!("time {steps} is not an integer: {e}"))
+            RuntimeError::at(
+                input,
+                RuntimeErrorKind::Json,
+                at,
+                format!("time {steps} is not an integer: {e}"),
+            )
         })?;
         let at = sizes.pos();
         let row: Vec<i64> = serde_json::from_slice(sizes.value()?).map_err(|e| {
-            RuntimeError::at(input, RuntimeErrorKind::Json, at, format!("sizes row {steps} is not a list of integers: {e}"))
+            RuntimeError::at(
+                input,
+                RuntimeErrorKind::Json,
+                at,
+                format!("sizes row {steps} is not a list of integers: {e}"),
+            )
         })?;
         // `[0, c0, …, c7]` as PyTorch writes it; a row of exactly 8 is taken as c0…c7.
         let categories = match row.len() {
             9 => row.get(1..).unwrap_or_default(),
             8 => &row[..],
             n => {
-                return Err(RuntimeError::at(input, RuntimeErrorKind::Json, at, format!("sizes row {steps} has {n} entries, expected 9")))
+                return Err(RuntimeError::at(
+                    input,
+                    RuntimeErrorKind::Json,
+                    at,
+                    format!("sizes row {steps} has {n} entries, expected 9"),
+                ))
             }
         };
         c.at(t);
@@ -213,16 +268,26 @@ mod tests {
 
     #[test]
     fn forms_are_told_apart_by_content() {
-        assert_eq!(form_of(b"[[-1, 1, 512, 0], [5000, 2, 64, 4]]"), Some(TimelineSource::TorchMemoryTimelineRaw));
-        assert_eq!(form_of(b"[[-1, 1, 512, 0], [5, 4, -64, 4]]"), Some(TimelineSource::TorchMemoryTimelineRaw));
-        assert_eq!(form_of(b"[[1, 2], [[0,1,0,0,0,0,0,0,0], [0,2,0,0,0,0,0,0,0]]]"), Some(TimelineSource::TorchMemoryTimelineJson));
+        assert_eq!(
+            form_of(b"[[-1, 1, 512, 0], [5000, 2, 64, 4]]"),
+            Some(TimelineSource::TorchMemoryTimelineRaw)
+        );
+        assert_eq!(
+            form_of(b"[[-1, 1, 512, 0], [5, 4, -64, 4]]"),
+            Some(TimelineSource::TorchMemoryTimelineRaw)
+        );
+        assert_eq!(
+            form_of(b"[[1, 2], [[0,1,0,0,0,0,0,0,0], [0,2,0,0,0,0,0,0,0]]]"),
+            Some(TimelineSource::TorchMemoryTimelineJson)
+        );
         assert_eq!(form_of(b"{\"traceEvents\": []}"), None);
     }
 
     #[test]
     fn events_of_one_microsecond_are_one_step_as_pytorch_coalesces_them() {
         // +100 and -100 within the same microsecond never show as a peak of 100 more.
-        let raw = b"[[-1, 1, 1000, 0], [5000100, 2, 100, 3], [5000900, 4, -100, 3], [6000000, 2, 50, 4]]";
+        let raw =
+            b"[[-1, 1, 1000, 0], [5000100, 2, 100, 3], [5000900, 4, -100, 3], [6000000, 2, 50, 4]]";
         let t = read_memory_timeline("t.raw.json", raw).unwrap();
         assert_eq!(t.peak_bytes, 1050);
         assert_eq!(t.peak_time, 6000);
@@ -234,9 +299,13 @@ mod tests {
 
     #[test]
     fn the_json_form_matches_the_raw_form_it_came_from() {
-        let json = b"[[5000, 6000], [[0, 1000, 0, 0, 0, 0, 0, 0, 0], [0, 1000, 0, 0, 0, 50, 0, 0, 0]]]";
+        let json =
+            b"[[5000, 6000], [[0, 1000, 0, 0, 0, 0, 0, 0, 0], [0, 1000, 0, 0, 0, 50, 0, 0, 0]]]";
         let t = read_memory_timeline("t.json", json).unwrap();
-        assert_eq!((t.peak_bytes, t.peak_time, t.final_bytes), (1050, 6000, 1050));
+        assert_eq!(
+            (t.peak_bytes, t.peak_time, t.final_bytes),
+            (1050, 6000, 1050)
+        );
         assert_eq!(t.source, TimelineSource::TorchMemoryTimelineJson);
     }
 }

@@ -19,26 +19,56 @@ fn load(name: &str) -> DecodedDeviceProfile {
 
 /// 1-based line of the generator that contains `needle`.
 fn generator_line(needle: &str) -> u32 {
-    let src = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../tools/fixtures/jax_memory_profiles.py")).unwrap();
-    let index = src.lines().position(|l| l.contains(needle)).unwrap_or_else(|| panic!("{needle} not in the generator"));
+    let src = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../tools/fixtures/jax_memory_profiles.py"),
+    )
+    .unwrap();
+    let index = src
+        .lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("{needle} not in the generator"));
     index as u32 + 1
 }
 
 #[test]
 fn totals_match_the_independent_reading() {
-    let expected: Value = serde_json::from_str(&std::fs::read_to_string(fixtures().join("expected.json")).unwrap()).unwrap();
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixtures().join("expected.json")).unwrap())
+            .unwrap();
     let expected = expected.as_object().unwrap();
     assert_eq!(expected.len(), 5);
     for (name, want) in expected {
         let p = load(name).profile;
-        assert_eq!(p.buffer_bytes, want["buffer_bytes"].as_u64().unwrap(), "{name}");
-        assert_eq!(p.buffer_count, want["buffer_count"].as_u64().unwrap(), "{name}");
-        assert_eq!(p.executable_count, want["executable_count"].as_u64().unwrap(), "{name}");
-        assert_eq!(p.executable_bytes, want["executable_bytes"].as_u64().unwrap(), "{name}");
+        assert_eq!(
+            p.buffer_bytes,
+            want["buffer_bytes"].as_u64().unwrap(),
+            "{name}"
+        );
+        assert_eq!(
+            p.buffer_count,
+            want["buffer_count"].as_u64().unwrap(),
+            "{name}"
+        );
+        assert_eq!(
+            p.executable_count,
+            want["executable_count"].as_u64().unwrap(),
+            "{name}"
+        );
+        assert_eq!(
+            p.executable_bytes,
+            want["executable_bytes"].as_u64().unwrap(),
+            "{name}"
+        );
         let devices = want["devices"].as_object().unwrap();
         assert_eq!(p.devices.len(), devices.len(), "{name}");
         for d in &p.devices {
-            assert_eq!(d.buffer_bytes, devices[&d.device]["buffer_bytes"].as_u64().unwrap(), "{name} {}", d.device);
+            assert_eq!(
+                d.buffer_bytes,
+                devices[&d.device]["buffer_bytes"].as_u64().unwrap(),
+                "{name} {}",
+                d.device
+            );
         }
     }
 }
@@ -47,9 +77,17 @@ fn totals_match_the_independent_reading() {
 fn the_user_line_comes_first_and_jax_internals_are_framework() {
     let p = load("mlp_1dev.prof").profile;
     let top = &p.top_lines[0];
-    assert!(top.frame.file.ends_with("jax_memory_profiles.py"), "{:?}", top.frame);
+    assert!(
+        top.frame.file.ends_with("jax_memory_profiles.py"),
+        "{:?}",
+        top.frame
+    );
     assert_eq!(top.frame.kind, FrameKind::Python);
-    assert!(p.top_stacks.iter().flat_map(|s| &s.frames).any(|f| f.kind == FrameKind::Framework && f.file.contains("jax")));
+    assert!(p
+        .top_stacks
+        .iter()
+        .flat_map(|s| &s.frames)
+        .any(|f| f.kind == FrameKind::Framework && f.file.contains("jax")));
 }
 
 #[test]
@@ -58,9 +96,15 @@ fn the_unbalanced_shard_stands_out_and_replicas_are_even() {
     let balance = p.balance.expect("8 devices");
     assert_eq!(balance.devices, 8);
     assert_eq!(balance.heaviest_device, "cpu:3");
-    assert!(balance.even_bytes > 0, "the replicated and the evenly sharded arrays are even");
+    assert!(
+        balance.even_bytes > 0,
+        "the replicated and the evenly sharded arrays are even"
+    );
     let worst = &balance.uneven_stacks[0];
-    assert_eq!(worst.frame.line, generator_line("extra_on_3 = jax.device_put"));
+    assert_eq!(
+        worst.frame.line,
+        generator_line("extra_on_3 = jax.device_put")
+    );
     assert_eq!(worst.bytes_by_device["cpu:3"], worst.max_bytes);
     assert_eq!(worst.bytes_by_device.len(), 8);
 }
@@ -68,13 +112,26 @@ fn the_unbalanced_shard_stands_out_and_replicas_are_even() {
 #[test]
 fn the_leaking_loop_is_a_series_with_its_line() {
     // Given out of order: the step numbers order them.
-    let profiles: Vec<DecodedDeviceProfile> =
-        [60, 20, 40].iter().map(|s| load(&format!("leak/memory_step_{s}.prof"))).collect();
+    let profiles: Vec<DecodedDeviceProfile> = [60, 20, 40]
+        .iter()
+        .map(|s| load(&format!("leak/memory_step_{s}.prof")))
+        .collect();
     let series = device_memory_series(&profiles);
     assert_eq!(series.len(), 1);
     let s = &series[0];
-    assert_eq!(s.inputs, ["leak/memory_step_20.prof", "leak/memory_step_40.prof", "leak/memory_step_60.prof"]);
-    assert!(s.buffer_bytes.windows(2).all(|w| w[1] > w[0]), "{:?}", s.buffer_bytes);
+    assert_eq!(
+        s.inputs,
+        [
+            "leak/memory_step_20.prof",
+            "leak/memory_step_40.prof",
+            "leak/memory_step_60.prof"
+        ]
+    );
+    assert!(
+        s.buffer_bytes.windows(2).all(|w| w[1] > w[0]),
+        "{:?}",
+        s.buffer_bytes
+    );
     let leak = &s.growing_stacks[0];
     assert_eq!(leak.frame.line, generator_line("state = step(state)"));
     assert_eq!(leak.frame.function, "leak_8dev");

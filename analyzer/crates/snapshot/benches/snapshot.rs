@@ -12,7 +12,6 @@ use std::path::PathBuf;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-
 fn bench_file() -> Option<PathBuf> {
     if let Ok(p) = std::env::var("OOMSCOPE_SNAPSHOT_BENCH") {
         return Some(PathBuf::from(p));
@@ -27,11 +26,17 @@ fn bench_file() -> Option<PathBuf> {
 
 fn decode_and_analyze(c: &mut Criterion) {
     let Some(path) = bench_file() else {
-        eprintln!("no snapshot to benchmark (no corpus at {})", oomscope_testdata::corpus_location().display());
+        eprintln!(
+            "no snapshot to benchmark (no corpus at {})",
+            oomscope_testdata::corpus_location().display()
+        );
         return;
     };
     let len = fs::metadata(&path).map_or(0, |m| m.len());
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let mut group = c.benchmark_group("snapshot");
     group.throughput(Throughput::Bytes(len));
     if len > 100 << 20 {

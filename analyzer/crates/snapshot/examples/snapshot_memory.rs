@@ -11,7 +11,11 @@ use std::time::Instant;
 fn peak_rss_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
+    line.split_whitespace()
+        .nth(1)?
+        .parse::<u64>()
+        .ok()
+        .map(|kb| kb * 1024)
 }
 
 fn main() {
@@ -36,10 +40,26 @@ fn main() {
     let mb = len as f64 / (1 << 20) as f64;
     let compact = snap.heap_bytes() as f64 / (1 << 20) as f64;
     let peak = peak_rss_bytes().unwrap_or(0).saturating_sub(before) as f64 / (1 << 20) as f64;
-    println!("file {mb:.1} MiB, {} trace entries, {} devices", snap.events.len(), reports.len());
-    println!("decode {:.2} s ({:.0} MiB/s), decode + analysis {:.2} s ({:.0} MiB/s)", decoded.as_secs_f64(), mb / decoded.as_secs_f64(), total.as_secs_f64(), mb / total.as_secs_f64());
-    println!("compact columns {compact:.1} MiB, peak RSS growth {peak:.1} MiB ({:.2}x compact)", peak / compact.max(1e-9));
+    println!(
+        "file {mb:.1} MiB, {} trace entries, {} devices",
+        snap.events.len(),
+        reports.len()
+    );
+    println!(
+        "decode {:.2} s ({:.0} MiB/s), decode + analysis {:.2} s ({:.0} MiB/s)",
+        decoded.as_secs_f64(),
+        mb / decoded.as_secs_f64(),
+        total.as_secs_f64(),
+        mb / total.as_secs_f64()
+    );
+    println!(
+        "compact columns {compact:.1} MiB, peak RSS growth {peak:.1} MiB ({:.2}x compact)",
+        peak / compact.max(1e-9)
+    );
     for r in &reports {
-        println!("device {}: peak {} B at event {:?}, final {} B", r.device, r.peak_allocated_bytes, r.peak_event_index, r.final_allocated_bytes);
+        println!(
+            "device {}: peak {} B at event {:?}, final {} B",
+            r.device, r.peak_allocated_bytes, r.peak_event_index, r.final_allocated_bytes
+        );
     }
 }

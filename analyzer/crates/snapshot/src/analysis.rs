@@ -6,7 +6,8 @@
 use std::collections::HashMap;
 
 use oomscope_report::{
-    Accumulation, LingeringBuffers, LiveAllocation, MemorySnapshot, SnapshotFormat, SnapshotOom, SnapshotLine, Spike, StackSample,
+    Accumulation, LingeringBuffers, LiveAllocation, MemorySnapshot, SnapshotFormat, SnapshotLine,
+    SnapshotOom, Spike, StackSample,
 };
 
 use crate::curve;
@@ -37,7 +38,13 @@ impl StackFacts {
     fn new(snap: &Snapshot) -> Self {
         let n = snap.stacks.len() as u32;
         StackFacts {
-            line: (0..n).map(|s| frames::first_user(snap, s).map(|f| frames::label(snap, f)).unwrap_or_default()).collect(),
+            line: (0..n)
+                .map(|s| {
+                    frames::first_user(snap, s)
+                        .map(|f| frames::label(snap, f))
+                        .unwrap_or_default()
+                })
+                .collect(),
             backward: (0..n).map(|s| frames::in_backward(snap, s)).collect(),
         }
     }
@@ -47,7 +54,10 @@ impl StackFacts {
     }
 
     fn backward(&self, el: &Element) -> bool {
-        self.backward.get(el.stack as usize).copied().unwrap_or(false)
+        self.backward
+            .get(el.stack as usize)
+            .copied()
+            .unwrap_or(false)
     }
 }
 
@@ -66,11 +76,18 @@ fn analyze_device(input: &str, snap: &Snapshot, facts: &StackFacts, device: u32)
     let segments_tl = timeline(snap, device, TimelineKind::CachedSegments);
     let state = segment_state(snap, device);
     let reserved = ReservedTimeline::new(snap, device, state.reserved_bytes);
-    let trace_len = snap.device_traces.get(device as usize).map_or(0, |t| t.len() as u64);
+    let trace_len = snap
+        .device_traces
+        .get(device as usize)
+        .map_or(0, |t| t.len() as u64);
 
     let mut live = tl.live_at_peak.clone();
     sort_largest_first(&tl, &mut live);
-    let live_at_peak = live.iter().take(LIVE_LISTED).map(|&e| live_allocation(snap, &tl.elements[e])).collect();
+    let live_at_peak = live
+        .iter()
+        .take(LIVE_LISTED)
+        .map(|&e| live_allocation(snap, &tl.elements[e]))
+        .collect();
 
     MemorySnapshot {
         input: input.to_string(),
@@ -112,7 +129,12 @@ fn analyze_device(input: &str, snap: &Snapshot, facts: &StackFacts, device: u32)
 }
 
 fn sort_largest_first(tl: &Timeline, elements: &mut [usize]) {
-    elements.sort_by(|&a, &b| tl.elements[b].size.cmp(&tl.elements[a].size).then(a.cmp(&b)));
+    elements.sort_by(|&a, &b| {
+        tl.elements[b]
+            .size
+            .cmp(&tl.elements[a].size)
+            .then(a.cmp(&b))
+    });
 }
 
 fn live_allocation(snap: &Snapshot, el: &Element) -> LiveAllocation {
@@ -120,7 +142,9 @@ fn live_allocation(snap: &Snapshot, el: &Element) -> LiveAllocation {
         size_bytes: el.size,
         address: el.addr,
         alloc_event_index: el.alloc_event.map(u64::from),
-        frame: frames::first_python(snap, el.stack).map(|f| frames::label(snap, f)).unwrap_or_default(),
+        frame: frames::first_python(snap, el.stack)
+            .map(|f| frames::label(snap, f))
+            .unwrap_or_default(),
     }
 }
 
@@ -135,17 +159,33 @@ fn stacks_at_peak(snap: &Snapshot, tl: &Timeline, live: &[usize]) -> Vec<StackSa
     // Stacks that differ only in folded frames become one sample.
     let mut merged: HashMap<Vec<oomscope_report::Frame>, (u64, u64)> = HashMap::new();
     for (stack, (bytes, count)) in by_stack {
-        let slot = merged.entry(frames::report_stack(snap, stack, FRAMES_PER_STACK)).or_default();
+        let slot = merged
+            .entry(frames::report_stack(snap, stack, FRAMES_PER_STACK))
+            .or_default();
         slot.0 = slot.0.saturating_add(bytes);
         slot.1 += count;
     }
-    let mut samples: Vec<StackSample> = merged.into_iter().map(|(frames, (bytes, count))| StackSample { frames, bytes, count }).collect();
-    samples.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.frames.len().cmp(&b.frames.len())));
+    let mut samples: Vec<StackSample> = merged
+        .into_iter()
+        .map(|(frames, (bytes, count))| StackSample {
+            frames,
+            bytes,
+            count,
+        })
+        .collect();
+    samples.sort_by(|a, b| {
+        b.bytes
+            .cmp(&a.bytes)
+            .then_with(|| a.frames.len().cmp(&b.frames.len()))
+    });
     samples.truncate(STACKS_KEPT);
     samples
 }
 
-fn group_by_line<'a>(facts: &StackFacts, elements: impl Iterator<Item = &'a Element>) -> Vec<SnapshotLine> {
+fn group_by_line<'a>(
+    facts: &StackFacts,
+    elements: impl Iterator<Item = &'a Element>,
+) -> Vec<SnapshotLine> {
     let mut by_line: HashMap<String, (u64, u64)> = HashMap::new();
     for el in elements {
         let slot = by_line.entry(facts.line(el).to_string()).or_default();
@@ -154,7 +194,15 @@ fn group_by_line<'a>(facts: &StackFacts, elements: impl Iterator<Item = &'a Elem
     }
     let mut lines: Vec<SnapshotLine> = by_line
         .into_iter()
-        .map(|(frame, (bytes, count))| SnapshotLine { frame: if frame.is_empty() { "<no stack recorded>".into() } else { frame }, bytes, count })
+        .map(|(frame, (bytes, count))| SnapshotLine {
+            frame: if frame.is_empty() {
+                "<no stack recorded>".into()
+            } else {
+                frame
+            },
+            bytes,
+            count,
+        })
         .collect();
     lines.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.frame.cmp(&b.frame)));
     lines.truncate(LINES_LISTED);
@@ -193,10 +241,23 @@ impl ReservedTimeline {
     }
 }
 
-fn oom(snap: &Snapshot, device: u32, tl: &Timeline, reserved: &ReservedTimeline) -> Option<SnapshotOom> {
-    let (index, event) = snap.trace(device).enumerate().find(|(_, e)| e.action == Action::Oom)?;
+fn oom(
+    snap: &Snapshot,
+    device: u32,
+    tl: &Timeline,
+    reserved: &ReservedTimeline,
+) -> Option<SnapshotOom> {
+    let (index, event) = snap
+        .trace(device)
+        .enumerate()
+        .find(|(_, e)| e.action == Action::Oom)?;
     let at = index as u32;
-    let allocated = tl.steps.iter().take_while(|(i, _)| *i < at).last().map_or(tl.initial_bytes, |&(_, b)| b);
+    let allocated = tl
+        .steps
+        .iter()
+        .take_while(|(i, _)| *i < at)
+        .last()
+        .map_or(tl.initial_bytes, |&(_, b)| b);
     let mut live: Vec<usize> = (0..tl.elements.len())
         .filter(|&e| {
             let el = &tl.elements[e];
@@ -210,7 +271,11 @@ fn oom(snap: &Snapshot, device: u32, tl: &Timeline, reserved: &ReservedTimeline)
         device_free_bytes: event.device_free,
         allocated_bytes: allocated,
         reserved_bytes: reserved.before.get(index).copied().unwrap_or(0),
-        largest_live: live.iter().take(LIVE_LISTED).map(|&e| live_allocation(snap, &tl.elements[e])).collect(),
+        largest_live: live
+            .iter()
+            .take(LIVE_LISTED)
+            .map(|&e| live_allocation(snap, &tl.elements[e]))
+            .collect(),
     })
 }
 
@@ -222,15 +287,28 @@ fn oom(snap: &Snapshot, device: u32, tl: &Timeline, reserved: &ReservedTimeline)
 /// between them. `steps` is the number of such separated groups; per-step
 /// figures divide by it.
 fn accumulations(facts: &StackFacts, tl: &Timeline) -> Vec<Accumulation> {
-    let backward: Vec<u32> = tl.elements.iter().filter(|e| facts.backward(e)).filter_map(|e| e.alloc_event).collect();
-    let mut boundaries: Vec<u32> = if backward.is_empty() { tl.elements.iter().filter_map(|e| e.free_event).collect() } else { backward };
+    let backward: Vec<u32> = tl
+        .elements
+        .iter()
+        .filter(|e| facts.backward(e))
+        .filter_map(|e| e.alloc_event)
+        .collect();
+    let mut boundaries: Vec<u32> = if backward.is_empty() {
+        tl.elements.iter().filter_map(|e| e.free_event).collect()
+    } else {
+        backward
+    };
     boundaries.sort_unstable();
     let boundary_between = |a: u32, b: u32| {
         let i = boundaries.partition_point(|&f| f <= a);
         boundaries.get(i).is_some_and(|&f| f < b)
     };
     let mut by_line: HashMap<String, Vec<&Element>> = HashMap::new();
-    for el in tl.elements.iter().filter(|e| e.alloc_event.is_some() && e.free_event.is_none()) {
+    for el in tl
+        .elements
+        .iter()
+        .filter(|e| e.alloc_event.is_some() && e.free_event.is_none())
+    {
         let line = facts.line(el);
         if !line.is_empty() {
             by_line.entry(line.to_string()).or_default().push(el);
@@ -268,13 +346,20 @@ fn accumulations(facts: &StackFacts, tl: &Timeline) -> Vec<Accumulation> {
 }
 
 fn lingering_backward(facts: &StackFacts, tl: &Timeline) -> Option<LingeringBuffers> {
-    let lingering: Vec<&Element> = tl.elements.iter().filter(|e| e.alloc_event.is_some() && e.free_event.is_none() && facts.backward(e)).collect();
+    let lingering: Vec<&Element> = tl
+        .elements
+        .iter()
+        .filter(|e| e.alloc_event.is_some() && e.free_event.is_none() && facts.backward(e))
+        .collect();
     if lingering.is_empty() {
         return None;
     }
     Some(LingeringBuffers {
         count: lingering.len() as u64,
-        bytes: lingering.iter().map(|e| e.size).fold(0u64, u64::saturating_add),
+        bytes: lingering
+            .iter()
+            .map(|e| e.size)
+            .fold(0u64, u64::saturating_add),
         lines: group_by_line(facts, lingering.iter().copied()),
     })
 }
@@ -282,24 +367,38 @@ fn lingering_backward(facts: &StackFacts, tl: &Timeline) -> Option<LingeringBuff
 /// The largest allocation live at the peak that is freed before the end,
 /// when it alone is at least a quarter of how far the peak rises above the
 /// final state, and that rise is at least a tenth of the peak.
-fn spike(snap: &Snapshot, facts: &StackFacts, device: u32, tl: &Timeline, live_sorted: &[usize]) -> Option<Spike> {
+fn spike(
+    snap: &Snapshot,
+    facts: &StackFacts,
+    device: u32,
+    tl: &Timeline,
+    live_sorted: &[usize],
+) -> Option<Spike> {
     let rise = tl.peak_bytes.saturating_sub(tl.final_bytes);
     if rise == 0 || rise < tl.peak_bytes / 10 {
         return None;
     }
-    let el = live_sorted.iter().map(|&e| &tl.elements[e]).find(|e| e.free_event.is_some() && e.alloc_event.is_some())?;
+    let el = live_sorted
+        .iter()
+        .map(|&e| &tl.elements[e])
+        .find(|e| e.free_event.is_some() && e.alloc_event.is_some())?;
     if el.size.saturating_mul(4) < rise {
         return None;
     }
     let alloc = el.alloc_event?;
-    let time = snap.trace(device).nth(alloc as usize).and_then(|e| e.time_us);
+    let time = snap
+        .trace(device)
+        .nth(alloc as usize)
+        .and_then(|e| e.time_us);
     Some(Spike {
         size_bytes: el.size,
         alloc_event_index: alloc as u64,
         free_event_index: el.free_event.map(u64::from),
         frame: facts.line(el).to_string(),
         final_allocated_bytes: tl.final_bytes,
-        phase: time.map(|t| open_phase(snap, device, t)).unwrap_or_default(),
+        phase: time
+            .map(|t| open_phase(snap, device, t))
+            .unwrap_or_default(),
     })
 }
 
@@ -320,7 +419,9 @@ fn open_phase(snap: &Snapshot, device: u32, time_us: i64) -> String {
             _ => {}
         }
     }
-    open.last().map(|&n| snap.strings.get(n).to_string()).unwrap_or_default()
+    open.last()
+        .map(|&n| snap.strings.get(n).to_string())
+        .unwrap_or_default()
 }
 
 fn annotation_names(snap: &Snapshot, device: u32) -> Vec<String> {

@@ -16,7 +16,9 @@ struct Fields {
 impl Fields {
     fn of(v: &Value) -> Option<Fields> {
         match v {
-            Value::Dict(c) => Some(Fields { map: dict_items(c).into_iter().collect() }),
+            Value::Dict(c) => Some(Fields {
+                map: dict_items(c).into_iter().collect(),
+            }),
             _ => None,
         }
     }
@@ -28,12 +30,19 @@ impl Fields {
     fn u64(&self, strings: &Strings, name: &str, what: &str) -> Result<Option<u64>, Problem> {
         match self.get(strings, name) {
             None | Some(Value::None) => Ok(None),
-            Some(v) => v.as_u64().map(Some).ok_or_else(|| Problem::BadField(format!("{what} '{name}' is {} instead of a non-negative integer", v.type_name()))),
+            Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+                Problem::BadField(format!(
+                    "{what} '{name}' is {} instead of a non-negative integer",
+                    v.type_name()
+                ))
+            }),
         }
     }
 
     fn str<'s>(&self, strings: &'s Strings, name: &str) -> Option<&'s str> {
-        self.get(strings, name).and_then(Value::as_str_id).map(|id| strings.get(id))
+        self.get(strings, name)
+            .and_then(Value::as_str_id)
+            .map(|id| strings.get(id))
     }
 }
 
@@ -46,21 +55,38 @@ fn list_items(v: &Value) -> Option<Vec<Value>> {
 
 /// Builds the snapshot from the pickle's top value.
 pub fn build(top: Value, c: Compactor) -> Result<Snapshot, Problem> {
-    let mut snap = Snapshot { strings: c.strings, frames: c.frames, stacks: c.stacks, events: c.events, ..Snapshot::default() };
+    let mut snap = Snapshot {
+        strings: c.strings,
+        frames: c.frames,
+        stacks: c.stacks,
+        events: c.events,
+        ..Snapshot::default()
+    };
     let segments_value = match &top {
         Value::Dict(_) => {
-            let top_fields = Fields::of(&top).unwrap_or(Fields { map: HashMap::new() });
+            let top_fields = Fields::of(&top).unwrap_or(Fields {
+                map: HashMap::new(),
+            });
             let has = |k: &str| top_fields.get(&snap.strings, k).is_some();
             if !has("segments") {
-                let mut keys: Vec<&str> = top_fields.map.keys().map(|&k| snap.strings.get(k)).collect();
+                let mut keys: Vec<&str> = top_fields
+                    .map
+                    .keys()
+                    .map(|&k| snap.strings.get(k))
+                    .collect();
                 keys.sort_unstable();
                 keys.truncate(8);
-                return Err(Problem::NotASnapshot(format!("a dict with keys {keys:?} and no 'segments'")));
+                return Err(Problem::NotASnapshot(format!(
+                    "a dict with keys {keys:?} and no 'segments'"
+                )));
             }
             if let Some(traces) = top_fields.get(&snap.strings, "device_traces") {
-                let traces = list_items(traces).ok_or_else(|| Problem::BadField("'device_traces' is not a list".into()))?;
+                let traces = list_items(traces)
+                    .ok_or_else(|| Problem::BadField("'device_traces' is not a list".into()))?;
                 for (device, t) in traces.iter().enumerate() {
-                    let items = list_items(t).ok_or_else(|| Problem::BadField(format!("device_traces[{device}] is not a list")))?;
+                    let items = list_items(t).ok_or_else(|| {
+                        Problem::BadField(format!("device_traces[{device}] is not a list"))
+                    })?;
                     let mut ids = Vec::with_capacity(items.len());
                     for (i, v) in items.iter().enumerate() {
                         match v {
@@ -76,19 +102,31 @@ pub fn build(top: Value, c: Compactor) -> Result<Snapshot, Problem> {
                     snap.device_traces.push(ids);
                 }
             }
-            if let Some(settings) = top_fields.get(&snap.strings, "allocator_settings").and_then(Fields::of) {
-                let mut pairs: Vec<(String, String)> =
-                    settings.map.iter().map(|(k, v)| (snap.strings.get(*k).to_string(), describe(v, &snap.strings))).collect();
+            if let Some(settings) = top_fields
+                .get(&snap.strings, "allocator_settings")
+                .and_then(Fields::of)
+            {
+                let mut pairs: Vec<(String, String)> = settings
+                    .map
+                    .iter()
+                    .map(|(k, v)| (snap.strings.get(*k).to_string(), describe(v, &snap.strings)))
+                    .collect();
                 pairs.sort();
                 snap.allocator_settings = pairs;
             }
-            if let Some(list) = top_fields.get(&snap.strings, "external_annotations").and_then(list_items) {
+            if let Some(list) = top_fields
+                .get(&snap.strings, "external_annotations")
+                .and_then(list_items)
+            {
                 for a in list {
                     let Some(f) = Fields::of(&a) else { continue };
                     let id = |k: &str| f.get(&snap.strings, k).and_then(Value::as_str_id);
                     if let (Some(name), Some(stage)) = (id("name"), id("stage")) {
                         snap.annotations.push(Annotation {
-                            device: f.get(&snap.strings, "device").and_then(Value::as_u64).unwrap_or(0) as u32,
+                            device: f
+                                .get(&snap.strings, "device")
+                                .and_then(Value::as_u64)
+                                .unwrap_or(0) as u32,
                             name,
                             stage,
                             time_us: f.get(&snap.strings, "time_us").and_then(Value::as_i64),
@@ -96,39 +134,62 @@ pub fn build(top: Value, c: Compactor) -> Result<Snapshot, Problem> {
                     }
                 }
             }
-            top_fields.get(&snap.strings, "segments").cloned().unwrap_or(Value::None)
+            top_fields
+                .get(&snap.strings, "segments")
+                .cloned()
+                .unwrap_or(Value::None)
         }
         Value::List(_) => {
             snap.generation = Some(Generation::BareSegmentList);
             top.clone()
         }
-        other => return Err(Problem::NotASnapshot(format!("the pickle holds a {}, not a dict or list", other.type_name()))),
+        other => {
+            return Err(Problem::NotASnapshot(format!(
+                "the pickle holds a {}, not a dict or list",
+                other.type_name()
+            )))
+        }
     };
-    let segments = list_items(&segments_value).ok_or_else(|| Problem::BadField("'segments' is not a list".into()))?;
+    let segments = list_items(&segments_value)
+        .ok_or_else(|| Problem::BadField("'segments' is not a list".into()))?;
     if snap.generation == Some(Generation::BareSegmentList) {
         let looks_like_segments = !segments.is_empty()
-            && segments.iter().all(|s| Fields::of(s).is_some_and(|f| f.get(&snap.strings, "blocks").is_some() && f.get(&snap.strings, "total_size").is_some()));
+            && segments.iter().all(|s| {
+                Fields::of(s).is_some_and(|f| {
+                    f.get(&snap.strings, "blocks").is_some()
+                        && f.get(&snap.strings, "total_size").is_some()
+                })
+            });
         if !looks_like_segments {
             return Err(Problem::NotASnapshot("a list that is not a list of allocator segments (dicts with 'total_size' and 'blocks')".into()));
         }
     }
     let mut history_blocks = false;
     for (i, seg) in segments.iter().enumerate() {
-        let f = Fields::of(seg).ok_or_else(|| Problem::BadField(format!("segments[{i}] is not a dict")))?;
+        let f = Fields::of(seg)
+            .ok_or_else(|| Problem::BadField(format!("segments[{i}] is not a dict")))?;
         let s = &snap.strings;
         let what = format!("segments[{i}]");
         let address = f.u64(s, "address", &what)?.unwrap_or(0);
-        let total_size = f.u64(s, "total_size", &what)?.ok_or_else(|| Problem::BadField(format!("{what} has no 'total_size'")))?;
+        let total_size = f
+            .u64(s, "total_size", &what)?
+            .ok_or_else(|| Problem::BadField(format!("{what} has no 'total_size'")))?;
         let pool = f
             .get(s, "segment_pool_id")
             .and_then(list_items)
-            .map(|p| (p.first().and_then(Value::as_u64).unwrap_or(0), p.get(1).and_then(Value::as_u64).unwrap_or(0)))
+            .map(|p| {
+                (
+                    p.first().and_then(Value::as_u64).unwrap_or(0),
+                    p.get(1).and_then(Value::as_u64).unwrap_or(0),
+                )
+            })
             .unwrap_or((0, 0));
         let start = snap.blocks.len();
         let mut addr = address;
         let blocks = f.get(s, "blocks").and_then(list_items).unwrap_or_default();
         for (j, b) in blocks.iter().enumerate() {
-            let bf = Fields::of(b).ok_or_else(|| Problem::BadField(format!("{what}.blocks[{j}] is not a dict")))?;
+            let bf = Fields::of(b)
+                .ok_or_else(|| Problem::BadField(format!("{what}.blocks[{j}] is not a dict")))?;
             let bwhat = format!("{what}.blocks[{j}]");
             let size = bf.u64(s, "size", &bwhat)?.unwrap_or(0);
             let state = match bf.str(s, "state") {
@@ -140,34 +201,61 @@ pub fn build(top: Value, c: Compactor) -> Result<Snapshot, Problem> {
             // MemoryViz's annotate_snapshot: blocks without `frames` are the
             // legacy format, whose requested size and frames are in history[0].
             let (requested, stack) = if let Some(frames) = bf.get(s, "frames") {
-                (bf.u64(s, "requested_size", &bwhat)?.unwrap_or(size), stack_of(frames))
-            } else if let Some(first) = bf.get(s, "history").and_then(list_items).and_then(|h| h.first().cloned()) {
+                (
+                    bf.u64(s, "requested_size", &bwhat)?.unwrap_or(size),
+                    stack_of(frames),
+                )
+            } else if let Some(first) = bf
+                .get(s, "history")
+                .and_then(list_items)
+                .and_then(|h| h.first().cloned())
+            {
                 history_blocks = true;
-                let hf = Fields::of(&first).ok_or_else(|| Problem::BadField(format!("{bwhat}.history[0] is not a dict")))?;
+                let hf = Fields::of(&first).ok_or_else(|| {
+                    Problem::BadField(format!("{bwhat}.history[0] is not a dict"))
+                })?;
                 let requested = match bf.u64(s, "requested_size", &bwhat)? {
                     Some(r) if r > 0 => r,
                     _ => hf.u64(s, "real_size", &bwhat)?.unwrap_or(size),
                 };
                 (requested, hf.get(s, "frames").map_or(0, stack_of))
             } else {
-                (bf.u64(s, "requested_size", &bwhat)?.filter(|&r| r > 0).unwrap_or(size), 0)
+                (
+                    bf.u64(s, "requested_size", &bwhat)?
+                        .filter(|&r| r > 0)
+                        .unwrap_or(size),
+                    0,
+                )
             };
             let baddr = bf.u64(s, "address", &bwhat)?.unwrap_or(addr);
-            snap.blocks.push(Block { addr: baddr, size, requested_size: requested, state, stack });
+            snap.blocks.push(Block {
+                addr: baddr,
+                size,
+                requested_size: requested,
+                state,
+                stack,
+            });
             addr = addr.saturating_add(size);
         }
         snap.segments.push(Segment {
             device: f.u64(s, "device", &what)?.unwrap_or(0).min(u32::MAX as u64) as u32,
             address,
             total_size,
-            stream: f.get(s, "stream").and_then(|v| v.as_u64().or_else(|| v.as_i64().map(|i| i as u64))).unwrap_or(0),
+            stream: f
+                .get(s, "stream")
+                .and_then(|v| v.as_u64().or_else(|| v.as_i64().map(|i| i as u64)))
+                .unwrap_or(0),
             is_expandable: matches!(f.get(s, "is_expandable"), Some(Value::Bool(true))),
             pool,
             blocks: start..snap.blocks.len(),
         });
     }
     if snap.generation.is_none() {
-        snap.generation = Some(if history_blocks { Generation::BlocksWithHistory } else { Generation::SegmentsAndTraces });
+        snap.generation = Some(if history_blocks {
+            Generation::BlocksWithHistory
+        } else {
+            Generation::SegmentsAndTraces
+        });
     }
     Ok(snap)
 }

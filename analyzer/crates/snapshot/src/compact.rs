@@ -14,7 +14,17 @@ use crate::value::{Container, FrameId, FxHashMap, StackId, StrId, Strings, Value
 /// Keys and action names interned first, so they have fixed ids.
 pub mod key {
     use crate::value::StrId;
-    pub const NAMES: [&str; 9] = ["action", "addr", "size", "stream", "time_us", "frames", "device_free", "compile_context", "user_metadata"];
+    pub const NAMES: [&str; 9] = [
+        "action",
+        "addr",
+        "size",
+        "stream",
+        "time_us",
+        "frames",
+        "device_free",
+        "compile_context",
+        "user_metadata",
+    ];
     pub const ACTION: StrId = 0;
     pub const ADDR: StrId = 1;
     pub const SIZE: StrId = 2;
@@ -61,7 +71,14 @@ impl Compactor {
         stacks.starts.push(0); // stack 0: empty
         let mut stack_ids = FxHashMap::default();
         stack_ids.insert(Box::<[FrameId]>::from([]), 0);
-        Compactor { strings, frames: Vec::new(), frame_ids: FxHashMap::default(), stacks, stack_ids, events: Vec::new() }
+        Compactor {
+            strings,
+            frames: Vec::new(),
+            frame_ids: FxHashMap::default(),
+            stacks,
+            stack_ids,
+            events: Vec::new(),
+        }
     }
 
     fn action(id: StrId) -> Action {
@@ -98,12 +115,18 @@ impl Compactor {
         for kv in items.chunks_exact(2) {
             match (kv[0].as_str_id()?, &kv[1]) {
                 (key::FILENAME, Value::Str(s)) => filename = Some(*s),
-                (key::LINE, v) => line = Some(v.as_i64().unwrap_or(0).clamp(0, u32::MAX as i64) as u32),
+                (key::LINE, v) => {
+                    line = Some(v.as_i64().unwrap_or(0).clamp(0, u32::MAX as i64) as u32)
+                }
                 (key::NAME, Value::Str(s)) => name = Some(*s),
                 _ => return None,
             }
         }
-        Some(Frame { filename: filename?, line: line?, name: name? })
+        Some(Frame {
+            filename: filename?,
+            line: line?,
+            name: name?,
+        })
     }
 
     fn as_event(&self, items: &[Value]) -> Result<Option<TraceEvent>, Problem> {
@@ -120,7 +143,12 @@ impl Compactor {
             user_metadata: None,
         };
         let num = |v: &Value, what: &str| -> Result<u64, Problem> {
-            v.as_u64().ok_or_else(|| Problem::BadField(format!("a trace entry's '{what}' is {} instead of a non-negative integer", v.type_name())))
+            v.as_u64().ok_or_else(|| {
+                Problem::BadField(format!(
+                    "a trace entry's '{what}' is {} instead of a non-negative integer",
+                    v.type_name()
+                ))
+            })
         };
         for kv in items.chunks_exact(2) {
             let Some(k) = kv[0].as_str_id() else { continue };
@@ -129,7 +157,12 @@ impl Compactor {
                 key::ACTION => action = v.as_str_id(),
                 key::ADDR => e.addr = num(v, "addr")?,
                 key::SIZE => e.size = num(v, "size")?,
-                key::STREAM => e.stream = v.as_u64().or_else(|| v.as_i64().map(|i| i as u64)).unwrap_or(0),
+                key::STREAM => {
+                    e.stream = v
+                        .as_u64()
+                        .or_else(|| v.as_i64().map(|i| i as u64))
+                        .unwrap_or(0)
+                }
                 key::TIME_US => e.time_us = v.as_i64(),
                 key::DEVICE_FREE => e.device_free = num(v, "device_free")?,
                 key::FRAMES => {
@@ -143,7 +176,9 @@ impl Compactor {
                 _ => {}
             }
         }
-        let Some(action) = action else { return Ok(None) };
+        let Some(action) = action else {
+            return Ok(None);
+        };
         e.action = Self::action(action);
         Ok(Some(e))
     }
@@ -162,11 +197,16 @@ impl Sink for Compactor {
                     drop(data);
                     return Ok(Value::Frame(self.intern_frame(f)));
                 }
-                let has_action = data.items.chunks_exact(2).any(|kv| matches!(kv[0], Value::Str(key::ACTION)));
+                let has_action = data
+                    .items
+                    .chunks_exact(2)
+                    .any(|kv| matches!(kv[0], Value::Str(key::ACTION)));
                 if has_action {
                     if let Some(e) = self.as_event(&data.items)? {
                         drop(data);
-                        let id = u32::try_from(self.events.len()).map_err(|_| Problem::BadField("more than 4 billion trace entries".into()))?;
+                        let id = u32::try_from(self.events.len()).map_err(|_| {
+                            Problem::BadField("more than 4 billion trace entries".into())
+                        })?;
                         self.events.push(e);
                         return Ok(Value::Event(id));
                     }
@@ -175,8 +215,13 @@ impl Sink for Compactor {
             }
             Value::List(c) => {
                 let data = c.data.borrow();
-                if !data.items.is_empty() && data.items.iter().all(|v| matches!(v, Value::Frame(_))) {
-                    let ids: Vec<FrameId> = data.items.iter().map(|v| if let Value::Frame(f) = v { *f } else { 0 }).collect();
+                if !data.items.is_empty() && data.items.iter().all(|v| matches!(v, Value::Frame(_)))
+                {
+                    let ids: Vec<FrameId> = data
+                        .items
+                        .iter()
+                        .map(|v| if let Value::Frame(f) = v { *f } else { 0 })
+                        .collect();
                     drop(data);
                     return Ok(Value::Stack(self.intern_stack(&ids)));
                 }
@@ -189,5 +234,10 @@ impl Sink for Compactor {
 
 /// Reads the items of a dict as `(key id, value)` pairs, skipping non-string keys.
 pub fn dict_items(c: &Container) -> Vec<(StrId, Value)> {
-    c.data.borrow().items.chunks_exact(2).filter_map(|kv| kv[0].as_str_id().map(|k| (k, kv[1].clone()))).collect()
+    c.data
+        .borrow()
+        .items
+        .chunks_exact(2)
+        .filter_map(|kv| kv[0].as_str_id().map(|k| (k, kv[1].clone())))
+        .collect()
 }

@@ -19,7 +19,11 @@ const PHASES_KEPT: usize = 500;
 pub fn active_memory_curve(tl: &Timeline, reserved_before: &[u64]) -> Vec<CurvePoint> {
     let reserved_after = |event: u32| -> u64 {
         let i = event as usize + 1;
-        reserved_before.get(i).or(reserved_before.last()).copied().unwrap_or(0)
+        reserved_before
+            .get(i)
+            .or(reserved_before.last())
+            .copied()
+            .unwrap_or(0)
     };
     let mut points = Vec::with_capacity(CURVE_MAX_POINTS.min(tl.steps.len() + 1));
     points.push(CurvePoint {
@@ -31,10 +35,21 @@ pub fn active_memory_curve(tl: &Timeline, reserved_before: &[u64]) -> Vec<CurveP
     let buckets = (CURVE_MAX_POINTS - 2) / 2;
     let per_bucket = tl.steps.len().div_ceil(buckets).max(1);
     for bucket in tl.steps.chunks(per_bucket) {
-        let low = bucket.iter().enumerate().min_by_key(|(_, &(_, b))| b).map(|(i, _)| i);
+        let low = bucket
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, &(_, b))| b)
+            .map(|(i, _)| i);
         // max_by_key returns the last maximum; the first one is the peak event.
-        let high = bucket.iter().enumerate().rev().max_by_key(|(_, &(_, b))| b).map(|(i, _)| i);
-        let (Some(low), Some(high)) = (low, high) else { continue };
+        let high = bucket
+            .iter()
+            .enumerate()
+            .rev()
+            .max_by_key(|(_, &(_, b))| b)
+            .map(|(i, _)| i);
+        let (Some(low), Some(high)) = (low, high) else {
+            continue;
+        };
         let mut keep = [low, high];
         keep.sort_unstable();
         for (n, &i) in keep.iter().enumerate() {
@@ -42,13 +57,24 @@ pub fn active_memory_curve(tl: &Timeline, reserved_before: &[u64]) -> Vec<CurveP
                 break;
             }
             let (event, bytes) = bucket[i];
-            points.push(CurvePoint { event_index: u64::from(event), allocated_bytes: bytes, reserved_bytes: reserved_after(event) });
+            points.push(CurvePoint {
+                event_index: u64::from(event),
+                allocated_bytes: bytes,
+                reserved_bytes: reserved_after(event),
+            });
         }
     }
     // The end state, so the curve ends where the trace does.
     if let Some(&(event, bytes)) = tl.steps.last() {
-        if points.last().is_none_or(|p| p.event_index != u64::from(event)) {
-            points.push(CurvePoint { event_index: u64::from(event), allocated_bytes: bytes, reserved_bytes: reserved_after(event) });
+        if points
+            .last()
+            .is_none_or(|p| p.event_index != u64::from(event))
+        {
+            points.push(CurvePoint {
+                event_index: u64::from(event),
+                allocated_bytes: bytes,
+                reserved_bytes: reserved_after(event),
+            });
         }
     }
     points
@@ -58,7 +84,10 @@ pub fn active_memory_curve(tl: &Timeline, reserved_before: &[u64]) -> Vec<CurveP
 /// the first trace event at or after its time. Annotations or traces without
 /// times give nothing (there is nothing to place them by).
 pub fn phases(snap: &Snapshot, device: u32) -> Vec<PhaseSpan> {
-    let times: Vec<i64> = snap.trace(device).map(|e| e.time_us.unwrap_or(i64::MIN)).collect();
+    let times: Vec<i64> = snap
+        .trace(device)
+        .map(|e| e.time_us.unwrap_or(i64::MIN))
+        .collect();
     if times.is_empty() || !times.is_sorted() || times[0] == i64::MIN {
         return Vec::new();
     }
@@ -70,7 +99,11 @@ pub fn phases(snap: &Snapshot, device: u32) -> Vec<PhaseSpan> {
         let Some(time) = a.time_us else { continue };
         match snap.strings.get(a.stage) {
             "START" if spans.len() < PHASES_KEPT => {
-                spans.push(PhaseSpan { name: snap.strings.get(a.name).to_string(), start_event_index: at(time), end_event_index: None });
+                spans.push(PhaseSpan {
+                    name: snap.strings.get(a.name).to_string(),
+                    start_event_index: at(time),
+                    end_event_index: None,
+                });
                 open.push((a.name, spans.len() - 1));
             }
             "END" => {

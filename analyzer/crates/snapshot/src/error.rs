@@ -16,14 +16,19 @@ pub enum Problem {
     /// (a class reference, a call, an object): refused, never executed.
     NotPlainData(&'static str),
     /// A length field claims more bytes than the input has left.
-    LengthBeyondInput { claimed: u64, remaining: u64 },
+    LengthBeyondInput {
+        claimed: u64,
+        remaining: u64,
+    },
     /// An opcode found the stack in a state a valid pickle never produces.
     Malformed(&'static str),
     MemoMissing(u64),
     /// Containers nested deeper than any snapshot (a recursion bomb).
     TooDeep(usize),
     /// Decoding would hold more than the budget for an input of this size.
-    TooLarge { budget_bytes: u64 },
+    TooLarge {
+        budget_bytes: u64,
+    },
     /// Text of a protocol-0 opcode that does not parse.
     BadText(&'static str),
     /// The pickle decoded, but it is not a memory snapshot.
@@ -91,6 +96,10 @@ pub struct PickleError {
 
 impl PickleError {
     pub fn named(self, input: &str) -> SnapshotError {
-        SnapshotError { input: input.to_string(), offset: Some(self.offset), problem: self.problem }
+        SnapshotError {
+            input: input.to_string(),
+            offset: Some(self.offset),
+            problem: self.problem,
+        }
     }
 }

@@ -13,7 +13,14 @@ pub fn is_python(snap: &Snapshot, f: &Frame) -> bool {
 
 /// Python code of a framework or the standard library rather than the user's.
 fn is_framework_path(path: &str) -> bool {
-    const MARKERS: [&str; 6] = ["site-packages/", "dist-packages/", "/torch/", "<frozen ", "/lib/python3", "/lib64/python3"];
+    const MARKERS: [&str; 6] = [
+        "site-packages/",
+        "dist-packages/",
+        "/torch/",
+        "<frozen ",
+        "/lib/python3",
+        "/lib64/python3",
+    ];
     MARKERS.iter().any(|m| path.contains(m))
 }
 
@@ -29,7 +36,10 @@ pub fn kind(snap: &Snapshot, f: &Frame) -> FrameKind {
 }
 
 fn frames<'a>(snap: &'a Snapshot, stack: StackId) -> impl Iterator<Item = &'a Frame> + 'a {
-    snap.stacks.get(stack).iter().filter_map(|&f| snap.frames.get(f as usize))
+    snap.stacks
+        .get(stack)
+        .iter()
+        .filter_map(|&f| snap.frames.get(f as usize))
 }
 
 /// The innermost Python frame (MemoryViz's choice for naming an allocation).
@@ -49,14 +59,23 @@ pub fn first_user(snap: &Snapshot, stack: StackId) -> Option<&Frame> {
 
 /// `function file:line`.
 pub fn label(snap: &Snapshot, f: &Frame) -> String {
-    format!("{} {}:{}", snap.strings.get(f.name), snap.strings.get(f.filename), f.line)
+    format!(
+        "{} {}:{}",
+        snap.strings.get(f.name),
+        snap.strings.get(f.filename),
+        f.line
+    )
 }
 
 /// The stack for the stack view: Python frames (innermost first) when there
 /// are any, else the native frames; at most `max` frames.
 pub fn report_stack(snap: &Snapshot, stack: StackId, max: usize) -> Vec<ReportFrame> {
     let python: Vec<&Frame> = frames(snap, stack).filter(|f| is_python(snap, f)).collect();
-    let chosen: Vec<&Frame> = if python.is_empty() { frames(snap, stack).collect() } else { python };
+    let chosen: Vec<&Frame> = if python.is_empty() {
+        frames(snap, stack).collect()
+    } else {
+        python
+    };
     chosen
         .into_iter()
         .take(max)
@@ -74,6 +93,8 @@ pub fn in_backward(snap: &Snapshot, stack: StackId) -> bool {
     frames(snap, stack).any(|f| {
         let name = snap.strings.get(f.name);
         let file = snap.strings.get(f.filename);
-        name.contains("autograd::Engine") || name == "_engine_run_backward" || (name == "backward" && file.ends_with("autograd/__init__.py"))
+        name.contains("autograd::Engine")
+            || name == "_engine_run_backward"
+            || (name == "backward" && file.ends_with("autograd/__init__.py"))
     })
 }

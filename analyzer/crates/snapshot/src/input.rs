@@ -20,7 +20,14 @@ pub struct Input<R: Read> {
 
 impl<R: Read> Input<R> {
     pub fn new(reader: R, total: u64) -> Self {
-        Input { reader, buf: vec![0; BUFFER], start: 0, end: 0, base: 0, total }
+        Input {
+            reader,
+            buf: vec![0; BUFFER],
+            start: 0,
+            end: 0,
+            base: 0,
+            total,
+        }
     }
 
     /// Offset of the next byte.
@@ -33,7 +40,10 @@ impl<R: Read> Input<R> {
     }
 
     fn err(&self, problem: Problem) -> PickleError {
-        PickleError { offset: self.offset(), problem }
+        PickleError {
+            offset: self.offset(),
+            problem,
+        }
     }
 
     /// Makes at least `n` (≤ BUFFER) bytes available; false at end of input.

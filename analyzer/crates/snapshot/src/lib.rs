@@ -39,7 +39,11 @@ pub fn looks_like_pickle(head: &[u8]) -> bool {
 pub fn read_snapshot<R: Read>(input: &str, reader: R, len: u64) -> Result<Snapshot, SnapshotError> {
     let mut compactor = compact::Compactor::new();
     let top = unpickle::unpickle(reader, len, &mut compactor).map_err(|e| e.named(input))?;
-    build::build(top, compactor).map_err(|problem| SnapshotError { input: input.to_string(), offset: None, problem })
+    build::build(top, compactor).map_err(|problem| SnapshotError {
+        input: input.to_string(),
+        offset: None,
+        problem,
+    })
 }
 
 /// Every device of a decoded snapshot that has trace entries or segments.
@@ -48,7 +52,11 @@ pub fn analyze_snapshot(input: &str, snap: &Snapshot) -> Vec<MemorySnapshot> {
 }
 
 /// [`read_snapshot`] then [`analyze_snapshot`].
-pub fn analyze<R: Read>(input: &str, reader: R, len: u64) -> Result<Vec<MemorySnapshot>, SnapshotError> {
+pub fn analyze<R: Read>(
+    input: &str,
+    reader: R,
+    len: u64,
+) -> Result<Vec<MemorySnapshot>, SnapshotError> {
     let snap = read_snapshot(input, reader, len)?;
     Ok(analyze_snapshot(input, &snap))
 }

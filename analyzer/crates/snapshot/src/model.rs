@@ -156,12 +156,21 @@ pub struct Snapshot {
 impl Snapshot {
     /// Devices that have a trace or segments.
     pub fn device_count(&self) -> u32 {
-        let from_segments = self.segments.iter().map(|s| s.device + 1).max().unwrap_or(0);
+        let from_segments = self
+            .segments
+            .iter()
+            .map(|s| s.device + 1)
+            .max()
+            .unwrap_or(0);
         from_segments.max(self.device_traces.len() as u32)
     }
 
     pub fn trace(&self, device: u32) -> impl Iterator<Item = &TraceEvent> + '_ {
-        self.device_traces.get(device as usize).into_iter().flatten().filter_map(|&i| self.events.get(i as usize))
+        self.device_traces
+            .get(device as usize)
+            .into_iter()
+            .flatten()
+            .filter_map(|&i| self.events.get(i as usize))
     }
 
     pub fn segment_blocks(&self, seg: &Segment) -> &[Block] {
@@ -172,7 +181,11 @@ impl Snapshot {
     /// "compact size" figure.
     pub fn heap_bytes(&self) -> usize {
         self.events.len() * std::mem::size_of::<TraceEvent>()
-            + self.device_traces.iter().map(|t| t.len() * 4).sum::<usize>()
+            + self
+                .device_traces
+                .iter()
+                .map(|t| t.len() * 4)
+                .sum::<usize>()
             + self.blocks.len() * std::mem::size_of::<Block>()
             + self.segments.len() * std::mem::size_of::<Segment>()
             + self.frames.len() * std::mem::size_of::<Frame>()

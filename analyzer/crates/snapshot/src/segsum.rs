@@ -47,12 +47,16 @@ pub fn segment_state(snap: &Snapshot, device: u32) -> SegmentState {
                 BlockState::ActiveAllocated => {
                     s.active_allocated_bytes = s.active_allocated_bytes.saturating_add(b.size);
                     s.active_allocated_count += 1;
-                    s.allocated_requested_bytes = s.allocated_requested_bytes.saturating_add(b.requested_size);
-                    s.free_internal_bytes = s.free_internal_bytes.saturating_add(b.size.saturating_sub(b.requested_size));
+                    s.allocated_requested_bytes =
+                        s.allocated_requested_bytes.saturating_add(b.requested_size);
+                    s.free_internal_bytes = s
+                        .free_internal_bytes
+                        .saturating_add(b.size.saturating_sub(b.requested_size));
                     seg_live = true;
                 }
                 BlockState::ActivePendingFree => {
-                    s.active_pending_free_bytes = s.active_pending_free_bytes.saturating_add(b.size);
+                    s.active_pending_free_bytes =
+                        s.active_pending_free_bytes.saturating_add(b.size);
                     s.active_pending_free_count += 1;
                     seg_live = true;
                 }

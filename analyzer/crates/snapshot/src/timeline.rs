@@ -92,7 +92,13 @@ pub fn timeline(snap: &Snapshot, device: u32, kind: TimelineKind) -> Timeline {
             }
         }
         if action == alloc {
-            elements.push(Element { addr: e.addr, size: e.size, alloc_event: Some(at), free_event: None, stack: e.stack });
+            elements.push(Element {
+                addr: e.addr,
+                size: e.size,
+                alloc_event: Some(at),
+                free_event: None,
+                stack: e.stack,
+            });
             addr_to_alloc.insert(e.addr, elements.len() - 1);
             actions.push((elements.len() - 1, at));
         } else if action == free {
@@ -102,7 +108,13 @@ pub fn timeline(snap: &Snapshot, device: u32, kind: TimelineKind) -> Timeline {
                     actions.push((el, at));
                 }
                 None => {
-                    elements.push(Element { addr: e.addr, size: e.size, alloc_event: None, free_event: Some(at), stack: e.stack });
+                    elements.push(Element {
+                        addr: e.addr,
+                        size: e.size,
+                        alloc_event: None,
+                        free_event: Some(at),
+                        stack: e.stack,
+                    });
                     initially.push(elements.len() - 1);
                     actions.push((elements.len() - 1, at));
                 }
@@ -114,14 +126,28 @@ pub fn timeline(snap: &Snapshot, device: u32, kind: TimelineKind) -> Timeline {
         match kind {
             TimelineKind::CachedSegments => {
                 if !addr_to_alloc.contains_key(&seg.address) {
-                    elements.push(Element { addr: seg.address, size: seg.total_size, alloc_event: None, free_event: None, stack: 0 });
+                    elements.push(Element {
+                        addr: seg.address,
+                        size: seg.total_size,
+                        alloc_event: None,
+                        free_event: None,
+                        stack: 0,
+                    });
                     initially.push(elements.len() - 1);
                 }
             }
             TimelineKind::ActiveMemory => {
                 for b in snap.segment_blocks(seg) {
-                    if b.state == BlockState::ActiveAllocated && !addr_to_alloc.contains_key(&b.addr) {
-                        elements.push(Element { addr: b.addr, size: b.requested_size, alloc_event: None, free_event: None, stack: b.stack });
+                    if b.state == BlockState::ActiveAllocated
+                        && !addr_to_alloc.contains_key(&b.addr)
+                    {
+                        elements.push(Element {
+                            addr: b.addr,
+                            size: b.requested_size,
+                            alloc_event: None,
+                            free_event: None,
+                            stack: b.stack,
+                        });
                         initially.push(elements.len() - 1);
                     }
                 }
@@ -129,7 +155,10 @@ pub fn timeline(snap: &Snapshot, device: u32, kind: TimelineKind) -> Timeline {
         }
     }
 
-    let initial_bytes: u64 = initially.iter().map(|&e| elements[e].size).fold(0, u64::saturating_add);
+    let initial_bytes: u64 = initially
+        .iter()
+        .map(|&e| elements[e].size)
+        .fold(0, u64::saturating_add);
     let mut live = vec![false; elements.len()];
     for &e in &initially {
         live[e] = true;
@@ -173,5 +202,14 @@ pub fn timeline(snap: &Snapshot, device: u32, kind: TimelineKind) -> Timeline {
         live[el] = !live[el];
     }
     let live_at_peak = (0..elements.len()).filter(|&e| live[e]).collect();
-    Timeline { elements, initial_bytes, final_bytes, peak_bytes, peak_event, peak_is_initial, live_at_peak, steps }
+    Timeline {
+        elements,
+        initial_bytes,
+        final_bytes,
+        peak_bytes,
+        peak_event,
+        peak_is_initial,
+        live_at_peak,
+        steps,
+    }
 }

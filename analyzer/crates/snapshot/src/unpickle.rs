@@ -42,7 +42,16 @@ pub trait Sink {
 pub fn unpickle<R: Read>(reader: R, total: u64, sink: &mut dyn Sink) -> Result<Value, PickleError> {
     let budget = slot_budget(total);
     let base = crate::value::live_slots();
-    Machine { input: Input::new(reader, total), stack: Vec::new(), marks: Vec::new(), memo: Vec::new(), sink, budget, base }.run()
+    Machine {
+        input: Input::new(reader, total),
+        stack: Vec::new(),
+        marks: Vec::new(),
+        memo: Vec::new(),
+        sink,
+        budget,
+        base,
+    }
+    .run()
 }
 
 struct Machine<'s, R: Read> {
@@ -63,13 +72,22 @@ fn refuse(name: &'static str) -> Problem {
 
 impl<R: Read> Machine<'_, R> {
     fn run(mut self) -> Result<Value, PickleError> {
-        let first = self.input.byte().map_err(|e| PickleError { problem: Problem::NotAPickle, ..e })?;
+        let first = self.input.byte().map_err(|e| PickleError {
+            problem: Problem::NotAPickle,
+            ..e
+        })?;
         if first != 0x80 {
-            return Err(PickleError { offset: 0, problem: Problem::NotAPickle });
+            return Err(PickleError {
+                offset: 0,
+                problem: Problem::NotAPickle,
+            });
         }
         let proto = self.input.byte()?;
         if !(2..=5).contains(&proto) {
-            return Err(PickleError { offset: 1, problem: Problem::UnsupportedProtocol(proto) });
+            return Err(PickleError {
+                offset: 1,
+                problem: Problem::UnsupportedProtocol(proto),
+            });
         }
         let mut ops = 0u32;
         loop {
@@ -83,7 +101,12 @@ impl<R: Read> Machine<'_, R> {
                     + self.marks.len() as u64
                     + self.memo.len() as u64;
                 if held > self.budget {
-                    return Err(PickleError { offset: at, problem: Problem::TooLarge { budget_bytes: self.budget * 16 } });
+                    return Err(PickleError {
+                        offset: at,
+                        problem: Problem::TooLarge {
+                            budget_bytes: self.budget * 16,
+                        },
+                    });
                 }
             }
             let op = self.input.byte()?;
@@ -92,11 +115,21 @@ impl<R: Read> Machine<'_, R> {
                 Ok(false) => {
                     return match (self.stack.pop(), self.stack.is_empty()) {
                         (Some(v), true) => Ok(v),
-                        _ => Err(PickleError { offset: at, problem: Problem::Malformed("STOP with a stack that does not hold exactly one value") }),
+                        _ => Err(PickleError {
+                            offset: at,
+                            problem: Problem::Malformed(
+                                "STOP with a stack that does not hold exactly one value",
+                            ),
+                        }),
                     }
                 }
                 Err(StepError::Pickle(e)) => return Err(e),
-                Err(StepError::Problem(problem)) => return Err(PickleError { offset: at, problem }),
+                Err(StepError::Problem(problem)) => {
+                    return Err(PickleError {
+                        offset: at,
+                        problem,
+                    })
+                }
             }
         }
     }
@@ -114,12 +147,17 @@ impl<R: Read> Machine<'_, R> {
         if self.stack.len() <= floor {
             return Err(Problem::Malformed("empty stack").into());
         }
-        self.stack.last().ok_or_else(|| Problem::Malformed("empty stack").into())
+        self.stack
+            .last()
+            .ok_or_else(|| Problem::Malformed("empty stack").into())
     }
 
     /// The values pushed since the last MARK, which is removed.
     fn pop_mark(&mut self) -> Result<Vec<Value>, StepError> {
-        let mark = self.marks.pop().ok_or(Problem::Malformed("no MARK on the stack"))?;
+        let mark = self
+            .marks
+            .pop()
+            .ok_or(Problem::Malformed("no MARK on the stack"))?;
         Ok(self.stack.split_off(mark))
     }
 
@@ -181,16 +219,26 @@ impl<R: Read> Machine<'_, R> {
             Value::List(c) if want == "list" => c.clone(),
             Value::Dict(c) if want == "dict" => c.clone(),
             Value::Set(c) if want == "set" => c.clone(),
-            _ => return Err(Problem::Malformed("items added to something that is not a container of that kind").into()),
+            _ => {
+                return Err(Problem::Malformed(
+                    "items added to something that is not a container of that kind",
+                )
+                .into())
+            }
         };
         if target.data.borrow().frozen {
-            return Err(Problem::Malformed("a container is changed after being nested (not plain data)").into());
+            return Err(Problem::Malformed(
+                "a container is changed after being nested (not plain data)",
+            )
+            .into());
         }
         let mut depth = target.data.borrow().depth;
         for i in start..self.stack.len() {
             // Scalars and compact ids (most items: the frames of a stack)
             // need neither freezing nor compaction.
-            let Some(c) = self.stack[i].container() else { continue };
+            let Some(c) = self.stack[i].container() else {
+                continue;
+            };
             if Rc::ptr_eq(c, &target) {
                 return Err(Problem::Malformed("a container nested into itself").into());
             }
@@ -206,7 +254,10 @@ impl<R: Read> Machine<'_, R> {
 
     /// The start of the items above the last MARK, which is removed.
     fn pop_mark_start(&mut self) -> Result<usize, StepError> {
-        let mark = self.marks.pop().ok_or(Problem::Malformed("no MARK on the stack"))?;
+        let mark = self
+            .marks
+            .pop()
+            .ok_or(Problem::Malformed("no MARK on the stack"))?;
         Ok(mark.min(self.stack.len()))
     }
 
@@ -236,9 +287,12 @@ impl<R: Read> Machine<'_, R> {
     fn memo_put(&mut self, index: u64) -> Result<(), StepError> {
         // Memo indices are dense in practice; a sparse index is bounded by the
         // input size (each PUT costs bytes), so it cannot force a huge table.
-        let index = usize::try_from(index).map_err(|_| Problem::Malformed("memo index too large"))?;
+        let index =
+            usize::try_from(index).map_err(|_| Problem::Malformed("memo index too large"))?;
         if index > self.memo.len() + (self.input.remaining() as usize) + 1 {
-            return Err(Problem::Malformed("memo index far beyond anything the input can fill").into());
+            return Err(
+                Problem::Malformed("memo index far beyond anything the input can fill").into(),
+            );
         }
         let value = self.top()?.clone();
         if let Some(c) = value.container() {
@@ -285,16 +339,21 @@ impl<R: Read> Machine<'_, R> {
             b'N' => self.stack.push(Value::None),
             0x88 => self.stack.push(Value::Bool(true)),
             0x89 => self.stack.push(Value::Bool(false)),
-            b'J' => self.stack.push(Value::Int(i32::from_le_bytes(self.input.array()?) as i64)),
+            b'J' => self
+                .stack
+                .push(Value::Int(i32::from_le_bytes(self.input.array()?) as i64)),
             b'K' => self.stack.push(Value::Int(self.input.byte()? as i64)),
-            b'M' => self.stack.push(Value::Int(u16::from_le_bytes(self.input.array()?) as i64)),
+            b'M' => self
+                .stack
+                .push(Value::Int(u16::from_le_bytes(self.input.array()?) as i64)),
             0x8a => {
                 let n = self.input.byte()? as u64;
                 self.long(n)?;
             }
             0x8b => {
                 let n = i32::from_le_bytes(self.input.array()?);
-                let n = u64::try_from(n).map_err(|_| Problem::Malformed("negative LONG4 length"))?;
+                let n =
+                    u64::try_from(n).map_err(|_| Problem::Malformed("negative LONG4 length"))?;
                 self.long(n)?;
             }
             b'I' => {
@@ -313,16 +372,25 @@ impl<R: Read> Machine<'_, R> {
                     Ok(i) => Value::Int(i),
                     Err(_) => match t.parse::<u64>() {
                         Ok(u) => Value::BigUint(u),
-                        Err(_) if t.bytes().all(|b| b.is_ascii_digit() || b == b'-') && !t.is_empty() => Value::Oversized,
+                        Err(_)
+                            if t.bytes().all(|b| b.is_ascii_digit() || b == b'-')
+                                && !t.is_empty() =>
+                        {
+                            Value::Oversized
+                        }
                         Err(_) => return Err(Problem::BadText("LONG").into()),
                     },
                 };
                 self.stack.push(v);
             }
-            b'G' => self.stack.push(Value::Float(f64::from_be_bytes(self.input.array()?))),
+            b'G' => self
+                .stack
+                .push(Value::Float(f64::from_be_bytes(self.input.array()?))),
             b'F' => {
                 let line = self.input.line()?;
-                self.stack.push(Value::Float(line.trim().parse().map_err(|_| Problem::BadText("FLOAT"))?));
+                self.stack.push(Value::Float(
+                    line.trim().parse().map_err(|_| Problem::BadText("FLOAT"))?,
+                ));
             }
             0x8c => {
                 let n = self.input.byte()? as u64;
@@ -343,7 +411,8 @@ impl<R: Read> Machine<'_, R> {
             }
             b'T' => {
                 let n = i32::from_le_bytes(self.input.array()?);
-                let n = u64::try_from(n).map_err(|_| Problem::Malformed("negative BINSTRING length"))?;
+                let n = u64::try_from(n)
+                    .map_err(|_| Problem::Malformed("negative BINSTRING length"))?;
                 self.read_str(n)?;
             }
             b'C' => {
@@ -358,7 +427,10 @@ impl<R: Read> Machine<'_, R> {
                 let n = u64::from_le_bytes(self.input.array()?);
                 self.read_bytes(n)?;
             }
-            b'S' | b'V' => return Err(Problem::BadText("protocol-0 quoted strings (STRING, UNICODE) are not written by protocols 2 to 5").into()),
+            b'S' | b'V' => return Err(Problem::BadText(
+                "protocol-0 quoted strings (STRING, UNICODE) are not written by protocols 2 to 5",
+            )
+            .into()),
             b']' => {
                 let c = Container::new(Vec::new());
                 self.stack.push(Value::List(c));
@@ -525,10 +597,18 @@ mod tests {
     #[test]
     fn long_payloads_decode_as_python_does() {
         assert!(matches!(little_endian_signed(&[0xff]), Value::Int(-1)));
-        assert!(matches!(little_endian_signed(&[0x00, 0x80, 0x00]), Value::Int(32768)));
-        assert!(matches!(little_endian_signed(&[0x00, 0x80]), Value::Int(-32768)));
+        assert!(matches!(
+            little_endian_signed(&[0x00, 0x80, 0x00]),
+            Value::Int(32768)
+        ));
+        assert!(matches!(
+            little_endian_signed(&[0x00, 0x80]),
+            Value::Int(-32768)
+        ));
         // 2^63 needs 9 bytes in pickle (sign byte 0).
-        assert!(matches!(little_endian_signed(&[0, 0, 0, 0, 0, 0, 0, 0x80, 0]), Value::BigUint(u) if u == 1 << 63));
+        assert!(
+            matches!(little_endian_signed(&[0, 0, 0, 0, 0, 0, 0, 0x80, 0]), Value::BigUint(u) if u == 1 << 63)
+        );
         assert!(matches!(little_endian_signed(&[1; 20]), Value::Oversized));
         assert!(matches!(little_endian_signed(&[0xff; 20]), Value::Int(-1)));
     }

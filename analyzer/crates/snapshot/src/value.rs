@@ -136,7 +136,14 @@ impl Container {
     pub fn new(items: Vec<Value>) -> Rc<Container> {
         let depth = 1 + items.iter().map(Value::depth).max().unwrap_or(0);
         note_items(items.len() + CONTAINER_SLOTS as usize);
-        Rc::new(Container { data: RefCell::new(ContainerData { items, frozen: false, depth, memo_slot: None }) })
+        Rc::new(Container {
+            data: RefCell::new(ContainerData {
+                items,
+                frozen: false,
+                depth,
+                memo_slot: None,
+            }),
+        })
     }
 }
 

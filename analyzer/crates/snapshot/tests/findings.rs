@@ -2,7 +2,6 @@
 //! checked against the timeline it was derived from, not against a number
 //! copied from our own output.
 
-
 use oomscope_report::MemorySnapshot;
 
 fn load(name: &str) -> Vec<MemorySnapshot> {
@@ -23,7 +22,10 @@ fn oom_carries_the_state_at_that_moment() {
     assert!(oom.requested_bytes > oom.device_free_bytes);
     assert!(oom.reserved_bytes >= oom.allocated_bytes);
     let largest = &oom.largest_live[0];
-    assert!(oom.largest_live.windows(2).all(|w| w[0].size_bytes >= w[1].size_bytes));
+    assert!(oom
+        .largest_live
+        .windows(2)
+        .all(|w| w[0].size_bytes >= w[1].size_bytes));
     assert!(largest.alloc_event_index.unwrap() < oom.event_index);
     let event = oomscope_snapshot::oom_event(d).unwrap();
     assert_eq!(event.top_allocations[0].size_bytes, largest.size_bytes);
@@ -34,7 +36,10 @@ fn fragmentation_is_inactive_bytes_between_live_blocks() {
     for d in load("LfieLike__SketchKV2__my_snapshot.pickle") {
         assert!(d.expandable_segments_would_return_bytes > 0);
         assert!(d.expandable_segments_would_return_bytes <= d.inactive_bytes);
-        assert_eq!(d.free_external_bytes, d.inactive_bytes + d.active_pending_free_bytes);
+        assert_eq!(
+            d.free_external_bytes,
+            d.inactive_bytes + d.active_pending_free_bytes
+        );
     }
     // Expandable segments already: nothing more to return.
     for d in load("Constructor-Sun__code_location__memory_snapshot.pickle") {
@@ -47,7 +52,11 @@ fn fragmentation_is_inactive_bytes_between_live_blocks() {
 fn a_spike_is_a_short_lived_allocation_live_at_the_peak() {
     let d = &load("HugePandaCoder__octree-nca-groupeq__my_snapshot.pickle@0cc72993")[0];
     let spike = d.spike.as_ref().expect("a spike");
-    let at_peak = d.live_at_peak.iter().find(|a| a.alloc_event_index == Some(spike.alloc_event_index)).expect("live at the peak");
+    let at_peak = d
+        .live_at_peak
+        .iter()
+        .find(|a| a.alloc_event_index == Some(spike.alloc_event_index))
+        .expect("live at the peak");
     assert_eq!(at_peak.size_bytes, spike.size_bytes);
     assert!(spike.free_event_index.unwrap() > d.peak_event_index.unwrap());
     assert!(spike.size_bytes * 4 >= d.peak_allocated_bytes - d.final_allocated_bytes);
@@ -63,10 +72,21 @@ fn accumulation_and_lingering_backward_buffers_of_a_custom_autograd_function() {
     assert!(acc.steps >= 3 && acc.count >= acc.steps);
     assert!(acc.first_event_index < acc.last_event_index);
     assert_eq!(acc.bytes_per_step, acc.bytes / acc.steps);
-    let lingering = d.lingering_backward.as_ref().expect("backward buffers live at the end");
+    let lingering = d
+        .lingering_backward
+        .as_ref()
+        .expect("backward buffers live at the end");
     assert!(lingering.bytes <= d.final_allocated_bytes);
-    assert_eq!(lingering.lines.iter().map(|l| l.count).sum::<u64>(), lingering.count);
-    assert!(lingering.lines.iter().any(|l| l.frame == acc.frame), "{:?} / {}", lingering.lines, acc.frame);
+    assert_eq!(
+        lingering.lines.iter().map(|l| l.count).sum::<u64>(),
+        lingering.count
+    );
+    assert!(
+        lingering.lines.iter().any(|l| l.frame == acc.frame),
+        "{:?} / {}",
+        lingering.lines,
+        acc.frame
+    );
 }
 
 #[test]
@@ -75,7 +95,10 @@ fn stacks_at_peak_add_up_to_the_peak() {
     let total: u64 = d.stacks_at_peak.iter().map(|s| s.bytes).sum();
     assert!(total <= d.peak_allocated_bytes);
     // Every stack is innermost-first with Python frames when it has any.
-    assert!(d.stacks_at_peak.iter().all(|s| !s.frames.is_empty() || s.bytes > 0));
+    assert!(d
+        .stacks_at_peak
+        .iter()
+        .all(|s| !s.frames.is_empty() || s.bytes > 0));
     let lines: u64 = d.top_lines_at_peak.iter().map(|l| l.bytes).sum();
     assert!(lines <= d.peak_allocated_bytes && lines > 0);
 }

@@ -27,18 +27,26 @@ fn err(bytes: &[u8]) -> SnapshotError {
 
 #[test]
 fn truncated_at_every_offset_of_a_real_snapshot() {
-    for name in ["angelolmn__HitsBE__my_snapshot.pickle", "albi2__thesis-text-to-SQL__dump_snapshot.pickle@b4c280ec"] {
+    for name in [
+        "angelolmn__HitsBE__my_snapshot.pickle",
+        "albi2__thesis-text-to-SQL__dump_snapshot.pickle@b4c280ec",
+    ] {
         let data = std::fs::read(corpus(name)).unwrap();
         assert!(analyze(name, &data[..], data.len() as u64).is_ok());
         for cut in 0..data.len() {
-            let e = read_snapshot(name, &data[..cut], cut as u64).err().unwrap_or_else(|| panic!("{name} cut at {cut} decoded"));
+            let e = read_snapshot(name, &data[..cut], cut as u64)
+                .err()
+                .unwrap_or_else(|| panic!("{name} cut at {cut} decoded"));
             assert!(e.to_string().starts_with(name), "{e}");
             // The offset is inside the prefix (or the prefix is empty).
             if let Some(at) = e.offset {
                 assert!(at <= cut as u64, "{e}");
             }
             assert!(
-                matches!(e.problem, Problem::Truncated | Problem::NotAPickle | Problem::LengthBeyondInput { .. }),
+                matches!(
+                    e.problem,
+                    Problem::Truncated | Problem::NotAPickle | Problem::LengthBeyondInput { .. }
+                ),
                 "cut at {cut}: {e}"
             );
         }
@@ -48,21 +56,44 @@ fn truncated_at_every_offset_of_a_real_snapshot() {
 #[test]
 fn unknown_opcode_names_byte_and_offset() {
     let e = err(b"\x80\x04\xff.");
-    assert_eq!((e.offset, e.problem.clone()), (Some(2), Problem::UnknownOpcode(0xff)));
-    assert_eq!(e.to_string(), "bad.pickle: at byte 2: unknown pickle opcode 0xff");
+    assert_eq!(
+        (e.offset, e.problem.clone()),
+        (Some(2), Problem::UnknownOpcode(0xff))
+    );
+    assert_eq!(
+        e.to_string(),
+        "bad.pickle: at byte 2: unknown pickle opcode 0xff"
+    );
 }
 
 #[test]
 fn class_references_and_calls_are_refused_not_run() {
     // pickle.dumps(os.system, 2)-like: GLOBAL 'os system'.
     let e = err(b"\x80\x02cos\nsystem\nq\x00.");
-    assert_eq!((e.offset, e.problem), (Some(2), Problem::NotPlainData("GLOBAL")));
+    assert_eq!(
+        (e.offset, e.problem),
+        (Some(2), Problem::NotPlainData("GLOBAL"))
+    );
     // Protocol 4 STACK_GLOBAL after two strings, then REDUCE.
     let e = err(b"\x80\x04\x8c\x02os\x8c\x06system\x93\x8c\x02ls\x85R.");
-    assert_eq!((e.offset, e.problem), (Some(14), Problem::NotPlainData("STACK_GLOBAL")));
-    for (op, name) in [(b'R', "REDUCE"), (b'b', "BUILD"), (b'o', "OBJ"), (0x81, "NEWOBJ"), (0x92, "NEWOBJ_EX"), (0x82, "EXT1"), (b'Q', "BINPERSID")] {
+    assert_eq!(
+        (e.offset, e.problem),
+        (Some(14), Problem::NotPlainData("STACK_GLOBAL"))
+    );
+    for (op, name) in [
+        (b'R', "REDUCE"),
+        (b'b', "BUILD"),
+        (b'o', "OBJ"),
+        (0x81, "NEWOBJ"),
+        (0x92, "NEWOBJ_EX"),
+        (0x82, "EXT1"),
+        (b'Q', "BINPERSID"),
+    ] {
         let e = err(&[0x80, 4, b'N', b'N', op, b'.']);
-        assert_eq!((e.offset, e.problem), (Some(4), Problem::NotPlainData(name)));
+        assert_eq!(
+            (e.offset, e.problem),
+            (Some(4), Problem::NotPlainData(name))
+        );
     }
 }
 
@@ -80,10 +111,16 @@ fn nesting_bombs_are_refused_without_recursion() {
     p.extend(std::iter::repeat_n(b'(', 1_000_000));
     assert_eq!(err(&p).problem, Problem::Truncated);
     // A list appended into itself (through the memo) is refused.
-    assert!(matches!(err(b"\x80\x04]\x94h\x00a.").problem, Problem::Malformed(_)));
+    assert!(matches!(
+        err(b"\x80\x04]\x94h\x00a.").problem,
+        Problem::Malformed(_)
+    ));
     // A container changed after being nested (the only way to a cycle or to
     // grow depth unseen) is refused.
-    assert!(matches!(err(b"\x80\x04]\x94]\x94h\x01a0h\x01h\x00a.").problem, Problem::Malformed(_)));
+    assert!(matches!(
+        err(b"\x80\x04]\x94]\x94h\x01a0h\x01h\x00a.").problem,
+        Problem::Malformed(_)
+    ));
 }
 
 #[test]
@@ -94,15 +131,33 @@ fn huge_lengths_are_errors_not_allocations() {
     p.extend(b"abc.");
     let e = err(&p);
     assert_eq!(e.offset, Some(11));
-    assert!(matches!(e.problem, Problem::LengthBeyondInput { claimed, remaining: 4 } if claimed == 10 << 30), "{e}");
+    assert!(
+        matches!(e.problem, Problem::LengthBeyondInput { claimed, remaining: 4 } if claimed == 10 << 30),
+        "{e}"
+    );
     // LONG4 claiming 1 GB of digits.
     let e = err(b"\x80\x04\x8b\x00\x00\x00\x40\x00.");
-    assert!(matches!(e.problem, Problem::LengthBeyondInput { claimed: 0x4000_0000, .. }), "{e}");
+    assert!(
+        matches!(
+            e.problem,
+            Problem::LengthBeyondInput {
+                claimed: 0x4000_0000,
+                ..
+            }
+        ),
+        "{e}"
+    );
     // FRAME claiming more than the input.
     let e = err(b"\x80\x04\x95\xff\xff\xff\xff\x00\x00\x00\x00N.");
-    assert!(matches!(e.problem, Problem::LengthBeyondInput { .. }), "{e}");
+    assert!(
+        matches!(e.problem, Problem::LengthBeyondInput { .. }),
+        "{e}"
+    );
     // A sparse memo index far beyond the input.
-    assert!(matches!(err(b"\x80\x04Nr\xff\xff\xff\x7f.").problem, Problem::Malformed(_)));
+    assert!(matches!(
+        err(b"\x80\x04Nr\xff\xff\xff\x7f.").problem,
+        Problem::Malformed(_)
+    ));
 }
 
 #[test]
@@ -130,7 +185,10 @@ fn huge_integers_decode_but_are_not_sizes() {
     p.extend([0x11; 100]);
     p.extend(b"ueau.");
     let e = err(&p);
-    assert!(matches!(&e.problem, Problem::BadField(m) if m.contains("'size'")), "{e}");
+    assert!(
+        matches!(&e.problem, Problem::BadField(m) if m.contains("'size'")),
+        "{e}"
+    );
 }
 
 #[test]
@@ -139,11 +197,23 @@ fn other_pickles_say_they_are_not_snapshots() {
     let e = err(b"\x80\x04\x95\n\x00\x00\x00\x00\x00\x00\x00}\x94\x8c\x01a\x94K\x01s.");
     assert_eq!(e.offset, None);
     assert_eq!(e.to_string(), "bad.pickle: a Python pickle, but not a PyTorch memory snapshot: a dict with keys [\"a\"] and no 'segments'");
-    assert!(matches!(err(b"\x80\x04K\x01.").problem, Problem::NotASnapshot(_)));
-    assert!(matches!(err(b"\x80\x04]\x94.").problem, Problem::NotASnapshot(_)));
-    assert!(matches!(err(b"\x80\x01N.").problem, Problem::UnsupportedProtocol(1)));
+    assert!(matches!(
+        err(b"\x80\x04K\x01.").problem,
+        Problem::NotASnapshot(_)
+    ));
+    assert!(matches!(
+        err(b"\x80\x04]\x94.").problem,
+        Problem::NotASnapshot(_)
+    ));
+    assert!(matches!(
+        err(b"\x80\x01N.").problem,
+        Problem::UnsupportedProtocol(1)
+    ));
     assert!(matches!(err(b"{\"json\": 1}").problem, Problem::NotAPickle));
-    assert!(matches!(err(b"\x80\x04h\x05.").problem, Problem::MemoMissing(5)));
+    assert!(matches!(
+        err(b"\x80\x04h\x05.").problem,
+        Problem::MemoMissing(5)
+    ));
 }
 
 #[test]
@@ -158,8 +228,22 @@ fn pytorch_2_0_blocks_with_history() {
     let d = &r[0];
     assert_eq!(d.format, oomscope_report::SnapshotFormat::BlocksWithHistory);
     // The block is live from the start with its history's real size.
-    assert_eq!((d.initial_allocated_bytes, d.peak_allocated_bytes, d.allocated_requested_bytes), (1000, 1000, 1000));
-    assert_eq!((d.free_internal_bytes, d.free_external_bytes, d.reserved_bytes), (24, 2096128, 2097152));
+    assert_eq!(
+        (
+            d.initial_allocated_bytes,
+            d.peak_allocated_bytes,
+            d.allocated_requested_bytes
+        ),
+        (1000, 1000, 1000)
+    );
+    assert_eq!(
+        (
+            d.free_internal_bytes,
+            d.free_external_bytes,
+            d.reserved_bytes
+        ),
+        (24, 2096128, 2097152)
+    );
     assert_eq!(d.live_at_peak[0].frame, "step train.py:7");
 }
 
@@ -171,7 +255,24 @@ fn bare_list_of_segments() {
     //   'state': 'inactive', 'frames': []}]}], protocol=3)
     let p = b"\x80\x03]q\x00}q\x01(X\x06\x00\x00\x00deviceq\x02K\x00X\x07\x00\x00\x00addressq\x03M\x00\x10X\n\x00\x00\x00total_sizeq\x04J\x00\x00 \x00X\x06\x00\x00\x00streamq\x05K\x00X\x0c\x00\x00\x00segment_typeq\x06X\x05\x00\x00\x00smallq\x07X\x06\x00\x00\x00blocksq\x08]q\t(}q\n(X\x04\x00\x00\x00sizeq\x0bM\x00\x02X\x0e\x00\x00\x00requested_sizeq\x0cM\xf4\x01X\x05\x00\x00\x00stateq\rX\x10\x00\x00\x00active_allocatedq\x0eX\x06\x00\x00\x00framesq\x0f]q\x10u}q\x11(h\x0bJ\x00\xfe\x1f\x00h\x0cK\x00h\rX\x08\x00\x00\x00inactiveq\x12h\x0f]q\x13ueua.";
     let r = analyze("bare.pickle", &p[..], p.len() as u64).unwrap();
-    assert_eq!(r[0].format, oomscope_report::SnapshotFormat::BareSegmentList);
-    assert_eq!((r[0].peak_allocated_bytes, r[0].peak_event_index, r[0].trace_events), (500, None, 0));
-    assert_eq!((r[0].active_allocated_bytes, r[0].inactive_bytes, r[0].reserved_bytes), (512, 2096640, 2097152));
+    assert_eq!(
+        r[0].format,
+        oomscope_report::SnapshotFormat::BareSegmentList
+    );
+    assert_eq!(
+        (
+            r[0].peak_allocated_bytes,
+            r[0].peak_event_index,
+            r[0].trace_events
+        ),
+        (500, None, 0)
+    );
+    assert_eq!(
+        (
+            r[0].active_allocated_bytes,
+            r[0].inactive_bytes,
+            r[0].reserved_bytes
+        ),
+        (512, 2096640, 2097152)
+    );
 }

@@ -50,7 +50,10 @@ pub fn corpus_if_present() -> Option<PathBuf> {
 pub fn fixtures() -> PathBuf {
     let dir = repository().join("fixtures");
     if !dir.is_dir() {
-        panic!("the fixtures are not at {}: regenerate them with `python3 tools/fixtures/generate.py`", dir.display());
+        panic!(
+            "the fixtures are not at {}: regenerate them with `python3 tools/fixtures/generate.py`",
+            dir.display()
+        );
     }
     dir
 }
@@ -68,7 +71,10 @@ mod tests {
         assert_eq!(corpus_if_present(), None);
         let message = std::panic::catch_unwind(corpus).unwrap_err();
         let text = message.downcast_ref::<String>().unwrap();
-        assert!(text.contains(&missing.display().to_string()) && text.contains(CORPUS_ENV), "{text}");
+        assert!(
+            text.contains(&missing.display().to_string()) && text.contains(CORPUS_ENV),
+            "{text}"
+        );
         std::env::remove_var(CORPUS_ENV);
         assert!(corpus_location().ends_with("shared/corpus"));
         assert!(fixtures().join("INDEX.md").is_file());

@@ -24,9 +24,9 @@
 //! Integer stats are read from `int64_value` only and strings from `str_value`
 //! or a `ref_value` naming a stat metadata, exactly as XProf's visitor does.
 
+use crate::xspace::{read_plane, HOST_CPU_PLANE};
 use oomscope_proto::tensorflow::profiler::{x_event, x_stat, XPlane, XStat};
 use oomscope_report::{ActiveAllocation, AllocatorPoint, AllocatorProfile};
-use crate::xspace::{read_plane, HOST_CPU_PLANE};
 use std::collections::HashMap;
 
 /// XProf's `max_num_snapshots` default for the timeline.

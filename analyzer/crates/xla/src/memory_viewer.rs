@@ -21,8 +21,7 @@
 
 use crate::error::{XlaError, XlaErrorKind};
 use crate::shape::{
-    human_string_with_layout, shape_from_proto, unpadded_buffer_bytes,
-    xprof_display_subshape,
+    human_string_with_layout, shape_from_proto, unpadded_buffer_bytes, xprof_display_subshape,
 };
 use oomscope_proto::xla::heap_simulator_trace::event::Kind as EventKind;
 use oomscope_proto::xla::{
@@ -30,7 +29,8 @@ use oomscope_proto::xla::{
     StackFrameIndexProto,
 };
 use oomscope_report::{
-    AllocationFlags, BufferCategory, BufferLifetime, MemoryColor, ModuleReport, PeakBuffer, PeakKind, SourceKind,
+    AllocationFlags, BufferCategory, BufferLifetime, MemoryColor, ModuleReport, PeakBuffer,
+    PeakKind, SourceKind,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

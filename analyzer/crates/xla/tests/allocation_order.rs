@@ -101,7 +101,10 @@ fn six_allocations_listed_backwards() -> HloProto {
 fn the_lowest_allocation_index_with_a_trace_is_replayed() {
     let hlo = six_allocations_listed_backwards();
     let reports = oomscope_xla::analyze_hlo("multi.hlo.pb", &hlo, None).expect("analyzes");
-    let hbm = reports.iter().find(|r| r.memory_space == oomscope_report::MemoryColor::Device).expect("HBM");
+    let hbm = reports
+        .iter()
+        .find(|r| r.memory_space == oomscope_report::MemoryColor::Device)
+        .expect("HBM");
     assert_eq!(hbm.peak_bytes, 2 * MIB);
     assert_eq!(hbm.heap_bytes, [0, 2 * MIB, 0]);
     assert_eq!(hbm.total_allocation_bytes, 21 * MIB);

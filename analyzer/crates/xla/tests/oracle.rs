@@ -244,7 +244,10 @@ fn check(
             return false;
         }
     };
-    let Some(report) = reports.iter().find(|r| r.memory_space == oomscope_report::MemoryColor::from(space)) else {
+    let Some(report) = reports
+        .iter()
+        .find(|r| r.memory_space == oomscope_report::MemoryColor::from(space))
+    else {
         // XProf answers a space whose trace it cannot replay with an empty result.
         if oracle.get("heapSizes").is_none() && oracle.get("maxHeap").is_none() {
             return true;
@@ -285,7 +288,10 @@ fn corpus_tpu_hlo_proto_matches_xprof() {
         "{}",
         failures.join("\n")
     );
-    let hbm = reports.iter().find(|r| r.memory_space == oomscope_report::MemoryColor::Device).expect("hbm");
+    let hbm = reports
+        .iter()
+        .find(|r| r.memory_space == oomscope_report::MemoryColor::Device)
+        .expect("hbm");
     // Read off tpu_fits_memory_viewer.json: peakHeapMib 11523.6142578125 at position 2.
     assert_eq!(hbm.peak_bytes, (11523.6142578125 * MIB) as u64);
     assert_eq!(hbm.peak_position, 2);
@@ -319,7 +325,9 @@ fn corpus_cpu_xplane_matches_xprof() {
         "{}",
         failures.join("\n")
     );
-    assert!(mlp.iter().all(|r| r.source_kind == oomscope_report::SourceKind::Xplane));
+    assert!(mlp
+        .iter()
+        .all(|r| r.source_kind == oomscope_report::SourceKind::Xplane));
 }
 
 /// Every file named `name` under `dir`, depth first.

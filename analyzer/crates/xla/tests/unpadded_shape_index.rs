@@ -103,7 +103,10 @@ fn module_with_a_buffer_at(shape_index: Vec<i64>) -> HloProto {
 fn peak_unpadded(shape_index: Vec<i64>) -> u64 {
     let hlo = module_with_a_buffer_at(shape_index);
     let reports = oomscope_xla::analyze_hlo("nested.hlo.pb", &hlo, None).expect("analyzes");
-    let hbm = reports.iter().find(|r| r.memory_space == oomscope_report::MemoryColor::Device).expect("HBM");
+    let hbm = reports
+        .iter()
+        .find(|r| r.memory_space == oomscope_report::MemoryColor::Device)
+        .expect("HBM");
     assert_eq!(hbm.peak_bytes, 1 << 20, "the padded size is the compiler's");
     hbm.peak_unpadded_bytes
 }

@@ -13,7 +13,9 @@ const FIRST_ROWS: usize = 15;
 
 /// A vocabulary value as the JSON writes it (`metadata`, `temporary`).
 pub fn json_name<T: serde::Serialize>(value: &T) -> String {
-    serde_json::to_string(value).map(|s| s.trim_matches('"').to_string()).unwrap_or_default()
+    serde_json::to_string(value)
+        .map(|s| s.trim_matches('"').to_string())
+        .unwrap_or_default()
 }
 
 #[component]
@@ -26,8 +28,17 @@ pub fn BufferChanges(module: ModuleComparison) -> impl IntoView {
     let total = buffers.len();
     let show_all = RwSignal::new(false);
     let rows = move || {
-        let shown = if show_all.get() { total } else { FIRST_ROWS.min(total) };
-        buffers.iter().take(shown).enumerate().map(|(i, b)| view! { <BufferRow rank=i + 1 buffer=b.clone()/> }).collect_view()
+        let shown = if show_all.get() {
+            total
+        } else {
+            FIRST_ROWS.min(total)
+        };
+        buffers
+            .iter()
+            .take(shown)
+            .enumerate()
+            .map(|(i, b)| view! { <BufferRow rank=i + 1 buffer=b.clone()/> })
+            .collect_view()
     };
     view! {
         <h4 class="subhead">"Buffers at the peak that changed, largest change first"</h4>
@@ -59,7 +70,12 @@ fn BufferRow(rank: usize, buffer: BufferChange) -> impl IntoView {
     } else {
         format!("{} → {}", b.shape_a, b.shape_b)
     };
-    let title = [b.op_name.as_str(), b.source.as_str()].iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join(" · ");
+    let title = [b.op_name.as_str(), b.source.as_str()]
+        .iter()
+        .filter(|s| !s.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" · ");
     view! {
         <tr class="compare-buffer" data-kind=b.kind.as_str() title=title>
             <td class="num">{rank}</td>

@@ -17,8 +17,20 @@ use crate::worker_client::{self, LinkCallback};
 use super::buffers::json_name;
 
 const CSV_HEADER: [&str; 14] = [
-    "module", "memory_space", "kind", "matched_by", "name_a", "name_b", "shape_a", "shape_b",
-    "bytes_a", "bytes_b", "difference_bytes", "op_name", "source", "category",
+    "module",
+    "memory_space",
+    "kind",
+    "matched_by",
+    "name_a",
+    "name_b",
+    "shape_a",
+    "shape_b",
+    "bytes_a",
+    "bytes_b",
+    "difference_bytes",
+    "op_name",
+    "source",
+    "category",
 ];
 
 /// Every listed buffer change of every module, in the modules' order.
@@ -72,13 +84,20 @@ pub fn ComparisonExports(shown: Arc<ShownComparison>) -> impl IntoView {
     let shown = StoredValue::new(shown);
     let json_stem = stem.clone();
     let save_json = move |_| {
-        let result = comparison_json(&shown.get_value())
-            .and_then(|text| export::download_text(&format!("{json_stem}.comparison.json"), "application/json", &text));
+        let result = comparison_json(&shown.get_value()).and_then(|text| {
+            export::download_text(
+                &format!("{json_stem}.comparison.json"),
+                "application/json",
+                &text,
+            )
+        });
         error.set(result.err());
     };
     let save_csv = move |_| {
         let text = buffers_csv(shown.get_value().comparison());
-        error.set(export::download_text(&format!("{stem}.buffer-changes.csv"), "text/csv", &text).err());
+        error.set(
+            export::download_text(&format!("{stem}.buffer-changes.csv"), "text/csv", &text).err(),
+        );
     };
     let make = move |done: LinkCallback| {
         let Some(shown) = state.comparison.get_untracked() else {
@@ -107,8 +126,20 @@ mod tests {
         c.modules.push(ModuleComparison {
             name: "jit_step".into(),
             buffers: vec![
-                BufferChange { kind: ChangeKind::Dtype, matched_by: BufferMatch::Metadata, name_a: "fusion.1".into(), name_b: "fusion.2".into(), difference_bytes: -1024, ..BufferChange::default() },
-                BufferChange { kind: ChangeKind::Appeared, name_b: "=HYPERLINK(\"x\")".into(), difference_bytes: 64, ..BufferChange::default() },
+                BufferChange {
+                    kind: ChangeKind::Dtype,
+                    matched_by: BufferMatch::Metadata,
+                    name_a: "fusion.1".into(),
+                    name_b: "fusion.2".into(),
+                    difference_bytes: -1024,
+                    ..BufferChange::default()
+                },
+                BufferChange {
+                    kind: ChangeKind::Appeared,
+                    name_b: "=HYPERLINK(\"x\")".into(),
+                    difference_bytes: 64,
+                    ..BufferChange::default()
+                },
             ],
             ..ModuleComparison::default()
         });
@@ -116,8 +147,20 @@ mod tests {
         let lines: Vec<&str> = text.split("\r\n").filter(|l| !l.is_empty()).collect();
         assert_eq!(lines.len(), 3, "{text}");
         assert!(lines[0].starts_with("module,memory_space,kind,matched_by,name_a,name_b"));
-        assert!(lines[1].starts_with("jit_step,0,dtype,metadata,fusion.1,fusion.2,"), "{}", lines[1]);
-        assert!(lines[1].contains(",-1024,"), "numbers stay numbers: {}", lines[1]);
-        assert!(lines[2].contains("\"'=HYPERLINK(\"\"x\"\")\""), "{}", lines[2]);
+        assert!(
+            lines[1].starts_with("jit_step,0,dtype,metadata,fusion.1,fusion.2,"),
+            "{}",
+            lines[1]
+        );
+        assert!(
+            lines[1].contains(",-1024,"),
+            "numbers stay numbers: {}",
+            lines[1]
+        );
+        assert!(
+            lines[2].contains("\"'=HYPERLINK(\"\"x\"\")\""),
+            "{}",
+            lines[2]
+        );
     }
 }

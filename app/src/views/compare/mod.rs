@@ -42,7 +42,8 @@ pub fn CompareView() -> impl IntoView {
 fn ComparisonSections(shown: Arc<ShownComparison>) -> impl IntoView {
     let c: Arc<Comparison> = Arc::new(shown.comparison().clone());
     let shared = matches!(*shown, ShownComparison::Shared(_));
-    let unmatched = (!c.only_in_a.is_empty() || !c.only_in_b.is_empty()).then(|| view! { <Unmatched comparison=c.clone()/> });
+    let unmatched = (!c.only_in_a.is_empty() || !c.only_in_b.is_empty())
+        .then(|| view! { <Unmatched comparison=c.clone()/> });
     view! {
         <article class="comparison" id=crate::navigate::COMPARISON_SECTION aria-label="Comparison of two runs">
             <section class="card compare-head" aria-labelledby="comparison-title">

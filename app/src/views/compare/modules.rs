@@ -15,8 +15,14 @@ use super::buffers::BufferChanges;
 fn matched_by_text(m: &ModuleComparison) -> String {
     match m.matched_by {
         ModuleMatch::SameName => "matched by name".to_string(),
-        ModuleMatch::SameProgram => format!("matched by program ({:.0}% in common)", m.similarity * 100.0),
-        ModuleMatch::LowConfidence => format!("paired for lack of a better match ({:.0}% in common)", m.similarity * 100.0),
+        ModuleMatch::SameProgram => format!(
+            "matched by program ({:.0}% in common)",
+            m.similarity * 100.0
+        ),
+        ModuleMatch::LowConfidence => format!(
+            "paired for lack of a better match ({:.0}% in common)",
+            m.similarity * 100.0
+        ),
     }
 }
 
@@ -33,10 +39,20 @@ fn peak_kind_text(kind: &str) -> String {
 #[component]
 pub fn ModuleCard(module: ModuleComparison) -> impl IntoView {
     let m = module;
-    let title = if m.module_a == m.module_b { m.module_a.clone() } else { format!("{} → {}", m.module_a, m.module_b) };
-    let space = (m.memory_space != MemoryColor::Device).then(|| format!(" · {}", m.memory_space.words()));
-    let summary = (!m.summary.is_empty()).then(|| view! { <p class="compare-summary">{m.summary.clone()}</p> });
-    let (name, memory_space, aria) = (m.name.clone(), m.memory_space.to_string(), format!("Module {title}"));
+    let title = if m.module_a == m.module_b {
+        m.module_a.clone()
+    } else {
+        format!("{} → {}", m.module_a, m.module_b)
+    };
+    let space =
+        (m.memory_space != MemoryColor::Device).then(|| format!(" · {}", m.memory_space.words()));
+    let summary = (!m.summary.is_empty())
+        .then(|| view! { <p class="compare-summary">{m.summary.clone()}</p> });
+    let (name, memory_space, aria) = (
+        m.name.clone(),
+        m.memory_space.to_string(),
+        format!("Module {title}"),
+    );
     view! {
         <section class="card compare-module" data-module=name data-memory-space=memory_space aria-label=aria>
             <h3><span class="mono">{title}</span>{space}</h3>

@@ -23,7 +23,12 @@ const STACKS_SHOWN: usize = 10;
 #[component]
 pub fn OtherInputs(comparison: Arc<Comparison>) -> impl IntoView {
     let c = comparison;
-    let peaks: Vec<PeakComparison> = c.allocator_profiles.iter().chain(&c.memory_timelines).cloned().collect();
+    let peaks: Vec<PeakComparison> = c
+        .allocator_profiles
+        .iter()
+        .chain(&c.memory_timelines)
+        .cloned()
+        .collect();
     view! {
         {c.oom_events.iter().cloned().map(|e| view! { <OomNumbers event=e/> }).collect_view()}
         {(!c.step_series.is_empty()).then(|| view! { <Series series=c.step_series.clone()/> })}
@@ -34,12 +39,19 @@ pub fn OtherInputs(comparison: Arc<Comparison>) -> impl IntoView {
 
 /// `used_bytes` → `used`.
 fn field_name(field: &str) -> String {
-    field.strip_suffix("_bytes").unwrap_or(field).replace('_', " ")
+    field
+        .strip_suffix("_bytes")
+        .unwrap_or(field)
+        .replace('_', " ")
 }
 
 #[component]
 fn OomNumbers(event: OomEventComparison) -> impl IntoView {
-    let rows = event.numbers.iter().map(|n| view! { <NumberRow number=n.clone()/> }).collect_view();
+    let rows = event
+        .numbers
+        .iter()
+        .map(|n| view! { <NumberRow number=n.clone()/> })
+        .collect_view();
     view! {
         <section class="card compare-oom" aria-label="Out-of-memory error, before and after">
             <h3>{format!("Out-of-memory error ({}), number by number", event.memory_space)}</h3>
@@ -55,7 +67,10 @@ fn OomNumbers(event: OomEventComparison) -> impl IntoView {
 
 #[component]
 fn NumberRow(number: NumberChange) -> impl IntoView {
-    let side = |v: Option<u64>| v.map(|b| view! { <Bytes value=b/> }.into_any()).unwrap_or_else(|| view! { "—" }.into_any());
+    let side = |v: Option<u64>| {
+        v.map(|b| view! { <Bytes value=b/> }.into_any())
+            .unwrap_or_else(|| view! { "—" }.into_any())
+    };
     view! {
         <tr class="compare-number" data-field=number.field.clone()>
             <td>{field_name(&number.field)}</td>
@@ -140,10 +155,21 @@ fn StackProfile(profile: StackProfileComparison) -> impl IntoView {
     let p = profile;
     let what = match p.kind {
         oomscope_report::compare::StackProfileKind::MemorySnapshot => "PyTorch memory snapshot",
-        oomscope_report::compare::StackProfileKind::DeviceMemoryProfile => "JAX device memory profile",
+        oomscope_report::compare::StackProfileKind::DeviceMemoryProfile => {
+            "JAX device memory profile"
+        }
     };
-    let device = if p.device.is_empty() { String::new() } else { format!(", device {}", p.device) };
-    let rows = p.stacks.iter().take(STACKS_SHOWN).map(|s| view! { <StackRow stack=s.clone()/> }).collect_view();
+    let device = if p.device.is_empty() {
+        String::new()
+    } else {
+        format!(", device {}", p.device)
+    };
+    let rows = p
+        .stacks
+        .iter()
+        .take(STACKS_SHOWN)
+        .map(|s| view! { <StackRow stack=s.clone()/> })
+        .collect_view();
     view! {
         <section class="card compare-stacks" data-device=p.device.clone() aria-label=format!("{what}{device}, before and after")>
             <h3>{format!("{what}{device}")}</h3>
@@ -166,8 +192,17 @@ fn StackProfile(profile: StackProfileComparison) -> impl IntoView {
 
 #[component]
 fn StackRow(stack: StackChange) -> impl IntoView {
-    let at = stack.frames.first().map(frame_label).unwrap_or_else(|| "(no frames)".to_string());
-    let whole = stack.frames.iter().map(frame_label).collect::<Vec<_>>().join("\n");
+    let at = stack
+        .frames
+        .first()
+        .map(frame_label)
+        .unwrap_or_else(|| "(no frames)".to_string());
+    let whole = stack
+        .frames
+        .iter()
+        .map(frame_label)
+        .collect::<Vec<_>>()
+        .join("\n");
     view! {
         <tr class="compare-stack" data-kind=stack.kind.as_str()>
             <td class="mono" title=whole>{at}</td>

@@ -46,7 +46,8 @@ impl Side {
 
     fn take(&self, files: Vec<PageInput>, errors: Vec<(String, String)>) {
         if !self.label_typed.get_untracked() {
-            self.label.set(default_label(files.iter().map(|f| f.name.as_str())));
+            self.label
+                .set(default_label(files.iter().map(|f| f.name.as_str())));
         }
         self.files.set(files);
         self.errors.set(errors);
@@ -56,7 +57,8 @@ impl Side {
     fn label_now(&self) -> String {
         let typed = self.label.get_untracked().trim().to_string();
         if typed.is_empty() {
-            self.files.with_untracked(|f| default_label(f.iter().map(|f| f.name.as_str())))
+            self.files
+                .with_untracked(|f| default_label(f.iter().map(|f| f.name.as_str())))
         } else {
             typed
         }
@@ -73,7 +75,9 @@ pub fn CompareSetup() -> impl IntoView {
     let compare = move |_| {
         let (files_a, files_b) = (a.files.get_untracked(), b.files.get_untracked());
         if files_a.is_empty() || files_b.is_empty() {
-            state.notice.set(Some("Give both runs some files before comparing them.".to_string()));
+            state.notice.set(Some(
+                "Give both runs some files before comparing them.".to_string(),
+            ));
             return;
         }
         worker_client::submit_comparison(state, files_a, files_b, (a.label_now(), b.label_now()));
@@ -118,7 +122,9 @@ fn SideTarget(side: Side) -> impl IntoView {
         event.prevent_default();
         event.stop_propagation();
         dragging.set(false);
-        let Some(transfer) = event.data_transfer() else { return };
+        let Some(transfer) = event.data_transfer() else {
+            return;
+        };
         let dropped = inputs::capture_drop(&transfer);
         spawn_local(async move {
             let (files, errors) = inputs::walk_dropped(dropped).await;
@@ -181,7 +187,11 @@ fn GivenFiles(side: Side) -> impl IntoView {
             let bytes: u64 = files.iter().map(|f| f.size_bytes).sum();
             match files.len() {
                 0 => "No files yet.".to_string(),
-                n => format!("{n} file{} ({})", if n == 1 { "" } else { "s" }, format_bytes(bytes)),
+                n => format!(
+                    "{n} file{} ({})",
+                    if n == 1 { "" } else { "s" },
+                    format_bytes(bytes)
+                ),
             }
         })
     };

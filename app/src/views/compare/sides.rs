@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use oomscope_report::compare::{ComparedSide, Comparison};
 use oomscope_report::MemoryColor;
 
-use crate::format::{Bytes};
+use crate::format::Bytes;
 
 /// Module peaks listed per side.
 const PEAKS_SHOWN: usize = 5;
@@ -30,7 +30,9 @@ fn SideCard(key: &'static str, side: ComparedSide) -> impl IntoView {
         1 => "1 input".to_string(),
         n => format!("{n} inputs"),
     };
-    let status = side.failed.then(|| view! { <span class="badge compare-failed">"could not be loaded"</span> });
+    let status = side
+        .failed
+        .then(|| view! { <span class="badge compare-failed">"could not be loaded"</span> });
     let errors = (!side.errors.is_empty()).then(|| {
         view! {
             <ul class="compare-side-errors">
@@ -38,7 +40,8 @@ fn SideCard(key: &'static str, side: ComparedSide) -> impl IntoView {
             </ul>
         }
     });
-    let headline = (!side.headline.is_empty()).then(|| view! { <p class="compare-headline">{side.headline.clone()}</p> });
+    let headline = (!side.headline.is_empty())
+        .then(|| view! { <p class="compare-headline">{side.headline.clone()}</p> });
     let more = side.module_peaks.len().saturating_sub(PEAKS_SHOWN);
     let peaks = side
         .module_peaks

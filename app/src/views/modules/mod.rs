@@ -7,12 +7,14 @@ pub mod timeline;
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use oomscope_report::{BufferCategory, MemoryColor, MemorySpace, ModuleReport, OomKind, PeakKind, Report, SourceKind};
+use oomscope_report::{
+    BufferCategory, MemoryColor, MemorySpace, ModuleReport, OomKind, PeakKind, Report, SourceKind,
+};
 
+use crate::draw::line_chart::{LineChart, Marker, RefLine, Series, Stroke};
 use crate::format::{base_name, percent, Bytes};
 use crate::state::Selection;
 use crate::widgets::table_head::TableHead;
-use crate::draw::line_chart::{LineChart, Marker, RefLine, Series, Stroke};
 
 /// Peak buffers listed before "show all".
 const BUFFER_ROWS: usize = 50;
@@ -22,7 +24,11 @@ pub fn ModulesView(report: Arc<Report>) -> impl IntoView {
     if report.modules.is_empty() {
         // A dump is what an XLA program's OOM lacks; run-time profiles, step
         // logs and PyTorch CUDA messages have their own sections.
-        if !report.oom_events.iter().any(|e| e.kind != OomKind::TorchCuda) {
+        if !report
+            .oom_events
+            .iter()
+            .any(|e| e.kind != OomKind::TorchCuda)
+        {
             return ().into_any();
         }
         return view! {
@@ -52,7 +58,9 @@ pub fn ModulesView(report: Arc<Report>) -> impl IntoView {
         None if spaces.contains(&MemoryColor::Device) => MemoryColor::Device,
         None => spaces[0],
     });
-    let module_index = RwSignal::new(shared_module.unwrap_or_else(|| largest_in_space(&report, space.get_untracked())));
+    let module_index = RwSignal::new(
+        shared_module.unwrap_or_else(|| largest_in_space(&report, space.get_untracked())),
+    );
     // The module picked is part of what a link carries.
     let open_view = crate::state::use_state().open_view;
     Effect::new(move |_| {
@@ -61,7 +69,10 @@ pub fn ModulesView(report: Arc<Report>) -> impl IntoView {
             // A buffer selected in another module is not one of this one's.
             open_view.update(|v| {
                 v.module = i;
-                if matches!(Selection::parse(&v.selection), Some(Selection::Buffer(_) | Selection::BufferName(_))) {
+                if matches!(
+                    Selection::parse(&v.selection),
+                    Some(Selection::Buffer(_) | Selection::BufferName(_))
+                ) {
                     v.selection.clear();
                 }
             });
@@ -84,7 +95,10 @@ pub fn ModulesView(report: Arc<Report>) -> impl IntoView {
     };
     let report_for_space = report.clone();
     let on_space = move |ev: leptos::ev::Event| {
-        if let Ok(value) = event_target_value(&ev).parse::<i64>().map(MemoryColor::from) {
+        if let Ok(value) = event_target_value(&ev)
+            .parse::<i64>()
+            .map(MemoryColor::from)
+        {
             space.set(value);
             module_index.set(largest_in_space(&report_for_space, value));
         }
@@ -101,9 +115,11 @@ pub fn ModulesView(report: Arc<Report>) -> impl IntoView {
         let Some(focus) = buffer_focus.get() else {
             return;
         };
-        if let Some(i) = report_for_focus.modules.iter().position(|m| {
-            m.memory_space == focus.memory_space && m.display_name() == focus.module
-        }) {
+        if let Some(i) = report_for_focus
+            .modules
+            .iter()
+            .position(|m| m.memory_space == focus.memory_space && m.display_name() == focus.module)
+        {
             space.set(focus.memory_space);
             module_index.set(i);
         }

@@ -68,4 +68,3 @@ pub fn Breakdown(row: Row, has_timeline: bool) -> impl IntoView {
         </div>
     }
 }
-

@@ -33,7 +33,10 @@ pub fn group_title(g: Grouping, n: usize) -> String {
 #[component]
 pub fn PaddingCharts(data: ChartData, buffer_canvas: NodeRef<html::Canvas>) -> impl IntoView {
     let group_canvas: NodeRef<html::Canvas> = NodeRef::new();
-    let ChartData { buffer_bars, group_bars } = data;
+    let ChartData {
+        buffer_bars,
+        group_bars,
+    } = data;
     let resized = window_resize_counter();
     {
         let bars = buffer_bars.clone();

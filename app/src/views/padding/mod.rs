@@ -30,7 +30,9 @@ use oomscope_report::Report;
 
 use crate::export;
 use crate::format::{group_digits, percent, Bytes};
-use crate::model::padding::{bars_of, first_subject, rows_of, subjects, sort_rows, Grouping, Row, SortKey, Subject};
+use crate::model::padding::{
+    bars_of, first_subject, rows_of, sort_rows, subjects, Grouping, Row, SortKey, Subject,
+};
 use crate::state::{use_state, BufferFocus, Selection};
 use breakdown::Breakdown;
 use charts::{ChartData, PaddingCharts};
@@ -111,7 +113,6 @@ pub fn PaddingView(report: Arc<Report>) -> impl IntoView {
     }
     .into_any()
 }
-
 
 #[component]
 fn SubjectView(subject: Subject) -> impl IntoView {
@@ -251,7 +252,9 @@ fn SubjectView(subject: Subject) -> impl IntoView {
                 return;
             }
             grouping.set(Grouping::Buffer);
-            if let Some(position) = rows.with_untracked(|rows| rows.iter().position(|r| r.key == row.key)) {
+            if let Some(position) =
+                rows.with_untracked(|rows| rows.iter().position(|r| r.key == row.key))
+            {
                 table.reveal(position);
             }
             selected.set(Some(row));

@@ -9,7 +9,11 @@ use crate::format::Bytes;
 
 /// The bytes all suggestions together would save (an estimate).
 pub fn estimated_saving(summary: &PaddingSummary) -> u64 {
-    summary.top.iter().filter_map(|e| e.suggestion_saves_bytes).sum()
+    summary
+        .top
+        .iter()
+        .filter_map(|e| e.suggestion_saves_bytes)
+        .sum()
 }
 
 #[component]

@@ -58,7 +58,15 @@ pub fn PaddingTable<F>(table: TableState, select: F, has_timeline: bool) -> impl
 where
     F: Fn(Row) + Clone + Send + Sync + 'static,
 {
-    let TableState { rows, grouping, sort, show_all, selected, scroll_top, scroller } = table;
+    let TableState {
+        rows,
+        grouping,
+        sort,
+        show_all,
+        selected,
+        scroll_top,
+        scroller,
+    } = table;
     let row_view = move |row: Row, is_buffer: bool, select: F| {
         let is_selected = {
             let key = row.key.clone();
@@ -91,7 +99,9 @@ where
         let total = rows.len();
         let windowed = table.windowed();
         let range = if windowed {
-            let height = scroller.get().map_or(480.0, |c| f64::from(c.client_height()).max(ROW_HEIGHT));
+            let height = scroller
+                .get()
+                .map_or(480.0, |c| f64::from(c.client_height()).max(ROW_HEIGHT));
             visible_rows(scroll_top.get(), height, ROW_HEIGHT, total)
         } else {
             0..total.min(TABLE_ROWS)

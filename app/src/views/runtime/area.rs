@@ -47,7 +47,11 @@ pub fn stacked_paths(points: &[TimelinePoint], bands: usize, top: u64) -> Vec<St
     let mut below = vec![0.0f64; points.len()];
     let mut paths = Vec::with_capacity(bands);
     for band in 0..bands {
-        let above: Vec<f64> = points.iter().zip(&below).map(|(p, b)| b + value(p, band)).collect();
+        let above: Vec<f64> = points
+            .iter()
+            .zip(&below)
+            .map(|(p, b)| b + value(p, band))
+            .collect();
         let mut d = String::new();
         // The top edge, left to right: hold each value until the next time.
         for (i, (x, y)) in xs.iter().zip(&above).enumerate() {
@@ -74,7 +78,11 @@ mod tests {
     use super::*;
 
     fn p(time: i64, cats: &[u64]) -> TimelinePoint {
-        TimelinePoint { time, bytes: cats.iter().sum(), by_category: cats.to_vec() }
+        TimelinePoint {
+            time,
+            bytes: cats.iter().sum(),
+            by_category: cats.to_vec(),
+        }
     }
 
     #[test]

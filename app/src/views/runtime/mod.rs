@@ -11,15 +11,25 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 use oomscope_report::units::format_bytes;
-use oomscope_report::{DeviceMemoryProfile, DeviceMemorySeries, Frame, MemoryTimeline, Report, TimelineSource};
+use oomscope_report::{
+    DeviceMemoryProfile, DeviceMemorySeries, Frame, MemoryTimeline, Report, TimelineSource,
+};
 
-use crate::format::{base_name, group_digits, Bytes};
 use crate::draw::line_chart::PALETTE;
+use crate::format::{base_name, group_digits, Bytes};
 use crate::widgets::table_head::TableHead;
 
 /// PyTorch's category names, in the order the analyzer stacks them.
-const CATEGORY_LABELS: [&str; 8] =
-    ["Parameter", "Optimizer state", "Input", "Temporary", "Activation", "Gradient", "Autograd detail", "Unknown"];
+const CATEGORY_LABELS: [&str; 8] = [
+    "Parameter",
+    "Optimizer state",
+    "Input",
+    "Temporary",
+    "Activation",
+    "Gradient",
+    "Autograd detail",
+    "Unknown",
+];
 
 #[component]
 pub fn RuntimeView(report: Arc<Report>) -> impl IntoView {
@@ -52,12 +62,20 @@ fn frame_label(f: &Frame) -> String {
 
 #[component]
 fn SeriesView(series: DeviceMemorySeries) -> impl IntoView {
-    let names: Vec<String> = series.inputs.iter().map(|i| base_name(i).to_string()).collect();
+    let names: Vec<String> = series
+        .inputs
+        .iter()
+        .map(|i| base_name(i).to_string())
+        .collect();
     let mut columns: Vec<(&'static str, bool)> = vec![("Created at", false)];
     columns.extend(std::iter::repeat_n(("Bytes", true), names.len()));
     columns.push(("Growth", true));
     let headline = series.growing_stacks.first().map(|g| {
-        format!("Buffers created at {} grow by {} across these profiles.", frame_label(&g.frame), format_bytes(g.growth_bytes))
+        format!(
+            "Buffers created at {} grow by {} across these profiles.",
+            frame_label(&g.frame),
+            format_bytes(g.growth_bytes)
+        )
     });
     view! {
         <div class="runtime-series" data-testid="device-memory-series">
@@ -91,9 +109,17 @@ fn TimelineView(timeline: MemoryTimeline) -> impl IntoView {
         TimelineSource::TorchMemoryTimelineJson => "PyTorch memory timeline",
         TimelineSource::Kineto => "Kineto trace",
     };
-    let device = if timeline.device.is_empty() { String::new() } else { format!(" · {}", timeline.device) };
+    let device = if timeline.device.is_empty() {
+        String::new()
+    } else {
+        format!(" · {}", timeline.device)
+    };
     let categorized = timeline.points.iter().any(|p| !p.by_category.is_empty());
-    let bands = if categorized { CATEGORY_LABELS.len() } else { 1 };
+    let bands = if categorized {
+        CATEGORY_LABELS.len()
+    } else {
+        1
+    };
     let top = timeline.peak_bytes.max(1);
     let paths = area::stacked_paths(&timeline.points, bands, top);
     let peak_x = area::x_of(&timeline.points, timeline.peak_time);
@@ -109,7 +135,12 @@ fn TimelineView(timeline: MemoryTimeline) -> impl IntoView {
             view! { <span class="legend-item"><span class="legend-swatch" style:background=PALETTE[i % PALETTE.len()]></span>{label}</span> }
         })
         .collect_view();
-    let by_category: Vec<(String, u64)> = timeline.peak_by_category.clone().into_iter().filter(|(_, b)| *b > 0).collect();
+    let by_category: Vec<(String, u64)> = timeline
+        .peak_by_category
+        .clone()
+        .into_iter()
+        .filter(|(_, b)| *b > 0)
+        .collect();
     view! {
         <figure class="runtime-timeline" data-testid="memory-timeline">
             <figcaption>
@@ -151,9 +182,18 @@ fn TimelineView(timeline: MemoryTimeline) -> impl IntoView {
 
 #[component]
 fn ProfileView(profile: DeviceMemoryProfile) -> impl IntoView {
-    let max = profile.devices.iter().map(|d| d.buffer_bytes).max().unwrap_or(0).max(1);
+    let max = profile
+        .devices
+        .iter()
+        .map(|d| d.buffer_bytes)
+        .max()
+        .unwrap_or(0)
+        .max(1);
     let heaviest = profile.balance.as_ref().map(|b| b.heaviest_device.clone());
-    let uneven = profile.balance.as_ref().is_some_and(|b| b.max_bytes > b.min_bytes);
+    let uneven = profile
+        .balance
+        .as_ref()
+        .is_some_and(|b| b.max_bytes > b.min_bytes);
     let bars = profile
         .devices
         .iter()

@@ -20,7 +20,13 @@ const PHASES_DRAWN: usize = 60;
 fn csv_of(points: &[CurvePoint]) -> String {
     export::csv(
         &["event_index", "allocated_bytes", "reserved_bytes"],
-        points.iter().map(|p| vec![p.event_index.to_string(), p.allocated_bytes.to_string(), p.reserved_bytes.to_string()]),
+        points.iter().map(|p| {
+            vec![
+                p.event_index.to_string(),
+                p.allocated_bytes.to_string(),
+                p.reserved_bytes.to_string(),
+            ]
+        }),
     )
 }
 
@@ -31,10 +37,17 @@ pub fn ActiveMemoryCurve(snapshot: MemorySnapshot) -> impl IntoView {
     let scale = Scale::of(&points, oom_event);
     let area = allocated_area(&points, scale);
     let reserved = reserved_line(&points, scale);
-    let peak = snapshot.peak_event_index.map(|e| (scale.x(e), scale.y(snapshot.peak_allocated_bytes)));
+    let peak = snapshot
+        .peak_event_index
+        .map(|e| (scale.x(e), scale.y(snapshot.peak_allocated_bytes)));
     let oom_x = oom_event.map(|e| scale.x(e));
     let phases: Vec<_> = snapshot.phases.iter().take(PHASES_DRAWN).cloned().collect();
-    let height = HEIGHT + if phases.is_empty() { 0.0 } else { PHASE_ROW + 2.0 };
+    let height = HEIGHT
+        + if phases.is_empty() {
+            0.0
+        } else {
+            PHASE_ROW + 2.0
+        };
     let description = format!(
         "Active memory over {} trace events: peak {} allocated, reserved up to {}",
         group_digits(snapshot.trace_events),
@@ -45,10 +58,17 @@ pub fn ActiveMemoryCurve(snapshot: MemorySnapshot) -> impl IntoView {
     let hover = RwSignal::new(None::<u64>);
     let points = StoredValue::new(points);
     let on_move = move |ev: web_sys::MouseEvent| {
-        let Some(target) = ev.current_target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else { return };
+        let Some(target) = ev
+            .current_target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        else {
+            return;
+        };
         let rect = target.get_bounding_client_rect();
         if rect.width() > 0.0 {
-            hover.set(Some(scale.event_at((f64::from(ev.client_x()) - rect.left()) / rect.width() * WIDTH)));
+            hover.set(Some(scale.event_at(
+                (f64::from(ev.client_x()) - rect.left()) / rect.width() * WIDTH,
+            )));
         }
     };
     let readout = move || match hover.get() {
@@ -70,8 +90,14 @@ pub fn ActiveMemoryCurve(snapshot: MemorySnapshot) -> impl IntoView {
         })
     };
     let error = RwSignal::new(None::<String>);
-    let file = format!("{}.cuda{}.active-memory.csv", export::file_stem(base_name(&snapshot.input)), snapshot.device);
-    let export_csv = move |_| error.set(points.with_value(|p| export::download_text(&file, "text/csv", &csv_of(p)).err()));
+    let file = format!(
+        "{}.cuda{}.active-memory.csv",
+        export::file_stem(base_name(&snapshot.input)),
+        snapshot.device
+    );
+    let export_csv = move |_| {
+        error.set(points.with_value(|p| export::download_text(&file, "text/csv", &csv_of(p)).err()))
+    };
 
     view! {
         <figure class="snapshot-curve" data-testid="snapshot-curve">

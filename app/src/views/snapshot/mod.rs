@@ -82,14 +82,26 @@ fn StateTable(snapshot: MemorySnapshot) -> impl IntoView {
     let reserved = snapshot.reserved_bytes;
     let rows: Vec<(&str, u64)> = vec![
         ("Reserved (segments)", reserved),
-        ("Allocated (active, after rounding)", snapshot.active_allocated_bytes),
+        (
+            "Allocated (active, after rounding)",
+            snapshot.active_allocated_bytes,
+        ),
         ("Allocated as requested", snapshot.allocated_requested_bytes),
         ("Active, pending free", snapshot.active_pending_free_bytes),
         ("Inactive (cached, free)", snapshot.inactive_bytes),
-        ("Free inside blocks (rounding)", snapshot.free_internal_bytes),
-        ("Free between blocks (fragmentation)", snapshot.free_external_bytes),
+        (
+            "Free inside blocks (rounding)",
+            snapshot.free_internal_bytes,
+        ),
+        (
+            "Free between blocks (fragmentation)",
+            snapshot.free_external_bytes,
+        ),
         ("Private pools (CUDA graphs)", snapshot.private_pool_bytes),
-        ("expandable_segments:True would return", snapshot.expandable_segments_would_return_bytes),
+        (
+            "expandable_segments:True would return",
+            snapshot.expandable_segments_would_return_bytes,
+        ),
     ];
     view! {
         <table class="data" data-testid="snapshot-state">

@@ -125,4 +125,3 @@ pub fn AllocatorChart(profile: AllocatorProfile) -> impl IntoView {
         </div>
     }
 }
-

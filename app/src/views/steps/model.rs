@@ -36,8 +36,16 @@ pub struct Plot {
 
 /// `TPU_0 · memory · leak.log`: what a series is, short.
 pub fn series_label(s: &StepSeries, with_input: bool) -> String {
-    let device = if s.device.is_empty() { "device" } else { &s.device };
-    let metric = if s.metric.is_empty() { "memory" } else { &s.metric };
+    let device = if s.device.is_empty() {
+        "device"
+    } else {
+        &s.device
+    };
+    let metric = if s.metric.is_empty() {
+        "memory"
+    } else {
+        &s.metric
+    };
     if with_input && !s.input.is_empty() {
         format!("{device} · {metric} · {}", base_name(&s.input))
     } else {
@@ -57,30 +65,53 @@ fn median(mut values: Vec<f64>) -> Option<f64> {
     }
     values.sort_by(f64::total_cmp);
     let mid = values.len() / 2;
-    Some(if values.len().is_multiple_of(2) { (values[mid - 1] + values[mid]) / 2.0 } else { values[mid] })
+    Some(if values.len().is_multiple_of(2) {
+        (values[mid - 1] + values[mid]) / 2.0
+    } else {
+        values[mid]
+    })
 }
 
 /// A series' line: the analyzer's slope drawn through the median residual
 /// of the points (a drawing anchor), its projection from the last point to
 /// the limit at the step the analyzer projects, its jumps on the points.
 pub fn plot_line(s: &StepSeries, color: &'static str, with_input: bool) -> PlotLine {
-    let points: Vec<(f64, f64)> = s.points.iter().map(|p| (p.step as f64, p.bytes as f64)).collect();
+    let points: Vec<(f64, f64)> = s
+        .points
+        .iter()
+        .map(|p| (p.step as f64, p.bytes as f64))
+        .collect();
     let trend = s.slope_bytes_per_step.and_then(|slope| {
         let intercept = median(points.iter().map(|(x, y)| y - slope * x).collect())?;
         Some((slope, intercept))
     });
     let projection = match (s.projected_limit_step, s.limit_bytes, points.last(), trend) {
         (Some(step), Some(limit), Some(&(x, y)), Some((slope, intercept))) if step != u64::MAX => {
-            Some(((x, y.max(intercept + slope * x)), (step as f64, limit as f64)))
+            Some((
+                (x, y.max(intercept + slope * x)),
+                (step as f64, limit as f64),
+            ))
         }
         _ => None,
     };
     let spikes = s
         .spikes
         .iter()
-        .filter_map(|&step| s.points.iter().find(|p| p.step >= step).map(|p| (p.step as f64, p.bytes as f64)))
+        .filter_map(|&step| {
+            s.points
+                .iter()
+                .find(|p| p.step >= step)
+                .map(|p| (p.step as f64, p.bytes as f64))
+        })
         .collect();
-    PlotLine { label: series_label(s, with_input), color, points, trend, projection, spikes }
+    PlotLine {
+        label: series_label(s, with_input),
+        color,
+        points,
+        trend,
+        projection,
+        spikes,
+    }
 }
 
 impl Plot {
@@ -120,20 +151,36 @@ impl Plot {
                 stroke,
                 steps: false,
             };
-            series.push(model(line.label.clone(), line.points.clone(), Stroke::Solid));
+            series.push(model(
+                line.label.clone(),
+                line.points.clone(),
+                Stroke::Solid,
+            ));
             if let (Some((slope, intercept)), Some(first), Some(last)) =
                 (line.trend, line.points.first(), line.points.last())
             {
                 let at = |x: f64| (x, intercept + slope * x);
-                series.push(model(String::new(), vec![at(first.0), at(last.0)], Stroke::Dashed));
+                series.push(model(
+                    String::new(),
+                    vec![at(first.0), at(last.0)],
+                    Stroke::Dashed,
+                ));
             }
             if let Some((from, to)) = line.projection {
                 series.push(model(String::new(), vec![from, to], Stroke::Dotted));
-                marks.push(Mark { x: to.0, bytes: to.1, color: line.color, shape: MarkShape::Square });
+                marks.push(Mark {
+                    x: to.0,
+                    bytes: to.1,
+                    color: line.color,
+                    shape: MarkShape::Square,
+                });
             }
-            marks.extend(
-                line.spikes.iter().map(|&(x, bytes)| Mark { x, bytes, color: line.color, shape: MarkShape::Jump }),
-            );
+            marks.extend(line.spikes.iter().map(|&(x, bytes)| Mark {
+                x,
+                bytes,
+                color: line.color,
+                shape: MarkShape::Jump,
+            }));
         }
         Chart {
             title: Some(self.title.clone()),
@@ -165,7 +212,11 @@ mod tests {
                 projection: Some(((100.0, 20.0), (1000.0, 110.0))),
                 spikes: vec![(50.0, 15.0)],
             }],
-            levels: vec![RefLine { label: "limit".into(), bytes: 110.0, color: "#cf222e" }],
+            levels: vec![RefLine {
+                label: "limit".into(),
+                bytes: 110.0,
+                color: "#cf222e",
+            }],
             fit_projection,
         }
     }
@@ -189,7 +240,12 @@ mod tests {
         let s = StepSeries {
             device: "TPU_0".into(),
             input: "runs/leak.log".into(),
-            points: (0..10).map(|i| StepPoint { step: i * 10, bytes: 1000 + i * 100 }).collect(),
+            points: (0..10)
+                .map(|i| StepPoint {
+                    step: i * 10,
+                    bytes: 1000 + i * 100,
+                })
+                .collect(),
             slope_bytes_per_step: Some(10.0),
             limit_bytes: Some(5000),
             projected_limit_step: Some(400),
@@ -202,7 +258,10 @@ mod tests {
         assert_eq!(line.projection, Some(((90.0, 1900.0), (400.0, 5000.0))));
         assert_eq!(line.spikes, vec![(40.0, 1400.0)]);
         assert_eq!(slope_text(-2.0 * 1024.0 * 1024.0), "−2.00 MiB/step");
-        let never = StepSeries { projected_limit_step: Some(u64::MAX), ..s };
+        let never = StepSeries {
+            projected_limit_step: Some(u64::MAX),
+            ..s
+        };
         assert_eq!(plot_line(&never, "#0969da", false).projection, None);
     }
 }

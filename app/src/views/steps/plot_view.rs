@@ -76,11 +76,16 @@ pub fn PlotView(
             visible.track();
             fit_projection.track();
             let Some(element) = canvas.get() else { return };
-            let Ok(f) = line_chart::draw_on_canvas(&element, Some(HEIGHT), &plot().chart()) else { return };
+            let Ok(f) = line_chart::draw_on_canvas(&element, Some(HEIGHT), &plot().chart()) else {
+                return;
+            };
             let _ = element.set_attribute("data-x0", &f.x0.to_string());
             let _ = element.set_attribute("data-x1", &f.x1.to_string());
             let _ = element.set_attribute("data-y-max", &f.y_max.to_string());
-            let _ = element.set_attribute("data-plot", &format!("{},{},{},{}", f.left, f.top, f.width, f.height));
+            let _ = element.set_attribute(
+                "data-plot",
+                &format!("{},{},{},{}", f.left, f.top, f.width, f.height),
+            );
             frame.set_value(Some(f));
         });
     }
@@ -130,8 +135,9 @@ pub fn PlotView(
         let stem = file_stem.clone();
         move |_| {
             let (w, h) = SVG_SIZE;
-            let saved = line_chart::svg(&plot().chart(), w, h)
-                .and_then(|svg| export::download_text(&format!("{stem}.svg"), "image/svg+xml", &svg));
+            let saved = line_chart::svg(&plot().chart(), w, h).and_then(|svg| {
+                export::download_text(&format!("{stem}.svg"), "image/svg+xml", &svg)
+            });
             notice.set(saved.err());
         }
     };

@@ -167,4 +167,3 @@ pub fn StepSeriesChart(series: Vec<StepSeries>) -> impl IntoView {
         </div>
     }
 }
-

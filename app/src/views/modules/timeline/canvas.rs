@@ -156,15 +156,16 @@ fn draw(ctx: &TimelineCtx, pixels: &mut Vec<u8>, cache: &mut Option<RasterCache>
         // memory grows.
         let data = js_sys::Uint8ClampedArray::new_with_length(pixels.len() as u32);
         data.copy_from(pixels);
-        *cache = web_sys::ImageData::new_with_js_u8_clamped_array_and_sh(&data, width as u32, ph as u32)
-            .ok()
-            .map(|image| RasterCache {
-                key,
-                x0,
-                width: width as u32,
-                image,
-                drawn,
-            });
+        *cache =
+            web_sys::ImageData::new_with_js_u8_clamped_array_and_sh(&data, width as u32, ph as u32)
+                .ok()
+                .map(|image| RasterCache {
+                    key,
+                    x0,
+                    width: width as u32,
+                    image,
+                    drawn,
+                });
     }
     let mut drawn = 0;
     if let Some(c) = cache.as_ref() {
@@ -189,7 +190,9 @@ fn draw(ctx: &TimelineCtx, pixels: &mut Vec<u8>, cache: &mut Option<RasterCache>
         (s.hover.get_untracked().map(|h| h.0), "#0969da", 1.5),
         (s.pinned.get_untracked(), "#1f2328", 2.5),
     ] {
-        if let Some(band) = buffer.and_then(|b| ctx.index.band_of.get(b as usize).copied().flatten()) {
+        if let Some(band) =
+            buffer.and_then(|b| ctx.index.band_of.get(b as usize).copied().flatten())
+        {
             outline(&c2d, &frame, &ctx.index.bands[band as usize], color, line);
         }
     }

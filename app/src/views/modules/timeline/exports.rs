@@ -48,7 +48,9 @@ pub fn save_svg(ctx: &TimelineCtx) -> Result<(), String> {
     render::paint_overlays(&ctx.module, &frame, ctx.limit, &mut body);
     let legend = super::legend_entries(&ctx.index, s.colour_by.get_untracked());
     let legend_rows = legend_layout(&legend, frame.width);
-    let legend_height = legend_rows.last().map_or(0.0, |(_, y, _, _)| y + LEGEND_ROW);
+    let legend_height = legend_rows
+        .last()
+        .map_or(0.0, |(_, y, _, _)| y + LEGEND_ROW);
     let mut svg = SvgWriter::new(frame.width, TITLE_HEIGHT + frame.height + legend_height);
     svg.text(
         12.0,
@@ -62,7 +64,14 @@ pub fn save_svg(ctx: &TimelineCtx) -> Result<(), String> {
     let top = TITLE_HEIGHT + frame.height;
     for (x, y, colour, label) in legend_rows {
         svg.rect(x, top + y + 4.0, 10.0, 10.0, &colour, None);
-        svg.text(x + 14.0, top + y + 9.0, &label, render::AXIS, Align::Left, false);
+        svg.text(
+            x + 14.0,
+            top + y + 9.0,
+            &label,
+            render::AXIS,
+            Align::Left,
+            false,
+        );
     }
     export::download_text(
         &format!("{}.timeline.svg", ctx.stem()),
@@ -81,7 +90,10 @@ fn legend_layout(entries: &[(String, String)], width: f64) -> Vec<(f64, f64, Str
     let (mut x, mut y) = (render::MARGIN_LEFT, 0.0);
     let lines = [
         (render::HEAP.to_string(), "heap".to_string()),
-        (render::UNPADDED.to_string(), "heap, unpadded (dashed)".to_string()),
+        (
+            render::UNPADDED.to_string(),
+            "heap, unpadded (dashed)".to_string(),
+        ),
         (render::LIMIT.to_string(), "limit".to_string()),
     ];
     for (colour, label) in entries.iter().cloned().chain(lines) {
@@ -98,7 +110,10 @@ fn legend_layout(entries: &[(String, String)], width: f64) -> Vec<(f64, f64, Str
 }
 
 pub fn save_png(ctx: &TimelineCtx) -> Result<(), String> {
-    let element = ctx.canvas.get_untracked().ok_or("the chart is not on the page")?;
+    let element = ctx
+        .canvas
+        .get_untracked()
+        .ok_or("the chart is not on the page")?;
     export::download_canvas_png(&format!("{}.timeline.png", ctx.stem()), &element)
 }
 
@@ -109,7 +124,11 @@ pub fn save_csv(ctx: &TimelineCtx) -> Result<(), String> {
         .iter()
         .map(|&i| csv_row(&ctx.module, &ctx.index, i));
     let text = export::csv(&CSV_HEADER, rows);
-    export::download_text(&format!("{}.peak-buffers.csv", ctx.stem()), "text/csv", &text)
+    export::download_text(
+        &format!("{}.peak-buffers.csv", ctx.stem()),
+        "text/csv",
+        &text,
+    )
 }
 
 fn csv_row(module: &ModuleReport, index: &TimelineIndex, buffer: u32) -> Vec<String> {

@@ -403,14 +403,22 @@ fn flags(module: &ModuleReport, spans: &[(u64, u64)], positions: u64) -> Vec<Opt
         .iter()
         .zip(spans)
         .map(|(b, &(start, end))| {
-            if matches!(b.category, BufferCategory::Parameter | BufferCategory::Constant) || b.size_bytes < threshold.max(1) {
+            if matches!(
+                b.category,
+                BufferCategory::Parameter | BufferCategory::Constant
+            ) || b.size_bytes < threshold.max(1)
+            {
                 return None;
             }
-            let held_to_end = b.category == BufferCategory::Output || (end >= positions && start > 0);
+            let held_to_end =
+                b.category == BufferCategory::Output || (end >= positions && start > 0);
             let across_peak = start <= peak && peak < end;
             if held_to_end && start <= peak {
                 Some(Flag::HeldToEnd)
-            } else if across_peak && (end - start) * 2 > positions && looks_like_gradient(&b.op_name, &b.name) {
+            } else if across_peak
+                && (end - start) * 2 > positions
+                && looks_like_gradient(&b.op_name, &b.name)
+            {
                 Some(Flag::LongLived)
             } else {
                 None

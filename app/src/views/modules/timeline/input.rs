@@ -262,7 +262,10 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(wheel_action(false, true, 0.0, 30.0), WheelAction::Pan(30.0));
-        assert_eq!(wheel_action(false, false, -50.0, 10.0), WheelAction::Pan(-50.0));
+        assert_eq!(
+            wheel_action(false, false, -50.0, 10.0),
+            WheelAction::Pan(-50.0)
+        );
     }
 
     #[test]
@@ -274,7 +277,10 @@ mod tests {
         assert_eq!(key_action("W", false, false), Some(KeyAction::Zoom(0.7)));
         assert_eq!(key_action("0", false, false), Some(KeyAction::Fit));
         assert_eq!(key_action("Escape", false, false), Some(KeyAction::Unpin));
-        assert_eq!(key_action("ArrowLeft", false, false), Some(KeyAction::Pan(-0.15)));
+        assert_eq!(
+            key_action("ArrowLeft", false, false),
+            Some(KeyAction::Pan(-0.15))
+        );
         assert_eq!(key_action("Tab", false, false), None);
     }
 }

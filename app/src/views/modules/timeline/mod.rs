@@ -147,7 +147,12 @@ fn legend_entries(index: &TimelineIndex, colour_by: ColourBy) -> Vec<(String, St
             .iter()
             .enumerate()
             .filter(|(i, _)| index.bands.iter().any(|b| usize::from(b.category) == *i))
-            .map(|(i, c)| (render::hex(render::CATEGORY_COLORS[i]), category_name(*c).to_string()))
+            .map(|(i, c)| {
+                (
+                    render::hex(render::CATEGORY_COLORS[i]),
+                    category_name(*c).to_string(),
+                )
+            })
             .collect(),
         ColourBy::Op => index
             .ops
@@ -155,7 +160,9 @@ fn legend_entries(index: &TimelineIndex, colour_by: ColourBy) -> Vec<(String, St
             .take(render::OP_COLORS.len())
             .enumerate()
             .map(|(i, op)| {
-                let label = if i + 1 == render::OP_COLORS.len() && index.ops.len() > render::OP_COLORS.len() {
+                let label = if i + 1 == render::OP_COLORS.len()
+                    && index.ops.len() > render::OP_COLORS.len()
+                {
                     "other ops".to_string()
                 } else {
                     op.clone()
@@ -165,7 +172,10 @@ fn legend_entries(index: &TimelineIndex, colour_by: ColourBy) -> Vec<(String, St
             .collect(),
     };
     if index.base_bytes > 0 {
-        entries.push((render::hex(render::BASE), "live throughout (no buffer)".to_string()));
+        entries.push((
+            render::hex(render::BASE),
+            "live throughout (no buffer)".to_string(),
+        ));
     }
     entries
 }
@@ -188,8 +198,14 @@ pub fn Timeline(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
             if q.is_empty() {
                 return None;
             }
-            let mask: Vec<bool> = module.buffers.iter().map(|b| index::matches(b, q)).collect();
-            let mut hits: Vec<u32> = (0..mask.len() as u32).filter(|&i| mask[i as usize]).collect();
+            let mask: Vec<bool> = module
+                .buffers
+                .iter()
+                .map(|b| index::matches(b, q))
+                .collect();
+            let mut hits: Vec<u32> = (0..mask.len() as u32)
+                .filter(|&i| mask[i as usize])
+                .collect();
             hits.sort_by(|a, b| {
                 module.buffers[*b as usize]
                     .size_bytes
@@ -280,7 +296,9 @@ pub fn Timeline(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
         let (module, index) = (module.clone(), index.clone());
         move || {
             let buffer = s.pinned.get()?;
-            Some(view! { <pinned::PinnedBuffer module=module.clone() index=index.clone() buffer=buffer on_close=move || s.pinned.set(None)/> })
+            Some(
+                view! { <pinned::PinnedBuffer module=module.clone() index=index.clone() buffer=buffer on_close=move || s.pinned.set(None)/> },
+            )
         }
     };
     let search_results = search_results(&ctx);
@@ -293,7 +311,13 @@ pub fn Timeline(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
         format_bytes(module.peak_bytes),
         module.peak_position
     );
-    let input::Handlers { wheel, pointer_down, pointer_move, pointer_up, key_down } = handlers;
+    let input::Handlers {
+        wheel,
+        pointer_down,
+        pointer_move,
+        pointer_up,
+        key_down,
+    } = handlers;
 
     view! {
         <section class="timeline" aria-label="Buffer lifetimes">

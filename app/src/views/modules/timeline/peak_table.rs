@@ -49,7 +49,8 @@ pub fn PeakTable(ctx: TimelineCtx, flagged: usize) -> impl IntoView {
             match key {
                 SortKey::Name => order.sort_by(|x, y| b(x).name.cmp(&b(y).name)),
                 SortKey::Size => order.sort_by_key(|i| Reverse(b(i).size_bytes)),
-                SortKey::Padding => order.sort_by_key(|i| Reverse(b(i).size_bytes.saturating_sub(b(i).unpadded_bytes))),
+                SortKey::Padding => order
+                    .sort_by_key(|i| Reverse(b(i).size_bytes.saturating_sub(b(i).unpadded_bytes))),
                 SortKey::Kind => order.sort_by_key(|i| category_name(b(i).category)),
                 SortKey::Lifetime => order.sort_by_key(|i| (b(i).start, b(i).end)),
             }
@@ -79,13 +80,16 @@ pub fn PeakTable(ctx: TimelineCtx, flagged: usize) -> impl IntoView {
             .flatten();
         let offset = match row {
             Some(row) => {
-                let below = row.get_bounding_client_rect().top() - container.get_bounding_client_rect().top();
+                let below = row.get_bounding_client_rect().top()
+                    - container.get_bounding_client_rect().top();
                 (f64::from(container.scroll_top()) + below - height / 2.0).max(0.0)
             }
-            None if windowed() => match order.with_untracked(|o| o.iter().position(|&i| i == buffer)) {
-                Some(at) => centring_offset(at, height, header),
-                None => return,
-            },
+            None if windowed() => {
+                match order.with_untracked(|o| o.iter().position(|&i| i == buffer)) {
+                    Some(at) => centring_offset(at, height, header),
+                    None => return,
+                }
+            }
             None => return,
         };
         container.set_scroll_top(offset as i32);
@@ -121,7 +125,9 @@ pub fn PeakTable(ctx: TimelineCtx, flagged: usize) -> impl IntoView {
     let rows = move || {
         let order = order.get();
         let range = if windowed() {
-            let height = scroller.get().map_or(420.0, |c| f64::from(c.client_height()));
+            let height = scroller
+                .get()
+                .map_or(420.0, |c| f64::from(c.client_height()));
             let header = scroller.get().map_or(ROW_HEIGHT, |c| header_height(&c));
             visible_rows(scroll_top.get(), height, header, total)
         } else {

@@ -20,7 +20,11 @@ pub fn tooltip(ctx: &TimelineCtx) -> impl Fn() -> Option<AnyView> + Send + Sync 
         } else {
             x + 16.0
         };
-        let top = if y > HEIGHT * 0.55 { y - 170.0 } else { y + 16.0 };
+        let top = if y > HEIGHT * 0.55 {
+            y - 170.0
+        } else {
+            y + 16.0
+        };
         Some(view! {
             <div class="timeline-tooltip" role="tooltip" data-buffer=b.name.clone() style:left=format!("{left:.0}px") style:top=format!("{top:.0}px")>
                 <div class="tt-name mono">{b.name.clone()}</div>
