@@ -58,11 +58,39 @@ fn ComparisonSections(shown: Arc<ShownComparison>) -> impl IntoView {
                 <Notes comparison=c.clone()/>
                 <sides::Sides comparison=c.clone()/>
             </section>
-            {c.modules.iter().cloned().map(|m| view! { <modules::ModuleCard module=m/> }).collect_view()}
+            <ModuleCards comparison=c.clone()/>
             {unmatched}
             <estimates::Estimates comparison=c.clone()/>
             <runtime::OtherInputs comparison=c/>
         </article>
+    }
+}
+
+/// Module cards shown before "Show all": real programs have a handful of
+/// modules; a link or a dump with thousands would otherwise render thousands
+/// of cards at once.
+const MODULE_CARDS: usize = 24;
+
+/// One card per matched module, the first [`MODULE_CARDS`] until asked.
+#[component]
+fn ModuleCards(comparison: Arc<Comparison>) -> impl IntoView {
+    let all = RwSignal::new(false);
+    let total = comparison.modules.len();
+    let c = comparison.clone();
+    view! {
+        {move || {
+            let shown = if all.get() { total } else { total.min(MODULE_CARDS) };
+            c.modules[..shown]
+                .iter()
+                .cloned()
+                .map(|m| view! { <modules::ModuleCard module=m/> })
+                .collect_view()
+        }}
+        {(total > MODULE_CARDS).then(|| view! {
+            <button class="show-all-modules" on:click=move |_| all.set(true) hidden=move || all.get()>
+                {format!("Show all {total} modules")}
+            </button>
+        })}
     }
 }
 
