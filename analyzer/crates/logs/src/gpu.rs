@@ -115,7 +115,13 @@ pub fn bfc(site: &Site) -> Outcome {
     let Some(c) = re_bfc().captures(head) else {
         return Outcome::NoMatch;
     };
-    let mut raw = Raw::new(OomKind::XlaGpu, MemorySpace::Gpu, "bfc_ran_out", head);
+    // The allocator's name says whose memory ran out: `GPU_0_bfc` is the
+    // device's, `cuda_host_bfc`/`gpu_host_bfc` the pinned host memory.
+    let space = match c.get(1) {
+        Some(name) if name.as_str().to_ascii_lowercase().contains("host") => MemorySpace::Host,
+        _ => MemorySpace::Gpu,
+    };
+    let mut raw = Raw::new(OomKind::XlaGpu, space, "bfc_ran_out", head);
     raw.set(Field::Requested, cap_size(&c, 2));
     raw.set_extra("rounded_request_bytes", cap_bytes(&c, 3));
     let end = read_block(site, end, &mut raw);

@@ -943,6 +943,8 @@ fn tf1_bfc_allocator_generations() {
         &[("requested_bytes", g(3.72))],
     );
     assert_eq!(events[0].line, 2);
+    // `cuda_host_bfc` is the pinned host memory, not the GPU's.
+    assert_eq!(events[0].memory_space, oomscope_report::MemorySpace::Host);
     assert!(parse_oom_log("5326", &sample("xla_tf10_bfc_not_a_failure_keras5326.txt")).is_empty());
     // The old bins are read, not skipped: a bin with chunks gives its bytes
     // (two real lines of the same TF 1.0 generation put together: the

@@ -129,6 +129,9 @@ words! {
         Mps = "mps",
         /// Host memory of a CPU device.
         Cpu = "cpu",
+        /// Host memory a GPU runtime pins for transfers (TensorFlow/XLA's
+        /// `cuda_host_bfc`/`gpu_host_bfc` allocators).
+        Host = "host",
     }
 }
 
