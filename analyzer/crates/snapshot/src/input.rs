@@ -56,8 +56,20 @@ impl<R: Read> Input<R> {
         Ok(true)
     }
 
+    /// The next byte. The buffered case is inlined into the opcode loop;
+    /// refilling is not.
+    #[inline]
     pub fn byte(&mut self) -> Result<u8, PickleError> {
-        if self.start == self.end && !self.fill(1)? {
+        if let Some(&b) = self.buf[..self.end].get(self.start) {
+            self.start += 1;
+            return Ok(b);
+        }
+        self.byte_slow()
+    }
+
+    #[inline(never)]
+    fn byte_slow(&mut self) -> Result<u8, PickleError> {
+        if !self.fill(1)? {
             return Err(self.err(Problem::Truncated));
         }
         let b = self.buf[self.start];
@@ -66,7 +78,17 @@ impl<R: Read> Input<R> {
     }
 
     /// The next `N` bytes as an array.
+    #[inline]
     pub fn array<const N: usize>(&mut self) -> Result<[u8; N], PickleError> {
+        if let Some(Ok(out)) = self.buf[..self.end].get(self.start..self.start + N).map(<[u8; N]>::try_from) {
+            self.start += N;
+            return Ok(out);
+        }
+        self.array_slow()
+    }
+
+    #[inline(never)]
+    fn array_slow<const N: usize>(&mut self) -> Result<[u8; N], PickleError> {
         if !self.fill(N)? {
             return Err(self.err(Problem::Truncated));
         }
