@@ -182,7 +182,11 @@ impl std::hash::Hasher for FxHasher {
         self.hash = (self.hash.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
     fn finish(&self) -> u64 {
-        self.hash
+        // The multiply leaves a key's trailing zero bits zero, and hashbrown
+        // picks buckets from the low bits: addresses (multiples of 512) all
+        // fell in one probe group. Rotating brings the well-mixed high bits
+        // down (as rustc-hash 2 does).
+        self.hash.rotate_left(26)
     }
 }
 
