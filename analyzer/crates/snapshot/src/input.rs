@@ -56,6 +56,19 @@ impl<R: Read> Input<R> {
         Ok(true)
     }
 
+    /// The bytes already read ahead (possibly none), for fast paths that
+    /// decode several opcodes at once; [`Input::advance`] consumes them.
+    #[inline]
+    pub fn buffered(&self) -> &[u8] {
+        &self.buf[self.start..self.end]
+    }
+
+    /// Consumes `n` bytes of [`Input::buffered`].
+    #[inline]
+    pub fn advance(&mut self, n: usize) {
+        self.start = (self.start + n).min(self.end);
+    }
+
     /// The next byte. The buffered case is inlined into the opcode loop;
     /// refilling is not.
     #[inline]

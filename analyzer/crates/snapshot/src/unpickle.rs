@@ -73,6 +73,7 @@ impl<R: Read> Machine<'_, R> {
         }
         let mut ops = 0u32;
         loop {
+            self.memo_get_run(&mut ops);
             let at = self.input.offset();
             ops = ops.wrapping_add(1);
             // One opcode adds at most a container or a few slots, so
@@ -268,6 +269,33 @@ impl<R: Read> Machine<'_, R> {
             _ => return Err(Problem::MemoMissing(index).into()),
         }
         Ok(())
+    }
+
+    /// A fast path for runs of BINGET/LONG_BINGET (most opcodes of a
+    /// snapshot: the keys of every trace entry and the frames of every
+    /// stack), decoded straight from the read-ahead buffer. It stops before
+    /// anything it cannot do exactly as [`Machine::step`] would (an opcode
+    /// cut by the buffer's end, a missing memo entry: the general path then
+    /// reports it with its offset) and before the opcode count reaches a
+    /// multiple of 1024, so the budget check in `run` sees the same counts.
+    fn memo_get_run(&mut self, ops: &mut u32) {
+        let buf = self.input.buffered();
+        let mut used = 0;
+        loop {
+            if ops.wrapping_add(1).is_multiple_of(1024) {
+                break;
+            }
+            let (index, len) = match buf.get(used..) {
+                Some([b'h', i, ..]) => (*i as usize, 2),
+                Some([b'j', a, b, c, d, ..]) => (u32::from_le_bytes([*a, *b, *c, *d]) as usize, 5),
+                _ => break,
+            };
+            let Some(Some(v)) = self.memo.get(index) else { break };
+            self.stack.push(v.clone());
+            used += len;
+            *ops = ops.wrapping_add(1);
+        }
+        self.input.advance(used);
     }
 
     /// Executes one opcode; false on STOP.
