@@ -1,16 +1,16 @@
 //! From the decoded top value to a [`Snapshot`]: recognises the three format
 //! generations and reads segments, blocks, traces and annotations.
 
-use std::collections::HashMap;
-
 use crate::compact::{dict_items, Compactor};
 use crate::error::Problem;
 use crate::model::{Annotation, Block, BlockState, Generation, Segment, Snapshot};
-use crate::value::{StrId, Strings, Value};
+use crate::value::{FxHashMap, StrId, Strings, Value};
 
-/// Keys of one dict by name (only the few segments and blocks need).
+/// Keys of one dict by name (only the few segments and blocks need). Never
+/// iterated in hash order (what is listed is sorted first), so the fast
+/// hasher changes nothing but the time.
 struct Fields {
-    map: HashMap<StrId, Value>,
+    map: FxHashMap<StrId, Value>,
 }
 
 impl Fields {
@@ -49,7 +49,7 @@ pub fn build(top: Value, c: Compactor) -> Result<Snapshot, Problem> {
     let mut snap = Snapshot { strings: c.strings, frames: c.frames, stacks: c.stacks, events: c.events, ..Snapshot::default() };
     let segments_value = match &top {
         Value::Dict(_) => {
-            let top_fields = Fields::of(&top).unwrap_or(Fields { map: HashMap::new() });
+            let top_fields = Fields::of(&top).unwrap_or(Fields { map: FxHashMap::default() });
             let has = |k: &str| top_fields.get(&snap.strings, k).is_some();
             if !has("segments") {
                 let mut keys: Vec<&str> = top_fields.map.keys().map(|&k| snap.strings.get(k)).collect();

@@ -250,7 +250,12 @@ impl<R: Read> Machine<'_, R> {
         if let Some(c) = value.container() {
             c.data.borrow_mut().memo_slot = u32::try_from(index).ok();
         }
-        if index >= self.memo.len() {
+        if index == self.memo.len() {
+            // MEMOIZE, and the dense PUTs Python's pickler writes: the next slot.
+            self.memo.push(Some(value));
+            return Ok(());
+        }
+        if index > self.memo.len() {
             self.memo.resize(index + 1, None);
         }
         self.memo[index] = Some(value);
