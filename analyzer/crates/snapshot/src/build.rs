@@ -60,7 +60,11 @@ pub fn build(top: Value, c: Compactor) -> Result<Snapshot, Problem> {
             if let Some(traces) = top_fields.get(&snap.strings, "device_traces") {
                 let traces = list_items(traces).ok_or_else(|| Problem::BadField("'device_traces' is not a list".into()))?;
                 for (device, t) in traces.iter().enumerate() {
-                    let items = list_items(t).ok_or_else(|| Problem::BadField(format!("device_traces[{device}] is not a list")))?;
+                    // Borrowed, not cloned: a device's list holds millions of entries.
+                    let (Value::List(list) | Value::Tuple(list)) = t else {
+                        return Err(Problem::BadField(format!("device_traces[{device}] is not a list")));
+                    };
+                    let items = &list.data.borrow().items;
                     let mut ids = Vec::with_capacity(items.len());
                     for (i, v) in items.iter().enumerate() {
                         match v {
