@@ -1,16 +1,16 @@
 //! From the decoded top value to a [`Snapshot`]: recognises the three format
 //! generations and reads segments, blocks, traces and annotations.
 
-use std::collections::HashMap;
-
 use crate::compact::{dict_items, Compactor};
 use crate::error::Problem;
 use crate::model::{Annotation, Block, BlockState, Generation, Segment, Snapshot};
-use crate::value::{StrId, Strings, Value};
+use crate::value::{FxHashMap, StrId, Strings, Value};
 
-/// Keys of one dict by name (only the few segments and blocks need).
+/// Keys of one dict by name (only the few segments and blocks need). Never
+/// iterated in hash order (what is listed is sorted first), so the fast
+/// hasher changes nothing but the time.
 struct Fields {
-    map: HashMap<StrId, Value>,
+    map: FxHashMap<StrId, Value>,
 }
 
 impl Fields {
@@ -65,7 +65,7 @@ pub fn build(top: Value, c: Compactor) -> Result<Snapshot, Problem> {
     let segments_value = match &top {
         Value::Dict(_) => {
             let top_fields = Fields::of(&top).unwrap_or(Fields {
-                map: HashMap::new(),
+                map: FxHashMap::default(),
             });
             let has = |k: &str| top_fields.get(&snap.strings, k).is_some();
             if !has("segments") {
@@ -84,9 +84,13 @@ pub fn build(top: Value, c: Compactor) -> Result<Snapshot, Problem> {
                 let traces = list_items(traces)
                     .ok_or_else(|| Problem::BadField("'device_traces' is not a list".into()))?;
                 for (device, t) in traces.iter().enumerate() {
-                    let items = list_items(t).ok_or_else(|| {
-                        Problem::BadField(format!("device_traces[{device}] is not a list"))
-                    })?;
+                    // Borrowed, not cloned: a device's list holds millions of entries.
+                    let (Value::List(list) | Value::Tuple(list)) = t else {
+                        return Err(Problem::BadField(format!(
+                            "device_traces[{device}] is not a list"
+                        )));
+                    };
+                    let items = &list.data.borrow().items;
                     let mut ids = Vec::with_capacity(items.len());
                     for (i, v) in items.iter().enumerate() {
                         match v {

@@ -49,6 +49,8 @@ pub struct Compactor {
     pub stacks: Stacks,
     stack_ids: FxHashMap<Box<[FrameId]>, StackId>,
     pub events: Vec<TraceEvent>,
+    /// Reused buffer for the frame ids of a list being compacted.
+    scratch: Vec<FrameId>,
 }
 
 impl Default for Compactor {
@@ -78,6 +80,7 @@ impl Compactor {
             stacks,
             stack_ids,
             events: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -215,15 +218,23 @@ impl Sink for Compactor {
             }
             Value::List(c) => {
                 let data = c.data.borrow();
-                if !data.items.is_empty() && data.items.iter().all(|v| matches!(v, Value::Frame(_)))
-                {
-                    let ids: Vec<FrameId> = data
-                        .items
-                        .iter()
-                        .map(|v| if let Value::Frame(f) = v { *f } else { 0 })
-                        .collect();
+                if !data.items.is_empty() {
+                    // Frame ids gathered in a reused buffer (no allocation per stack).
+                    let mut ids = std::mem::take(&mut self.scratch);
+                    ids.clear();
+                    for v in &data.items {
+                        match v {
+                            Value::Frame(f) => ids.push(*f),
+                            _ => break,
+                        }
+                    }
+                    let all_frames = ids.len() == data.items.len();
                     drop(data);
-                    return Ok(Value::Stack(self.intern_stack(&ids)));
+                    let out = all_frames.then(|| self.intern_stack(&ids));
+                    self.scratch = ids;
+                    if let Some(id) = out {
+                        return Ok(Value::Stack(id));
+                    }
                 }
                 Ok(value.clone())
             }

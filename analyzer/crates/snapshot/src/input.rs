@@ -66,8 +66,33 @@ impl<R: Read> Input<R> {
         Ok(true)
     }
 
+    /// The bytes already read ahead (possibly none), for fast paths that
+    /// decode several opcodes at once; [`Input::advance`] consumes them.
+    #[inline]
+    pub fn buffered(&self) -> &[u8] {
+        &self.buf[self.start..self.end]
+    }
+
+    /// Consumes `n` bytes of [`Input::buffered`].
+    #[inline]
+    pub fn advance(&mut self, n: usize) {
+        self.start = (self.start + n).min(self.end);
+    }
+
+    /// The next byte. The buffered case is inlined into the opcode loop;
+    /// refilling is not.
+    #[inline]
     pub fn byte(&mut self) -> Result<u8, PickleError> {
-        if self.start == self.end && !self.fill(1)? {
+        if let Some(&b) = self.buf[..self.end].get(self.start) {
+            self.start += 1;
+            return Ok(b);
+        }
+        self.byte_slow()
+    }
+
+    #[inline(never)]
+    fn byte_slow(&mut self) -> Result<u8, PickleError> {
+        if !self.fill(1)? {
             return Err(self.err(Problem::Truncated));
         }
         let b = self.buf[self.start];
@@ -76,7 +101,20 @@ impl<R: Read> Input<R> {
     }
 
     /// The next `N` bytes as an array.
+    #[inline]
     pub fn array<const N: usize>(&mut self) -> Result<[u8; N], PickleError> {
+        if let Some(Ok(out)) = self.buf[..self.end]
+            .get(self.start..self.start + N)
+            .map(<[u8; N]>::try_from)
+        {
+            self.start += N;
+            return Ok(out);
+        }
+        self.array_slow()
+    }
+
+    #[inline(never)]
+    fn array_slow<const N: usize>(&mut self) -> Result<[u8; N], PickleError> {
         if !self.fill(N)? {
             return Err(self.err(Problem::Truncated));
         }

@@ -175,6 +175,23 @@ fn pickles_that_multiply_themselves_in_memory_are_stopped() {
     p.extend(std::iter::repeat_n(0x94, 8_000_000));
     p.push(b'.');
     assert!(matches!(err(&p).problem, Problem::TooLarge { .. }));
+    // 16 MB of BINGET (the decoder's fast path for runs of GETs): 8 bytes
+    // of stack per input byte.
+    let mut p = vec![0x80, 4, b'N', 0x94];
+    for _ in 0..8_000_000 {
+        p.extend(b"h\x00");
+    }
+    p.push(b'.');
+    assert!(matches!(err(&p).problem, Problem::TooLarge { .. }));
+}
+
+#[test]
+fn a_missing_memo_entry_in_a_run_of_gets_names_its_opcode() {
+    let e = err(b"\x80\x04N\x94h\x00h\x00j\x07\x00\x00\x00.");
+    assert_eq!((e.offset, e.problem), (Some(8), Problem::MemoMissing(7)));
+    // A GET cut by the end of the input: the offset where its argument is missing.
+    let e = err(b"\x80\x04N\x94h\x00j\x00\x00");
+    assert_eq!((e.offset, e.problem), (Some(7), Problem::Truncated));
 }
 
 #[test]
