@@ -102,3 +102,25 @@ fn stacks_at_peak_add_up_to_the_peak() {
     let lines: u64 = d.top_lines_at_peak.iter().map(|l| l.bytes).sum();
     assert!(lines <= d.peak_allocated_bytes && lines > 0);
 }
+
+/// The same file gives the same report: stacks tied in bytes (this snapshot
+/// has many) are ordered by a total order, not by a hash map's random one,
+/// so which of them survive the cut does not change from run to run.
+#[test]
+fn stacks_at_the_peak_are_the_same_on_every_run() {
+    let name = "kkaitlyn111__cs336-a2-systems__memory_2.7b_forward.pickle";
+    let first = load(name);
+    let ties = first[0]
+        .stacks_at_peak
+        .windows(2)
+        .filter(|w| w[0].bytes == w[1].bytes)
+        .count();
+    assert!(ties > 0, "the file has stacks tied in bytes");
+    for _ in 0..4 {
+        let again = load(name);
+        assert_eq!(again.len(), first.len());
+        for (a, b) in first.iter().zip(&again) {
+            assert_eq!(a.stacks_at_peak, b.stacks_at_peak);
+        }
+    }
+}
