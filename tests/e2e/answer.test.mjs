@@ -18,13 +18,13 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { dropFiles, openExamplePage } from "./lib.mjs";
+import { corpusDir, dropFiles, openExamplePage } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
 const DIST = path.join(ROOT, "dist");
 const OUT = path.join(HERE, "out");
-const CORPUS = process.env.OOMSCOPE_CORPUS || path.resolve(ROOT, "../shared/corpus");
+const CORPUS = corpusDir();
 const FIXTURES = path.join(ROOT, "fixtures");
 const LOG_SAMPLES = path.join(ROOT, "analyzer/crates/logs/tests/samples");
 const STEP_SAMPLES = path.join(ROOT, "analyzer/crates/steps/tests/samples");

@@ -29,7 +29,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { launchChromium, serveDist } from "./lib.mjs";
+import { csvRows, launchChromium, serveDist } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
@@ -95,26 +95,6 @@ async function download(button) {
   const body = fs.readFileSync(await file.path(), "utf8");
   fs.writeFileSync(path.join(OUT, file.suggestedFilename()), body);
   return body;
-}
-
-function csvRows(text) {
-  return text.trim().split("\r\n").map((line) => {
-    const out = [];
-    let field = "";
-    let quoted = false;
-    for (let i = 0; i < line.length; i++) {
-      const c = line[i];
-      if (quoted) {
-        if (c === '"' && line[i + 1] === '"') (field += '"'), i++;
-        else if (c === '"') quoted = false;
-        else field += c;
-      } else if (c === '"') quoted = true;
-      else if (c === ",") out.push(field), (field = "");
-      else field += c;
-    }
-    out.push(field);
-    return out;
-  });
 }
 
 before(async () => {

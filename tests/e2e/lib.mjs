@@ -137,3 +137,24 @@ export async function dropFiles(page, files) {
     }
   }, payload);
 }
+
+/** The rows of a CSV export (CRLF lines, RFC 4180 quoting), as arrays of cells. */
+export function csvRows(text) {
+  return text.trim().split("\r\n").map((line) => {
+    const out = [];
+    let field = "";
+    let quoted = false;
+    for (let i = 0; i < line.length; i++) {
+      const c = line[i];
+      if (quoted) {
+        if (c === '"' && line[i + 1] === '"') (field += '"'), i++;
+        else if (c === '"') quoted = false;
+        else field += c;
+      } else if (c === '"') quoted = true;
+      else if (c === ",") out.push(field), (field = "");
+      else field += c;
+    }
+    out.push(field);
+    return out;
+  });
+}
