@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 use oomscope_report::{
-    BufferCategory, MemoryColor, MemorySpace, ModuleReport, OomKind, PeakKind, Report, SourceKind,
+    BufferCategory, MemoryColor, MemorySpace, ModuleReport, OomKind, Report, SourceKind,
 };
 
 use crate::draw::line_chart::{LineChart, Marker, RefLine, Series, Stroke};
