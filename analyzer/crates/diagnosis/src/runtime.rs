@@ -978,16 +978,19 @@ fn allocator_steady(steady: &mut NodeEval, report: &Report, alloc: Option<&Alloc
                 gib(first_quarter),
                 gib(last_quarter)
             );
-            let per_minute = (bytes_per_second * 60.0).max(0.0) as u64;
+            // What the profile shows, not an extrapolation past it (a
+            // half-second profile says nothing about a minute).
+            let observed = (bytes_per_second * seconds).max(0.0) as u64;
             steady.action(
                 "no_persistent_tensors",
                 &format!(
-                    "About {} accumulates every minute at this rate.",
-                    gib(per_minute)
+                    "About {} accumulated over the {seconds:.3} s of the profile.",
+                    gib(observed)
                 ),
                 Some((
-                    signed(per_minute),
-                    "60 × fitted slope of the allocator's heap + stack bytes over time".into(),
+                    signed(observed),
+                    "fitted slope of the allocator's heap + stack bytes × the profile's span"
+                        .into(),
                 )),
             );
             steady.action("sync", "", None);
