@@ -71,21 +71,35 @@ fn ComparisonSections(shown: Arc<ShownComparison>) -> impl IntoView {
 /// of cards at once.
 const MODULE_CARDS: usize = 24;
 
-/// One card per matched module, the first [`MODULE_CARDS`] until asked.
+/// One card per matched module that allocates something, the first
+/// [`MODULE_CARDS`] until asked; memory spaces empty on both sides (VMEM of
+/// a program with no kernel) are one line.
 #[component]
 fn ModuleCards(comparison: Arc<Comparison>) -> impl IntoView {
     let all = RwSignal::new(false);
-    let total = comparison.modules.len();
-    let c = comparison.clone();
+    let (used, empty): (Vec<_>, Vec<_>) = comparison
+        .modules
+        .iter()
+        .cloned()
+        .partition(|m| m.peak_bytes_a > 0 || m.peak_bytes_b > 0);
+    let total = used.len();
+    let empty_line = (!empty.is_empty()).then(|| {
+        let names: Vec<String> = empty
+            .iter()
+            .map(|m| format!("{} in {}", m.module_a, m.memory_space.words()))
+            .collect();
+        view! { <p class="muted compare-empty-modules">"Nothing allocated on either side: " {names.join("; ")}</p> }
+    });
     view! {
         {move || {
             let shown = if all.get() { total } else { total.min(MODULE_CARDS) };
-            c.modules[..shown]
+            used[..shown]
                 .iter()
                 .cloned()
                 .map(|m| view! { <modules::ModuleCard module=m/> })
                 .collect_view()
         }}
+        {empty_line}
         {(total > MODULE_CARDS).then(|| view! {
             <button class="show-all-modules" on:click=move |_| all.set(true) hidden=move || all.get()>
                 {format!("Show all {total} modules")}
