@@ -218,6 +218,13 @@ test("a PyTorch fragmentation message: torch.fragmentation with its numbers and 
   assert.equal((await node.locator(".node-reason").first().textContent()).trim(), frag.reason);
   // The reason and the verdict carry the message's own numbers.
   assert.equal(Number(await page.locator('.verdict [data-field="requested"] .bytes').getAttribute("data-bytes")), event.requested_bytes);
+  // Every number the message states is on the page, not only in the report.
+  const stated = { allocated: event.allocated_bytes, reserved: event.reserved_bytes, free: event.free_bytes };
+  for (const [key, value] of Object.entries(event.extra ?? {})) if (key.endsWith("_bytes")) stated[key] = value;
+  for (const [field, value] of Object.entries(stated)) {
+    assert.ok(value !== undefined, `${field}: the message states it`);
+    assert.equal(Number(await page.locator(`.verdict [data-field="${field}"] .bytes`).getAttribute("data-bytes")), value, field);
+  }
   assert.ok(frag.reason.includes("expandable_segments") || frag.actions.some((a) => a.text.includes("expandable_segments")));
   assert.equal(await page.locator("#modules").count(), 0, "no XLA dump asked for a CUDA message");
   await page.screenshot({ path: path.join(OUT, "answer-fragmentation.png") });

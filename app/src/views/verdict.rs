@@ -15,7 +15,7 @@ use oomscope_report::{
     Confidence, DiagnosisNode, Headline, OomEvent, OomKind, Report, Severity, TopAllocation,
 };
 
-use crate::format::{base_name, percent, Bytes};
+use crate::format::{base_name, fact_label, percent, Bytes};
 
 pub fn kind_title(event: &OomEvent) -> String {
     let space = event.memory_space.as_str().to_uppercase();
@@ -147,10 +147,8 @@ fn EventVerdict(event: OomEvent, leaf: Option<DiagnosisNode>) -> impl IntoView {
     );
     let excess_share = excess.zip(limit).and_then(|(e, l)| percent(e, l));
 
-    let stat = |label: &'static str,
-                field: &'static str,
-                value: Option<u64>,
-                note: Option<String>| {
+    let stat = |label: &str, field: &str, value: Option<u64>, note: Option<String>| {
+        let (label, field) = (label.to_string(), field.to_string());
         value.map(|v| {
             view! {
                 <div class="stat" data-field=field>
@@ -160,6 +158,12 @@ fn EventVerdict(event: OomEvent, leaf: Option<DiagnosisNode>) -> impl IntoView {
             }
         })
     };
+    let extras: Vec<(String, u64)> = event
+        .extra
+        .iter()
+        .filter(|(key, _)| key.ends_with("_bytes"))
+        .map(|(key, v)| (key.clone(), *v))
+        .collect();
     let used_share = event
         .used_bytes
         .zip(limit)
@@ -209,6 +213,18 @@ fn EventVerdict(event: OomEvent, leaf: Option<DiagnosisNode>) -> impl IntoView {
             {stat("HLO temporaries", "hlo_temp", event.hlo_temp_bytes, None)}
             {stat("TensorCore", "tensorcore", event.tensorcore_bytes, None)}
             {stat("SparseCore", "sparsecore", event.sparsecore_bytes, None)}
+            {stat("Allocated", "allocated", event.allocated_bytes, None)}
+            {stat("Reserved", "reserved", event.reserved_bytes, None)}
+            {stat("Reserved but unallocated", "reserved_unallocated", event.reserved_unallocated_bytes, None)}
+            {stat("In private pools", "private_pools", event.private_pools_bytes, None)}
+            {stat("Outputs", "output", event.output_bytes, None)}
+            {stat("Fragmentation", "fragmentation", event.fragmentation_bytes, None)}
+            // Every other number the message states (`extra`), so none is
+            // read and then left off the page.
+            {extras
+                .into_iter()
+                .map(|(key, v)| stat(&fact_label(&key), &key, Some(v), None))
+                .collect_view()}
         </dl>
         {leaf_view}
         {allocations}
