@@ -213,12 +213,18 @@ pub(crate) fn none_verdict(
         let top = m.padding.as_ref().and_then(|s| s.top.first());
         let detail = top
             .map(|t| {
+                // The suggestion is a clause ("transpose so that …"); here it
+                // starts a sentence.
+                let mut suggestion = t.suggestion.chars();
+                let suggestion = suggestion
+                    .next()
+                    .map(|c| c.to_uppercase().chain(suggestion).collect::<String>())
+                    .unwrap_or_default();
                 format!(
-                    "The largest: {} ×{} ({} of padding). {}",
+                    "The largest: {} ×{} ({} of padding). {suggestion}",
                     t.shape,
                     t.count,
                     gib(t.padding_bytes),
-                    t.suggestion
                 )
             })
             .unwrap_or_default();
