@@ -76,7 +76,7 @@ pub fn compare(a: &Report, b: &Report, label_a: &str, label_b: &str) -> Comparis
         c.notes.push(ComparisonNote {
             kind: NoteKind::NoModuleInCommon,
             text: format!(
-                "no module in common: {} has {}, {} has {}; both are shown as they are",
+                "No module in common: {} has {}, {} has {}; both are shown as they are",
                 c.a.label,
                 names(
                     &only_a
@@ -139,11 +139,11 @@ pub fn compare(a: &Report, b: &Report, label_a: &str, label_b: &str) -> Comparis
     c
 }
 
-/// `jit_f(3)`, or `jit_f(3) [memory space 1]` outside HBM.
+/// `jit_f(3)`, or `jit_f(3) in VMEM (on-chip vector memory)` outside HBM.
 fn module_label(m: &oomscope_report::ModuleReport) -> String {
     match m.memory_space {
         oomscope_report::MemoryColor::Device => m.display_name(),
-        space => format!("{} [memory space {space}]", m.display_name()),
+        space => format!("{} in {}", m.display_name(), space.words()),
     }
 }
 
