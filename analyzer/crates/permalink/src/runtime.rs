@@ -140,6 +140,11 @@ pub(crate) fn snapshot_to_shared(m: &MemorySnapshot) -> pb::RuntimeSection {
     m.accumulations.truncate(LINES);
     for a in &mut m.accumulations {
         a.frame = truncate(&a.frame, TEXT);
+        // JSON has no NaN or infinity (serde_json writes null, which would
+        // not read back): a non-finite rate travels as 0.
+        if !a.count_per_step.is_finite() {
+            a.count_per_step = 0.0;
+        }
     }
     if let Some(l) = &mut m.lingering_backward {
         lines(&mut l.lines, LINES);

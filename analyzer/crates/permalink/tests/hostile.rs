@@ -575,6 +575,20 @@ fn a_big_run_time_report_drops_stacks_then_lines_then_curve_points() {
 }
 
 #[test]
+fn a_non_finite_rate_does_not_stop_the_link_from_opening() {
+    let mut r = runtime_report();
+    r.memory_snapshots[0].accumulations.push(Accumulation {
+        frame: "f x.py:1".into(),
+        count: 3,
+        count_per_step: f64::NAN,
+        ..Default::default()
+    });
+    let (fragment, _) = encode_fragment(&r, &view(), 0).unwrap();
+    let back = decode(&fragment).unwrap();
+    assert_eq!(back.memory_snapshots[0].accumulations[0].count, 3);
+}
+
+#[test]
 fn hostile_run_time_sections_are_refused() {
     let good = {
         let r = runtime_report();
