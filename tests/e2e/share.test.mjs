@@ -320,6 +320,29 @@ test("a dropped PyTorch snapshot travels with the link: the receiver sees the sa
   await shared.locator("#snapshots").screenshot({ path: path.join(OUT, "share-snapshot-opened.png") });
 });
 
+test("a dropped JAX device memory profile travels with the link: the same devices and bytes", async () => {
+  const file = path.join(ROOT, "fixtures/jax-memory-profiles/sharded_8dev.prof");
+  const page = await freshPage();
+  await page.goto(origin + "/", { timeout: TIMEOUT });
+  await page.locator(".example-banner").waitFor({ timeout: TIMEOUT });
+  await dropFiles(page, [{ name: "sharded_8dev.prof", path: file }]);
+  await page.locator('[data-testid="device-memory-profile"]').first().waitFor({ timeout: TIMEOUT });
+  await page.locator("section.progress").waitFor({ state: "detached", timeout: TIMEOUT });
+  const numbers = (p) =>
+    p.locator('[data-testid="device-memory-profile"]').evaluateAll((views) =>
+      views.map((v) => [...v.querySelectorAll(".runtime-device .bytes")].map((b) => Number(b.dataset.bytes))),
+    );
+  const sent = await numbers(page);
+  assert.ok(sent.length >= 1 && sent[0].length === 8, JSON.stringify(sent));
+  const link = await copyLink(page);
+  console.log(`# JAX profile link: ${link.length} characters`);
+  const shared = await freshPage();
+  await shared.goto(link, { timeout: TIMEOUT });
+  await shared.locator(".shared-banner").waitFor({ timeout: TIMEOUT });
+  await shared.locator('[data-testid="device-memory-profile"]').first().waitFor({ timeout: TIMEOUT });
+  assert.deepEqual(await numbers(shared), sent);
+});
+
 test("no request left the page's origin, and no page error", () => {
   assert.deepEqual(foreignRequests, []);
   assert.deepEqual(pageErrors, []);
