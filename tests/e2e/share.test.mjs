@@ -18,7 +18,7 @@ import fs from "node:fs";
 import path from "node:path";
 import zlib from "node:zlib";
 import { fileURLToPath } from "node:url";
-import { corpusDir, launchChromium, sectionAtTop, serveDist } from "./lib.mjs";
+import { corpusDir, dropFiles, launchChromium, sectionAtTop, serveDist } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
@@ -278,6 +278,69 @@ test("strings in a link are shown as text, never run", async () => {
   assert.equal(await shared.locator(".report img").count(), 0, "no element made from a carried string");
   assert.equal(await shared.evaluate(() => window.__xss), undefined, "no script ran");
   await shared.screenshot({ path: path.join(OUT, "share-script-text.png") });
+});
+
+test("a dropped PyTorch snapshot travels with the link: the receiver sees the same peak and OOM", async () => {
+  // The corpus's snapshot whose trace holds an OOM (device 1 of 3).
+  const name = "Constructor-Sun__code_location__memory_snapshot.pickle";
+  const page = await freshPage();
+  await page.goto(origin + "/", { timeout: TIMEOUT });
+  await page.locator(".example-banner").waitFor({ timeout: TIMEOUT });
+  await dropFiles(page, [{ name, path: path.join(CORPUS, "snapshots", name) }]);
+  await page.locator('[data-testid="memory-snapshot"]').first().waitFor({ timeout: TIMEOUT });
+  await page.locator("section.progress").waitFor({ state: "detached", timeout: TIMEOUT });
+  // What a reader compares, per device: the title, the peak, the verdict's
+  // and the OOM's words and numbers, and whether a curve is drawn.
+  const numbers = (p) =>
+    p.locator('[data-testid="memory-snapshot"]').evaluateAll((views) =>
+      views.map((v) => ({
+        title: v.querySelector("h3").textContent,
+        peak: Number(v.querySelector('[data-testid="snapshot-peak"] .bytes').dataset.bytes),
+        verdict: v.querySelector('[data-testid="snapshot-verdict"]').textContent,
+        oom: [...v.querySelectorAll('[data-testid="snapshot-oom"] .bytes')].map((b) => Number(b.dataset.bytes)),
+        oomText: v.querySelector('[data-testid="snapshot-oom"]')?.textContent ?? null,
+        curve: v.querySelectorAll('[data-testid="snapshot-curve"] path.allocated').length,
+      })),
+    );
+  const sent = await numbers(page);
+  assert.equal(sent.length, 3, "three devices");
+  assert.equal(sent.filter((d) => d.oom.length).length, 1, "one device has the OOM");
+  const link = await copyLink(page);
+  console.log(`# snapshot link: ${link.length} characters`);
+  assert.ok(link.length <= 4096 + origin.length + 2, "the snapshot link fits the 4 KB budget");
+
+  const shared = await freshPage();
+  await shared.goto(link, { timeout: TIMEOUT });
+  await shared.locator(".shared-banner").waitFor({ timeout: TIMEOUT });
+  await shared.locator('[data-testid="memory-snapshot"]').nth(sent.length - 1).waitFor({ timeout: TIMEOUT });
+  assert.deepEqual(await numbers(shared), sent);
+  // The page says what the link left out of the snapshot.
+  const note = await shared.locator('#snapshots [data-testid="shared-runtime-note"]').textContent({ timeout: TIMEOUT });
+  assert.match(note, /^The link carries only: curves of at most 200 points/);
+  await shared.locator("#snapshots").screenshot({ path: path.join(OUT, "share-snapshot-opened.png") });
+});
+
+test("a dropped JAX device memory profile travels with the link: the same devices and bytes", async () => {
+  const file = path.join(ROOT, "fixtures/jax-memory-profiles/sharded_8dev.prof");
+  const page = await freshPage();
+  await page.goto(origin + "/", { timeout: TIMEOUT });
+  await page.locator(".example-banner").waitFor({ timeout: TIMEOUT });
+  await dropFiles(page, [{ name: "sharded_8dev.prof", path: file }]);
+  await page.locator('[data-testid="device-memory-profile"]').first().waitFor({ timeout: TIMEOUT });
+  await page.locator("section.progress").waitFor({ state: "detached", timeout: TIMEOUT });
+  const numbers = (p) =>
+    p.locator('[data-testid="device-memory-profile"]').evaluateAll((views) =>
+      views.map((v) => [...v.querySelectorAll(".runtime-device .bytes")].map((b) => Number(b.dataset.bytes))),
+    );
+  const sent = await numbers(page);
+  assert.ok(sent.length >= 1 && sent[0].length === 8, JSON.stringify(sent));
+  const link = await copyLink(page);
+  console.log(`# JAX profile link: ${link.length} characters`);
+  const shared = await freshPage();
+  await shared.goto(link, { timeout: TIMEOUT });
+  await shared.locator(".shared-banner").waitFor({ timeout: TIMEOUT });
+  await shared.locator('[data-testid="device-memory-profile"]').first().waitFor({ timeout: TIMEOUT });
+  assert.deepEqual(await numbers(shared), sent);
 });
 
 test("no request left the page's origin, and no page error", () => {

@@ -24,7 +24,7 @@ fn enum_parse<T: serde::de::DeserializeOwned>(what: &str, s: &str) -> Result<T, 
         .map_err(|_| LinkError::Invalid(format!("unknown {what} {:?}", truncate(s, 40))))
 }
 
-fn truncate(s: &str, max_chars: usize) -> String {
+pub(crate) fn truncate(s: &str, max_chars: usize) -> String {
     if s.chars().count() <= max_chars {
         s.to_string()
     } else {
@@ -242,6 +242,26 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
             device_limit_bytes: view.device.as_ref().map_or(0, |d| d.limit_bytes),
         }),
         reductions: Vec::new(),
+        memory_snapshots: r
+            .memory_snapshots
+            .iter()
+            .map(crate::runtime::snapshot_to_shared)
+            .collect(),
+        device_memory_profiles: r
+            .device_memory_profiles
+            .iter()
+            .map(crate::runtime::profile_to_shared)
+            .collect(),
+        device_memory_series: r
+            .device_memory_series
+            .iter()
+            .map(crate::runtime::series_to_shared)
+            .collect(),
+        memory_timelines: r
+            .memory_timelines
+            .iter()
+            .map(crate::runtime::timeline_to_shared)
+            .collect(),
     }
 }
 
@@ -579,7 +599,7 @@ fn check_str(what: &str, s: String) -> Result<String, LinkError> {
     Ok(s)
 }
 
-fn check_len<T>(what: &str, v: &[T]) -> Result<(), LinkError> {
+pub(crate) fn check_len<T>(what: &str, v: &[T]) -> Result<(), LinkError> {
     if v.len() > MAX_ITEMS {
         return Err(LinkError::Invalid(format!("{what} has {} items", v.len())));
     }
@@ -699,6 +719,27 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
                 })
                 .collect::<Result<_, LinkError>>()?,
         });
+    }
+    // Run-time sections: links made before they were carried have none.
+    check_len("memory snapshots", &s.memory_snapshots)?;
+    for m in s.memory_snapshots {
+        r.memory_snapshots
+            .push(crate::runtime::snapshot_from_shared(m)?);
+    }
+    check_len("device memory profiles", &s.device_memory_profiles)?;
+    for p in s.device_memory_profiles {
+        r.device_memory_profiles
+            .push(crate::runtime::profile_from_shared(p)?);
+    }
+    check_len("device memory series", &s.device_memory_series)?;
+    for p in s.device_memory_series {
+        r.device_memory_series
+            .push(crate::runtime::series_from_shared(p)?);
+    }
+    check_len("memory timelines", &s.memory_timelines)?;
+    for t in s.memory_timelines {
+        r.memory_timelines
+            .push(crate::runtime::timeline_from_shared(t)?);
     }
     if let Some(d) = s.diagnosis {
         check_len("diagnosis nodes", &d.nodes)?;

@@ -13,6 +13,7 @@
 
 mod comparison;
 mod convert;
+mod runtime;
 
 pub use comparison::{
     decode_comparison, encode_comparison_fragment, encode_comparison_link,
@@ -83,6 +84,11 @@ pub struct Link {
 /// The reductions tried in order, from least to most detail lost. Each is
 /// applied on top of the previous ones until the link fits.
 pub const REDUCTION_STEPS: &[&str] = &[
+    // Run-time sections (memory snapshots, device memory profiles, timelines).
+    "run-time sections: stacks at the peak dropped",
+    "run-time sections: top lines and live allocations limited to 3",
+    "run-time curves downsampled to 64 points",
+    // Compile-time sections.
     "heap curves downsampled to 256 points",
     "peak buffers limited to the largest 20 per module",
     "heap curves downsampled to 64 points",
@@ -92,7 +98,26 @@ pub const REDUCTION_STEPS: &[&str] = &[
     "padding tables limited to 5 rows; long labels shortened",
     "heap curves downsampled to 16 points; peak buffers limited to 3; decision-tree nodes off the selected path dropped; cited buffers limited to 3 per node",
     "decision-tree facts dropped (the reasons keep the numbers); actions limited to 2 per node",
+    "run-time curves downsampled to 16 points; top lines, live allocations and accumulations limited to 1; phases dropped",
 ];
+
+/// Apply reduction `step` of [`REDUCTION_STEPS`].
+fn reduce(shared: &mut SharedReport, step: usize) {
+    match step {
+        0 => runtime::reduce_stacks(shared),
+        1 => runtime::reduce_lines(shared),
+        2 => runtime::reduce_curves(shared, 64),
+        12 => {
+            runtime::reduce_curves(shared, 16);
+            runtime::reduce_to_one_line(shared);
+        }
+        _ => convert::reduce(shared, step - 3),
+    }
+}
+
+/// Recorded first in `SharedInfo::reductions` when a report's run-time
+/// sections hold more than any link carries of them.
+pub const RUNTIME_DETAIL: &str = "run-time sections: curves of at most 200 points, the 5 largest stacks at the peak (12 innermost frames each), 10 lines per list; timelines without per-point categories";
 
 /// Encode `report` as a link under `base_url`, reducing detail until it fits
 /// [`TYPICAL_BUDGET`] when it can and [`MAX_BUDGET`] always.
@@ -143,6 +168,9 @@ pub fn encode_fragment(
 ) -> Result<(String, Vec<String>), LinkError> {
     let mut shared = convert::to_shared(report, view, created_unix_ms);
     let mut applied = Vec::new();
+    if runtime::trimmed(report) {
+        applied.push(RUNTIME_DETAIL);
+    }
     // Keep reducing while over the typical budget; a fragment between the
     // typical and the maximum budget is acceptable only once nothing is left.
     let mut step = 0;
@@ -157,8 +185,13 @@ pub fn encode_fragment(
         if step >= REDUCTION_STEPS.len() {
             return Err(LinkError::TooLarge(fragment.len()));
         }
-        convert::reduce(&mut shared, step);
-        applied.push(REDUCTION_STEPS[step]);
+        // A step that changes nothing (say, run-time stacks of a report
+        // that has none) is not recorded: the page lists only what is lost.
+        let before = shared.clone();
+        reduce(&mut shared, step);
+        if shared != before {
+            applied.push(REDUCTION_STEPS[step]);
+        }
         step += 1;
     }
 }

@@ -424,3 +424,243 @@ fn cites_that_expand_too_far_are_refused() {
     assert!(matches!(err, LinkError::Invalid(_)), "{err:?}");
     assert!(err.to_string().contains("cited buffers"), "{err}");
 }
+
+/// A report with one PyTorch memory snapshot device and one memory timeline.
+fn runtime_report() -> Report {
+    let mut r = Report::new();
+    let curve: Vec<CurvePoint> = (0..2000u64)
+        .map(|i| CurvePoint {
+            event_index: i * 3,
+            allocated_bytes: ((i * 7919) % 1000) << 20,
+            reserved_bytes: 2 << 30,
+        })
+        .chain([CurvePoint {
+            event_index: 7000,
+            allocated_bytes: 1500 << 20,
+            reserved_bytes: 2 << 30,
+        }])
+        .collect();
+    r.memory_snapshots.push(MemorySnapshot {
+        input: "snap.pickle".into(),
+        device: 0,
+        peak_allocated_bytes: 1500 << 20,
+        peak_event_index: Some(7000),
+        reserved_bytes: 2 << 30,
+        reserved_peak_bytes: 2 << 30,
+        oom: Some(SnapshotOom {
+            event_index: 7001,
+            requested_bytes: 512 << 20,
+            device_free_bytes: 100 << 20,
+            allocated_bytes: 1500 << 20,
+            reserved_bytes: 2 << 30,
+            largest_live: Vec::new(),
+        }),
+        stacks_at_peak: (0..40)
+            .map(|i| StackSample {
+                frames: (0..60)
+                    .map(|j| Frame {
+                        function: format!("layer_{i}_{j}"),
+                        file: "model.py".into(),
+                        line: j,
+                        kind: FrameKind::Python,
+                    })
+                    .collect(),
+                bytes: 1000 - i,
+                count: 1,
+            })
+            .collect(),
+        active_memory_curve: curve,
+        ..Default::default()
+    });
+    r.memory_timelines.push(MemoryTimeline {
+        input: "t.json".into(),
+        device: "cuda:0".into(),
+        peak_bytes: 9 << 20,
+        peak_time: 500,
+        points: (0..3000i64)
+            .map(|t| TimelinePoint {
+                time: t,
+                bytes: if t == 500 {
+                    9 << 20
+                } else {
+                    (t as u64 % 7) << 20
+                },
+                by_category: vec![1, 2],
+            })
+            .collect(),
+        ..Default::default()
+    });
+    r
+}
+
+#[test]
+fn run_time_sections_travel_downsampled_with_the_exact_peak() {
+    let r = runtime_report();
+    let (fragment, reductions) = encode_fragment(&r, &view(), 0).unwrap();
+    assert!(
+        fragment.len() <= oomscope_permalink::TYPICAL_BUDGET,
+        "{}",
+        fragment.len()
+    );
+    let back = decode(&fragment).unwrap();
+    let (a, b) = (&back.memory_snapshots[0], &r.memory_snapshots[0]);
+    assert_eq!(
+        (
+            a.peak_allocated_bytes,
+            a.peak_event_index,
+            a.reserved_peak_bytes,
+            &a.oom
+        ),
+        (
+            b.peak_allocated_bytes,
+            b.peak_event_index,
+            b.reserved_peak_bytes,
+            &b.oom
+        )
+    );
+    assert!(a.active_memory_curve.len() <= 200);
+    assert!(a.active_memory_curve.contains(&b.active_memory_curve[2000]));
+    assert_eq!(a.active_memory_curve.first(), b.active_memory_curve.first());
+    assert!(a.stacks_at_peak.len() <= 5);
+    assert!(a.stacks_at_peak.iter().all(|s| s.frames.len() <= 12));
+    let t = &back.memory_timelines[0];
+    assert_eq!((t.peak_bytes, t.peak_time), (9 << 20, 500));
+    assert!(t.points.iter().any(|p| p.time == 500 && p.bytes == 9 << 20));
+    assert!(t.points.len() <= 200);
+    // Only reductions that changed something are recorded, and the page is told.
+    assert!(
+        reductions.iter().all(|x| x.starts_with("run-time")),
+        "{reductions:?}"
+    );
+    assert_eq!(back.shared.unwrap().reductions, reductions);
+}
+
+#[test]
+fn a_big_run_time_report_drops_stacks_then_lines_then_curve_points() {
+    let mut r = runtime_report();
+    // Many devices, each with long distinct stacks and lines.
+    let one = r.memory_snapshots[0].clone();
+    r.memory_snapshots = (0..8u32)
+        .map(|d| {
+            let mut m = one.clone();
+            m.device = d;
+            for (i, s) in m.stacks_at_peak.iter_mut().enumerate() {
+                for f in &mut s.frames {
+                    f.function = format!("{d}_{i}_{}_{}", f.function, f.line * 7919 % 1013);
+                }
+            }
+            m.top_lines_at_peak = (0..30)
+                .map(|i| SnapshotLine {
+                    frame: format!("f{d}_{i} file_{}.py:{}", i * 31 % 17, i * 7),
+                    bytes: 100 - i,
+                    count: 1,
+                })
+                .collect();
+            m
+        })
+        .collect();
+    let (fragment, reductions) = encode_fragment(&r, &view(), 0).unwrap();
+    assert!(fragment.len() <= MAX_BUDGET, "{}", fragment.len());
+    assert_eq!(reductions[0], oomscope_permalink::RUNTIME_DETAIL);
+    assert_eq!(
+        reductions[1], "run-time sections: stacks at the peak dropped",
+        "{reductions:?}"
+    );
+    let back = decode(&fragment).unwrap();
+    for (a, b) in back.memory_snapshots.iter().zip(&r.memory_snapshots) {
+        assert!(a.stacks_at_peak.is_empty());
+        assert_eq!(a.peak_allocated_bytes, b.peak_allocated_bytes);
+        assert!(a.active_memory_curve.contains(&b.active_memory_curve[2000]));
+    }
+}
+
+#[test]
+fn a_non_finite_rate_does_not_stop_the_link_from_opening() {
+    let mut r = runtime_report();
+    r.memory_snapshots[0].accumulations.push(Accumulation {
+        frame: "f x.py:1".into(),
+        count: 3,
+        count_per_step: f64::NAN,
+        ..Default::default()
+    });
+    let (fragment, _) = encode_fragment(&r, &view(), 0).unwrap();
+    let back = decode(&fragment).unwrap();
+    assert_eq!(back.memory_snapshots[0].accumulations[0].count, 3);
+}
+
+#[test]
+fn hostile_run_time_sections_are_refused() {
+    let good = {
+        let r = runtime_report();
+        let (fragment, _) = encode_fragment(&r, &view(), 0).unwrap();
+        let b64 = fragment.split_once('.').unwrap().1;
+        let compressed = URL_SAFE_NO_PAD.decode(b64).unwrap();
+        let mut bytes = Vec::new();
+        use std::io::Read;
+        flate2::read::ZlibDecoder::new(&compressed[..])
+            .read_to_end(&mut bytes)
+            .unwrap();
+        pb::SharedReport::decode(&bytes[..]).unwrap()
+    };
+    let cases: Vec<(&str, Box<dyn Fn(&mut pb::SharedReport)>)> = vec![
+        (
+            "columns",
+            Box::new(|s| s.memory_snapshots[0].z.pop().map(|_| ()).unwrap()),
+        ),
+        (
+            "huge count",
+            Box::new(|s| {
+                let t = &mut s.memory_timelines[0];
+                t.x = vec![1; 200_001];
+                t.y = vec![1; 200_001];
+            }),
+        ),
+        (
+            "back in time",
+            Box::new(|s| s.memory_timelines[0].x[3] = -1_000_000),
+        ),
+        (
+            "overflow",
+            Box::new(|s| s.memory_timelines[0].x[3] = i64::MAX),
+        ),
+        (
+            "not json",
+            Box::new(|s| s.memory_snapshots[0].json = "{\"peak".into()),
+        ),
+        (
+            "deep json",
+            Box::new(|s| {
+                s.device_memory_profiles.push(pb::RuntimeSection {
+                    json: "[".repeat(100_000),
+                    ..Default::default()
+                })
+            }),
+        ),
+        (
+            "wrong type",
+            Box::new(|s| s.memory_snapshots[0].json = "{\"peak_allocated_bytes\":-1}".into()),
+        ),
+        (
+            "series columns",
+            Box::new(|s| {
+                s.device_memory_series.push(pb::RuntimeSection {
+                    json: r#"{"inputs":["a","b"],"buffer_bytes":[1],"growing_stacks":[]}"#.into(),
+                    ..Default::default()
+                })
+            }),
+        ),
+    ];
+    for (what, edit) in cases {
+        let mut s = good.clone();
+        edit(&mut s);
+        match decode(&raw_link(&s)) {
+            Err(LinkError::Invalid(_)) | Err(LinkError::Corrupt(_)) => {}
+            other => panic!("{what}: {other:?}"),
+        }
+    }
+    // Cut anywhere: refused, never a panic.
+    let (fragment, _) = encode_fragment(&runtime_report(), &view(), 0).unwrap();
+    for cut in (10..fragment.len()).step_by(97) {
+        assert!(decode(&fragment[..cut]).is_err(), "cut at {cut}");
+    }
+}

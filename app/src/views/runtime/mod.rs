@@ -42,6 +42,7 @@ pub fn RuntimeView(report: Arc<Report>) -> impl IntoView {
     view! {
         <section class="card" id="runtime" aria-labelledby="runtime-title">
             <h2 id="runtime-title">"Run-time memory"</h2>
+            <crate::widgets::runtime_left_out::RuntimeLeftOut report=report.clone()/>
             {series.into_iter().map(|s| view! { <SeriesView series=s/> }).collect_view()}
             {timelines.into_iter().map(|t| view! { <TimelineView timeline=t/> }).collect_view()}
             {profiles.into_iter().map(|p| view! { <ProfileView profile=p/> }).collect_view()}

@@ -24,6 +24,7 @@ pub fn SnapshotView(report: Arc<Report>) -> impl IntoView {
     view! {
         <section class="card" id="snapshots" aria-labelledby="snapshots-title">
             <h2 id="snapshots-title">"PyTorch memory snapshots"</h2>
+            <crate::widgets::runtime_left_out::RuntimeLeftOut report=report.clone()/>
             {snapshots.into_iter().map(|s| view! { <DeviceSnapshot snapshot=s/> }).collect_view()}
         </section>
     }
