@@ -103,6 +103,7 @@ test("a run that fits: its headroom, not red, and no device asked for", async ()
   assert.equal(await page.locator("#device-picker").count(), 0, "the log gives the limit");
   assert.equal(await nothingDescribed(), 0);
   assert.deepEqual(opened.pageErrors, []);
+  assert.deepEqual(opened.cspViolations, []);
 });
 
 test("a padding-dominated program says so first, with the padding bytes", async () => {
@@ -118,6 +119,7 @@ test("a padding-dominated program says so first, with the padding bytes", async 
   assert.equal(h.severity, "warning");
   await page.screenshot({ path: path.join(OUT, "answer-padding.png") });
   assert.deepEqual(opened.pageErrors, []);
+  assert.deepEqual(opened.cspViolations, []);
 });
 
 test("a lone HloProto: pick the device, see the verdict and the tree's branch, and the link keeps the pick", async () => {
@@ -178,6 +180,7 @@ test("a lone HloProto: pick the device, see the verdict and the tree's branch, a
   assert.equal(await receiver.locator("#device-picker").inputValue(), "TPU v5e");
   await other.close();
   assert.deepEqual(opened.pageErrors, []);
+  assert.deepEqual(opened.cspViolations, []);
 });
 
 test("a step log: growth in words, the node open, no module section, and the step it runs out on a picked device", async () => {
@@ -201,6 +204,7 @@ test("a step log: growth in words, the node open, no module section, and the ste
   await expectHeadline(picked, "growth on H200");
   await page.screenshot({ path: path.join(OUT, "answer-steps.png") });
   assert.deepEqual(opened.pageErrors, []);
+  assert.deepEqual(opened.cspViolations, []);
 });
 
 test("a PyTorch fragmentation message: torch.fragmentation with its numbers and expandable_segments", async () => {
@@ -229,4 +233,5 @@ test("a PyTorch fragmentation message: torch.fragmentation with its numbers and 
   assert.equal(await page.locator("#modules").count(), 0, "no XLA dump asked for a CUDA message");
   await page.screenshot({ path: path.join(OUT, "answer-fragmentation.png") });
   assert.deepEqual(opened.pageErrors, []);
+  assert.deepEqual(opened.cspViolations, []);
 });

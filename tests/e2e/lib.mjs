@@ -101,8 +101,9 @@ export async function sectionAtTop(page, id, timeout = 60_000) {
 
 /**
  * Serves `dist`, opens the page on its built-in example report in a fresh
- * Chromium (1280×900) and records page errors. Returns
- * { server, origin, browser, page, pageErrors, close }.
+ * Chromium (1280×900) and records page errors and Content-Security-Policy
+ * violations (an inline style the policy drops is a view drawn wrong). Returns
+ * { server, origin, browser, page, pageErrors, cspViolations, close }.
  */
 export async function openExamplePage(dist, timeout = 60_000) {
   if (!fs.existsSync(path.join(dist, "index.html"))) {
@@ -114,13 +115,17 @@ export async function openExamplePage(dist, timeout = 60_000) {
   const page = await context.newPage();
   const pageErrors = [];
   page.on("pageerror", (error) => pageErrors.push(String(error)));
+  const cspViolations = [];
+  page.on("console", (message) => {
+    if (message.type() === "error" && /Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+  });
   await page.goto(origin + "/", { timeout });
   await page.locator(".example-banner").waitFor({ timeout });
   const close = async () => {
     await browser.close();
     await new Promise((resolve) => server.close(resolve));
   };
-  return { server, origin, browser, page, pageErrors, close };
+  return { server, origin, browser, page, pageErrors, cspViolations, close };
 }
 
 /** Drops files (`[{ name, path }]`) on the page together, as a user drags them in. */

@@ -61,4 +61,5 @@ test("a dropped series of leaking JAX profiles names the growing line, in the se
 
   await page.screenshot({ path: path.join(OUT, "runtime-leak-series.png"), fullPage: false });
   assert.deepEqual(opened.pageErrors, []);
+  assert.deepEqual(opened.cspViolations, []);
 });

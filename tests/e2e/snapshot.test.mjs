@@ -96,6 +96,7 @@ test("a dropped snapshot with an OOM shows MemoryViz's peak, the OOM, the curve 
 
   await view.screenshot({ path: path.join(OUT, "snapshot-oom.png") });
   assert.deepEqual(opened.pageErrors, []);
+  assert.deepEqual(opened.cspViolations, []);
 });
 
 test("an ordinary training-step snapshot shows its peak, its state and its top lines", async () => {
@@ -109,4 +110,5 @@ test("an ordinary training-step snapshot shows its peak, its state and its top l
   assert.ok((await view.locator('[data-testid="stack-view"] g.stack-box').count()) > 2);
   await view.screenshot({ path: path.join(OUT, "snapshot-step.png") });
   assert.deepEqual(opened.pageErrors, []);
+  assert.deepEqual(opened.cspViolations, []);
 });

@@ -253,7 +253,6 @@ pub fn StackView(stacks: Vec<StackSample>) -> impl IntoView {
                             data-bytes=node.bytes.to_string()
                             on:mouseenter=move |_| hovered.set(Some(n))
                             on:click=move |_| selected.set(Some(n))
-                            style="cursor: pointer"
                         >
                             <title>{tip}</title>
                             <rect x=format!("{x:.2}") y=format!("{y:.1}") width=format!("{:.2}", (w - 0.5).max(0.5)) height=(ROW - 1.0).to_string() fill=fill(&node.kind)></rect>
@@ -263,7 +262,7 @@ pub fn StackView(stacks: Vec<StackSample>) -> impl IntoView {
                 })
                 .collect_view();
             view! {
-                <svg viewBox=format!("0 0 {WIDTH} {height}") role="img" aria-label="Live bytes by call stack, root at the top" style=format!("width: 100%; display: block; font-family: monospace; aspect-ratio: {WIDTH} / {height}")>
+                <svg viewBox=format!("0 0 {WIDTH} {height}") role="img" aria-label="Live bytes by call stack, root at the top" class="stacks-svg" style:aspect-ratio=format!("{WIDTH} / {height}")>
                     {drawn}
                 </svg>
             }

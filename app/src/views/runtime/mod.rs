@@ -156,7 +156,6 @@ fn TimelineView(timeline: MemoryTimeline) -> impl IntoView {
                 preserveAspectRatio="none"
                 role="img"
                 aria-label=description
-                style="width: 100%; height: 240px; display: block"
             >
                 {paths
                     .into_iter()
@@ -202,10 +201,10 @@ fn ProfileView(profile: DeviceMemoryProfile) -> impl IntoView {
             let width = format!("{:.1}%", d.buffer_bytes as f64 * 100.0 / max as f64);
             let hot = uneven && heaviest.as_deref() == Some(d.device.as_str());
             view! {
-                <div class="runtime-device" style="display: grid; grid-template-columns: 16em 1fr 7em; gap: 0.5em; align-items: center">
+                <div class="runtime-device">
                     <span>{d.device.clone()}</span>
-                    <span style="background: #eaeef2; height: 0.9em; display: block">
-                        <span style:width=width style:background=if hot { "#cf222e" } else { "#0969da" } style="height: 100%; display: block"></span>
+                    <span class="runtime-bar-track">
+                        <span style:width=width style:background=if hot { "#cf222e" } else { "#0969da" } class="runtime-bar"></span>
                     </span>
                     <span class="num"><Bytes value=d.buffer_bytes/></span>
                 </div>

@@ -110,7 +110,6 @@ pub fn ActiveMemoryCurve(snapshot: MemorySnapshot) -> impl IntoView {
                 preserveAspectRatio="none"
                 role="img"
                 aria-label=description
-                style="width: 100%; height: 260px; display: block"
                 on:mousemove=on_move
                 on:mouseleave=move |_| hover.set(None)
             >
