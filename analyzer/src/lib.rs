@@ -64,6 +64,8 @@ pub fn analyze_inputs(
     progress: &mut dyn FnMut(Progress),
 ) -> Report {
     let mut report = Report::new();
+    // Texts dropped on their own in which no reader found anything.
+    let mut empty_texts: Vec<String> = Vec::new();
     for s in sources {
         let len = s.source.len();
         if sniff::sniff(&s.name, &[]) == Sniffed::Xplane {
@@ -215,10 +217,7 @@ pub fn analyze_inputs(
                     InputKind::Unknown
                 };
                 if kind == InputKind::Unknown && explicit && !sniff::is_companion(&file.name) {
-                    report.errors.push(InputError {
-                        input: file.name.clone(),
-                        message: format!("{}: no out-of-memory error, XLA dump or memory-per-step data found in this text", file.name),
-                    });
+                    empty_texts.push(file.name.clone());
                 }
                 for s in &mut series {
                     oomscope_steps::analyze_series(s);
@@ -284,6 +283,18 @@ pub fn analyze_inputs(
         .device_memory_profiles
         .extend(device_profiles.into_iter().map(|d| d.profile));
 
+    // A text with nothing to read (the log of a compile that fit, beside
+    // its HloProto) is a problem only when nothing else in the drop describes
+    // memory; otherwise it was read and had nothing to analyse, as a dump's
+    // companion files.
+    if !describes_memory(&report) {
+        report.errors.extend(empty_texts.into_iter().map(|name| InputError {
+            message: format!(
+                "{name}: no out-of-memory error, XLA dump or memory-per-step data found in this text"
+            ),
+            input: name,
+        }));
+    }
     for module in &mut report.modules {
         module.padding = Some(oomscope_layout::module_padding(module));
     }
@@ -304,6 +315,17 @@ pub fn analyze_inputs(
 /// `/host:metadata`) and the allocator timelines (plane `/host:CPU`). Only
 /// those two planes are decoded. A profile holding only one of them is fine;
 /// holding neither is an error naming the file.
+/// Whether anything in the report describes memory use.
+fn describes_memory(report: &Report) -> bool {
+    !report.oom_events.is_empty()
+        || !report.modules.is_empty()
+        || !report.step_series.is_empty()
+        || !report.allocator_profiles.is_empty()
+        || !report.memory_snapshots.is_empty()
+        || !report.device_memory_profiles.is_empty()
+        || !report.memory_timelines.is_empty()
+}
+
 fn analyze_xplane(
     name: &str,
     src: &dyn ReadAt,

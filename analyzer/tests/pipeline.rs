@@ -398,3 +398,27 @@ fn padding_of_all_buffers_includes_the_peak_buffers() {
     }
     assert!(checked >= 20, "{checked} modules");
 }
+
+/// The log of a compile that fit, dropped beside its HloProto, was read and
+/// had nothing to analyse: not a problem. Dropped alone, it is one, naming
+/// the file (nothing else describes memory).
+#[test]
+fn a_text_with_nothing_to_read_is_a_problem_only_when_alone() {
+    let dir = fixtures().join("padding-zoo-v5e");
+    let read = |name: &str| InputFile {
+        name: name.to_string(),
+        data: std::fs::read(dir.join(name)).unwrap(),
+    };
+    let log = "compile.log";
+    let proto = "module_0000.jit_zoo.cl_1014260217.after_optimizations.hlo.pb";
+
+    let alone = analyze_files(vec![read(log)]);
+    assert_eq!(alone.errors.len(), 1, "{:?}", alone.errors);
+    assert!(alone.errors[0].message.starts_with("compile.log: no out-of-memory error"));
+
+    let beside = analyze_files(vec![read(log), read(proto)]);
+    assert!(beside.errors.is_empty(), "{:?}", beside.errors);
+    assert!(!beside.modules.is_empty());
+    let listed = beside.inputs.iter().find(|i| i.name == log).unwrap();
+    assert_eq!(listed.kind, InputKind::Unknown);
+}
