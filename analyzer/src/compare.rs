@@ -82,7 +82,14 @@ fn analyze_side(side: SideInputs, label: &str, progress: &mut dyn FnMut(Progress
             ..p
         })
     };
-    let mut report = analyze_inputs(side.files, side.sources, &mut on_progress);
+    analyze_loaded(side, &mut on_progress)
+}
+
+/// One set of inputs analysed as `analyze` does, the inputs that could not
+/// even be read first among its errors (the worker's analysis job and each
+/// side of a comparison).
+pub fn analyze_loaded(side: SideInputs, progress: &mut dyn FnMut(Progress)) -> Report {
+    let mut report = analyze_inputs(side.files, side.sources, progress);
     report.errors.splice(0..0, side.unreadable);
     report
 }

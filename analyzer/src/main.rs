@@ -100,17 +100,10 @@ fn main() -> ExitCode {
 }
 
 fn cmd_analyze(m: &ArgMatches) -> ExitCode {
-    let mut inputs = Inputs::default();
-    for path in m.get_many::<String>("paths").into_iter().flatten() {
-        inputs.add(path);
-    }
+    let inputs = side_inputs(m, "paths");
     let mut report = oomscope_analyzer::analyze_inputs(inputs.files, inputs.sources, &mut |_| {});
-    for (input, why) in inputs.unreadable {
-        report.errors.push(InputError {
-            message: format!("{input}: {why}"),
-            input,
-        });
-    }
+    // Paths that could not be read are listed after what was analysed.
+    report.errors.extend(inputs.unreadable);
     // The page's device picker: the verdict made again with the device's limit.
     let device = m
         .get_one::<String>("device")
@@ -157,8 +150,8 @@ fn cmd_analyze(m: &ArgMatches) -> ExitCode {
     }
 }
 
-/// One side of `compare`: what the user named, read as `analyze` reads it;
-/// a path that cannot be read is one of the side's errors.
+/// The paths of argument `id` (`analyze`'s, or one side of `compare`):
+/// what the user named, read; a path that cannot be read is an error.
 fn side_inputs(m: &ArgMatches, id: &str) -> oomscope_analyzer::compare::SideInputs {
     let mut inputs = Inputs::default();
     for path in m.get_many::<String>(id).into_iter().flatten() {

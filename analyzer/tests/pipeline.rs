@@ -414,7 +414,9 @@ fn a_text_with_nothing_to_read_is_a_problem_only_when_alone() {
 
     let alone = analyze_files(vec![read(log)]);
     assert_eq!(alone.errors.len(), 1, "{:?}", alone.errors);
-    assert!(alone.errors[0].message.starts_with("compile.log: no out-of-memory error"));
+    assert!(alone.errors[0]
+        .message
+        .starts_with("compile.log: no out-of-memory error"));
 
     let beside = analyze_files(vec![read(log), read(proto)]);
     assert!(beside.errors.is_empty(), "{:?}", beside.errors);

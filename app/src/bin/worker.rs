@@ -1,6 +1,6 @@
 //! The analysis Web Worker (`oomscope-worker`): receives the page's inputs,
 //! reads `File`s itself (synchronously, in slices, so the page never holds
-//! their bytes), runs `oomscope_analyzer::analyze_inputs` and posts progress
+//! their bytes), runs `oomscope_analyzer::compare::analyze_loaded` and posts progress
 //! and the report back. All parsing happens here, never on the page's thread.
 //!
 //! XProf profiles (which can be gigabytes) are not loaded at all: they go to
@@ -11,9 +11,9 @@
 //! `oomscope_app::protocol` for the messages.
 
 use js_sys::{ArrayBuffer, Reflect, Uint8Array};
-use oomscope_analyzer::compare::{compare_inputs, Labels, SideInputs};
+use oomscope_analyzer::compare::{analyze_loaded, compare_inputs, Labels, SideInputs};
 use oomscope_analyzer::sniff::{sniff, Sniffed};
-use oomscope_analyzer::{analyze_inputs, InputFile, InputSource, Progress, ReadAt};
+use oomscope_analyzer::{InputFile, InputSource, Progress, ReadAt};
 use oomscope_app::protocol::{
     AnalyzeRequest, CompareRequest, LinkRequest, ProgressThrottle, RequestFile, WorkerMessage,
     COMPARE_FIELD, LINK_FIELD, MAX_INPUT_BYTES, PAYLOADS_FIELD, REQUEST_FIELD,
@@ -73,10 +73,7 @@ fn run_job(scope: &DedicatedWorkerGlobalScope, data: &JsValue) {
     let job = request.job;
     let mut send_progress = progress_sender(scope, job);
     let side = load_inputs(&request.files, &payloads, 0, &mut send_progress);
-    let mut report = analyze_inputs(side.files, side.sources, &mut send_progress);
-    let mut errors = side.unreadable;
-    errors.append(&mut report.errors);
-    report.errors = errors;
+    let report = analyze_loaded(side, &mut send_progress);
     match serde_json::to_string(&report) {
         Ok(report_json) => post(scope, &WorkerMessage::Done { job, report_json }),
         Err(e) => post(
