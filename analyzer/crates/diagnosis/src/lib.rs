@@ -251,7 +251,7 @@ fn disagreement(report: &Report, event: &OomEvent) -> Option<String> {
             "These inputs disagree: the message says {} used, but {}'s {} is {} ({} apart), so they look like different runs or programs; the message's numbers are used, and estimates from the module's buffers are less sure.",
             units::format_bytes(used),
             module.display_name(),
-            verdict::peak_words(module),
+            module.peak_kind.words(),
             units::format_bytes(module.peak_bytes),
             units::format_bytes(gap)
         )

@@ -14,11 +14,6 @@ use crate::node::NodeEval;
 /// Padding at least this share of the peak dominates it.
 const PADDING_DOMINATES: f64 = 0.25;
 
-/// Which peak a module's `peak_bytes` is, in words.
-pub(crate) fn peak_words(m: &ModuleReport) -> &'static str {
-    m.peak_kind.words()
-}
-
 /// The HBM module with the largest peak (heap analyses before live-range sums).
 pub(crate) fn largest_module(report: &Report) -> Option<&ModuleReport> {
     report
@@ -175,7 +170,7 @@ pub(crate) fn none_verdict(
     let (peak, what) = match module {
         Some(m) => (
             Some(m.peak_bytes),
-            format!("{}'s {}", m.display_name(), peak_words(m)),
+            format!("{}'s {}", m.display_name(), m.peak_kind.words()),
         ),
         None => other_peak(report)
             .map(|(p, w)| (Some(p), w))

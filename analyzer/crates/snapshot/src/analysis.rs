@@ -176,21 +176,22 @@ fn stacks_at_peak(snap: &Snapshot, tl: &Timeline, live: &[usize]) -> Vec<StackSa
     // A total order: ties in bytes would otherwise keep the hash map's
     // (random) order, and which tied stacks survive the cut changed from run
     // to run on the same file.
-    let frame_key = |s: &StackSample| {
-        s.frames
-            .iter()
-            .map(|f| (f.file.clone(), f.line, f.function.clone()))
-            .collect::<Vec<_>>()
-    };
     samples.sort_by(|a, b| {
         b.bytes
             .cmp(&a.bytes)
             .then_with(|| a.frames.len().cmp(&b.frames.len()))
             .then_with(|| b.count.cmp(&a.count))
-            .then_with(|| frame_key(a).cmp(&frame_key(b)))
+            .then_with(|| frame_key(a).cmp(frame_key(b)))
     });
     samples.truncate(STACKS_KEPT);
     samples
+}
+
+/// A stack's frames as comparable keys (file, line, function), borrowed.
+fn frame_key(s: &StackSample) -> impl Iterator<Item = (&str, u32, &str)> {
+    s.frames
+        .iter()
+        .map(|f| (f.file.as_str(), f.line, f.function.as_str()))
 }
 
 fn group_by_line<'a>(
