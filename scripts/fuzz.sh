@@ -28,18 +28,11 @@ cd "$(dirname "$0")/.."
 
 SECONDS_PER_TARGET="${1:-20}"
 shift || true
-CARGO_FUZZ_VERSION=0.13.2
 
 log() { echo "[fuzz] $*" >&2; }
 
-if ! cargo fuzz --version 2>/dev/null | grep -q "$CARGO_FUZZ_VERSION"; then
-  log "installing cargo-fuzz $CARGO_FUZZ_VERSION"
-  cargo install --locked "cargo-fuzz@$CARGO_FUZZ_VERSION"
-fi
-if ! command -v c++ >/dev/null && ! command -v clang++ >/dev/null; then
-  log "libfuzzer-sys needs a C++ compiler (apt-get install -y g++)"
-  exit 2
-fi
+# cargo-fuzz and a C++ compiler, installed as every other tool is.
+scripts/install-tools.sh --fuzz
 
 export RUSTC_BOOTSTRAP=1
 FUZZ_FLAGS=(--sanitizer none --fuzz-dir fuzz)

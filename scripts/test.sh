@@ -1,11 +1,21 @@
 #!/usr/bin/env bash
-# Installs what is missing, then runs every test: the analyzer's unit and
-# integration tests on real data, the browser tests in headless Chromium
-# against the trunk-built page, and a fuzz smoke run of every decoder.
+# Installs what is missing, then runs every test: a check that every install
+# step still resolves against the registries (and tests of its failure paths),
+# the analyzer's unit and integration tests on real data, the browser tests in
+# headless Chromium against the trunk-built page, and a fuzz smoke run of
+# every decoder.
 #
 #   FUZZ_SECONDS=N scripts/test.sh   # seconds per fuzz target (default 15; 0 skips)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# First, in seconds: would a fresh machine's installs resolve? (A machine
+# that already has the tools never takes the install path, so this is the
+# only place its breakage shows.)
+echo "== install check (every tool, npm and apt package resolves; nothing is built)"
+scripts/install-tools.sh --check
+scripts/tests/install-check.sh
+
 scripts/install-tools.sh --browser
 # trunk runs cargo offline: fetch every crate first.
 cargo fetch --quiet 2>/dev/null || echo "[test] no network: using the crates already fetched" >&2

@@ -12,9 +12,9 @@ cd "$root"
 trunk build --release
 
 cd "$here"
-if [ ! -d node_modules/playwright-core ]; then
-  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund
-fi
+# The npm packages, once per lockfile (the same step as install-tools.sh).
+. "$root/scripts/lib/install.sh"
+npm_ci .
 rm -rf out
 # Every *.test.mjs here (each view may add its own file).
 # One browser at a time: the machines have 2 cores.
