@@ -27,7 +27,10 @@
 //!   A report with no headline (`Total hbm usage >= X:` first, as posted or
 //!   dumped by PyTorch/XLA) is an event of its own, with
 //!   `extra.total_usage_bytes` and no `used`/`limit`; the compiler's INFO
-//!   report after a compile that fits (glog `I` header) is skipped.
+//!   report after a compile that fits (glog `I` header) is skipped. A report
+//!   pasted from its middle (its `reserved`/`program`/`arguments` lines, or
+//!   `Program hbm requirement X:` first) is an event too, with every number
+//!   it still holds.
 //! - TPU runtime: `requested`, `free`, `reserved`, `extra.reservable_bytes`;
 //!   the short form (`Error loading program '<name>': ... That was not
 //!   possible.`) has only `requested`. PyTorch/XLA's runtime breakdown gives
@@ -69,6 +72,7 @@
 //!   one way (glog line or plain exception text); a restatement in another form
 //!   or an escaped copy merges without counting.
 
+mod compile_usage;
 mod event;
 mod gpu;
 mod lines;
@@ -76,6 +80,8 @@ mod normalize;
 mod site;
 mod torch;
 mod tpu;
+
+pub use compile_usage::parse_compile_usage;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use oomscope_report::OomEvent;
@@ -102,9 +108,14 @@ enum Anchor {
     /// were cut off; inside a wrapped message it starts nothing.
     TorchRest,
     TpuUsageReport,
+    /// `Program hbm requirement X:`, a compiler report pasted from there.
+    TpuProgramRequirement,
+    /// A `reserved`/`program`/`arguments` line of a `Total hbm usage`
+    /// block pasted without its header; inside a report it starts nothing.
+    TpuUsageItem,
 }
 
-const KEYWORDS: [(&str, Anchor); 19] = [
+const KEYWORDS: [(&str, Anchor); 24] = [
     ("Ran out of memory", Anchor::TpuRanOut),
     ("Requires ", Anchor::TpuRequires),
     ("would exceed memory (size=", Anchor::TpuWouldExceed),
@@ -129,6 +140,12 @@ const KEYWORDS: [(&str, Anchor); 19] = [
     // A PyTorch message pasted without its first words.
     ("Tried to allocate", Anchor::TorchRest),
     ("Total hbm usage >=", Anchor::TpuUsageReport),
+    ("Program hbm requirement", Anchor::TpuProgramRequirement),
+    ("Program vmem requirement", Anchor::TpuProgramRequirement),
+    // The printer aligns the sizes in a column: at least two spaces follow.
+    ("reserved  ", Anchor::TpuUsageItem),
+    ("program  ", Anchor::TpuUsageItem),
+    ("arguments  ", Anchor::TpuUsageItem),
 ];
 
 fn keywords() -> &'static AhoCorasick {
@@ -147,7 +164,10 @@ fn starts_new_message(line: &str) -> bool {
     keywords().find_iter(line).any(|m| {
         !matches!(
             KEYWORDS[m.pattern().as_usize()].1,
-            Anchor::TpuUsageReport | Anchor::TorchRest
+            Anchor::TpuUsageReport
+                | Anchor::TorchRest
+                | Anchor::TpuProgramRequirement
+                | Anchor::TpuUsageItem
         )
     })
 }
@@ -157,7 +177,12 @@ fn starts_new_message(line: &str) -> bool {
 fn has_message_start(text: &str) -> bool {
     keywords()
         .find_iter(text)
-        .any(|m| !matches!(KEYWORDS[m.pattern().as_usize()].1, Anchor::TorchRest))
+        .any(|m| {
+            !matches!(
+                KEYWORDS[m.pattern().as_usize()].1,
+                Anchor::TorchRest | Anchor::TpuUsageItem
+            )
+        })
 }
 
 /// How many keywords that can start an OOM message `text` holds.
@@ -286,6 +311,7 @@ fn parse_at(site: &Site, anchor: Anchor) -> Outcome {
         Anchor::Torch | Anchor::TorchRest => torch::cuda_oom(site),
         Anchor::TorchMps => torch::mps_oom(site),
         Anchor::TpuUsageReport => tpu::usage_report(site),
+        Anchor::TpuProgramRequirement | Anchor::TpuUsageItem => tpu::report_from_middle(site),
     }
 }
 

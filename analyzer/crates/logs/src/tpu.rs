@@ -125,6 +125,9 @@ fn space_name(s: &str) -> MemorySpace {
     }
 }
 
+/// The form of a part of a compiler report pasted without its start.
+pub(crate) const REPORT_PART: &str = "tpu_report_part";
+
 /// The form of a compile failure that names its memory space and no number.
 pub(crate) const SPACE_ONLY: &str = "tpu_space_only";
 
@@ -420,6 +423,74 @@ pub fn usage_report(site: &Site) -> Outcome {
         return Outcome::Ignore(end);
     }
     Outcome::Event(Box::new(raw), end)
+}
+
+/// A compiler report pasted from its middle: from the `reserved`/`program`/
+/// `arguments` lines of its `Total hbm usage` block (the header above them
+/// cut off: they are the HBM block, the one printed first and the one
+/// users paste), or from `Program <space> requirement X:`. Every number
+/// still there is read as the whole report's would be. The same INFO
+/// exception as [`usage_report`].
+pub fn report_from_middle(site: &Site) -> Outcome {
+    let head = site.head();
+    let (space, start) = if let Some(c) = re_program_req().captures(head) {
+        (space_name(&c[1]), Section::Program(true))
+    } else if re_section_item().is_match(head) && !head.contains("unknown size") {
+        (MemorySpace::Hbm, Section::Total(true))
+    } else {
+        return Outcome::NoMatch;
+    };
+    let mut raw = Raw::new(
+        compile_kind(&space, head, site),
+        space.clone(),
+        REPORT_PART,
+        head,
+    );
+    let end = read_report(site, site.line_start, &mut raw, start, Context::Compile);
+    if in_info_message(site) || raw.count() == 0 {
+        return Outcome::Ignore(end);
+    }
+    Outcome::Event(Box::new(raw), end)
+}
+
+/// Lines looked back for the logger header of a multi-line message.
+const MAX_MESSAGE_LINES: usize = 64;
+
+/// Whether the anchor's line belongs to a message logged at INFO level:
+/// its own glog header, or (libtpu 0.0.52 frames only the first line of
+/// the compiler's report) the nearest header above it, the lines between
+/// unframed. A header a terminal cut still shows its severity and date.
+fn in_info_message(site: &Site) -> bool {
+    let mut at = site.line_start;
+    let mut line = &site.text[site.line_start..site.line_end];
+    for _ in 0..MAX_MESSAGE_LINES {
+        if let Some(severity) = glog_header_severity(line) {
+            return severity == b'I';
+        }
+        if at == 0 {
+            return false;
+        }
+        let end = at - 1;
+        at = memchr::memrchr(b'\n', &site.text.as_bytes()[..end]).map_or(0, |i| i + 1);
+        line = &site.text[at..end];
+    }
+    false
+}
+
+/// The severity letter of a glog header (`I0813 17:21:06.501258 ...`),
+/// complete or cut after its time.
+fn glog_header_severity(line: &str) -> Option<u8> {
+    if let Some(s) = crate::lines::glog_severity(line) {
+        return Some(s);
+    }
+    let b = line.trim_start().as_bytes();
+    let header = b.len() >= 14
+        && matches!(b[0], b'I' | b'W' | b'E' | b'F')
+        && b[1..5].iter().all(u8::is_ascii_digit)
+        && b[5] == b' '
+        && b[8] == b':'
+        && b[11] == b':';
+    header.then(|| b[0])
 }
 
 /// A glog line of severity INFO (`I1121 12:52:43.843812 6049 file.cc:1] `).
