@@ -262,6 +262,11 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
             .iter()
             .map(crate::runtime::timeline_to_shared)
             .collect(),
+        compile_usages: r
+            .compile_usages
+            .iter()
+            .map(crate::runtime::compile_usage_to_shared)
+            .collect(),
     }
 }
 
@@ -740,6 +745,11 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
     for t in s.memory_timelines {
         r.memory_timelines
             .push(crate::runtime::timeline_from_shared(t)?);
+    }
+    check_len("compile usages", &s.compile_usages)?;
+    for u in s.compile_usages {
+        r.compile_usages
+            .push(crate::runtime::compile_usage_from_shared(u)?);
     }
     if let Some(d) = s.diagnosis {
         check_len("diagnosis nodes", &d.nodes)?;
