@@ -399,18 +399,20 @@ fn padding_of_all_buffers_includes_the_peak_buffers() {
     assert!(checked >= 20, "{checked} modules");
 }
 
-/// The log of a compile that fit, dropped beside its HloProto, was read and
-/// had nothing to analyse: not a problem. Dropped alone, it is one, naming
-/// the file (nothing else describes memory).
+/// A text with nothing to read (the CPU fixture's log: "compiled ok; loss
+/// ..."), dropped beside its profile, was read and had nothing to analyse:
+/// not a problem. Dropped alone, it is one, naming the file (nothing else
+/// describes memory). (The log of a TPU compile that fit has something to
+/// read: its usage lines, below.)
 #[test]
 fn a_text_with_nothing_to_read_is_a_problem_only_when_alone() {
-    let dir = fixtures().join("padding-zoo-v5e");
+    let dir = fixtures().join("cpu-profile");
     let read = |name: &str| InputFile {
         name: name.to_string(),
         data: std::fs::read(dir.join(name)).unwrap(),
     };
     let log = "compile.log";
-    let proto = "module_0000.jit_zoo.cl_1014260217.after_optimizations.hlo.pb";
+    let profile = "profile.xplane.pb";
 
     let alone = analyze_files(vec![read(log)]);
     assert_eq!(alone.errors.len(), 1, "{:?}", alone.errors);
@@ -418,11 +420,20 @@ fn a_text_with_nothing_to_read_is_a_problem_only_when_alone() {
         .message
         .starts_with("compile.log: no out-of-memory error"));
 
-    let beside = analyze_files(vec![read(log), read(proto)]);
+    let beside = analyze_files(vec![read(log), read(profile)]);
     assert!(beside.errors.is_empty(), "{:?}", beside.errors);
     assert!(!beside.modules.is_empty());
     let listed = beside.inputs.iter().find(|i| i.name == log).unwrap();
     assert_eq!(listed.kind, InputKind::Unknown);
+
+    // The log of a TPU compile that fit, alone, is read.
+    let fit = fixtures().join("padding-zoo-v5e/compile.log");
+    let fit = analyze_files(vec![InputFile {
+        name: "compile.log".into(),
+        data: std::fs::read(fit).unwrap(),
+    }]);
+    assert!(fit.errors.is_empty(), "{:?}", fit.errors);
+    assert_eq!(fit.inputs[0].kind, InputKind::CompileLog);
 }
 
 /// The log of a compile that fit, dropped alone, from every libtpu

@@ -89,10 +89,13 @@ pub fn parse_compile_usage(input_name: &str, text: &str) -> Vec<CompileUsage> {
                 continue;
             }
             let total = parse_size(&c[1], false).map(|s| s.bytes);
+            // The module's HBM usage line (its VMEM and SMEM lines may
+            // come between).
             let last_hbm = out
-                .last_mut()
-                .filter(|u| u.memory_space == MemorySpace::Hbm && u.module == module)
-                .filter(|u| u.total_usage_bytes.is_none());
+                .iter_mut()
+                .rev()
+                .take_while(|u| u.module == module)
+                .find(|u| u.memory_space == MemorySpace::Hbm && u.total_usage_bytes.is_none());
             let usage = match last_hbm {
                 Some(u) => u,
                 None => {
