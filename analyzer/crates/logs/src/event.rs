@@ -64,6 +64,14 @@ pub fn parse_size(token: &str, bare_is_bytes: bool) -> Option<Size> {
     })
 }
 
+/// Message forms that merge by rules of their own (see `same_error`).
+
+/// The form of a part of a compiler report pasted without its start.
+pub const REPORT_PART: &str = "tpu_report_part";
+
+/// The form of a compile failure that names its memory space and no number.
+pub const SPACE_ONLY: &str = "tpu_space_only";
+
 /// The numeric fields of [`OomEvent`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field {
@@ -309,9 +317,9 @@ fn same_error(a: &Raw, b: &Raw) -> bool {
     }
     shared > 0
         || (has_no_key(a) && has_no_key(b) && same_report(a, b))
-        || (b.form == crate::tpu::REPORT_PART && has_no_key(b) && report_agrees(a, b))
-        || (a.form == crate::tpu::REPORT_PART && has_no_key(a) && report_agrees(b, a))
-        || (a.form == crate::tpu::SPACE_ONLY && b.form == crate::tpu::SPACE_ONLY)
+        || (b.form == REPORT_PART && has_no_key(b) && report_agrees(a, b))
+        || (a.form == REPORT_PART && has_no_key(a) && report_agrees(b, a))
+        || (a.form == SPACE_ONLY && b.form == SPACE_ONLY)
 }
 
 fn has_no_key(r: &Raw) -> bool {
@@ -352,7 +360,7 @@ fn absorb(into: &mut Raw, from: Raw) {
     // A part of the report logged before its message (old libtpu logs
     // `Program hbm requirement` first): the message names the error, and
     // the longer listing of the two is kept.
-    let part_first = into.form == crate::tpu::REPORT_PART && from.form != crate::tpu::REPORT_PART;
+    let part_first = into.form == REPORT_PART && from.form != REPORT_PART;
     for (i, v) in from.fields.iter().enumerate() {
         if let Some(v) = v {
             let slot = &mut into.fields[i];

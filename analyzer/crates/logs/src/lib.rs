@@ -75,6 +75,8 @@
 mod compile_usage;
 mod event;
 mod gpu;
+mod keywords;
+mod listing;
 mod lines;
 mod normalize;
 mod site;
@@ -83,117 +85,9 @@ mod tpu;
 
 pub use compile_usage::parse_compile_usage;
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use keywords::{has_keyword, keywords, Anchor, KEYWORDS};
 use oomscope_report::OomEvent;
 use site::{Outcome, Site};
-use std::sync::OnceLock;
-
-/// What a keyword may start, and which parser reads it.
-#[derive(Clone, Copy)]
-enum Anchor {
-    TpuRanOut,
-    TpuRequires,
-    TpuWouldExceed,
-    SparseCore,
-    TpuReserve,
-    TpuAllocate,
-    BfcRanOut,
-    XlaGpuOom,
-    FailedRequest,
-    CuMemAllocAsync,
-    TfTensor,
-    Torch,
-    TorchMps,
-    /// `Tried to allocate`: the rest of a PyTorch message whose first words
-    /// were cut off; inside a wrapped message it starts nothing.
-    TorchRest,
-    TpuUsageReport,
-    /// `Program hbm requirement X:`, a compiler report pasted from there.
-    TpuProgramRequirement,
-    /// A `reserved`/`program`/`arguments` line of a `Total hbm usage`
-    /// block pasted without its header; inside a report it starts nothing.
-    TpuUsageItem,
-}
-
-const KEYWORDS: [(&str, Anchor); 24] = [
-    ("Ran out of memory", Anchor::TpuRanOut),
-    ("Requires ", Anchor::TpuRequires),
-    ("would exceed memory (size=", Anchor::TpuWouldExceed),
-    ("Hbm usage", Anchor::SparseCore),
-    ("Attempting to reserve", Anchor::TpuReserve),
-    ("Attempting to allocate", Anchor::TpuAllocate),
-    ("ran out of memory trying to allocate", Anchor::BfcRanOut),
-    ("Out of memory while trying to allocate", Anchor::XlaGpuOom),
-    ("Out of memory allocating", Anchor::XlaGpuOom),
-    ("Failed to allocate request for", Anchor::FailedRequest),
-    (
-        "cuMemAllocAsync failed to allocate",
-        Anchor::CuMemAllocAsync,
-    ),
-    ("OOM when allocating tensor", Anchor::TfTensor),
-    ("CUDA out of memory", Anchor::Torch),
-    ("HIP out of memory", Anchor::Torch),
-    ("XPU out of memory", Anchor::Torch),
-    ("MPS backend out of memory", Anchor::TorchMps),
-    // PyTorch's device-generic allocator names no device.
-    ("Out of memory. Tried to allocate", Anchor::Torch),
-    // A PyTorch message pasted without its first words.
-    ("Tried to allocate", Anchor::TorchRest),
-    ("Total hbm usage >=", Anchor::TpuUsageReport),
-    ("Program hbm requirement", Anchor::TpuProgramRequirement),
-    ("Program vmem requirement", Anchor::TpuProgramRequirement),
-    // The printer aligns the sizes in a column: at least two spaces follow.
-    ("reserved  ", Anchor::TpuUsageItem),
-    ("program  ", Anchor::TpuUsageItem),
-    ("arguments  ", Anchor::TpuUsageItem),
-];
-
-fn keywords() -> &'static AhoCorasick {
-    static CELL: OnceLock<AhoCorasick> = OnceLock::new();
-    CELL.get_or_init(|| {
-        AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostFirst)
-            .build(KEYWORDS.iter().map(|(k, _)| *k))
-            .expect("constant keywords")
-    })
-}
-
-/// Whether `line` holds the start of another OOM message (a report block
-/// such as `Total hbm usage >=` inside a message's report is not one).
-fn starts_new_message(line: &str) -> bool {
-    keywords().find_iter(line).any(|m| {
-        !matches!(
-            KEYWORDS[m.pattern().as_usize()].1,
-            Anchor::TpuUsageReport
-                | Anchor::TorchRest
-                | Anchor::TpuProgramRequirement
-                | Anchor::TpuUsageItem
-        )
-    })
-}
-
-/// Whether `text` holds a keyword that can begin a message of its own (the
-/// rest of a wrapped PyTorch message, `Tried to allocate ...`, cannot).
-fn has_message_start(text: &str) -> bool {
-    keywords()
-        .find_iter(text)
-        .any(|m| {
-            !matches!(
-                KEYWORDS[m.pattern().as_usize()].1,
-                Anchor::TorchRest | Anchor::TpuUsageItem
-            )
-        })
-}
-
-/// How many keywords that can start an OOM message `text` holds.
-fn keyword_count(text: &str) -> usize {
-    keywords().find_iter(text).count()
-}
-
-/// Whether `text` holds any keyword that can start an OOM message.
-fn has_keyword(text: &str) -> bool {
-    keywords().is_match(text)
-}
 
 /// Keyword occurrences on one line that failed to parse before the rest of
 /// the line is skipped (keeps hostile single-line inputs linear).

@@ -215,7 +215,7 @@ fn local_unwrap(text: &str) -> Option<Unwrapped> {
         full_lines = full_lines.max(1);
     }
     let mut counter = crate::lines::LineCounter::new(text);
-    for m in crate::keywords().find_iter(text) {
+    for m in crate::keywords::keywords().find_iter(text) {
         if budget == 0 {
             break;
         }
@@ -257,7 +257,7 @@ fn split_keywords(text: &str) -> (Vec<(usize, usize)>, Vec<(usize, bool)>) {
     let (mut hard, mut space) = (Vec::new(), Vec::new());
     let mut buf = String::with_capacity(2 * SPLIT_WINDOW + 1);
     let spans = |buf: &str, cut: usize, after: usize| {
-        crate::keywords()
+        crate::keywords::keywords()
             .find_iter(buf)
             .any(|m| m.start() < cut && m.end() > after)
     };
@@ -491,7 +491,7 @@ fn wrap_width(text: &str) -> Option<(usize, usize)> {
     let next = text.split('\n').nth(i + 1)?;
     let next = next.strip_suffix('\r').unwrap_or(next);
     let joined = format!("{line}{}", strip_frame(next));
-    let count = |t: &str| crate::keyword_count(t);
+    let count = |t: &str| crate::keywords::keyword_count(t);
     (count(&joined) > count(line) + count(next)).then_some((max, 1))
 }
 

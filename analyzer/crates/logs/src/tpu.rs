@@ -6,9 +6,12 @@
 //! "Requires X, has Y available"), SparseCore usage, and runtime reserve and
 //! allocate failures.
 
-use crate::event::{parse_size, Expected, Field, Raw, Size};
+use crate::event::{Expected, Field, Raw, Size, REPORT_PART, SPACE_ONLY};
 use crate::lines::{payload, Cursor};
-use crate::site::{cap_bytes, cap_size, find_size, lazy_regex, Glue, Outcome, Site};
+use crate::site::{
+    cap_bytes, cap_size, find_size, is_continuation, lazy_regex, Glue, Outcome, Site,
+    MAX_CONTINUATIONS,
+};
 use oomscope_report::{MemorySpace, OomKind, TopAllocation};
 
 lazy_regex!(
@@ -83,9 +86,6 @@ lazy_regex!(
     r"^Largest program (allocations|arguments and outputs) in (\w+):"
 );
 lazy_regex!(re_entry, r"^(\d+)\.\s+Size:\s*SIZE");
-lazy_regex!(re_op_name, r#"op_name="([^"]*)""#);
-lazy_regex!(re_source, r#"source_file="([^"]*)"\s+source_line=(\d+)"#);
-lazy_regex!(re_padding, r"^Extra memory due to padding:\s*SIZE");
 lazy_regex!(re_report_space, r"^Memory Space: (\w+)");
 lazy_regex!(re_report_total, r"^Total bytes: (\d+)");
 lazy_regex!(
@@ -125,11 +125,6 @@ fn space_name(s: &str) -> MemorySpace {
     }
 }
 
-/// The form of a part of a compiler report pasted without its start.
-pub(crate) const REPORT_PART: &str = "tpu_report_part";
-
-/// The form of a compile failure that names its memory space and no number.
-pub(crate) const SPACE_ONLY: &str = "tpu_space_only";
 
 /// `Ran out of memory in memory space S. Used X of Y S. Exceeded S capacity by Z.`
 /// (then the report), the E1000 summary, or an early abort.
@@ -526,15 +521,6 @@ enum Section {
     Persistent,
 }
 
-/// A line at least this long may have been cut by a terminal.
-pub(crate) const MIN_CUT_LINE: usize = 40;
-/// Cut pieces skipped after one line.
-pub(crate) const MAX_CONTINUATIONS: usize = 8;
-
-/// The piece of a cut line: not a line of its own, and no new message.
-pub(crate) fn is_continuation(line: &str) -> bool {
-    !crate::normalize::starts_own_line(line) && !crate::has_message_start(line)
-}
 
 /// Continuation lines one XLA label may span.
 const MAX_LABEL_LINES: usize = 16;
@@ -567,7 +553,7 @@ fn read_report(site: &Site, from: usize, raw: &mut Raw, start: Section, context:
         }
         blanks = 0;
         // Another message (the next rank's copy, a restatement) ends the report.
-        if crate::starts_new_message(p) {
+        if crate::keywords::starts_new_message(p) {
             break;
         }
         let cut_before = prev_cut;
@@ -691,7 +677,7 @@ fn read_report_line(
         return true;
     }
     if let Some(e) = entry.as_mut() {
-        if read_entry_field(p, e) {
+        if crate::listing::read_entry_field(p, e) {
             *in_label = p.starts_with("XLA label:") || p.starts_with("XLA Label:");
             *label_lines = 0;
             return true;
@@ -813,37 +799,6 @@ const MAX_TABLE_ROWS: usize = 1000;
 /// Entries of one listing kept.
 const MAX_LISTING: usize = 1000;
 
-/// One `Key: value` line of a listing entry; false when it is none.
-fn read_entry_field(p: &str, e: &mut TopAllocation) -> bool {
-    if let Some(v) = p.strip_prefix("Operator:") {
-        e.op_name = re_op_name().captures(v).map(|c| c[1].to_string());
-        e.source = re_source()
-            .captures(v)
-            .map(|c| format!("{}:{}", &c[1], &c[2]));
-    } else if let Some(v) = p
-        .strip_prefix("Shape:")
-        .or_else(|| p.strip_prefix("Entry Parameter Subshape:"))
-    {
-        e.shape = v.trim().to_string();
-    } else if let Some(v) = p.strip_prefix("Unpadded size:") {
-        e.unpadded_bytes = parse_size(v, false).map(|s| s.bytes);
-    } else if let Some(c) = re_padding().captures(p) {
-        e.padding_bytes = cap_size(&c, 1).map(|s| s.bytes);
-    } else if let Some(v) = p
-        .strip_prefix("XLA label:")
-        .or_else(|| p.strip_prefix("XLA Label:"))
-    {
-        e.xla_label = Some(v.trim().to_string());
-    } else if let Some(v) = p.strip_prefix("Allocation type:") {
-        e.allocation_type = Some(v.trim().to_string());
-    } else if let Some(v) = p.strip_prefix("Size:") {
-        // XLA GPU "Peak buffers" entries give the size on its own line.
-        e.size_bytes = parse_size(v, false).map_or(e.size_bytes, |s| s.bytes);
-    } else {
-        return false;
-    }
-    true
-}
 
 fn finish_entry(raw: &mut Raw, section: &Section, entry: &mut Option<TopAllocation>) {
     let Some(e) = entry.take() else { return };
@@ -855,9 +810,4 @@ fn finish_entry(raw: &mut Raw, section: &Section, entry: &mut Option<TopAllocati
     if list.len() < MAX_LISTING {
         list.push(e);
     }
-}
-
-/// Shared with the XLA GPU "Peak buffers" reader.
-pub(crate) fn read_buffer_field(p: &str, e: &mut TopAllocation) -> bool {
-    read_entry_field(p, e)
 }

@@ -10,7 +10,7 @@
 //! name run-time sections edit these (stacks first, then lines, then curve
 //! resolution).
 
-use crate::convert::{check_len, downsample_indices, truncate};
+use crate::bounds::{check_len, downsample_indices, truncate};
 use crate::LinkError;
 use oomscope_proto::oomscope::report as pb;
 use oomscope_report::*;
