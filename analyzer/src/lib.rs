@@ -209,10 +209,13 @@ pub fn analyze_inputs(
                 let text = String::from_utf8_lossy(&file.data);
                 let events = oomscope_logs::parse_oom_log(&file.name, &text);
                 let mut series = oomscope_steps::parse_step_log(&file.name, &text);
+                let usages = oomscope_logs::parse_compile_usage(&file.name, &text);
                 let kind = if !events.is_empty() {
                     InputKind::OomLog
                 } else if !series.is_empty() {
                     InputKind::StepLog
+                } else if !usages.is_empty() {
+                    InputKind::CompileLog
                 } else {
                     InputKind::Unknown
                 };
@@ -230,6 +233,7 @@ pub fn analyze_inputs(
                 });
                 report.oom_events.extend(events);
                 report.step_series.extend(series);
+                report.compile_usages.extend(usages);
             }
             Sniffed::Companion => {
                 // Read, nothing to analyse: listed as an input, never an error.
@@ -324,6 +328,7 @@ fn describes_memory(report: &Report) -> bool {
         || !report.memory_snapshots.is_empty()
         || !report.device_memory_profiles.is_empty()
         || !report.memory_timelines.is_empty()
+        || !report.compile_usages.is_empty()
 }
 
 fn analyze_xplane(

@@ -4,7 +4,7 @@
 //! ```text
 //! oomscope analyze PATH... [--json] [--buffers] [--device NAME] [--link [--base-url URL]]
 //! kubectl logs pod | oomscope analyze -
-//! oomscope compare [--json] [--link [--base-url URL]] [--label-a X] [--label-b Y] A... -- B...
+//! oomscope compare [--json] [--link [--base-url URL]] [--label-a X] [--label-b Y] A... -- B... [the same options]
 //! oomscope size SHAPE... [--json]
 //! ```
 //!
@@ -21,7 +21,9 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 use cli::inputs::Inputs;
 use oomscope_report::units::format_bytes;
 use oomscope_report::{DeviceLimit, InputError, Report, ViewState};
+use std::io::Write;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 const DEFAULT_BASE_URL: &str = "http://127.0.0.1:8080/";
 
@@ -62,7 +64,7 @@ fn command() -> Command {
                 .arg(
                     Arg::new("b")
                         .value_name("B")
-                        .help("files, folders or archives of run B (after), given after --")
+                        .help("files, folders or archives of run B (after), given after --; the options may follow them")
                         .required(true)
                         .num_args(1..)
                         .last(true),
@@ -89,6 +91,31 @@ fn base_url_arg() -> Arg {
         .help("where the page is hosted (http or https)")
 }
 
+/// Set once standard output's reader went away (`oomscope ... | head`).
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Writes `text` to standard output. A reader that closed the pipe ends the
+/// output quietly (as `cat` and `grep` do), not with a panic: what is left
+/// is not written, and errors still go to standard error. Returns false on
+/// any other write error.
+fn out(text: &str) -> bool {
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        return true;
+    }
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            STDOUT_CLOSED.store(true, Ordering::Relaxed);
+            true
+        }
+        Err(e) => {
+            eprintln!("oomscope: cannot write the output: {e}");
+            false
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let matches = command().get_matches();
     match matches.subcommand() {
@@ -100,7 +127,7 @@ fn main() -> ExitCode {
 }
 
 fn cmd_analyze(m: &ArgMatches) -> ExitCode {
-    let inputs = side_inputs(m, "paths");
+    let inputs = side_inputs(m.get_many::<String>("paths").into_iter().flatten());
     let mut report = oomscope_analyzer::analyze_inputs(inputs.files, inputs.sources, &mut |_| {});
     // Paths that could not be read are listed after what was analysed.
     report.errors.extend(inputs.unreadable);
@@ -130,14 +157,16 @@ fn cmd_analyze(m: &ArgMatches) -> ExitCode {
 
     if m.get_flag("json") {
         match serde_json::to_string_pretty(&report) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => {
+                out(&format!("{s}\n"));
+            }
             Err(e) => {
                 eprintln!("oomscope: cannot serialise the report: {e}");
                 return ExitCode::FAILURE;
             }
         }
     } else {
-        print!("{}", cli::summary::summary(&report));
+        out(&cli::summary::summary(&report));
     }
     for e in &report.errors {
         eprintln!("oomscope: {}", e.message);
@@ -150,11 +179,13 @@ fn cmd_analyze(m: &ArgMatches) -> ExitCode {
     }
 }
 
-/// The paths of argument `id` (`analyze`'s, or one side of `compare`):
-/// what the user named, read; a path that cannot be read is an error.
-fn side_inputs(m: &ArgMatches, id: &str) -> oomscope_analyzer::compare::SideInputs {
+/// The paths of `analyze`, or of one side of `compare`: what the user
+/// named, read; a path that cannot be read is an error.
+fn side_inputs<'a>(
+    paths: impl IntoIterator<Item = &'a String>,
+) -> oomscope_analyzer::compare::SideInputs {
     let mut inputs = Inputs::default();
-    for path in m.get_many::<String>(id).into_iter().flatten() {
+    for path in paths {
         inputs.add(path);
     }
     let unreadable = inputs
@@ -173,33 +204,47 @@ fn side_inputs(m: &ArgMatches, id: &str) -> oomscope_analyzer::compare::SideInpu
 }
 
 fn cmd_compare(m: &ArgMatches) -> ExitCode {
-    let (a, b) = (side_inputs(m, "a"), side_inputs(m, "b"));
+    let after_b = match cli::compare::AfterB::split(
+        m.get_many::<String>("b").into_iter().flatten().map(String::as_str),
+    ) {
+        Ok(after) => after,
+        Err(e) => {
+            eprintln!("error: {e}\n\nUsage: oomscope compare [OPTIONS] <A>... -- <B>... [OPTIONS]");
+            return ExitCode::from(2);
+        }
+    };
+    let json = m.get_flag("json") || after_b.json;
+    let a = side_inputs(m.get_many::<String>("a").into_iter().flatten());
+    let b = side_inputs(&after_b.paths);
     let labels = oomscope_analyzer::compare::Labels {
-        a: m.get_one::<String>("label-a").cloned(),
-        b: m.get_one::<String>("label-b").cloned(),
+        a: after_b.label_a.or_else(|| m.get_one::<String>("label-a").cloned()),
+        b: after_b.label_b.or_else(|| m.get_one::<String>("label-b").cloned()),
     };
     let runs =
         oomscope_analyzer::compare::compare_inputs(a, b, labels, &mut |_| {}).without_lifetimes();
     // Made before anything is printed, so that it can be printed last.
-    let link = m.get_flag("link").then(|| {
-        let base_url = m
-            .get_one::<String>("base-url")
-            .map_or(DEFAULT_BASE_URL, String::as_str);
+    let base_url = after_b
+        .base_url
+        .or_else(|| m.get_one::<String>("base-url").cloned());
+    let link = (m.get_flag("link") || after_b.link).then(|| {
+        let base_url = base_url.as_deref().unwrap_or(DEFAULT_BASE_URL);
         check_base_url(base_url)?;
         oomscope_permalink::encode_comparison_link(&runs.comparison, base_url)
             .map(|l| l.url)
             .map_err(|e| e.to_string())
     });
-    if m.get_flag("json") {
+    if json {
         match serde_json::to_string_pretty(&runs) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => {
+                out(&format!("{s}\n"));
+            }
             Err(e) => {
                 eprintln!("oomscope: cannot serialise the comparison: {e}");
                 return ExitCode::FAILURE;
             }
         }
     } else {
-        print!("{}", cli::compare::summary(&runs.comparison));
+        out(&cli::compare::summary(&runs.comparison));
     }
     let mut failed = false;
     for (side, report) in [("A", &runs.a), ("B", &runs.b)] {
@@ -221,7 +266,7 @@ fn cmd_compare(m: &ArgMatches) -> ExitCode {
 fn print_link(link: Option<Result<String, String>>) -> bool {
     match link {
         Some(Ok(url)) => {
-            println!("\n{url}");
+            out(&format!("\n{url}\n"));
             true
         }
         Some(Err(e)) => {
@@ -277,15 +322,15 @@ fn cmd_size(m: &ArgMatches) -> ExitCode {
         }
     }
     if m.get_flag("json") {
-        println!(
-            "{}",
+        out(&format!(
+            "{}\n",
             serde_json::to_string_pretty(&infos).unwrap_or_else(|_| "[]".into())
-        );
+        ));
     } else {
         for i in &infos {
             let waste = i.padded_bytes.saturating_sub(i.unpadded_bytes);
-            println!(
-                "{}\n  padded {} ({} B), unpadded {} ({} B), padding {} ({:.2}×)",
+            out(&format!(
+                "{}\n  padded {} ({} B), unpadded {} ({} B), padding {} ({:.2}×)\n",
                 i.shape,
                 format_bytes(i.padded_bytes),
                 i.padded_bytes,
@@ -297,7 +342,7 @@ fn cmd_size(m: &ArgMatches) -> ExitCode {
                 } else {
                     i.padded_bytes as f64 / i.unpadded_bytes as f64
                 }
-            );
+            ));
         }
     }
     if failed {

@@ -330,7 +330,7 @@ fn the_text_output_names_nodes_by_title_and_each_oom_once() {
 fn compare_a_real_pair_names_the_donation() {
     let pair = fixtures().join("pair-donate");
     let (a, b) = (pair.join("plain"), pair.join("donated"));
-    // Options go before `--`: everything after it is a path of B.
+    // Options go before `--` or after B's files.
     let out = oomscope(&[
         "compare",
         "--json",
@@ -377,6 +377,62 @@ fn compare_a_real_pair_names_the_donation() {
     // B must come after `--`: without it, clap refuses the command.
     let no_separator = oomscope(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
     assert_eq!(no_separator.status.code(), Some(2));
+    // A trailing `--json` is the option, never a file of B named `--json`.
+    let trailing = oomscope(&[
+        "compare",
+        a.to_str().unwrap(),
+        "--",
+        b.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(
+        trailing.status.success(),
+        "{}",
+        String::from_utf8_lossy(&trailing.stderr)
+    );
+    let trailing: serde_json::Value = serde_json::from_str(&stdout(&trailing)).unwrap();
+    assert_eq!(trailing["comparison"]["modules"], json["comparison"]["modules"]);
+    assert!(!serde_json::to_string(&trailing["b"]["inputs"])
+        .unwrap()
+        .contains("--json"));
+    // An unknown option there is a usage error that says how to name such a file.
+    let unknown = oomscope(&[
+        "compare",
+        a.to_str().unwrap(),
+        "--",
+        b.to_str().unwrap(),
+        "--jsonn",
+    ]);
+    assert_eq!(unknown.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&unknown.stderr);
+    assert!(err.contains("'--jsonn'") && err.contains("Usage: oomscope compare"), "{err}");
+}
+
+/// `oomscope analyze ... --json | head`: the reader closes the pipe early;
+/// the command ends quietly, with no panic or backtrace.
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let dir = fixtures().join("fits-mlp");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_oomscope"))
+        .args(["analyze", dir.to_str().unwrap(), "--json", "--buffers"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 64];
+    stdout.read_exact(&mut first).unwrap();
+    // `head` has what it wanted and goes away.
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !err.contains("panicked") && !err.contains("Broken pipe"),
+        "{err}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{err}");
 }
 
 /// `--device` is the page's device picker: a lone HloProto judged against

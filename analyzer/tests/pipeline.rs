@@ -399,18 +399,20 @@ fn padding_of_all_buffers_includes_the_peak_buffers() {
     assert!(checked >= 20, "{checked} modules");
 }
 
-/// The log of a compile that fit, dropped beside its HloProto, was read and
-/// had nothing to analyse: not a problem. Dropped alone, it is one, naming
-/// the file (nothing else describes memory).
+/// A text with nothing to read (the CPU fixture's log: "compiled ok; loss
+/// ..."), dropped beside its profile, was read and had nothing to analyse:
+/// not a problem. Dropped alone, it is one, naming the file (nothing else
+/// describes memory). (The log of a TPU compile that fit has something to
+/// read: its usage lines, below.)
 #[test]
 fn a_text_with_nothing_to_read_is_a_problem_only_when_alone() {
-    let dir = fixtures().join("padding-zoo-v5e");
+    let dir = fixtures().join("cpu-profile");
     let read = |name: &str| InputFile {
         name: name.to_string(),
         data: std::fs::read(dir.join(name)).unwrap(),
     };
     let log = "compile.log";
-    let proto = "module_0000.jit_zoo.cl_1014260217.after_optimizations.hlo.pb";
+    let profile = "profile.xplane.pb";
 
     let alone = analyze_files(vec![read(log)]);
     assert_eq!(alone.errors.len(), 1, "{:?}", alone.errors);
@@ -418,9 +420,62 @@ fn a_text_with_nothing_to_read_is_a_problem_only_when_alone() {
         .message
         .starts_with("compile.log: no out-of-memory error"));
 
-    let beside = analyze_files(vec![read(log), read(proto)]);
+    let beside = analyze_files(vec![read(log), read(profile)]);
     assert!(beside.errors.is_empty(), "{:?}", beside.errors);
     assert!(!beside.modules.is_empty());
     let listed = beside.inputs.iter().find(|i| i.name == log).unwrap();
     assert_eq!(listed.kind, InputKind::Unknown);
+
+    // The log of a TPU compile that fit, alone, is read.
+    let fit = fixtures().join("padding-zoo-v5e/compile.log");
+    let fit = analyze_files(vec![InputFile {
+        name: "compile.log".into(),
+        data: std::fs::read(fit).unwrap(),
+    }]);
+    assert!(fit.errors.is_empty(), "{:?}", fit.errors);
+    assert_eq!(fit.inputs[0].kind, InputKind::CompileLog);
+}
+
+/// The log of a compile that fit, dropped alone, from every libtpu
+/// generation (0.0.8, 0.0.23, 0.0.52, and a posted v5p log of maxtext):
+/// read as a compile log, its `XLA::TPU program HBM usage: P / L` and
+/// `Total hbm usage` block give the fit verdict with its headroom at once
+/// (no device to pick, no "not recognised").
+#[test]
+fn the_log_of_a_compile_that_fit_gives_its_headroom() {
+    let g = |v: f64| (v * (1u64 << 30) as f64).round() as u64;
+    let m = |v: f64| (v * (1u64 << 20) as f64).round() as u64;
+    let cases: [(std::path::PathBuf, u64, u64, u64); 4] = [
+        // (log, program, arguments, limit) as each log prints them.
+        (fixtures().join("old-libtpu-fits/compile.log"), m(325.04), m(116.44), g(15.75)),
+        (fixtures().join("mid-libtpu-fits/compile.log"), m(325.22), m(116.44), g(15.75)),
+        (fixtures().join("fits-mlp/compile.log"), m(326.68), m(116.44), g(15.75)),
+        (corpus().join("logs/66_tpu_compile_hbm.txt"), g(14.10), g(6.47), g(94.74)),
+    ];
+    for (path, program, arguments, limit) in cases {
+        let name = path.display().to_string();
+        let r = analyze_files(vec![InputFile {
+            name: name.clone(),
+            data: std::fs::read(&path).unwrap(),
+        }]);
+        assert!(r.errors.is_empty(), "{name}: {:?}", r.errors);
+        assert!(r.oom_events.is_empty(), "{name}: a fit is no OOM");
+        assert_eq!(r.inputs[0].kind, InputKind::CompileLog, "{name}");
+        let u = r
+            .compile_usages
+            .iter()
+            .find(|u| u.memory_space == oomscope_report::MemorySpace::Hbm)
+            .unwrap_or_else(|| panic!("{name}: no HBM usage"));
+        assert_eq!(
+            (u.program_bytes, u.arguments_bytes, u.limit_bytes),
+            (program, Some(arguments), Some(limit)),
+            "{name}"
+        );
+        assert!(u.total_usage_bytes.is_some() && u.reserved_bytes.is_some(), "{name}");
+        assert!(!oomscope_diagnosis::asks_for_device(&r), "{name}");
+        let h = r.diagnosis.headline.as_ref().unwrap();
+        assert_eq!(h.node, "verdict.fits", "{name}: {}", h.text);
+        assert_eq!(h.estimate_bytes, Some(limit - program - arguments), "{name}");
+        assert!(h.text.contains("headroom"), "{}", h.text);
+    }
 }

@@ -114,3 +114,75 @@ pub fn summary(c: &Comparison) -> String {
     }
     s
 }
+
+/// `compare`'s options given after run B's files (`oomscope compare A --
+/// B --json`): everything after `--` reaches B, so its options are taken
+/// out here, as a user means them; B's files are what is left. A word that
+/// starts with `--` and names no option is refused, never read as a file.
+#[derive(Debug, Default, PartialEq)]
+pub struct AfterB {
+    pub paths: Vec<String>,
+    pub json: bool,
+    pub link: bool,
+    pub label_a: Option<String>,
+    pub label_b: Option<String>,
+    pub base_url: Option<String>,
+}
+
+impl AfterB {
+    pub fn split<'a>(words: impl IntoIterator<Item = &'a str>) -> Result<AfterB, String> {
+        let mut after = AfterB::default();
+        let mut words = words.into_iter();
+        while let Some(word) = words.next() {
+            if !word.starts_with("--") {
+                after.paths.push(word.to_string());
+                continue;
+            }
+            let (name, inline) = match word.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (word, None),
+            };
+            let mut value = || {
+                inline
+                    .clone()
+                    .or_else(|| words.next().map(str::to_string))
+                    .ok_or_else(|| format!("{name} after run B's files needs a value"))
+            };
+            match name {
+                "--json" if inline.is_none() => after.json = true,
+                "--link" if inline.is_none() => after.link = true,
+                "--label-a" => after.label_a = Some(value()?),
+                "--label-b" => after.label_b = Some(value()?),
+                "--base-url" => after.base_url = Some(value()?),
+                _ => {
+                    return Err(format!(
+                        "unexpected option '{word}' after run B's files (a file whose name starts with -- is written ./{word})"
+                    ))
+                }
+            }
+        }
+        if after.paths.is_empty() {
+            return Err("no files for run B after --".into());
+        }
+        Ok(after)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AfterB;
+
+    #[test]
+    fn options_after_b_are_options_and_unknown_ones_are_refused() {
+        let a = AfterB::split(["b.log", "--json", "--label-b", "after", "--base-url=https://x/"])
+            .unwrap();
+        assert_eq!(a.paths, ["b.log"]);
+        assert!(a.json && !a.link);
+        assert_eq!(a.label_b.as_deref(), Some("after"));
+        assert_eq!(a.base_url.as_deref(), Some("https://x/"));
+        assert!(AfterB::split(["b.log", "--jsn"]).is_err());
+        assert!(AfterB::split(["--json"]).is_err());
+        assert!(AfterB::split(["b.log", "--label-a"]).is_err());
+        assert_eq!(AfterB::split(["./--json"]).unwrap().paths, ["./--json"]);
+    }
+}

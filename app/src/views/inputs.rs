@@ -20,6 +20,7 @@ fn kind_label(kind: InputKind) -> &'static str {
         InputKind::MemorySnapshot => "PyTorch memory snapshot",
         InputKind::DeviceMemoryProfile => "JAX device memory profile",
         InputKind::MemoryTimeline => "PyTorch memory timeline",
+        InputKind::CompileLog => "TPU compile log",
         InputKind::Unknown => "not recognised",
     }
 }

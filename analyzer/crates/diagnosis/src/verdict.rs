@@ -3,8 +3,8 @@
 //! trend towards the limit or a padding-dominated peak is a warning.
 
 use oomscope_report::{
-    Confidence, DeviceLimit, DiagnosisNode, Headline, MemoryColor, ModuleReport, PeakKind, Report,
-    Severity, TreeKind,
+    CompileUsage, Confidence, DeviceLimit, DiagnosisNode, Headline, MemoryColor, MemorySpace,
+    ModuleReport, PeakKind, Report, Severity, TreeKind,
 };
 
 use crate::facts::{gib, pct_text};
@@ -140,6 +140,40 @@ fn other_peak(report: &Report) -> Option<(u64, String)> {
         .max_by_key(|(p, _)| *p)
 }
 
+/// The HBM usage the compiler logged that comes closest to its limit.
+pub(crate) fn largest_compile_usage(report: &Report) -> Option<&CompileUsage> {
+    report
+        .compile_usages
+        .iter()
+        .filter(|u| u.memory_space == MemorySpace::Hbm && u.used_bytes() > 0)
+        .max_by(|a, b| {
+            let share = |u: &CompileUsage| match u.limit_bytes {
+                Some(l) if l > 0 => u.used_bytes() as f64 / l as f64,
+                _ => 0.0,
+            };
+            share(a)
+                .total_cmp(&share(b))
+                .then(a.used_bytes().cmp(&b.used_bytes()))
+        })
+}
+
+/// What a compile usage's figure is, in words.
+fn compile_usage_words(u: &CompileUsage) -> String {
+    let module = if u.module.is_empty() {
+        "the program".to_string()
+    } else {
+        format!("{}'s program", u.module)
+    };
+    match u.arguments_bytes {
+        Some(a) => format!(
+            "{module} ({}) with its arguments ({}), as the compiler logged them",
+            gib(u.program_bytes),
+            gib(a)
+        ),
+        None => format!("{module}, as the compiler logged it"),
+    }
+}
+
 /// The verdict of a report with no OOM and no trend, and its nodes.
 pub(crate) fn none_verdict(
     report: &Report,
@@ -166,13 +200,17 @@ pub(crate) fn none_verdict(
         .map(|p| p.capacity_bytes)
         .filter(|c| *c > 0)
         .max();
-    let limit = limit.or(alloc_capacity);
-    let (peak, what) = match module {
-        Some(m) => (
+    let compiled = largest_compile_usage(report);
+    let limit = limit
+        .or(alloc_capacity)
+        .or(compiled.and_then(|u| u.limit_bytes));
+    let (peak, what) = match (module, compiled) {
+        (Some(m), _) => (
             Some(m.peak_bytes),
             format!("{}'s {}", m.display_name(), m.peak_kind.words()),
         ),
-        None => other_peak(report)
+        (None, Some(u)) => (Some(u.used_bytes()), compile_usage_words(u)),
+        (None, None) => other_peak(report)
             .map(|(p, w)| (Some(p), w))
             .unwrap_or((series_max, "the largest memory in the step log".to_string())),
     };

@@ -64,6 +64,14 @@ pub fn parse_size(token: &str, bare_is_bytes: bool) -> Option<Size> {
     })
 }
 
+/// Message forms that merge by rules of their own (see `same_error`).
+
+/// The form of a part of a compiler report pasted without its start.
+pub const REPORT_PART: &str = "tpu_report_part";
+
+/// The form of a compile failure that names its memory space and no number.
+pub const SPACE_ONLY: &str = "tpu_space_only";
+
 /// The numeric fields of [`OomEvent`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field {
@@ -309,7 +317,9 @@ fn same_error(a: &Raw, b: &Raw) -> bool {
     }
     shared > 0
         || (has_no_key(a) && has_no_key(b) && same_report(a, b))
-        || (a.form == crate::tpu::SPACE_ONLY && b.form == crate::tpu::SPACE_ONLY)
+        || (b.form == REPORT_PART && has_no_key(b) && report_agrees(a, b))
+        || (a.form == REPORT_PART && has_no_key(a) && report_agrees(b, a))
+        || (a.form == SPACE_ONLY && b.form == SPACE_ONLY)
 }
 
 fn has_no_key(r: &Raw) -> bool {
@@ -330,7 +340,27 @@ fn same_report(a: &Raw, b: &Raw) -> bool {
         })
 }
 
+/// Whether a report's part pasted without its start (`b`) restates the
+/// error `a`: every figure of its block both state agrees, and it states
+/// one.
+fn report_agrees(a: &Raw, b: &Raw) -> bool {
+    let mut shared = 0;
+    for f in REPORT_FIELDS.iter().chain(&[Field::HloTemp]) {
+        if let (Some(x), Some(y)) = (a.get(*f), b.get(*f)) {
+            if !close(x, y) {
+                return false;
+            }
+            shared += 1;
+        }
+    }
+    shared > 0
+}
+
 fn absorb(into: &mut Raw, from: Raw) {
+    // A part of the report logged before its message (old libtpu logs
+    // `Program hbm requirement` first): the message names the error, and
+    // the longer listing of the two is kept.
+    let part_first = into.form == REPORT_PART && from.form != REPORT_PART;
     for (i, v) in from.fields.iter().enumerate() {
         if let Some(v) = v {
             let slot = &mut into.fields[i];
@@ -343,10 +373,12 @@ fn absorb(into: &mut Raw, from: Raw) {
     for (k, v) in from.extra {
         into.set_extra(&k, Some(v));
     }
-    if into.top.is_empty() {
+    if into.top.is_empty() || (part_first && from.top.len() > into.top.len()) {
         into.top = from.top;
     }
-    if into.top_arguments.is_empty() {
+    if into.top_arguments.is_empty()
+        || (part_first && from.top_arguments.len() > into.top_arguments.len())
+    {
         into.top_arguments = from.top_arguments;
     }
     for e in from.expected {
@@ -356,6 +388,15 @@ fn absorb(into: &mut Raw, from: Raw) {
     }
     if from.kind == OomKind::TorchXla {
         into.kind = OomKind::TorchXla;
+    }
+    if part_first {
+        into.form = from.form;
+        into.kind = from.kind;
+        into.line = from.line;
+        into.logged = from.logged;
+        into.escaped = from.escaped;
+        into.message = from.message;
+        return;
     }
     if into.escaped && !from.escaped {
         into.message = from.message;

@@ -272,7 +272,7 @@ fn read_block(site: &Site, from: usize, raw: &mut Raw) -> usize {
         }
         blanks = 0;
         // Another message (the next rank's copy, a restatement) ends the dump.
-        if crate::starts_new_message(p) {
+        if crate::keywords::starts_new_message(p) {
             break;
         }
         let cut_before = prev_cut;
@@ -282,8 +282,8 @@ fn read_block(site: &Site, from: usize, raw: &mut Raw) -> usize {
         if !read_line(last_cut, p, raw, &mut chunks, &mut entry, &mut bins) {
             // The rest of a long line a terminal cut (an operator, a label).
             if cut_before
-                && continuations < crate::tpu::MAX_CONTINUATIONS
-                && crate::tpu::is_continuation(line)
+                && continuations < crate::site::MAX_CONTINUATIONS
+                && crate::site::is_continuation(line)
             {
                 continuations += 1;
                 end = cur.pos();
@@ -367,7 +367,7 @@ fn read_line(
         return true;
     }
     if let Some(e) = entry.as_mut() {
-        if crate::tpu::read_buffer_field(p, e) {
+        if crate::listing::read_entry_field(p, e) {
             return true;
         }
     }

@@ -27,7 +27,10 @@
 //!   A report with no headline (`Total hbm usage >= X:` first, as posted or
 //!   dumped by PyTorch/XLA) is an event of its own, with
 //!   `extra.total_usage_bytes` and no `used`/`limit`; the compiler's INFO
-//!   report after a compile that fits (glog `I` header) is skipped.
+//!   report after a compile that fits (glog `I` header) is skipped. A report
+//!   pasted from its middle (its `reserved`/`program`/`arguments` lines, or
+//!   `Program hbm requirement X:` first) is an event too, with every number
+//!   it still holds.
 //! - TPU runtime: `requested`, `free`, `reserved`, `extra.reservable_bytes`;
 //!   the short form (`Error loading program '<name>': ... That was not
 //!   possible.`) has only `requested`. PyTorch/XLA's runtime breakdown gives
@@ -69,106 +72,22 @@
 //!   one way (glog line or plain exception text); a restatement in another form
 //!   or an escaped copy merges without counting.
 
+mod compile_usage;
 mod event;
 mod gpu;
+mod keywords;
+mod listing;
 mod lines;
 mod normalize;
 mod site;
 mod torch;
 mod tpu;
 
-use aho_corasick::{AhoCorasick, MatchKind};
+pub use compile_usage::parse_compile_usage;
+
+use keywords::{has_keyword, keywords, Anchor, KEYWORDS};
 use oomscope_report::OomEvent;
 use site::{Outcome, Site};
-use std::sync::OnceLock;
-
-/// What a keyword may start, and which parser reads it.
-#[derive(Clone, Copy)]
-enum Anchor {
-    TpuRanOut,
-    TpuRequires,
-    TpuWouldExceed,
-    SparseCore,
-    TpuReserve,
-    TpuAllocate,
-    BfcRanOut,
-    XlaGpuOom,
-    FailedRequest,
-    CuMemAllocAsync,
-    TfTensor,
-    Torch,
-    TorchMps,
-    /// `Tried to allocate`: the rest of a PyTorch message whose first words
-    /// were cut off; inside a wrapped message it starts nothing.
-    TorchRest,
-    TpuUsageReport,
-}
-
-const KEYWORDS: [(&str, Anchor); 19] = [
-    ("Ran out of memory", Anchor::TpuRanOut),
-    ("Requires ", Anchor::TpuRequires),
-    ("would exceed memory (size=", Anchor::TpuWouldExceed),
-    ("Hbm usage", Anchor::SparseCore),
-    ("Attempting to reserve", Anchor::TpuReserve),
-    ("Attempting to allocate", Anchor::TpuAllocate),
-    ("ran out of memory trying to allocate", Anchor::BfcRanOut),
-    ("Out of memory while trying to allocate", Anchor::XlaGpuOom),
-    ("Out of memory allocating", Anchor::XlaGpuOom),
-    ("Failed to allocate request for", Anchor::FailedRequest),
-    (
-        "cuMemAllocAsync failed to allocate",
-        Anchor::CuMemAllocAsync,
-    ),
-    ("OOM when allocating tensor", Anchor::TfTensor),
-    ("CUDA out of memory", Anchor::Torch),
-    ("HIP out of memory", Anchor::Torch),
-    ("XPU out of memory", Anchor::Torch),
-    ("MPS backend out of memory", Anchor::TorchMps),
-    // PyTorch's device-generic allocator names no device.
-    ("Out of memory. Tried to allocate", Anchor::Torch),
-    // A PyTorch message pasted without its first words.
-    ("Tried to allocate", Anchor::TorchRest),
-    ("Total hbm usage >=", Anchor::TpuUsageReport),
-];
-
-fn keywords() -> &'static AhoCorasick {
-    static CELL: OnceLock<AhoCorasick> = OnceLock::new();
-    CELL.get_or_init(|| {
-        AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostFirst)
-            .build(KEYWORDS.iter().map(|(k, _)| *k))
-            .expect("constant keywords")
-    })
-}
-
-/// Whether `line` holds the start of another OOM message (a report block
-/// such as `Total hbm usage >=` inside a message's report is not one).
-fn starts_new_message(line: &str) -> bool {
-    keywords().find_iter(line).any(|m| {
-        !matches!(
-            KEYWORDS[m.pattern().as_usize()].1,
-            Anchor::TpuUsageReport | Anchor::TorchRest
-        )
-    })
-}
-
-/// Whether `text` holds a keyword that can begin a message of its own (the
-/// rest of a wrapped PyTorch message, `Tried to allocate ...`, cannot).
-fn has_message_start(text: &str) -> bool {
-    keywords()
-        .find_iter(text)
-        .any(|m| !matches!(KEYWORDS[m.pattern().as_usize()].1, Anchor::TorchRest))
-}
-
-/// How many keywords that can start an OOM message `text` holds.
-fn keyword_count(text: &str) -> usize {
-    keywords().find_iter(text).count()
-}
-
-/// Whether `text` holds any keyword that can start an OOM message.
-fn has_keyword(text: &str) -> bool {
-    keywords().is_match(text)
-}
 
 /// Keyword occurrences on one line that failed to parse before the rest of
 /// the line is skipped (keeps hostile single-line inputs linear).
@@ -286,6 +205,7 @@ fn parse_at(site: &Site, anchor: Anchor) -> Outcome {
         Anchor::Torch | Anchor::TorchRest => torch::cuda_oom(site),
         Anchor::TorchMps => torch::mps_oom(site),
         Anchor::TpuUsageReport => tpu::usage_report(site),
+        Anchor::TpuProgramRequirement | Anchor::TpuUsageItem => tpu::report_from_middle(site),
     }
 }
 

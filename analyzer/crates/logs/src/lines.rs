@@ -101,6 +101,15 @@ pub fn floor_boundary(text: &str, at: usize) -> usize {
     at
 }
 
+/// Smallest char boundary of `text` that is `>= at`.
+pub fn ceil_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while at < text.len() && !text.is_char_boundary(at) {
+        at += 1;
+    }
+    at
+}
+
 /// The message part of a log line: leading whitespace, markdown quote marks
 /// and `# ` comment marks,
 /// glog headers (`E1121 12:52:43.843812 6049 file.cc:3582] `), Python/TF

@@ -83,33 +83,72 @@ const MIN_WIDTH: usize = 40;
 /// all have the same width W (nothing is longer, as a terminal wraps every
 /// line), at least two distinct ones. A line of width W is then joined with
 /// the next unless that one starts a line of its own (blank, a logger header,
-/// a rank tag, a traceback). `None` when no wrap is seen.
+/// a rank tag, a traceback). When the text as a whole shows no wrap (one
+/// unrelated long line anywhere hides it), the lines around each message are
+/// looked at alone ([`local_unwrap`]). `None` when no wrap is seen.
 pub fn unwrap(text: &str) -> Option<Unwrapped> {
-    let (width, full_lines) = wrap_width(text)?;
-    let framed = every_line_framed(text, width);
-    // In a text that is not a quote, `>` after a cut line is the rest of it
-    // (an einsum's `->` cut after the `-`), not a quote mark.
-    let quoted = every_line_quoted(text, width);
+    let Some((width, full_lines)) = wrap_width(text) else {
+        return local_unwrap(text);
+    };
+    let region = Region {
+        start: 0,
+        end: usize::MAX,
+        width,
+        framed: every_line_framed(text, width),
+        // In a text that is not a quote, `>` after a cut line is the rest of
+        // it (an einsum's `->` cut after the `-`), not a quote mark.
+        quoted: every_line_quoted(text, width),
+    };
+    Some(join(text, &[region], &[], full_lines))
+}
+
+/// Lines `start..=end` (0-based) cut by a terminal at `width` columns.
+struct Region {
+    start: usize,
+    end: usize,
+    width: usize,
+    /// Whether a logger frames every line of the region.
+    framed: bool,
+    /// Whether the region is a markdown quote.
+    quoted: bool,
+}
+
+/// Joins the lines of `text` that `regions` say were cut (a line of the
+/// region's width with the next), and each line of `joins` (sorted 0-based
+/// line numbers, with whether a space goes between) with the next.
+fn join(text: &str, regions: &[Region], joins: &[(usize, bool)], full_lines: usize) -> Unwrapped {
     let mut out = String::with_capacity(text.len());
     let mut line_of = Vec::new();
     let mut joining = false;
+    // The previous line's break cuts a keyword: joined whatever this starts with.
+    let mut forced_join = false;
+    let mut join_with_space = false;
     // A cut line that holds only a logger header: what follows is its text.
     let mut header_only = false;
+    let mut r = 0usize;
+    let mut s = 0usize;
     for (i, raw) in text.split('\n').enumerate() {
         let line = raw.strip_suffix('\r').unwrap_or(raw);
-        // When the logger frames every line it writes, the frame alone
-        // tells a line from the rest of a cut one, whatever its text.
-        let own = if framed {
-            line.trim().is_empty() || has_frame(line)
-        } else if !quoted && line.starts_with('>') {
-            false
-        } else {
-            starts_own_line(line)
-        };
-        if joining && !header_only && own {
-            joining = false;
+        while r < regions.len() && regions[r].end < i {
+            r += 1;
+        }
+        let region = regions.get(r).filter(|g| g.start <= i);
+        if joining && !header_only && !forced_join {
+            // When the logger frames every line it writes, the frame alone
+            // tells a line from the rest of a cut one, whatever its text.
+            let own = match region {
+                Some(g) if g.framed => line.trim().is_empty() || has_frame(line),
+                Some(g) if !g.quoted && line.starts_with('>') => false,
+                _ => starts_own_line(line),
+            };
+            if own {
+                joining = false;
+            }
         }
         if joining {
+            if join_with_space && !out.ends_with(char::is_whitespace) {
+                out.push(' ');
+            }
             out.push_str(strip_frame(line));
         } else {
             if i > 0 {
@@ -118,14 +157,265 @@ pub fn unwrap(text: &str) -> Option<Unwrapped> {
             line_of.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
             out.push_str(line);
         }
-        joining = line.chars().count() == width;
+        while s < joins.len() && joins[s].0 < i {
+            s += 1;
+        }
+        let forced = joins.get(s).filter(|j| j.0 == i);
+        join_with_space = forced.is_some_and(|j| j.1);
+        forced_join = forced.is_some();
+        joining = forced.is_some() || region.is_some_and(|g| line.chars().count() == g.width);
         header_only = joining && payload(line).is_empty();
     }
-    Some(Unwrapped {
+    Unwrapped {
         text: out,
         line_of,
         full_lines,
-    })
+    }
+}
+
+/// Lines looked at before a message's first keyword, and after it.
+const LOCAL_BEFORE: usize = 16;
+const LOCAL_AFTER: usize = 4096;
+/// Lines after a keyword whose widths are the candidate wrap widths.
+const CANDIDATE_LINES: usize = 64;
+/// Candidate widths tried per message, widest first.
+const MAX_CANDIDATES: usize = 8;
+/// Bytes of each side of a line break looked at for a cut keyword.
+const SPLIT_WINDOW: usize = 48;
+
+/// The wrap of each message on its own: a text holding one unrelated line
+/// longer than the wrap (a URL, a command line) shows no wrap as a whole,
+/// yet the message's lines do. Around each keyword the wrap width W is the
+/// widest width that at least two distinct lines of the run of lines no
+/// wider than W around it have; a line break that cuts a keyword is joined
+/// too (its run at the cut line's width), after a space when the keyword
+/// needs one (`Resource exhausted: Out` / `of memory while trying to
+/// allocate`: a logger or a viewer that wrapped at words).
+fn local_unwrap(text: &str) -> Option<Unwrapped> {
+    let (hard_splits, mut joins) = split_keywords(text);
+    let mut regions: Vec<Region> = Vec::new();
+    let mut full_lines = 0usize;
+    // Bytes of windows looked at, over all messages: a hostile text cannot
+    // make this quadratic.
+    let mut budget = text.len().saturating_mul(4).saturating_add(1 << 20);
+    for &(i, at) in &hard_splits {
+        if regions.last().is_some_and(|g| g.end >= i) {
+            continue;
+        }
+        let w = Window::around(text, at, i);
+        budget = budget.saturating_sub(w.bytes());
+        let width = w.width(w.seed);
+        if width == 0 {
+            // Too short for a terminal's cut: this one break alone.
+            joins.push((i, false));
+            continue;
+        }
+        let (start, end) = w.run(w.seed, width);
+        regions.push(w.region(start, end, width));
+        full_lines = full_lines.max(1);
+    }
+    let mut counter = crate::lines::LineCounter::new(text);
+    for m in crate::keywords::keywords().find_iter(text) {
+        if budget == 0 {
+            break;
+        }
+        let (line_no, line_start) = counter.locate(m.start());
+        let k = line_no as usize - 1;
+        if regions.iter().rev().take(4).any(|g| g.start <= k && k <= g.end) {
+            continue;
+        }
+        let w = Window::around(text, line_start, k);
+        budget = budget.saturating_sub(w.bytes());
+        if let Some((start, end, width, full)) = w.message_wrap() {
+            full_lines = full_lines.max(full);
+            regions.push(w.region(start, end, width));
+        }
+    }
+    if regions.is_empty() && joins.is_empty() {
+        return None;
+    }
+    regions.sort_by_key(|g| g.start);
+    // Overlapping regions: the earlier one keeps its lines.
+    let mut kept: Vec<Region> = Vec::with_capacity(regions.len());
+    for mut g in regions {
+        if let Some(last) = kept.last() {
+            if g.end <= last.end {
+                continue;
+            }
+            g.start = g.start.max(last.end + 1);
+        }
+        kept.push(g);
+    }
+    joins.sort_unstable();
+    Some(join(text, &kept, &joins, full_lines))
+}
+
+/// The line breaks that cut a keyword, by the 0-based line before the
+/// break: those whose join as they are makes it appear (a terminal's cut,
+/// with the line's start offset) and those that need a space between.
+fn split_keywords(text: &str) -> (Vec<(usize, usize)>, Vec<(usize, bool)>) {
+    let (mut hard, mut space) = (Vec::new(), Vec::new());
+    let mut buf = String::with_capacity(2 * SPLIT_WINDOW + 1);
+    let spans = |buf: &str, cut: usize, after: usize| {
+        crate::keywords::keywords()
+            .find_iter(buf)
+            .any(|m| m.start() < cut && m.end() > after)
+    };
+    let mut prev: Option<(usize, &str)> = None;
+    let mut start = 0usize;
+    for (i, raw) in text.split('\n').enumerate() {
+        let at = start;
+        start += raw.len() + 1;
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        let before = prev.replace((at, line));
+        let Some((before_at, before)) = before else {
+            continue;
+        };
+        let next = strip_frame(line);
+        if before.trim().is_empty() || next.trim().is_empty() {
+            continue;
+        }
+        let cut = crate::lines::ceil_boundary(before, before.len().saturating_sub(SPLIT_WINDOW));
+        let tail = &before[cut..];
+        let head = &next[..crate::lines::floor_boundary(next, SPLIT_WINDOW)];
+        buf.clear();
+        buf.push_str(tail);
+        buf.push_str(head);
+        if spans(&buf, tail.len(), tail.len()) {
+            hard.push((i - 1, before_at));
+            continue;
+        }
+        if tail.ends_with(char::is_whitespace) {
+            continue;
+        }
+        buf.clear();
+        buf.push_str(tail);
+        buf.push(' ');
+        buf.push_str(head.trim_start());
+        if spans(&buf, tail.len(), tail.len() + 1) {
+            space.push((i - 1, true));
+        }
+    }
+    (hard, space)
+}
+
+/// The lines around one message: up to [`LOCAL_BEFORE`] before its seed
+/// line and [`LOCAL_AFTER`] after, each as its span in the text (before
+/// `\r\n`) and its width in characters (0 for a line too short to be cut).
+struct Window<'t> {
+    text: &'t str,
+    /// 0-based line number of the first line of the window.
+    first: usize,
+    /// Index of the seed line in `lines`.
+    seed: usize,
+    lines: Vec<(usize, usize, usize)>,
+}
+
+impl<'t> Window<'t> {
+    /// The window around the line starting at byte `at`, line `line_no`
+    /// (0-based).
+    fn around(text: &'t str, at: usize, line_no: usize) -> Self {
+        let bytes = text.as_bytes();
+        let mut from = at;
+        let mut before = 0usize;
+        while from > 0 && before < LOCAL_BEFORE {
+            from = memchr::memrchr(b'\n', &bytes[..from - 1]).map_or(0, |i| i + 1);
+            before += 1;
+        }
+        let mut lines = Vec::new();
+        let mut start = from;
+        while start <= text.len() && lines.len() < before + LOCAL_AFTER + CANDIDATE_LINES {
+            let end = memchr::memchr(b'\n', &bytes[start..]).map_or(text.len(), |i| start + i);
+            let line = &text[start..end];
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            let width = if line.len() < MIN_WIDTH {
+                0
+            } else {
+                line.chars().count()
+            };
+            lines.push((start, start + line.len(), width));
+            start = end + 1;
+        }
+        Window {
+            text,
+            first: line_no - before,
+            seed: before,
+            lines,
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        match (self.lines.first(), self.lines.last()) {
+            (Some(a), Some(b)) => b.1 - a.0,
+            _ => 0,
+        }
+    }
+
+    fn width(&self, i: usize) -> usize {
+        self.lines.get(i).map_or(0, |l| l.2)
+    }
+
+    fn line(&self, i: usize) -> &'t str {
+        self.lines.get(i).map_or("", |l| &self.text[l.0..l.1])
+    }
+
+    /// The run of lines no wider than `width` around line `i` (window
+    /// indices).
+    fn run(&self, i: usize, width: usize) -> (usize, usize) {
+        let mut start = i;
+        while start > 0 && self.width(start - 1) <= width {
+            start -= 1;
+        }
+        let mut end = i;
+        while end + 1 < self.lines.len() && self.width(end + 1) <= width {
+            end += 1;
+        }
+        (start, end)
+    }
+
+    /// The wrap of the message whose keyword is on the seed line: the
+    /// widest candidate width (of the lines just after it) that at least two
+    /// distinct lines of its run have; its run, width and how many distinct
+    /// lines have it (at most 4).
+    fn message_wrap(&self) -> Option<(usize, usize, usize, usize)> {
+        let own = self.width(self.seed);
+        let to = (self.seed + CANDIDATE_LINES).min(self.lines.len());
+        let mut candidates: Vec<usize> = (self.seed.saturating_sub(2)..to)
+            .map(|i| self.width(i))
+            .filter(|w| *w >= MIN_WIDTH && *w >= own)
+            .collect();
+        candidates.sort_unstable_by(|a, b| b.cmp(a));
+        candidates.dedup();
+        for width in candidates.into_iter().take(MAX_CANDIDATES) {
+            let (start, end) = self.run(self.seed, width);
+            let mut full: Vec<&str> = Vec::new();
+            for i in start..=end {
+                let line = self.line(i);
+                if full.len() < 4 && self.width(i) == width && !full.contains(&line) {
+                    full.push(line);
+                }
+            }
+            if full.len() >= 2 {
+                return Some((start, end, width, full.len()));
+            }
+        }
+        None
+    }
+
+    /// The region of window lines `start..=end` cut at `width`.
+    fn region(&self, start: usize, end: usize, width: usize) -> Region {
+        let slice = match (self.lines.get(start), self.lines.get(end)) {
+            (Some(a), Some(b)) => &self.text[a.0..b.1],
+            _ => "",
+        };
+        Region {
+            start: self.first + start,
+            end: self.first + end,
+            width,
+            framed: every_line_framed(slice, width),
+            quoted: every_line_quoted(slice, width),
+        }
+    }
 }
 
 /// Lines seen when deciding whether a logger framed every line.
@@ -201,7 +491,7 @@ fn wrap_width(text: &str) -> Option<(usize, usize)> {
     let next = text.split('\n').nth(i + 1)?;
     let next = next.strip_suffix('\r').unwrap_or(next);
     let joined = format!("{line}{}", strip_frame(next));
-    let count = |t: &str| crate::keyword_count(t);
+    let count = |t: &str| crate::keywords::keyword_count(t);
     (count(&joined) > count(line) + count(next)).then_some((max, 1))
 }
 

@@ -40,6 +40,16 @@ pub fn find_size(re: &Regex, text: &str) -> Option<Size> {
     re.captures(text).and_then(|c| cap_size(&c, 1))
 }
 
+/// A line at least this long may have been cut by a terminal.
+pub(crate) const MIN_CUT_LINE: usize = 40;
+/// Cut pieces skipped after one line.
+pub(crate) const MAX_CONTINUATIONS: usize = 8;
+
+/// The piece of a cut line: not a line of its own, and no new message.
+pub(crate) fn is_continuation(line: &str) -> bool {
+    !crate::normalize::starts_own_line(line) && !crate::keywords::has_message_start(line)
+}
+
 /// Bytes of context kept before and after a keyword for the headline.
 const BEFORE: usize = 2048;
 const AFTER: usize = 8192;
@@ -124,7 +134,7 @@ impl<'a> Site<'a> {
                 && glue == Glue::HardWrap
                 && prev_cut
                 && !crate::normalize::starts_own_line(bounded);
-            if (crate::has_message_start(bounded) && !rest_of_cut_line)
+            if (crate::keywords::has_message_start(bounded) && !rest_of_cut_line)
                 || p.starts_with("File \"")
                 || p.starts_with("Traceback")
             {
@@ -145,7 +155,7 @@ impl<'a> Site<'a> {
             .chain([width(first)])
             .max()
             .unwrap_or(0);
-        let cut_at = |l: &str| widest >= crate::tpu::MIN_CUT_LINE && width(l) == widest;
+        let cut_at = |l: &str| widest >= MIN_CUT_LINE && width(l) == widest;
         let mut out = head;
         let mut prev = first;
         let mut end = self.next_line();
@@ -199,7 +209,7 @@ impl<'a> Site<'a> {
             };
             if let Some(next) = cur
                 .next_line()
-                .filter(|l| numeric_tag(l) && !crate::has_message_start(l))
+                .filter(|l| numeric_tag(l) && !crate::keywords::has_message_start(l))
             {
                 let next = &next[..floor_boundary(next, AFTER)];
                 let text = format!(
@@ -271,8 +281,8 @@ impl<'a> Site<'a> {
 /// Whether a line is long enough for a terminal to have cut it (counted
 /// over a bounded prefix: only the threshold matters).
 pub fn may_be_cut(line: &str) -> bool {
-    let head = &line[..floor_boundary(line, 4 * crate::tpu::MIN_CUT_LINE)];
-    head.chars().count() >= crate::tpu::MIN_CUT_LINE
+    let head = &line[..floor_boundary(line, 4 * MIN_CUT_LINE)];
+    head.chars().count() >= MIN_CUT_LINE
 }
 
 /// How the lines of a wrapped message are joined.

@@ -6,9 +6,12 @@
 //! "Requires X, has Y available"), SparseCore usage, and runtime reserve and
 //! allocate failures.
 
-use crate::event::{parse_size, Expected, Field, Raw, Size};
+use crate::event::{Expected, Field, Raw, Size, REPORT_PART, SPACE_ONLY};
 use crate::lines::{payload, Cursor};
-use crate::site::{cap_bytes, cap_size, find_size, lazy_regex, Glue, Outcome, Site};
+use crate::site::{
+    cap_bytes, cap_size, find_size, is_continuation, lazy_regex, Glue, Outcome, Site,
+    MAX_CONTINUATIONS,
+};
 use oomscope_report::{MemorySpace, OomKind, TopAllocation};
 
 lazy_regex!(
@@ -83,9 +86,6 @@ lazy_regex!(
     r"^Largest program (allocations|arguments and outputs) in (\w+):"
 );
 lazy_regex!(re_entry, r"^(\d+)\.\s+Size:\s*SIZE");
-lazy_regex!(re_op_name, r#"op_name="([^"]*)""#);
-lazy_regex!(re_source, r#"source_file="([^"]*)"\s+source_line=(\d+)"#);
-lazy_regex!(re_padding, r"^Extra memory due to padding:\s*SIZE");
 lazy_regex!(re_report_space, r"^Memory Space: (\w+)");
 lazy_regex!(re_report_total, r"^Total bytes: (\d+)");
 lazy_regex!(
@@ -125,8 +125,6 @@ fn space_name(s: &str) -> MemorySpace {
     }
 }
 
-/// The form of a compile failure that names its memory space and no number.
-pub(crate) const SPACE_ONLY: &str = "tpu_space_only";
 
 /// `Ran out of memory in memory space S. Used X of Y S. Exceeded S capacity by Z.`
 /// (then the report), the E1000 summary, or an early abort.
@@ -422,6 +420,74 @@ pub fn usage_report(site: &Site) -> Outcome {
     Outcome::Event(Box::new(raw), end)
 }
 
+/// A compiler report pasted from its middle: from the `reserved`/`program`/
+/// `arguments` lines of its `Total hbm usage` block (the header above them
+/// cut off: they are the HBM block, the one printed first and the one
+/// users paste), or from `Program <space> requirement X:`. Every number
+/// still there is read as the whole report's would be. The same INFO
+/// exception as [`usage_report`].
+pub fn report_from_middle(site: &Site) -> Outcome {
+    let head = site.head();
+    let (space, start) = if let Some(c) = re_program_req().captures(head) {
+        (space_name(&c[1]), Section::Program(true))
+    } else if re_section_item().is_match(head) && !head.contains("unknown size") {
+        (MemorySpace::Hbm, Section::Total(true))
+    } else {
+        return Outcome::NoMatch;
+    };
+    let mut raw = Raw::new(
+        compile_kind(&space, head, site),
+        space.clone(),
+        REPORT_PART,
+        head,
+    );
+    let end = read_report(site, site.line_start, &mut raw, start, Context::Compile);
+    if in_info_message(site) || raw.count() == 0 {
+        return Outcome::Ignore(end);
+    }
+    Outcome::Event(Box::new(raw), end)
+}
+
+/// Lines looked back for the logger header of a multi-line message.
+const MAX_MESSAGE_LINES: usize = 64;
+
+/// Whether the anchor's line belongs to a message logged at INFO level:
+/// its own glog header, or (libtpu 0.0.52 frames only the first line of
+/// the compiler's report) the nearest header above it, the lines between
+/// unframed. A header a terminal cut still shows its severity and date.
+fn in_info_message(site: &Site) -> bool {
+    let mut at = site.line_start;
+    let mut line = &site.text[site.line_start..site.line_end];
+    for _ in 0..MAX_MESSAGE_LINES {
+        if let Some(severity) = glog_header_severity(line) {
+            return severity == b'I';
+        }
+        if at == 0 {
+            return false;
+        }
+        let end = at - 1;
+        at = memchr::memrchr(b'\n', &site.text.as_bytes()[..end]).map_or(0, |i| i + 1);
+        line = &site.text[at..end];
+    }
+    false
+}
+
+/// The severity letter of a glog header (`I0813 17:21:06.501258 ...`),
+/// complete or cut after its time.
+fn glog_header_severity(line: &str) -> Option<u8> {
+    if let Some(s) = crate::lines::glog_severity(line) {
+        return Some(s);
+    }
+    let b = line.trim_start().as_bytes();
+    let header = b.len() >= 14
+        && matches!(b[0], b'I' | b'W' | b'E' | b'F')
+        && b[1..5].iter().all(u8::is_ascii_digit)
+        && b[5] == b' '
+        && b[8] == b':'
+        && b[11] == b':';
+    header.then(|| b[0])
+}
+
 /// A glog line of severity INFO (`I1121 12:52:43.843812 6049 file.cc:1] `).
 fn is_info_line(line: &str) -> bool {
     crate::lines::glog_severity(line) == Some(b'I')
@@ -455,15 +521,6 @@ enum Section {
     Persistent,
 }
 
-/// A line at least this long may have been cut by a terminal.
-pub(crate) const MIN_CUT_LINE: usize = 40;
-/// Cut pieces skipped after one line.
-pub(crate) const MAX_CONTINUATIONS: usize = 8;
-
-/// The piece of a cut line: not a line of its own, and no new message.
-pub(crate) fn is_continuation(line: &str) -> bool {
-    !crate::normalize::starts_own_line(line) && !crate::has_message_start(line)
-}
 
 /// Continuation lines one XLA label may span.
 const MAX_LABEL_LINES: usize = 16;
@@ -496,7 +553,7 @@ fn read_report(site: &Site, from: usize, raw: &mut Raw, start: Section, context:
         }
         blanks = 0;
         // Another message (the next rank's copy, a restatement) ends the report.
-        if crate::starts_new_message(p) {
+        if crate::keywords::starts_new_message(p) {
             break;
         }
         let cut_before = prev_cut;
@@ -620,7 +677,7 @@ fn read_report_line(
         return true;
     }
     if let Some(e) = entry.as_mut() {
-        if read_entry_field(p, e) {
+        if crate::listing::read_entry_field(p, e) {
             *in_label = p.starts_with("XLA label:") || p.starts_with("XLA Label:");
             *label_lines = 0;
             return true;
@@ -742,37 +799,6 @@ const MAX_TABLE_ROWS: usize = 1000;
 /// Entries of one listing kept.
 const MAX_LISTING: usize = 1000;
 
-/// One `Key: value` line of a listing entry; false when it is none.
-fn read_entry_field(p: &str, e: &mut TopAllocation) -> bool {
-    if let Some(v) = p.strip_prefix("Operator:") {
-        e.op_name = re_op_name().captures(v).map(|c| c[1].to_string());
-        e.source = re_source()
-            .captures(v)
-            .map(|c| format!("{}:{}", &c[1], &c[2]));
-    } else if let Some(v) = p
-        .strip_prefix("Shape:")
-        .or_else(|| p.strip_prefix("Entry Parameter Subshape:"))
-    {
-        e.shape = v.trim().to_string();
-    } else if let Some(v) = p.strip_prefix("Unpadded size:") {
-        e.unpadded_bytes = parse_size(v, false).map(|s| s.bytes);
-    } else if let Some(c) = re_padding().captures(p) {
-        e.padding_bytes = cap_size(&c, 1).map(|s| s.bytes);
-    } else if let Some(v) = p
-        .strip_prefix("XLA label:")
-        .or_else(|| p.strip_prefix("XLA Label:"))
-    {
-        e.xla_label = Some(v.trim().to_string());
-    } else if let Some(v) = p.strip_prefix("Allocation type:") {
-        e.allocation_type = Some(v.trim().to_string());
-    } else if let Some(v) = p.strip_prefix("Size:") {
-        // XLA GPU "Peak buffers" entries give the size on its own line.
-        e.size_bytes = parse_size(v, false).map_or(e.size_bytes, |s| s.bytes);
-    } else {
-        return false;
-    }
-    true
-}
 
 fn finish_entry(raw: &mut Raw, section: &Section, entry: &mut Option<TopAllocation>) {
     let Some(e) = entry.take() else { return };
@@ -784,9 +810,4 @@ fn finish_entry(raw: &mut Raw, section: &Section, entry: &mut Option<TopAllocati
     if list.len() < MAX_LISTING {
         list.push(e);
     }
-}
-
-/// Shared with the XLA GPU "Peak buffers" reader.
-pub(crate) fn read_buffer_field(p: &str, e: &mut TopAllocation) -> bool {
-    read_entry_field(p, e)
 }

@@ -220,6 +220,9 @@ fn ranks_in_turn(text: &str, n: usize) -> String {
 // ---------------------------------------------------------------------------
 // The suite
 
+/// An unrelated line of more than 170 characters, as comments hold.
+const LONG_LINE: &str = "Reproduce with: XLA_FLAGS=--xla_dump_to=/tmp/dump python3 -m maxtext.train maxtext/configs/base.yml run_name=repro per_device_batch_size=8 max_target_length=4096 steps=20 enable_checkpointing=false";
+
 /// A transform name and the text it makes.
 type Variant = (String, String);
 
@@ -243,6 +246,20 @@ fn same_numbers_variants(text: &str) -> Vec<Variant> {
                 hard_wrap(&prefix_every_line(text, p), width),
             ));
         }
+    }
+    // A whole comment pasted: one unrelated line longer than the wrap
+    // (a command line, a URL) before or after the wrapped message.
+    // (Widths of the plain wraps above: each plain wrap reads right.)
+    for width in [62, 80, 101, 122] {
+        let wrapped = hard_wrap(text, width);
+        v.push((
+            format!("long line before, hard wrap at {width}"),
+            format!("{LONG_LINE}\n{wrapped}"),
+        ));
+        v.push((
+            format!("hard wrap at {width}, long line after"),
+            format!("{wrapped}{LONG_LINE}\n"),
+        ));
     }
     v.push(("markdown quote".into(), quoted(text)));
     v.push(("code fence".into(), fenced(text)));

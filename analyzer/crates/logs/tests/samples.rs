@@ -435,3 +435,110 @@ fn sniffing() {
     ));
     assert!(!looks_like_oom_log("Requires: numpy\n"));
 }
+
+/// A compiler report pasted from its middle (pytorch/xla#3041's report, as
+/// a user copies it from its `program` line, or from `Program hbm
+/// requirement`): every number still there is read, in an event of its
+/// own, as in the whole report.
+#[test]
+fn tpu_report_pasted_from_its_middle() {
+    let full_text = sample("tpu_headless_usage_torchxla3041.txt");
+    let full = only("full", &full_text);
+    let from_program = &full_text[full_text.find("            program").unwrap()..];
+    let e = only("from program", from_program);
+    assert_eq!(e.kind, OomKind::TpuCompileHbm);
+    assert_eq!(e.memory_space, oomscope_report::MemorySpace::Hbm);
+    assert_eq!(e.line, 1);
+    assert_eq!(e.program_bytes, Some(g(1.68)));
+    assert_eq!(e.arguments_bytes, Some(g(7.04)));
+    assert_eq!(e.output_bytes, full.output_bytes);
+    assert_eq!(e.reserved_bytes, None, "cut off, not invented");
+    for (name, got, want) in [
+        ("hlo_temp", e.hlo_temp_bytes, full.hlo_temp_bytes),
+        ("unpadded", e.hlo_temp_unpadded_bytes, full.hlo_temp_unpadded_bytes),
+        ("padded", e.hlo_temp_padded_bytes, full.hlo_temp_padded_bytes),
+        ("fragmentation", e.fragmentation_bytes, full.fragmentation_bytes),
+    ] {
+        assert!(got.is_some() && got == want, "{name}: {got:?} vs {want:?}");
+    }
+    assert_eq!(e.extra.get("global_bytes"), full.extra.get("global_bytes"));
+    assert_eq!(e.top_allocations, full.top_allocations);
+
+    let from_requirement =
+        &full_text[full_text.find("        Program hbm requirement").unwrap()..];
+    let e = only("from requirement", from_requirement);
+    assert_eq!(e.program_bytes, Some(g(1.68)));
+    assert_eq!(e.hlo_temp_bytes, full.hlo_temp_bytes);
+    assert_eq!(e.fragmentation_bytes, full.fragmentation_bytes);
+    assert_eq!(e.arguments_bytes, None);
+    assert_eq!(e.top_allocations, full.top_allocations);
+    // Pasted after the whole report, the part is the same error, not a second one.
+    let twice = format!("{full_text}\n{from_requirement}");
+    assert_eq!(parse_oom_log("twice", &twice).len(), 1);
+}
+
+/// An old XLA message wrapped at words inside its keyword (`Resource
+/// exhausted: Out` / `of memory while trying to allocate N bytes.`), the
+/// logger's `[N] timestamp` prefix on its first line only: the request is
+/// read. (NVIDIA/DeepLearningExamples#405's message, wrapped so.)
+#[test]
+fn old_xla_message_wrapped_inside_its_keyword() {
+    let text = sample("xla_old_wording_dle405.txt");
+    let message = text
+        .lines()
+        .find(|l| l.contains("Resource exhausted"))
+        .unwrap()
+        .trim();
+    let (first, rest) = message.split_at(message.find(" of memory").unwrap());
+    let wrapped = format!(
+        "[2] 2020-02-15 17:58:43.772727: {first}\n{}\n\t [[{{{{node cluster_0_1/xla_run}}}}]]\n",
+        rest.trim_start()
+    );
+    let e = only("wrapped", &wrapped);
+    assert_eq!(e.kind, OomKind::XlaGpu);
+    assert_eq!(e.requested_bytes, Some(68_852_648_264));
+    assert_eq!(e.line, 1);
+    // A terminal's cut inside the keyword, with a long unrelated line
+    // elsewhere in the text, is joined as it is.
+    let cut = message.find("memory while").unwrap() + 3;
+    let long = format!("pip install {}\n", "tensorflow-gpu==1.15.0 ".repeat(8));
+    let terminal = format!("{long}{}\n{}\n{long}", &message[..cut], &message[cut..]);
+    assert_eq!(only("cut", &terminal).requested_bytes, Some(68_852_648_264));
+}
+
+/// A hard-wrapped message stays readable when the text holds one unrelated
+/// line longer than the wrap, anywhere (a whole issue comment pasted): the
+/// wrap is seen in the lines around the message.
+#[test]
+fn a_long_unrelated_line_does_not_hide_a_wrapped_message() {
+    let text = sample("tpu_headless_usage_torchxla3041.txt");
+    let body = text.split_once('\n').unwrap().1;
+    let want = only("plain", body);
+    let wrapped: String = body
+        .lines()
+        .flat_map(|l| {
+            let chars: Vec<char> = l.chars().collect();
+            if chars.is_empty() {
+                vec![String::new()]
+            } else {
+                chars.chunks(61).map(|c| c.iter().collect()).collect()
+            }
+        })
+        .map(|l: String| l + "\n")
+        .collect();
+    let long = format!("Reproduced with: {}\n", "python train.py --model=llama --batch-size=64 ".repeat(4));
+    assert!(long.len() > 170);
+    for text in [
+        format!("{long}{wrapped}"),
+        format!("{wrapped}{long}"),
+        format!("Thanks!\n{long}\n{wrapped}\nAny idea?\n"),
+    ] {
+        let got = only("wrapped", &text);
+        assert_eq!(got.program_bytes, want.program_bytes);
+        assert_eq!(got.hlo_temp_unpadded_bytes, want.hlo_temp_unpadded_bytes);
+        assert_eq!(got.top_allocations.len(), want.top_allocations.len(), "{text}");
+        for (a, b) in got.top_allocations.iter().zip(&want.top_allocations) {
+            assert_eq!((a.size_bytes, &a.shape, &a.xla_label), (b.size_bytes, &b.shape, &b.xla_label));
+        }
+    }
+}

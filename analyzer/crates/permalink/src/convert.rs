@@ -1,6 +1,7 @@
 //! `Report` ⇄ `SharedReport`, the detail reductions, and the validation of
 //! decoded links (every field is checked: links are untrusted input).
 
+use crate::bounds::{check_len, downsample_indices, truncate};
 use crate::{LinkError, LINK_VERSION};
 use oomscope_proto::oomscope::report as pb;
 use oomscope_report::*;
@@ -8,8 +9,6 @@ use std::collections::{BTreeMap, HashMap};
 
 /// Largest string a valid link holds (labels are shortened well below this).
 const MAX_STRING: usize = 4096;
-/// Largest number of items in any list of a valid link.
-const MAX_ITEMS: usize = 100_000;
 
 /// Enums travel as their JSON names, so the link schema never needs renumbering.
 fn enum_name<T: serde::Serialize>(v: &T) -> String {
@@ -24,45 +23,7 @@ fn enum_parse<T: serde::de::DeserializeOwned>(what: &str, s: &str) -> Result<T, 
         .map_err(|_| LinkError::Invalid(format!("unknown {what} {:?}", truncate(s, 40))))
 }
 
-pub(crate) fn truncate(s: &str, max_chars: usize) -> String {
-    if s.chars().count() <= max_chars {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(max_chars.saturating_sub(1)).collect();
-        t.push('…');
-        t
-    }
-}
 
-/// Indices of at most `max_points` points of `values` that keep the shape:
-/// the first, the last, the maximum (exactly) and the maximum of each bucket.
-pub(crate) fn downsample_indices(values: &[u64], max_points: usize) -> Vec<usize> {
-    let n = values.len();
-    if n <= max_points || max_points < 3 {
-        return (0..n).collect();
-    }
-    let peak = values
-        .iter()
-        .enumerate()
-        .max_by_key(|(i, v)| (**v, std::cmp::Reverse(*i)))
-        .map(|(i, _)| i)
-        .unwrap_or(0);
-    let buckets = max_points - 2;
-    let mut keep = vec![0, n - 1, peak];
-    for b in 0..buckets {
-        let lo = 1 + b * (n - 2) / buckets;
-        let hi = (1 + (b + 1) * (n - 2) / buckets).min(n - 1);
-        if lo >= hi {
-            continue;
-        }
-        if let Some((i, _)) = values[lo..hi].iter().enumerate().max_by_key(|(_, v)| **v) {
-            keep.push(lo + i);
-        }
-    }
-    keep.sort_unstable();
-    keep.dedup();
-    keep
-}
 
 fn numbers_of(e: &OomEvent) -> BTreeMap<String, u64> {
     let mut m = BTreeMap::new();
@@ -261,6 +222,11 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
             .memory_timelines
             .iter()
             .map(crate::runtime::timeline_to_shared)
+            .collect(),
+        compile_usages: r
+            .compile_usages
+            .iter()
+            .map(crate::runtime::compile_usage_to_shared)
             .collect(),
     }
 }
@@ -599,12 +565,6 @@ fn check_str(what: &str, s: String) -> Result<String, LinkError> {
     Ok(s)
 }
 
-pub(crate) fn check_len<T>(what: &str, v: &[T]) -> Result<(), LinkError> {
-    if v.len() > MAX_ITEMS {
-        return Err(LinkError::Invalid(format!("{what} has {} items", v.len())));
-    }
-    Ok(())
-}
 
 fn finite(what: &str, x: f64) -> Result<f64, LinkError> {
     if x.is_finite() {
@@ -740,6 +700,11 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
     for t in s.memory_timelines {
         r.memory_timelines
             .push(crate::runtime::timeline_from_shared(t)?);
+    }
+    check_len("compile usages", &s.compile_usages)?;
+    for u in s.compile_usages {
+        r.compile_usages
+            .push(crate::runtime::compile_usage_from_shared(u)?);
     }
     if let Some(d) = s.diagnosis {
         check_len("diagnosis nodes", &d.nodes)?;

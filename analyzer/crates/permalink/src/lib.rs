@@ -11,6 +11,7 @@
 //! in a fixed order ([`REDUCTION_STEPS`]) and each step applied is recorded in
 //! `SharedInfo::reductions`, which the shared view shows.
 
+mod bounds;
 mod comparison;
 mod convert;
 mod runtime;

@@ -10,7 +10,7 @@
 //! name run-time sections edit these (stacks first, then lines, then curve
 //! resolution).
 
-use crate::convert::{check_len, downsample_indices, truncate};
+use crate::bounds::{check_len, downsample_indices, truncate};
 use crate::LinkError;
 use oomscope_proto::oomscope::report as pb;
 use oomscope_report::*;
@@ -193,6 +193,16 @@ pub(crate) fn series_to_shared(s: &DeviceMemorySeries) -> pb::RuntimeSection {
     }
 }
 
+pub(crate) fn compile_usage_to_shared(u: &CompileUsage) -> pb::RuntimeSection {
+    let mut u = u.clone();
+    u.input = truncate(&u.input, TEXT);
+    u.module = truncate(&u.module, TEXT);
+    pb::RuntimeSection {
+        json: json(&u),
+        ..Default::default()
+    }
+}
+
 pub(crate) fn timeline_to_shared(t: &MemoryTimeline) -> pb::RuntimeSection {
     let mut t = t.clone();
     // Per-point categories stay behind: the peak's categories travel.
@@ -356,6 +366,16 @@ pub(crate) fn series_from_shared(s: pb::RuntimeSection) -> Result<DeviceMemorySe
     }
     check_len("device memory series", &m.inputs)?;
     Ok(m)
+}
+
+pub(crate) fn compile_usage_from_shared(s: pb::RuntimeSection) -> Result<CompileUsage, LinkError> {
+    let u: CompileUsage = parse("compile usage", &s)?;
+    if !s.y.is_empty() || !s.x.is_empty() || !s.z.is_empty() {
+        return Err(LinkError::Invalid(
+            "a compile usage carries no series".into(),
+        ));
+    }
+    Ok(u)
 }
 
 pub(crate) fn timeline_from_shared(s: pb::RuntimeSection) -> Result<MemoryTimeline, LinkError> {

@@ -53,6 +53,10 @@ pub struct Report {
     /// PyTorch profiler memory timelines and Kineto traces, per device (issue 17).
     #[serde(default)]
     pub memory_timelines: Vec<MemoryTimeline>,
+    /// What the TPU compiler logged of the programs it compiled and that
+    /// fit: their memory against the device's limit (issue 28).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub compile_usages: Vec<CompileUsage>,
     pub diagnosis: Diagnosis,
     pub errors: Vec<InputError>,
     /// Present when this report was opened from a permalink: it is read-only
@@ -119,6 +123,8 @@ pub enum InputKind {
     MemorySnapshot,
     DeviceMemoryProfile,
     MemoryTimeline,
+    /// The log of a TPU compile that fit (its memory usage lines).
+    CompileLog,
     #[default]
     Unknown,
 }
@@ -135,8 +141,46 @@ impl InputKind {
             InputKind::MemorySnapshot => "memory_snapshot",
             InputKind::DeviceMemoryProfile => "device_memory_profile",
             InputKind::MemoryTimeline => "memory_timeline",
+            InputKind::CompileLog => "compile_log",
             InputKind::Unknown => "unknown",
         }
+    }
+}
+
+/// A program's memory as the TPU compiler logs it at INFO level after a
+/// compile that fits: `XLA::TPU program HBM usage: P / L` (the program
+/// against the memory space's limit), with, for HBM, the `Total hbm usage
+/// >= T:` block (`reserved`, `program`, `arguments`, `Output size`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CompileUsage {
+    pub input: String,
+    /// 1-based line of the usage line (or of the block, without one).
+    pub line: u32,
+    /// The module, from the `XLA::TPU module name:` line before it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub module: String,
+    pub memory_space: MemorySpace,
+    /// The program's own memory (`program` of the usage line).
+    pub program_bytes: u64,
+    /// The memory space's limit as the compiler checks it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_usage_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserved_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_bytes: Option<u64>,
+}
+
+impl CompileUsage {
+    /// What occupies the memory the limit bounds: the program and its
+    /// arguments (the runtime's reservation lies outside the limit).
+    pub fn used_bytes(&self) -> u64 {
+        self.program_bytes
+            .saturating_add(self.arguments_bytes.unwrap_or(0))
     }
 }
 

@@ -290,7 +290,8 @@ fn allocator_stats_dicts_jax_and_torch_xla() {
     let text = "step 1 {'num_allocs': 10, 'bytes_in_use': 1000, 'peak_bytes_in_use': 1500, 'largest_alloc_size': 9, 'bytes_limit': 16000} on TPU_0\n\
         step 2 {'num_allocs': 12, 'bytes_in_use': 2000, 'peak_bytes_in_use': 2500, 'bytes_limit': 16000} on TPU_0\n\
         [rank2]:step=5 xla:0 {'bytes_used': 4096, 'bytes_limit': 8192}\n\
-        epoch 0 xla:1 {'kb_free': 1000, 'kb_total': 3000}\n";
+        epoch 0 xla:1 {'kb_free': 1000, 'kb_total': 3000}\n\
+        epoch 1 xla:1 {'kb_free': 900, 'kb_total': 3000}\n";
     let series = parse_step_log("dicts", text);
     let in_use = find(&series, "TPU_0", "bytes_in_use");
     assert_eq!(in_use.source, "memory_stats");
@@ -358,4 +359,22 @@ fn torchtitan_allocation_retries_of_several_unprefixed_ranks() {
     // 171.75 GiB is 96.29% of the device: the limit is the 178.4 GiB of a B200.
     let limit = s.limit_bytes.expect("limit") as f64 / GIB;
     assert!((limit - 171.75 / 0.9629).abs() < 1e-6, "{limit}");
+}
+
+/// A series needs steps: memory printed once, in a comment's prose (each
+/// metric a single value), is no memory per step and draws no chart.
+#[test]
+fn prose_printed_once_is_no_series() {
+    // karpathy/nanoGPT#618 (https://github.com/karpathy/nanoGPT/issues/618),
+    // the issue's description: one print of each, quoted in prose.
+    let text = "I printed the memory:\noccupied memory:2.47 GB\n\nreserved memory:16.69 GB\n\nWhy reserved memory is much larger than allocated memory?\n";
+    assert!(parse_step_log("nanogpt618", text).is_empty());
+    assert!(!looks_like_step_log(text));
+    // The line of issue 28, pasted in a comment.
+    let line = "allocated_by_pytorch=22.90 GiB reserved_unallocated=194.87 MiB\n";
+    assert!(parse_step_log("comment", line).is_empty());
+    // Printed at two steps, the same keys are a series.
+    let twice = format!("{line}{line}");
+    let series = parse_step_log("twice", &twice);
+    assert!(!series.is_empty() && series.iter().all(|s| s.points.len() == 2), "{series:#?}");
 }

@@ -23,8 +23,9 @@
 //!   active or cached memory (`allocated: 1.2 GiB reserved: 2.0 GiB`,
 //!   `torch.cuda.memory_allocated(): 1234.5 MB`), torchtune's
 //!   `peak_memory_active:47.32` (GiB). The step is the line's `step`/`iter`
-//!   number; without one, the print's ordinal. Out-of-memory messages are left
-//!   to the OOM-log parser.
+//!   number; without one, the print's ordinal. A print met once that names
+//!   no step (a comment's prose) is no series: a series needs steps.
+//!   Out-of-memory messages are left to the OOM-log parser.
 //! - **Allocator statistics dicts** printed per step: JAX/XLA
 //!   `device.memory_stats()` (`bytes_in_use`, `peak_bytes_in_use`, with
 //!   `bytes_limit` as the limit) and PyTorch/XLA `xm.get_memory_info()`
@@ -50,7 +51,7 @@ mod tpu_info;
 use oomscope_report::units::scale;
 use oomscope_report::StepSeries;
 use series_set::SeriesSet;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use text::{split_rank_prefix, strip_ansi};
 
 /// Every memory-per-step series found in `text`, in order of first appearance.
@@ -73,7 +74,7 @@ pub fn parse_step_log(input_name: &str, text: &str) -> Vec<StepSeries> {
 pub fn looks_like_step_log(head: &str) -> bool {
     parse_step_log("", head)
         .iter()
-        .any(|s| (s.source != PYTORCH && s.source != MEMORY_STATS) || s.points.len() >= 2)
+        .any(|s| !is_free_form(&s.source) || s.points.len() >= 2)
 }
 
 const TORCHTITAN: &str = "torchtitan";
@@ -102,6 +103,8 @@ struct LogReader {
     /// torchtitan allocator retries printed for a device, waiting for the
     /// step line they belong to (printed right after them).
     torchtitan_retries: HashMap<String, u64>,
+    /// Free-form series given a point with the step it names.
+    stepped: HashSet<usize>,
 }
 
 impl LogReader {
@@ -115,6 +118,7 @@ impl LogReader {
             torchtitan_capacity: None,
             torchtitan_pct: HashMap::new(),
             torchtitan_retries: HashMap::new(),
+            stepped: HashSet::new(),
         }
     }
 
@@ -154,8 +158,26 @@ impl LogReader {
                 }
             }
         }
-        self.set.series
+        // A free-form print met once, naming no step, is prose, not memory
+        // per step (a pasted comment's `allocated_by_pytorch=22.90 GiB`): a
+        // series needs steps. The formats that name their steps keep one.
+        let stepped = self.stepped;
+        self.set
+            .series
+            .into_iter()
+            .enumerate()
+            .filter(|(i, s)| {
+                !is_free_form(&s.source) || s.points.len() >= 2 || stepped.contains(i)
+            })
+            .map(|(_, s)| s)
+            .collect()
     }
+}
+
+/// Sources read from free-form prints rather than a log format that names
+/// its steps.
+fn is_free_form(source: &str) -> bool {
+    [PYTORCH, TORCHTUNE, MEMORY_STATS].contains(&source)
 }
 
 /// Lines longer than this are not log lines (minified data, binary); skipped.

@@ -63,6 +63,7 @@ impl LogReader {
             source,
         } in found
         {
+            let explicit_step = step.is_some();
             let step = match step {
                 Some(s) => s,
                 None => {
@@ -78,6 +79,11 @@ impl LogReader {
             let s = self.set.push(source, &device, &metric, &unit, step, bytes);
             if limit.is_some() {
                 s.limit_bytes = limit;
+            }
+            if explicit_step {
+                if let Some(i) = self.set.last {
+                    self.stepped.insert(i);
+                }
             }
         }
     }

@@ -1,0 +1,74 @@
+"""HloProto -> Memory Viewer, in process, oomscope beside XProf 2.24.2, in the same run.
+
+    cargo build --release -p oomscope-xla --example memory_viewer_timing
+    python3 tools/bench/memory_viewer_vs_xprof.py [FILE.hlo.pb ...] [--rounds 3] [--runs 20]
+
+For each HloProto (default: every `*.hlo.pb` of `fixtures/` over 200 KB), the two are
+timed in turn, `--rounds` times: oomscope's `analyze_hlo_proto` (decode + every memory
+space) by the example binary, XProf's `xspace_to_tools_data(..., 'memory_viewer')` (its
+own decode, memory space 0 only) in this interpreter, each the median of `--runs` calls
+after a warm-up. Prints each round's times and the median ratio XProf / oomscope (above
+1: oomscope is faster). Needs `pip install xprof==2.24.2`.
+"""
+
+import argparse
+import glob
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def xprof_median_ms(path, runs):
+    from xprof.convert import _pywrap_profiler_plugin as xprof
+
+    with tempfile.TemporaryDirectory() as session:
+        module = "bench(1)"
+        shutil.copy(path, os.path.join(session, f"{module}.hlo_proto.pb"))
+        xplane = os.path.join(session, "empty.xplane.pb")
+        open(xplane, "wb").close()
+        args = {"module_name": module, "memory_space": "0"}
+        xprof.xspace_to_tools_data([xplane], "memory_viewer", args)
+        times = []
+        for _ in range(runs):
+            t = time.perf_counter()
+            data, _ = xprof.xspace_to_tools_data([xplane], "memory_viewer", args)
+            times.append(time.perf_counter() - t)
+            if not data:
+                raise RuntimeError(f"xprof returned nothing for {path}")
+        return statistics.median(times) * 1e3
+
+
+def oomscope_median_ms(binary, path, runs):
+    out = subprocess.run([binary, path, str(runs)], check=True, capture_output=True, text=True).stdout
+    return float(re.search(r"median ([0-9.]+) ms", out).group(1))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("files", nargs="*")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--binary", default=os.path.join(ROOT, "target/release/examples/memory_viewer_timing"))
+    a = ap.parse_args()
+    files = a.files or sorted(
+        p for p in glob.glob(os.path.join(ROOT, "fixtures/**/*.hlo.pb"), recursive=True) if os.path.getsize(p) > 200_000
+    )
+    for path in files:
+        ratios = []
+        for r in range(a.rounds):
+            ours = oomscope_median_ms(a.binary, path, a.runs)
+            theirs = xprof_median_ms(path, a.runs)
+            ratios.append(theirs / ours)
+            print(f"{os.path.basename(path)} ({os.path.getsize(path)} B) round {r + 1}: oomscope {ours:.2f} ms, XProf {theirs:.2f} ms", flush=True)
+        print(f"  => oomscope is {statistics.median(ratios):.2f}x XProf's speed (median of {a.rounds} rounds)", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
