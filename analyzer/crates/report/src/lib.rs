@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 pub mod compare;
 pub mod devices;
+pub mod program;
 pub mod runtime;
 pub mod snapshot;
 pub mod stacks;
