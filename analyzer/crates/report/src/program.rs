@@ -60,6 +60,9 @@ pub struct ProgramAllocation {
     pub representative: Option<usize>,
     /// For a maybe-live-out allocation: the output shape index it holds, when known.
     pub output_index: Option<Vec<i64>>,
+    /// For an output: the replay position (event index) where the schedule
+    /// reaches the instruction that defines it, when known.
+    pub defined_at: Option<usize>,
 }
 
 /// What a heap-simulator event does.
@@ -92,4 +95,8 @@ pub struct EntryParameter {
     /// It reaches a dot or a convolution (through fusions, tuples, loops):
     /// a weight or the data, not optimizer state.
     pub feeds_contraction: bool,
+    /// Replay positions (event indices) where the schedule reaches its
+    /// first and last reader in the entry computation, when known.
+    pub first_use: Option<usize>,
+    pub last_use: Option<usize>,
 }

@@ -289,20 +289,32 @@ impl Work<'_> {
     fn donation(&mut self, scope: DonationScope) -> Result<(String, String), WhatIfError> {
         let mut count = 0usize;
         let mut bytes = 0u64;
-        let pairs: Vec<(Role, usize)> = self
+        let pairs: Vec<(usize, Role, usize)> = self
             .facts
             .params
             .iter()
             .filter(|p| !p.donated)
-            .filter_map(|p| Some((p.role, p.output?)))
+            .filter_map(|p| Some((p.index, p.role, p.output?)))
             .collect();
-        for (role, output) in pairs {
+        let mut copies = 0u64;
+        for (param, role, output) in pairs {
             if scope == DonationScope::OptimizerState && role != Role::OptimizerState {
                 continue;
             }
-            bytes += self.plan.allocation_bytes.get(output).copied().unwrap_or(0);
+            let size = self.plan.allocation_bytes.get(output).copied().unwrap_or(0);
+            bytes += size;
             self.remove_allocation(output);
             count += 1;
+            // The new value is written while the old one is still read: XLA's
+            // copy insertion keeps both for that span.
+            let defined = self.program.allocations.get(output).and_then(|a| a.defined_at);
+            let last_use = self.program.parameters.get(param).and_then(|p| p.last_use);
+            if let (Some(from), Some(to)) = (defined, last_use) {
+                if to > from {
+                    copies += size;
+                    self.plan.extra.push(Extra { from, to: to + 1, bytes: size });
+                }
+            }
         }
         if count == 0 {
             return Err(WhatIfError::NotApplicable(match scope {
@@ -317,8 +329,9 @@ impl Work<'_> {
         Ok((
             format!("donate_argnums on {what}: {count} output{} alias a parameter", plural(count)),
             format!(
-                "each output shares the allocation of the first donated parameter of its element type and dimensions (input_output_alias), so its own {} leave every point of the replay",
-                units(bytes)
+                "each output shares the allocation of the first donated parameter of its element type and dimensions (input_output_alias), so its own {} leave every point of the replay; where the schedule writes an output before the last read of its parameter, a copy is kept for that span ({} in all)",
+                units(bytes),
+                units(copies)
             ),
         ))
     }
@@ -382,12 +395,10 @@ impl Work<'_> {
             n.dims[i] = (a.dims[i] + k - 1) / k;
             Some(n)
         };
-        let weights = self.role_allocations(&[Role::Weight, Role::OptimizerState]);
+        // Every allocation whose array carries the batch (a KV cache does,
+        // as the data does); a weight whose width equals the batch would be
+        // divided too: the batch is taken where it occurs least.
         for a in self.indefinite() {
-            // Weights and optimizer state carry no batch, whatever their widths.
-            if weights.contains(&a) {
-                continue;
-            }
             self.resize_allocation(a, &edit);
         }
         for t in self.traced() {
@@ -446,16 +457,18 @@ impl Work<'_> {
                         self.resize_buffer(t, &divide);
                     }
                 }
-                // One weight gathered whole at a time (FSDP's all-gather).
+                // FSDP's all-gather: the weight in use gathered whole, and the
+                // next one in flight (XLA:TPU prefetches it asynchronously).
                 let shard = largest / n as u64;
+                let gathered = largest.saturating_sub(shard).saturating_mul(2);
                 self.plan.extra.push(Extra {
                     from: 0,
                     to: self.program.events.len(),
-                    bytes: largest.saturating_sub(shard),
+                    bytes: gathered,
                 });
                 Ok((
                     format!("weights and optimizer state ({} allocations) sharded over {n} devices", allocations.len()),
-                    format!("their first dimension divisible by {n} divided, with the arrays of their shapes (gradients, updates); plus one weight gathered whole at a time ({})", units(largest.saturating_sub(shard))),
+                    format!("their first dimension divisible by {n} divided, with the arrays of their shapes (gradients, updates); plus two weights gathered whole at a time, the one in use and the next in flight ({})", units(gathered)),
                 ))
             }
             ShardScope::LargestBuffer => {
@@ -494,14 +507,35 @@ impl Work<'_> {
         if allocations.is_empty() {
             return Err(WhatIfError::NotApplicable("no optimizer state (an updated parameter that feeds no dot or convolution) to offload".into()));
         }
-        let mut largest = 0u64;
-        for &a in &allocations {
-            largest = largest.max(self.plan.allocation_bytes.get(a).copied().unwrap_or(0));
-            self.remove_allocation(a);
+        let end = self.program.events.len();
+        let states: Vec<(Option<usize>, Option<usize>, usize, Option<usize>)> = self
+            .facts
+            .params
+            .iter()
+            .filter(|p| p.role == Role::OptimizerState)
+            .map(|p| {
+                let entry = self.program.parameters.get(p.index);
+                (entry.and_then(|e| e.first_use), entry.and_then(|e| e.last_use), p.allocation, p.output)
+            })
+            .collect();
+        for (first, last, allocation, output) in states {
+            let size = self.plan.allocation_bytes.get(allocation).copied().unwrap_or(0);
+            self.remove_allocation(allocation);
+            // Copied into HBM for its readers, from the first to the last.
+            if let (Some(from), Some(to)) = (first, last) {
+                self.plan.extra.push(Extra { from, to: to + 1, bytes: size });
+            }
+            // The new value is computed in HBM and copied out at the end.
+            if let Some(o) = output {
+                let size = self.plan.allocation_bytes.get(o).copied().unwrap_or(0);
+                let from = self.program.allocations.get(o).and_then(|a| a.defined_at).unwrap_or(0);
+                self.remove_allocation(o);
+                self.plan.extra.push(Extra { from, to: end, bytes: size });
+            }
         }
         Ok((
             format!("optimizer state and its new value ({} allocations) in pinned_host memory", allocations.len()),
-            "their allocations leave HBM; the update streams them through HBM one at a time (not modelled: measured on real pairs)".into(),
+            "their allocations leave HBM; each state is copied into HBM from its first reader to its last, and each new value lives in HBM from its definition until it is copied out at the end".into(),
         ))
     }
 

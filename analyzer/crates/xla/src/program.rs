@@ -47,6 +47,7 @@ impl Module<'_> {
                 maybe_live_out: a.maybe_live_out,
                 representative: None,
                 output_index: None,
+                defined_at: None,
             });
         }
         let mut buffer_slot: HashMap<usize, usize> = HashMap::new();
@@ -158,6 +159,7 @@ fn entry_facts(
         return;
     };
     let graph = Graph::new(module);
+    let positions = SchedulePositions::new(module, entry, &program.instructions);
     // Output leaves: the entry root's operands when it is a tuple.
     if let Some(root) = graph.instructions.get(&entry.root_id) {
         let leaves: Vec<(Vec<i64>, i64)> = if root.opcode == "tuple" {
@@ -177,6 +179,7 @@ fn entry_facts(
                 if let Some(a) = program.allocations.get_mut(allocation) {
                     if a.maybe_live_out && a.output_index.is_none() {
                         a.output_index = Some(index.clone());
+                        a.defined_at = positions.of(id);
                     }
                 }
             }
@@ -190,6 +193,20 @@ fn entry_facts(
             continue;
         };
         let feeds = graph.reaches_contraction(instruction.id);
+        // Readers in the entry computation (through get-tuple-element and bitcast).
+        let mut readers = Vec::new();
+        let mut frontier = vec![instruction.id];
+        while let Some(id) = frontier.pop() {
+            for &u in graph.users.get(&id).map_or(&[][..], Vec::as_slice) {
+                match graph.instructions.get(&u).map(|i| i.opcode.as_str()) {
+                    Some("get-tuple-element" | "bitcast") if readers.len() < 10_000 => frontier.push(u),
+                    Some(_) => readers.push(u),
+                    None => {}
+                }
+            }
+        }
+        let uses: Vec<usize> = readers.iter().filter_map(|&r| positions.of(r)).collect();
+        let (first_use, last_use) = (uses.iter().min().copied(), uses.iter().max().copied());
         // One entry per array leaf (JAX passes thousands of arguments as one tuple).
         let mut leaves: Vec<Vec<i64>> = Vec::new();
         let mut stack: Vec<Vec<i64>> = vec![Vec::new()];
@@ -216,6 +233,8 @@ fn entry_facts(
                 shape_index: index,
                 allocation,
                 feeds_contraction: feeds,
+                first_use,
+                last_use,
             });
         }
     }
@@ -326,5 +345,47 @@ impl<'a> Graph<'a> {
             }
         }
         false
+    }
+}
+
+/// Where the replay is when the entry schedule reaches an instruction: each
+/// event is placed at its instruction's schedule index (events of nested
+/// computations at the last entry instruction before them), and an
+/// instruction's position is the first event placed at or after it.
+struct SchedulePositions {
+    order: HashMap<i64, usize>,
+    /// Schedule index reached by each event (non-decreasing).
+    reached: Vec<usize>,
+}
+
+impl SchedulePositions {
+    fn new(module: &HloModuleProto, entry: &HloComputationProto, instructions: &[String]) -> Self {
+        let sequence: Vec<i64> = module
+            .schedule
+            .as_ref()
+            .and_then(|s| s.sequences.get(&entry.id))
+            .map(|s| s.instruction_ids.clone())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| entry.instructions.iter().map(|i| i.id).collect());
+        let order: HashMap<i64, usize> = sequence.iter().enumerate().map(|(k, &id)| (id, k)).collect();
+        let by_name: HashMap<&str, usize> = entry
+            .instructions
+            .iter()
+            .filter_map(|i| Some((i.name.as_str(), *order.get(&i.id)?)))
+            .collect();
+        let mut reached = Vec::with_capacity(instructions.len());
+        let mut now = 0usize;
+        for name in instructions {
+            if let Some(&k) = by_name.get(name.as_str()) {
+                now = now.max(k);
+            }
+            reached.push(now);
+        }
+        SchedulePositions { order, reached }
+    }
+
+    fn of(&self, instruction: i64) -> Option<usize> {
+        let k = *self.order.get(&instruction)?;
+        Some(self.reached.partition_point(|&r| r < k))
     }
 }
