@@ -55,11 +55,12 @@ const KNOWN_MISSES: &[(&str, &str, &str)] = &[
     ("pair-donate-v6e", "donation", "the OOM side was squeezed by XLA's own rematerialization (buffers named *.remat*, 416 MiB of temporaries); with the room donation frees, the compiler keeps 2.5 GiB of temporaries: predicted 11 % low"),
     ("pair-mlp-donate-mid", "donation", "libtpu 0.0.23 writes the activations inside the output allocations (the trace has 2 events); donated, the outputs share the parameters' memory and the activations become temporaries the costly side never traced: 18 % low"),
     ("pair-dtype", "bf16", "XLA keeps bf16 copies of the f32 activations for the backward pass; in bf16 they are not needed and the schedule moves the peak: 10 % high"),
-    ("pair-dtype-oom", "bf16", "same program as pair-dtype at a larger batch: 12 % high"),
-    ("pair-transformer-bf16", "bf16", "in bf16 the compiler keeps f32 softmax and logits temporaries the f32 program fused away: 18 % low"),
-    ("pair-convnet-bf16-v4", "bf16", "the bf16 convolutions get other layouts (feature dimension tiles) than the f32 ones cast: 12 % high"),
-    ("pair-transformer-shard", "sharding", "FSDP's gradients are reduce-scattered from full-size buffers the replicated program never had: 16 % low"),
-    ("pair-mlp-offload", "offload", "the host-memory program keeps more of the state in HBM at once than one reader span per state: 13 % low"),
+    ("pair-dtype-oom", "bf16", "same program as pair-dtype at a larger batch (not examined separately): 12 % high"),
+    ("pair-transformer-bf16", "bf16", "predicted 18 % low; cause not yet examined"),
+    ("pair-convnet-bf16-v4", "bf16", "predicted 12 % high; cause not yet examined"),
+    ("pair-transformer-shard", "sharding", "predicted 16 % low: the sharded program keeps more than two gathered weights' worth of collective temporaries; not examined further"),
+    ("pair-mlp-offload", "offload", "predicted 13 % low: the host-memory program keeps more of the state in HBM at once than one reader span per state; not examined further"),
+    ("pair-convnet-batch", "batch", "predicted 6 % high; cause not yet examined"),
     ("pair-remat", "remat", "the residual model (repeated or stacked live buffers at the peak) misses which residuals jax.checkpoint keeps"),
     ("pair-remat-oom", "remat", "as pair-remat"),
     ("pair-remat-oom-v6e", "remat", "as pair-remat"),
@@ -169,7 +170,7 @@ fn predictions_meet_their_targets_on_real_pairs() {
     let mut problems = Vec::new();
     for (pair, change, _, _, _, error) in &rows {
         let misses = error.abs() > target(*change);
-        let known = KNOWN_MISSES.iter().any(|(p, _, _)| p == pair);
+        let known = KNOWN_MISSES.iter().any(|(p, w, _)| p == pair && *w == word(*change));
         if misses && !known {
             problems.push(format!("{pair}: {} off by {:+.1} % (target {:.0} %)", word(*change), error * 100.0, target(*change) * 100.0));
         }
