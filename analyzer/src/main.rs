@@ -53,6 +53,16 @@ fn command() -> Command {
                         .help("judge the peak against this device's limit when the inputs give none (a lone HloProto, a step log), as the page's device picker does"),
                 )
                 .arg(Arg::new("link").long("link").action(ArgAction::SetTrue).help("print a link to the page that carries the report, last and alone on its line"))
+                .arg(
+                    Arg::new("what-if")
+                        .long("what-if")
+                        .value_name("REMEDIES")
+                        .value_delimiter(',')
+                        .value_parser(clap::builder::PossibleValuesParser::new(
+                            oomscope_report::whatif::Remedy::ALL.iter().map(|r| r.as_str()),
+                        ))
+                        .help("replay these remedies together on the module that ran out (e.g. donation,bf16) and print the predicted peak; --json always holds every single remedy"),
+                )
                 .arg(base_url_arg()),
         )
         .subcommand(
@@ -101,7 +111,8 @@ fn main() -> ExitCode {
 
 fn cmd_analyze(m: &ArgMatches) -> ExitCode {
     let inputs = side_inputs(m, "paths");
-    let mut report = oomscope_analyzer::analyze_inputs(inputs.files, inputs.sources, &mut |_| {});
+    let (mut report, programs) =
+        oomscope_analyzer::analyze_keeping_programs(inputs.files, inputs.sources, &mut |_| {});
     // Paths that could not be read are listed after what was analysed.
     report.errors.extend(inputs.unreadable);
     // The page's device picker: the verdict made again with the device's limit.
@@ -111,6 +122,27 @@ fn cmd_analyze(m: &ArgMatches) -> ExitCode {
         .map(|d| d.limit());
     if device.is_some() {
         report.diagnosis = oomscope_diagnosis::diagnose_with(&report, device.as_ref());
+        oomscope_analyzer::what_if::attach(&mut report, &programs, device.as_ref().map(|d| d.limit_bytes));
+    }
+    // `--what-if a,b`: the combination, replayed in one plan.
+    let remedies: Vec<oomscope_report::whatif::Remedy> = m
+        .get_many::<String>("what-if")
+        .into_iter()
+        .flatten()
+        .filter_map(|w| oomscope_report::whatif::Remedy::from_word(w))
+        .collect();
+    let combination = (!remedies.is_empty()).then(|| {
+        oomscope_analyzer::what_if::combination(
+            &report,
+            &programs,
+            &remedies,
+            device.as_ref().map(|d| d.limit_bytes),
+        )
+    });
+    if let Some(Ok(w)) = &combination {
+        if !w.with.is_empty() {
+            report.diagnosis.what_if.push(w.clone());
+        }
     }
     if !m.get_flag("buffers") {
         for module in &mut report.modules {
@@ -138,6 +170,12 @@ fn cmd_analyze(m: &ArgMatches) -> ExitCode {
         }
     } else {
         print!("{}", cli::summary::summary(&report));
+        if let Some(c) = &combination {
+            print!("{}", cli::summary::what_if_line(&remedies, c));
+        }
+    }
+    if let (true, Some(Err(why))) = (m.get_flag("json"), &combination) {
+        eprintln!("oomscope: what if {}: {why}", remedies.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(" + "));
     }
     for e in &report.errors {
         eprintln!("oomscope: {}", e.message);

@@ -26,6 +26,7 @@
 //!
 //! Every prediction is held to real same-program pairs (`tests/pairs.rs`).
 
+pub mod entries;
 pub mod facts;
 pub mod remat;
 pub mod replay;
