@@ -158,7 +158,13 @@ pub fn attach(d: &mut Diagnosis, replayed: Replayed) {
     d.what_if = replayed.singles.clone();
     d.what_if.extend(replayed.combination.clone());
 
-    // The headline: the cheapest prediction that fits with a margin.
+    // The headline: the cheapest prediction that fits with a margin. A
+    // section-2 configuration error (one allocation over half the limit:
+    // a missing sharding, a debug print) stays the answer: it is a bug to
+    // fix, not a remedy to trade.
+    if d.path.iter().any(|id| id == LARGE_ALLOCATIONS) {
+        return;
+    }
     let Some(limit) = replayed.limit_bytes else { return };
     let excess = replayed.peak_bytes.saturating_sub(limit);
     if excess == 0 {

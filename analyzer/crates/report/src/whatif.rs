@@ -48,17 +48,19 @@ impl Remedy {
         Remedy::ALL.into_iter().find(|r| r.as_str() == word.trim())
     }
 
-    /// How much a user's effort the remedy costs, cheapest first: a flag or
-    /// an argument before a dtype change, before a smaller batch, before a
-    /// change of the model code, before more devices.
+    /// What the remedy costs the user, cheapest first, in the decision
+    /// tree's order (`diagnosis/src/compile/remedy.rs`): donation is free,
+    /// padding a shape change, jax.checkpoint a third more backward compute,
+    /// bf16 changes numerics, a smaller batch the training dynamics; host
+    /// offload adds transfers and sharding needs more devices.
     pub fn cost_rank(self) -> u8 {
         match self {
             Remedy::Donation => 0,
             Remedy::Padding => 1,
-            Remedy::Bf16 => 2,
-            Remedy::Remat => 3,
-            Remedy::Offload => 4,
-            Remedy::Batch => 5,
+            Remedy::Remat => 2,
+            Remedy::Bf16 => 3,
+            Remedy::Batch => 4,
+            Remedy::Offload => 5,
             Remedy::Sharding => 6,
         }
     }
