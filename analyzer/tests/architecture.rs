@@ -166,6 +166,35 @@ fn format_crates_know_no_other_format_crate_and_no_crate_knows_the_browser() {
     assert!(violations.is_empty(), "{}", violations.join("\n"));
 }
 
+/// Crates that analyse a program the decoders built and must not know any
+/// format: they take `report` types (and `layout`'s shapes) only.
+const FORMAT_FREE_CRATES: &[&str] = &["oomscope-whatif"];
+
+#[test]
+fn the_what_if_engine_knows_no_format_crate() {
+    let manifests = analyzer_manifests();
+    let mut checked = 0;
+    for (path, manifest) in &manifests {
+        if !FORMAT_FREE_CRATES.contains(&manifest.package.as_str()) {
+            continue;
+        }
+        checked += 1;
+        // Its tests may read real inputs through a decoder; its library may not.
+        let text = std::fs::read_to_string(path).unwrap();
+        let library = text.split("[dev-dependencies]").next().unwrap_or("");
+        let runtime = parse_manifest(library);
+        for dependency in &runtime.dependencies {
+            assert!(
+                !FORMAT_CRATES.contains(&dependency.as_str()),
+                "{}: {} depends on format crate {dependency}",
+                path.display(),
+                manifest.package
+            );
+        }
+    }
+    assert_eq!(checked, FORMAT_FREE_CRATES.len(), "every format-free crate is found");
+}
+
 #[test]
 fn the_manifest_rules_catch_what_they_forbid() {
     let steps = parse_manifest(
