@@ -33,7 +33,13 @@ pub(crate) fn apply(work: &mut Work<'_>, before: &Curve) -> Result<(String, Stri
         }
     }
     let repeated: Vec<Vec<usize>> = by_shape.into_values().filter(|g| g.len() >= 2).collect();
-    let unrolled_blocks = repeated.iter().map(Vec::len).max().unwrap_or(0);
+    // The blocks: how often the heaviest repeated residual repeats (a
+    // block can save several residuals of one shape, so the largest count
+    // overstates it).
+    let unrolled_blocks = repeated
+        .iter()
+        .max_by_key(|g| g.iter().map(|&b| size(b)).sum::<u64>())
+        .map_or(0, Vec::len);
     // Scanned blocks: live buffers stacked along a leading trip count.
     let mut by_leading: HashMap<i64, Vec<usize>> = HashMap::new();
     for &b in &live {
