@@ -576,12 +576,32 @@ pub(crate) fn live_at(program: &HeapProgram, position: u64) -> Vec<usize> {
         }
         let Some(b) = e.buffer else { continue };
         match e.kind {
-            HeapEventKind::Alloc => live.push(b),
+            // A sharer (a loop's result reusing its input's memory) is live
+            // as the buffer it shares with is.
+            HeapEventKind::Alloc | HeapEventKind::ShareWith(_) => live.push(b),
             HeapEventKind::Free => live.retain(|&x| x != b),
-            HeapEventKind::ShareWith(_) => {}
         }
     }
     live
+}
+
+/// The buffer whose memory `b` uses (following SHARE_WITH to its root).
+pub(crate) fn memory_root(program: &HeapProgram, b: usize) -> usize {
+    use oomscope_report::program::HeapEventKind;
+    let mut canonical = std::collections::HashMap::new();
+    for e in &program.events {
+        if let (HeapEventKind::ShareWith(c), Some(x)) = (e.kind, e.buffer) {
+            canonical.insert(x, c);
+        }
+    }
+    let mut r = b;
+    for _ in 0..=program.buffers.len() {
+        match canonical.get(&r) {
+            Some(&c) if c != r => r = c,
+            _ => break,
+        }
+    }
+    r
 }
 
 fn plural(n: usize) -> &'static str {

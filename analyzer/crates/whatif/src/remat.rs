@@ -18,10 +18,17 @@ use std::collections::HashMap;
 
 use oomscope_report::program::HeapEventKind;
 
-use crate::{facts, live_at, Curve, Extra, Work, WhatIfError};
+use crate::{facts, live_at, memory_root, Curve, Extra, Work, WhatIfError};
 
 pub(crate) fn apply(work: &mut Work<'_>, before: &Curve) -> Result<(String, String), WhatIfError> {
-    let live = live_at(work.program, before.peak_position);
+    // Each live buffer's memory is its root's (a scan's stacked residuals
+    // share their initial buffer's memory); counted once.
+    let mut live: Vec<usize> = live_at(work.program, before.peak_position)
+        .into_iter()
+        .map(|b| memory_root(work.program, b))
+        .collect();
+    live.sort_unstable();
+    live.dedup();
     let size = |b: usize| work.plan.buffer_bytes.get(b).copied().unwrap_or(0);
     // Unrolled blocks: the same shape live several times at the peak.
     let mut by_shape: HashMap<&str, Vec<usize>> = HashMap::new();
@@ -85,7 +92,7 @@ pub(crate) fn apply(work: &mut Work<'_>, before: &Curve) -> Result<(String, Stri
     let (mut from, mut to) = (usize::MAX, 0usize);
     for (i, e) in work.program.events.iter().enumerate() {
         if let Some(b) = e.buffer {
-            if residuals.contains(&b) {
+            if residuals.contains(&memory_root(work.program, b)) {
                 match e.kind {
                     HeapEventKind::Alloc => from = from.min(i),
                     HeapEventKind::Free => to = to.max(i),
