@@ -65,17 +65,7 @@ pub fn what_if(
             prediction.scope.join("; ")
         )));
     }
-    let mut changed: Vec<ChangedBuffer> = prediction
-        .changed
-        .iter()
-        .map(|c| ChangedBuffer {
-            name: c.name.clone(),
-            shape_before: c.shape_before.clone(),
-            shape_after: c.shape_after.clone(),
-            bytes_before: c.bytes_before,
-            bytes_after: c.bytes_after,
-        })
-        .collect();
+    let mut changed: Vec<ChangedBuffer> = prediction.changed.clone();
     changed.sort_by_key(|c| std::cmp::Reverse(c.bytes_before.abs_diff(c.bytes_after)));
     changed.truncate(MAX_CHANGED);
     let signed = |b: u64| i64::try_from(b).unwrap_or(i64::MAX);

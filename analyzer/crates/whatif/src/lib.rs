@@ -33,6 +33,7 @@ pub mod replay;
 
 use oomscope_layout::{suggest_fix, ArrayShape, ElementType, Tile};
 use oomscope_report::program::HeapProgram;
+pub use oomscope_report::whatif::ChangedBuffer;
 
 pub use facts::{Facts, Role};
 pub use replay::{replay, Curve, Extra, Plan};
@@ -77,15 +78,6 @@ pub enum WhatIfError {
     CannotReplay(String),
 }
 
-/// A buffer whose size or lifetime a remedy changes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChangedBuffer {
-    pub name: String,
-    pub shape_before: String,
-    pub shape_after: String,
-    pub bytes_before: u64,
-    pub bytes_after: u64,
-}
 
 /// The replayed program after the changes.
 #[derive(Debug, Clone)]
