@@ -558,42 +558,59 @@ impl Work<'_> {
     }
 }
 
-/// Traced buffers live at `position` (allocated, not yet freed), by index.
+/// Traced buffers live at `position` (allocated, not yet freed), by index
+/// (one pass, linear in the events).
 pub(crate) fn live_at(program: &HeapProgram, position: u64) -> Vec<usize> {
     use oomscope_report::program::HeapEventKind;
-    let mut live: Vec<usize> = Vec::new();
+    let mut live = vec![false; program.buffers.len()];
     for (i, e) in program.events.iter().enumerate() {
         if i as u64 > position {
             break;
         }
-        let Some(b) = e.buffer else { continue };
-        match e.kind {
-            // A sharer (a loop's result reusing its input's memory) is live
-            // as the buffer it shares with is.
-            HeapEventKind::Alloc | HeapEventKind::ShareWith(_) => live.push(b),
-            HeapEventKind::Free => live.retain(|&x| x != b),
-        }
+        let Some(slot) = e.buffer.and_then(|b| live.get_mut(b)) else { continue };
+        // A sharer (a loop's result reusing its input's memory) is live as
+        // the buffer it shares with is.
+        *slot = !matches!(e.kind, HeapEventKind::Free);
     }
-    live
+    (0..live.len()).filter(|&b| live[b]).collect()
 }
 
-/// The buffer whose memory `b` uses (following SHARE_WITH to its root).
-pub(crate) fn memory_root(program: &HeapProgram, b: usize) -> usize {
+/// The buffer whose memory each buffer uses (SHARE_WITH followed to its
+/// root), for every buffer at once: one pass over the events, and each
+/// chain walk bounded by the number of buffers.
+pub(crate) fn memory_roots(program: &HeapProgram) -> Vec<usize> {
     use oomscope_report::program::HeapEventKind;
-    let mut canonical = std::collections::HashMap::new();
+    let n = program.buffers.len();
+    let mut canonical: Vec<Option<usize>> = vec![None; n];
     for e in &program.events {
         if let (HeapEventKind::ShareWith(c), Some(x)) = (e.kind, e.buffer) {
-            canonical.insert(x, c);
+            if let Some(slot) = canonical.get_mut(x) {
+                *slot = Some(c);
+            }
         }
     }
-    let mut r = b;
-    for _ in 0..=program.buffers.len() {
-        match canonical.get(&r) {
-            Some(&c) if c != r => r = c,
-            _ => break,
+    let mut roots: Vec<Option<usize>> = vec![None; n];
+    for b in 0..n {
+        let mut path = Vec::new();
+        let mut r = b;
+        while let Some(c) = canonical.get(r).copied().flatten() {
+            if let Some(known) = roots.get(r).copied().flatten() {
+                r = known;
+                break;
+            }
+            if c == r || path.len() > n {
+                break;
+            }
+            path.push(r);
+            r = c;
         }
+        let root = roots.get(r).copied().flatten().unwrap_or(r);
+        for p in path {
+            roots[p] = Some(root);
+        }
+        roots[b] = Some(root);
     }
-    r
+    roots.into_iter().enumerate().map(|(i, r)| r.unwrap_or(i)).collect()
 }
 
 fn plural(n: usize) -> &'static str {

@@ -18,14 +18,16 @@ use std::collections::HashMap;
 
 use oomscope_report::program::HeapEventKind;
 
-use crate::{facts, live_at, memory_root, Curve, Extra, Work, WhatIfError};
+use crate::{facts, live_at, memory_roots, Curve, Extra, Work, WhatIfError};
 
 pub(crate) fn apply(work: &mut Work<'_>, before: &Curve) -> Result<(String, String), WhatIfError> {
     // Each live buffer's memory is its root's (a scan's stacked residuals
     // share their initial buffer's memory); counted once.
+    let roots = memory_roots(work.program);
+    let root = |b: usize| roots.get(b).copied().unwrap_or(b);
     let mut live: Vec<usize> = live_at(work.program, before.peak_position)
         .into_iter()
-        .map(|b| memory_root(work.program, b))
+        .map(root)
         .collect();
     live.sort_unstable();
     live.dedup();
@@ -89,10 +91,11 @@ pub(crate) fn apply(work: &mut Work<'_>, before: &Curve) -> Result<(String, Stri
     let one_block = total / blocks;
     let kept = input.saturating_mul(blocks).saturating_add(one_block);
     // The span the residuals covered.
+    let residual_set: std::collections::HashSet<usize> = residuals.iter().copied().collect();
     let (mut from, mut to) = (usize::MAX, 0usize);
     for (i, e) in work.program.events.iter().enumerate() {
         if let Some(b) = e.buffer {
-            if residuals.contains(&memory_root(work.program, b)) {
+            if residual_set.contains(&root(b)) {
                 match e.kind {
                     HeapEventKind::Alloc => from = from.min(i),
                     HeapEventKind::Free => to = to.max(i),
