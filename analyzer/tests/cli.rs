@@ -581,3 +581,24 @@ fn modules_say_their_memory_and_peak_in_words_and_empty_ones_are_one_line() {
         );
     }
 }
+
+#[test]
+fn what_if_prints_a_combination_replayed_on_the_program() {
+    let dir = oomscope_testdata::fixtures().join("pair-donate/plain");
+    let o = oomscope(&["analyze", dir.to_str().unwrap(), "--what-if", "donation,bf16"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = stdout(&o);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("What if donation + bf16 on jit_sgd_step"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(line.contains("peak 16.25 GiB →") && line.contains("fits with"), "{line}");
+    // --json keeps every single remedy and adds the combination.
+    let o = oomscope(&["analyze", dir.to_str().unwrap(), "--what-if", "donation,bf16", "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let what_if = json["diagnosis"]["what_if"].as_array().unwrap();
+    assert!(what_if.iter().any(|w| w["remedy"] == "donation" && w.get("with").is_none()));
+    assert!(what_if.iter().any(|w| w["remedy"] == "donation" && w["with"][0] == "bf16"));
+    // An unknown remedy is a usage error.
+    assert_eq!(oomscope(&["analyze", dir.to_str().unwrap(), "--what-if", "magic"]).status.code(), Some(2));
+}
