@@ -624,3 +624,32 @@ fn plural(n: usize) -> &'static str {
 fn units(bytes: u64) -> String {
     oomscope_report::units::format_bytes(bytes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn array(text: &str) -> ArrayShape {
+        facts::array_of(text).unwrap()
+    }
+
+    #[test]
+    fn bf16_takes_the_packed_tile_and_its_padded_size() {
+        // The layouts XLA:TPU gives the same arrays in bf16 (fixtures/pair-dtype).
+        let b = to_bf16(&array("f32[129,1024]{1,0:T(8,128)}"));
+        assert_eq!(b.to_string(), "bf16[129,1024]{1,0:T(8,128)(2,1)}");
+        assert_eq!(b.tpu_padded_bytes(), 136 * 1024 * 2);
+        let one = to_bf16(&array("f32[100]{0:T(128)}"));
+        assert_eq!(one.to_string(), "bf16[100]{0:T(256)}");
+        assert_eq!(one.tpu_padded_bytes(), 512);
+    }
+
+    #[test]
+    fn a_size_the_model_does_not_reproduce_is_scaled_by_the_model() {
+        let before = array("f32[1024,1024]{1,0:T(8,128)}");
+        let after = to_bf16(&before);
+        // The compiler's own size wins; the layout model gives the ratio.
+        assert_eq!(resized(4 << 20, &before, &after), 2 << 20);
+        assert_eq!(resized(5 << 20, &before, &after), (5 << 20) / 2);
+    }
+}
