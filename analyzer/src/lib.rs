@@ -10,6 +10,7 @@
 pub mod archive;
 pub mod compare;
 pub mod sniff;
+pub mod what_if;
 
 pub use oomscope_report as report;
 use oomscope_report::{InputError, InputInfo, InputKind, Report};
@@ -59,11 +60,23 @@ pub fn analyze(files: Vec<InputFile>, progress: &mut dyn FnMut(Progress)) -> Rep
 
 /// [`analyze`] with some inputs given as random-access [`InputSource`]s.
 pub fn analyze_inputs(
-    mut files: Vec<InputFile>,
+    files: Vec<InputFile>,
     sources: Vec<InputSource>,
     progress: &mut dyn FnMut(Progress),
 ) -> Report {
+    analyze_keeping_programs(files, sources, progress).0
+}
+
+/// [`analyze_inputs`], also returning the programs of the HloProto modules
+/// (what the what-if engine replays: the CLI's `--what-if`).
+pub fn analyze_keeping_programs(
+    mut files: Vec<InputFile>,
+    sources: Vec<InputSource>,
+    progress: &mut dyn FnMut(Progress),
+) -> (Report, Vec<oomscope_report::program::HeapProgram>) {
     let mut report = Report::new();
+    // Programs of the HloProto modules, for the what-if replay.
+    let mut programs: Vec<oomscope_report::program::HeapProgram> = Vec::new();
     // Texts dropped on their own in which no reader found anything.
     let mut empty_texts: Vec<String> = Vec::new();
     for s in sources {
@@ -165,7 +178,17 @@ pub fn analyze_inputs(
                     size_bytes: size,
                     content_hash,
                 });
-                match oomscope_xla::analyze_hlo_proto(&file.name, &file.data) {
+                // Decoded once: the Memory Viewer analysis, and the program
+                // the what-if engine replays.
+                let analysed =
+                    oomscope_xla::decode_hlo_proto(&file.name, &file.data).and_then(|hlo| {
+                        let modules = oomscope_xla::analyze_hlo(&file.name, &hlo, None)?;
+                        if let Ok(p) = oomscope_xla::heap_programs(&file.name, &hlo, None) {
+                            programs.extend(p);
+                        }
+                        Ok(modules)
+                    });
+                match analysed {
                     Ok(modules) => report.modules.extend(modules),
                     Err(e) => report.errors.push(InputError {
                         input: file.name.clone(),
@@ -306,13 +329,14 @@ pub fn analyze_inputs(
         event.padding = oomscope_layout::event_padding(event);
     }
     report.diagnosis = oomscope_diagnosis::diagnose(&report);
+    what_if::attach(&mut report, &programs, None);
     progress(Progress {
         input: String::new(),
         done_bytes: total,
         total_bytes: total,
         stage: "done".into(),
     });
-    report
+    (report, programs)
 }
 
 /// An XProf profile: the Memory Viewer of every compiled module (plane

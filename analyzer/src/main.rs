@@ -55,6 +55,16 @@ fn command() -> Command {
                         .help("judge the peak against this device's limit when the inputs give none (a lone HloProto, a step log), as the page's device picker does"),
                 )
                 .arg(Arg::new("link").long("link").action(ArgAction::SetTrue).help("print a link to the page that carries the report, last and alone on its line"))
+                .arg(
+                    Arg::new("what-if")
+                        .long("what-if")
+                        .value_name("REMEDIES")
+                        .value_delimiter(',')
+                        .value_parser(clap::builder::PossibleValuesParser::new(
+                            oomscope_report::whatif::Remedy::ALL.iter().map(|r| r.as_str()),
+                        ))
+                        .help("replay these remedies together on the module that ran out (e.g. donation,bf16) and print the predicted peak; --json always holds every single remedy"),
+                )
                 .arg(base_url_arg()),
         )
         .subcommand(
@@ -103,7 +113,10 @@ fn out(text: &str) -> bool {
         return true;
     }
     let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
         Ok(()) => true,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
             STDOUT_CLOSED.store(true, Ordering::Relaxed);
@@ -128,7 +141,8 @@ fn main() -> ExitCode {
 
 fn cmd_analyze(m: &ArgMatches) -> ExitCode {
     let inputs = side_inputs(m.get_many::<String>("paths").into_iter().flatten());
-    let mut report = oomscope_analyzer::analyze_inputs(inputs.files, inputs.sources, &mut |_| {});
+    let (mut report, programs) =
+        oomscope_analyzer::analyze_keeping_programs(inputs.files, inputs.sources, &mut |_| {});
     // Paths that could not be read are listed after what was analysed.
     report.errors.extend(inputs.unreadable);
     // The page's device picker: the verdict made again with the device's limit.
@@ -138,6 +152,31 @@ fn cmd_analyze(m: &ArgMatches) -> ExitCode {
         .map(|d| d.limit());
     if device.is_some() {
         report.diagnosis = oomscope_diagnosis::diagnose_with(&report, device.as_ref());
+        oomscope_analyzer::what_if::attach(
+            &mut report,
+            &programs,
+            device.as_ref().map(|d| d.limit_bytes),
+        );
+    }
+    // `--what-if a,b`: the combination, replayed in one plan.
+    let remedies: Vec<oomscope_report::whatif::Remedy> = m
+        .get_many::<String>("what-if")
+        .into_iter()
+        .flatten()
+        .filter_map(|w| oomscope_report::whatif::Remedy::from_word(w))
+        .collect();
+    let combination = (!remedies.is_empty()).then(|| {
+        oomscope_analyzer::what_if::combination(
+            &report,
+            &programs,
+            &remedies,
+            device.as_ref().map(|d| d.limit_bytes),
+        )
+    });
+    if let Some(Ok(w)) = &combination {
+        if !w.with.is_empty() {
+            report.diagnosis.what_if.push(w.clone());
+        }
     }
     if !m.get_flag("buffers") {
         for module in &mut report.modules {
@@ -166,7 +205,21 @@ fn cmd_analyze(m: &ArgMatches) -> ExitCode {
             }
         }
     } else {
-        out(&cli::summary::summary(&report));
+        if out(&cli::summary::summary(&report)) {
+            if let Some(c) = &combination {
+                out(&cli::summary::what_if_line(&remedies, c));
+            }
+        }
+    }
+    if let (true, Some(Err(why))) = (m.get_flag("json"), &combination) {
+        eprintln!(
+            "oomscope: what if {}: {why}",
+            remedies
+                .iter()
+                .map(|r| r.as_str())
+                .collect::<Vec<_>>()
+                .join(" + ")
+        );
     }
     for e in &report.errors {
         eprintln!("oomscope: {}", e.message);
@@ -205,7 +258,10 @@ fn side_inputs<'a>(
 
 fn cmd_compare(m: &ArgMatches) -> ExitCode {
     let after_b = match cli::compare::AfterB::split(
-        m.get_many::<String>("b").into_iter().flatten().map(String::as_str),
+        m.get_many::<String>("b")
+            .into_iter()
+            .flatten()
+            .map(String::as_str),
     ) {
         Ok(after) => after,
         Err(e) => {
@@ -217,8 +273,12 @@ fn cmd_compare(m: &ArgMatches) -> ExitCode {
     let a = side_inputs(m.get_many::<String>("a").into_iter().flatten());
     let b = side_inputs(&after_b.paths);
     let labels = oomscope_analyzer::compare::Labels {
-        a: after_b.label_a.or_else(|| m.get_one::<String>("label-a").cloned()),
-        b: after_b.label_b.or_else(|| m.get_one::<String>("label-b").cloned()),
+        a: after_b
+            .label_a
+            .or_else(|| m.get_one::<String>("label-a").cloned()),
+        b: after_b
+            .label_b
+            .or_else(|| m.get_one::<String>("label-b").cloned()),
     };
     let runs =
         oomscope_analyzer::compare::compare_inputs(a, b, labels, &mut |_| {}).without_lifetimes();

@@ -166,6 +166,39 @@ fn format_crates_know_no_other_format_crate_and_no_crate_knows_the_browser() {
     assert!(violations.is_empty(), "{}", violations.join("\n"));
 }
 
+/// Crates that analyse a program the decoders built and must not know any
+/// format: they take `report` types (and `layout`'s shapes) only.
+const FORMAT_FREE_CRATES: &[&str] = &["oomscope-whatif"];
+
+#[test]
+fn the_what_if_engine_knows_no_format_crate() {
+    let manifests = analyzer_manifests();
+    let mut checked = 0;
+    for (path, manifest) in &manifests {
+        if !FORMAT_FREE_CRATES.contains(&manifest.package.as_str()) {
+            continue;
+        }
+        checked += 1;
+        // Its tests may read real inputs through a decoder; its library may not.
+        let text = std::fs::read_to_string(path).unwrap();
+        let library = text.split("[dev-dependencies]").next().unwrap_or("");
+        let runtime = parse_manifest(library);
+        for dependency in &runtime.dependencies {
+            assert!(
+                !FORMAT_CRATES.contains(&dependency.as_str()),
+                "{}: {} depends on format crate {dependency}",
+                path.display(),
+                manifest.package
+            );
+        }
+    }
+    assert_eq!(
+        checked,
+        FORMAT_FREE_CRATES.len(),
+        "every format-free crate is found"
+    );
+}
+
 #[test]
 fn the_manifest_rules_catch_what_they_forbid() {
     let steps = parse_manifest(
@@ -333,7 +366,10 @@ fn module_imports(src: &Path) -> Vec<(String, Vec<String>)> {
         let (name, files) = if path.is_dir() {
             let mut files = Vec::new();
             rust_files(&path, &mut files);
-            (path.file_name().unwrap().to_string_lossy().to_string(), files)
+            (
+                path.file_name().unwrap().to_string_lossy().to_string(),
+                files,
+            )
         } else if path.extension().is_some_and(|e| e == "rs") {
             let stem = path.file_stem().unwrap().to_string_lossy().to_string();
             if stem == "lib" || stem == "main" {
@@ -382,7 +418,10 @@ fn import_cycle(graph: &[(String, Vec<String>)]) -> Option<Vec<String>> {
             return None;
         }
         path.push(node.to_string());
-        let next = graph.iter().find(|(n, _)| n == node).map(|(_, e)| e.clone());
+        let next = graph
+            .iter()
+            .find(|(n, _)| n == node)
+            .map(|(_, e)| e.clone());
         for n in next.unwrap_or_default() {
             if let Some(c) = visit(&n, graph, path, done) {
                 return Some(c);
@@ -407,7 +446,11 @@ fn reader_modules_import_each_other_one_way() {
     for krate in ["logs", "permalink"] {
         let src = repo().join("analyzer/crates").join(krate).join("src");
         let graph = module_imports(&src);
-        assert!(graph.len() >= 3, "{krate}: modules not found in {}", src.display());
+        assert!(
+            graph.len() >= 3,
+            "{krate}: modules not found in {}",
+            src.display()
+        );
         assert_eq!(import_cycle(&graph), None, "{krate}: {graph:?}");
     }
     // The check sees a circle.

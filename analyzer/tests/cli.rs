@@ -391,7 +391,10 @@ fn compare_a_real_pair_names_the_donation() {
         String::from_utf8_lossy(&trailing.stderr)
     );
     let trailing: serde_json::Value = serde_json::from_str(&stdout(&trailing)).unwrap();
-    assert_eq!(trailing["comparison"]["modules"], json["comparison"]["modules"]);
+    assert_eq!(
+        trailing["comparison"]["modules"],
+        json["comparison"]["modules"]
+    );
     assert!(!serde_json::to_string(&trailing["b"]["inputs"])
         .unwrap()
         .contains("--json"));
@@ -405,7 +408,10 @@ fn compare_a_real_pair_names_the_donation() {
     ]);
     assert_eq!(unknown.status.code(), Some(2));
     let err = String::from_utf8_lossy(&unknown.stderr);
-    assert!(err.contains("'--jsonn'") && err.contains("Usage: oomscope compare"), "{err}");
+    assert!(
+        err.contains("'--jsonn'") && err.contains("Usage: oomscope compare"),
+        "{err}"
+    );
 }
 
 /// `oomscope analyze ... --json | head`: the reader closes the pipe early;
@@ -636,4 +642,48 @@ fn modules_say_their_memory_and_peak_in_words_and_empty_ones_are_one_line() {
             "{nothing}"
         );
     }
+}
+
+#[test]
+fn what_if_prints_a_combination_replayed_on_the_program() {
+    let dir = oomscope_testdata::fixtures().join("pair-donate/plain");
+    let o = oomscope(&[
+        "analyze",
+        dir.to_str().unwrap(),
+        "--what-if",
+        "donation,bf16",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = stdout(&o);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("What if donation + bf16 on jit_sgd_step"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        line.contains("peak 16.25 GiB →") && line.contains("fits with"),
+        "{line}"
+    );
+    // --json keeps every single remedy and adds the combination.
+    let o = oomscope(&[
+        "analyze",
+        dir.to_str().unwrap(),
+        "--what-if",
+        "donation,bf16",
+        "--json",
+    ]);
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let what_if = json["diagnosis"]["what_if"].as_array().unwrap();
+    assert!(what_if
+        .iter()
+        .any(|w| w["remedy"] == "donation" && w.get("with").is_none()));
+    assert!(what_if
+        .iter()
+        .any(|w| w["remedy"] == "donation" && w["with"][0] == "bf16"));
+    // An unknown remedy is a usage error.
+    assert_eq!(
+        oomscope(&["analyze", dir.to_str().unwrap(), "--what-if", "magic"])
+            .status
+            .code(),
+        Some(2)
+    );
 }

@@ -447,10 +447,30 @@ fn the_log_of_a_compile_that_fit_gives_its_headroom() {
     let m = |v: f64| (v * (1u64 << 20) as f64).round() as u64;
     let cases: [(std::path::PathBuf, u64, u64, u64); 4] = [
         // (log, program, arguments, limit) as each log prints them.
-        (fixtures().join("old-libtpu-fits/compile.log"), m(325.04), m(116.44), g(15.75)),
-        (fixtures().join("mid-libtpu-fits/compile.log"), m(325.22), m(116.44), g(15.75)),
-        (fixtures().join("fits-mlp/compile.log"), m(326.68), m(116.44), g(15.75)),
-        (corpus().join("logs/66_tpu_compile_hbm.txt"), g(14.10), g(6.47), g(94.74)),
+        (
+            fixtures().join("old-libtpu-fits/compile.log"),
+            m(325.04),
+            m(116.44),
+            g(15.75),
+        ),
+        (
+            fixtures().join("mid-libtpu-fits/compile.log"),
+            m(325.22),
+            m(116.44),
+            g(15.75),
+        ),
+        (
+            fixtures().join("fits-mlp/compile.log"),
+            m(326.68),
+            m(116.44),
+            g(15.75),
+        ),
+        (
+            corpus().join("logs/66_tpu_compile_hbm.txt"),
+            g(14.10),
+            g(6.47),
+            g(94.74),
+        ),
     ];
     for (path, program, arguments, limit) in cases {
         let name = path.display().to_string();
@@ -471,11 +491,18 @@ fn the_log_of_a_compile_that_fit_gives_its_headroom() {
             (program, Some(arguments), Some(limit)),
             "{name}"
         );
-        assert!(u.total_usage_bytes.is_some() && u.reserved_bytes.is_some(), "{name}");
+        assert!(
+            u.total_usage_bytes.is_some() && u.reserved_bytes.is_some(),
+            "{name}"
+        );
         assert!(!oomscope_diagnosis::asks_for_device(&r), "{name}");
         let h = r.diagnosis.headline.as_ref().unwrap();
         assert_eq!(h.node, "verdict.fits", "{name}: {}", h.text);
-        assert_eq!(h.estimate_bytes, Some(limit - program - arguments), "{name}");
+        assert_eq!(
+            h.estimate_bytes,
+            Some(limit - program - arguments),
+            "{name}"
+        );
         assert!(h.text.contains("headroom"), "{}", h.text);
     }
 }

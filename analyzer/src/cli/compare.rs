@@ -174,8 +174,14 @@ mod tests {
 
     #[test]
     fn options_after_b_are_options_and_unknown_ones_are_refused() {
-        let a = AfterB::split(["b.log", "--json", "--label-b", "after", "--base-url=https://x/"])
-            .unwrap();
+        let a = AfterB::split([
+            "b.log",
+            "--json",
+            "--label-b",
+            "after",
+            "--base-url=https://x/",
+        ])
+        .unwrap();
         assert_eq!(a.paths, ["b.log"]);
         assert!(a.json && !a.link);
         assert_eq!(a.label_b.as_deref(), Some("after"));

@@ -283,3 +283,46 @@ fn diagnosis(s: &mut String, r: &Report) {
         }
     }
 }
+
+/// `--what-if a,b`: the combination's prediction, or why there is none.
+pub fn what_if_line(
+    remedies: &[oomscope_report::whatif::Remedy],
+    result: &Result<oomscope_report::whatif::WhatIf, String>,
+) -> String {
+    let names: Vec<&str> = remedies.iter().map(|r| r.as_str()).collect();
+    let mut s = String::new();
+    match result {
+        Ok(w) => {
+            let verdict = match (w.fits, w.headroom_bytes) {
+                (Some(true), Some(h)) => format!(
+                    ", fits with {} headroom",
+                    format_bytes(u64::try_from(h).unwrap_or(0))
+                ),
+                (Some(false), Some(h)) => {
+                    format!(", still {} over the limit", format_bytes(h.unsigned_abs()))
+                }
+                _ => ", no limit known".to_string(),
+            };
+            let before = u64::try_from(
+                i64::try_from(w.predicted_peak_bytes)
+                    .unwrap_or(i64::MAX)
+                    .saturating_add(w.saving_bytes),
+            )
+            .unwrap_or(0);
+            let _ = writeln!(
+                s,
+                "What if {} on {}: peak {} → {} (predicted by replaying the program{verdict})",
+                names.join(" + "),
+                w.module,
+                format_bytes(before),
+                format_bytes(w.predicted_peak_bytes),
+            );
+            let _ = writeln!(s, "  applied to: {}", w.scope);
+            let _ = writeln!(s, "  how: {}", w.how);
+        }
+        Err(why) => {
+            let _ = writeln!(s, "What if {}: {why}", names.join(" + "));
+        }
+    }
+    s
+}

@@ -42,6 +42,7 @@ mod shape;
 mod torch;
 mod tree;
 mod verdict;
+pub mod what_if;
 
 pub use tree::{node_def, tree_definition, ActionDef, NodeDef};
 
@@ -88,6 +89,7 @@ pub fn diagnose_with(report: &Report, device: Option<&DeviceLimit>) -> Diagnosis
         path: e.path,
         nodes: e.nodes,
         headline: Some(e.headline),
+        what_if: Vec::new(),
     }
 }
 

@@ -65,6 +65,7 @@ impl NodeEval {
             text,
             estimate_bytes,
             how,
+            ..DiagnosisAction::default()
         });
     }
 

@@ -82,24 +82,33 @@ fn xprof_peak(dir: &str) -> u64 {
     (viewer["peakHeapMib"].as_f64().unwrap() * 1048576.0) as u64
 }
 
-/// The f32 training step of pair-dtype-oom can be fixed several ways. The
-/// headline takes the cheapest whose estimate covers the 1.25 GiB excess:
-/// donating the weights. The real program with `donate_argnums=(0,)`
-/// (fixture pair-dtype-oom-donated, same compiler and flags) fits, and the
-/// estimate is within 25% of what donation really saved; bf16's own
-/// estimate still matches the pair.
+/// The f32 training step of pair-dtype-oom can be fixed several ways.
+/// Replayed, donation predicts exactly the real donated compile's peak
+/// (fixture pair-dtype-oom-donated, same compiler and flags: 15.50 of
+/// 15.75 GiB), which fits by 1.6 %: inside the 5 % the predictions are held
+/// to, so it is listed as fitting but is not the headline; the headline is
+/// the next cheapest remedy whose replay fits with the margin, bf16.
 #[test]
 fn dtype_training_pair_is_fixed_by_the_cheaper_donation_as_a_real_compile_shows() {
     let r = analyze_dir(&fixtures().join("pair-dtype-oom/f32"));
     let h = r.diagnosis.headline.as_ref().unwrap();
     eprintln!("pair-dtype-oom: {} [{}]", h.text, h.node);
     assert_eq!(h.node, CONFIG, "{}", h.text);
-    assert!(h.text.contains("donate_argnums"), "{}", h.text);
-    // Never a remedy its own estimate says is insufficient.
+    assert!(h.text.contains("bfloat16"), "{}", h.text);
+    // Never a remedy that buys less than the excess.
     let event = &r.oom_events[0];
     let excess = event.excess().unwrap();
     let estimate = h.estimate_bytes.unwrap();
     assert!(estimate >= excess, "{}", h.text);
+    let donation = r
+        .diagnosis
+        .what_if
+        .iter()
+        .find(|w| w.remedy == oomscope_report::whatif::Remedy::Donation)
+        .unwrap();
+    assert_eq!(donation.fits, Some(true));
+    assert_eq!(donation.predicted_peak_bytes, xprof_peak("pair-dtype-oom-donated"));
+    let estimate = u64::try_from(donation.saving_bytes).unwrap();
 
     // The real compile with donation fits, under the same limit...
     let donated = analyze_dir(&fixtures().join("pair-dtype-oom-donated"));

@@ -14,8 +14,11 @@
 //! and 0.0.52 (`fixtures/scalar-zoo-*`, checked buffer by buffer in
 //! `tests/real_sizes.rs` and `tests/hlo_proto_sizes.rs`).
 //!
-//! The one exception is the sync-flag memory space `S(2)`: its flags are
-//! single 32-bit words (`u32[]{:S(2)}` takes 4 bytes), sized dense.
+//! The exceptions are the sync-flag memory space `S(2)` (its flags are
+//! single 32-bit words: `u32[]{:S(2)}` takes 4 bytes) and the spaces `S(8)`
+//! and `S(10)` of v6e's gather offload (`u32[]{:S(8)}` 4 bytes,
+//! `s32[12]{0:S(8)}` 48, `s32[5]{0:S(10)}` 20: `fixtures/pair-transformer-donate-v6e`,
+//! libtpu 0.0.52), all sized dense.
 //!
 //! A tuple's own buffer (its index table) is sized by
 //! [`tpu_tuple_table_bytes`]: 4 bytes per element, rounded up to the chip's
@@ -30,12 +33,16 @@ pub const UNTILED_ELEMENT_GRANULE: u64 = 8 * 128;
 /// The TPU memory space of synchronization flags (`S(2)`), sized dense.
 pub const SYNC_FLAG_MEMORY_SPACE: i64 = 2;
 
+/// Memory spaces whose untiled arrays are sized dense, not in whole vector
+/// registers: sync flags, and v6e's gather-offload spaces 8 and 10.
+pub const DENSE_MEMORY_SPACES: [i64; 3] = [SYNC_FLAG_MEMORY_SPACE, 8, 10];
+
 impl ArrayShape {
     /// Bytes XLA:TPU allocates for this array: the layout's padded size when
     /// it is tiled or a sync flag, else the element count rounded up to
     /// [`UNTILED_ELEMENT_GRANULE`] (see the module docs).
     pub fn tpu_padded_bytes(&self) -> u64 {
-        if self.is_tiled() || self.memory_space() == SYNC_FLAG_MEMORY_SPACE {
+        if self.is_tiled() || DENSE_MEMORY_SPACES.contains(&self.memory_space()) {
             return self.padded_bytes();
         }
         let elements = self
@@ -62,6 +69,10 @@ pub const TUPLE_ENTRY_BYTES: u64 = 4;
 /// 9-element tuple takes 64 bytes and a 68-element one 288; on v5e a
 /// 116-element one 512 (`fixtures/scalar-zoo-*`, `fixtures/padding-zoo-*`).
 pub fn tpu_tuple_table_bytes(elements: usize, granule: u64) -> u64 {
+    // An empty tuple `()` has no table (v6e's gather offload: 0 bytes).
+    if elements == 0 {
+        return 0;
+    }
     let entries = TUPLE_ENTRY_BYTES.saturating_mul(elements as u64);
     entries
         .max(1)

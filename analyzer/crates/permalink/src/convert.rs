@@ -156,6 +156,8 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
                             text: a.text.clone(),
                             estimate_bytes: a.estimate_bytes,
                             how: a.how.clone(),
+                            remedy: a.remedy.map(|r| r.as_str().to_string()),
+                            predicted_peak_bytes: a.predicted_peak_bytes,
                         })
                         .collect(),
                     cites: n
@@ -182,6 +184,7 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
                 severity: enum_name(&h.severity),
                 confidence: h.confidence.as_ref().map(enum_name).unwrap_or_default(),
             }),
+            what_if_json: what_if_to_json(&r.diagnosis.what_if),
         }),
         errors: r
             .errors
@@ -741,6 +744,11 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
                                         .how
                                         .map(|h| check_str("estimate method", h))
                                         .transpose()?,
+                                    // An unknown remedy word (a newer link) is dropped.
+                                    remedy: a
+                                        .remedy
+                                        .and_then(|w| oomscope_report::whatif::Remedy::from_word(&w)),
+                                    predicted_peak_bytes: a.predicted_peak_bytes,
                                 })
                             })
                             .collect::<Result<_, LinkError>>()?,
@@ -768,6 +776,7 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
                 .collect::<Result<_, LinkError>>()?,
             // Links made before the headline existed carry none.
             headline: d.headline.map(headline_from_shared).transpose()?,
+            what_if: what_if_from_json(&d.what_if_json)?,
         };
     }
     check_len("errors", &s.errors)?;
@@ -991,4 +1000,34 @@ mod tests {
         assert_eq!(*keep.last().unwrap(), v.len() - 1);
         assert!(keep.contains(&10_000), "the peak index must be kept");
     }
+}
+
+/// Bytes of `diagnosis.what_if` a link may carry (its JSON).
+const MAX_WHAT_IF_JSON: usize = 64 * 1024;
+
+/// `diagnosis.what_if` as JSON for a link, without the changed buffers (the
+/// page lists them from the analysis; the link keeps the predictions).
+fn what_if_to_json(what_if: &[oomscope_report::whatif::WhatIf]) -> String {
+    if what_if.is_empty() {
+        return String::new();
+    }
+    let slim: Vec<oomscope_report::whatif::WhatIf> = what_if
+        .iter()
+        .map(|w| oomscope_report::whatif::WhatIf {
+            changed: Vec::new(),
+            ..w.clone()
+        })
+        .collect();
+    serde_json::to_string(&slim).unwrap_or_default()
+}
+
+fn what_if_from_json(json: &str) -> Result<Vec<oomscope_report::whatif::WhatIf>, LinkError> {
+    if json.is_empty() {
+        return Ok(Vec::new());
+    }
+    if json.len() > MAX_WHAT_IF_JSON {
+        return Err(LinkError::Invalid("the what-if predictions are too long".into()));
+    }
+    serde_json::from_str(json)
+        .map_err(|_| LinkError::Invalid("the what-if predictions are not a JSON array of predictions".into()))
 }

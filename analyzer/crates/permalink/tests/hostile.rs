@@ -71,6 +71,7 @@ fn sample_report() -> Report {
             ..Default::default()
         }],
         headline: None,
+        what_if: Vec::new(),
     };
     r
 }

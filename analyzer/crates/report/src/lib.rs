@@ -11,11 +11,13 @@ use std::collections::BTreeMap;
 
 pub mod compare;
 pub mod devices;
+pub mod program;
 pub mod runtime;
 pub mod snapshot;
 pub mod stacks;
 pub mod units;
 pub mod vocabulary;
+pub mod whatif;
 
 pub use runtime::{
     DeviceBalance, DeviceMemory, DeviceMemoryProfile, DeviceMemorySeries, GrowingStack,
@@ -624,6 +626,10 @@ pub struct Diagnosis {
     /// The answer first: the verdict or the next step the user should take.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headline: Option<Headline>,
+    /// Predictions by replay (issue 25): one entry per applicable single
+    /// remedy of each module that ran out or is near its limit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub what_if: Vec<whatif::WhatIf>,
 }
 
 /// How bad the verdict is: only failures are drawn red.
@@ -729,6 +735,12 @@ pub struct DiagnosisAction {
     /// How the estimate was computed (estimates are labelled as such).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub how: Option<String>,
+    /// The remedy this action is, when the what-if engine replayed it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub remedy: Option<whatif::Remedy>,
+    /// The module's peak after the remedy, replayed (`diagnosis.what_if`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub predicted_peak_bytes: Option<u64>,
 }
 
 /// 64-bit FNV-1a, hex. Cheap enough for multi-GB inputs; identifies content,

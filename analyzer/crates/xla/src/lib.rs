@@ -13,6 +13,7 @@
 pub mod allocator;
 pub mod error;
 pub mod memory_viewer;
+pub mod program;
 pub mod shape;
 pub mod source;
 pub mod xspace;
@@ -82,6 +83,28 @@ pub fn analyze_hlo(
         )),
         _ => Ok(reports),
     }
+}
+
+/// The program the Memory Viewer replays, for every memory space of one
+/// HloProto that has a heap-simulator trace (the what-if engine's input,
+/// issue 25). `module` is named `name(program_id)` as the reports are.
+pub fn heap_programs(
+    input_name: &str,
+    hlo: &HloProto,
+    program_id: Option<i64>,
+) -> Result<Vec<oomscope_report::program::HeapProgram>, XlaError> {
+    let module = Module::new(input_name, hlo)?;
+    Ok(module
+        .memory_spaces()
+        .into_iter()
+        .filter_map(|space| module.program(space))
+        .map(|mut p| {
+            if let Some(id) = program_id {
+                p.module = format!("{}({id})", p.module);
+            }
+            p
+        })
+        .collect())
 }
 
 /// Decodes an `*.hlo.pb` and analyses it ([`analyze_hlo`]).

@@ -39,11 +39,11 @@ pub const SMALL_BUFFER_BYTES: u64 = 16 * 1024;
 
 /// Whether an allocation lives for the whole program (XProf 2.24.2 counts
 /// thread-local allocations as ordinary ones).
-fn is_indefinite(a: &BufferAllocationProto) -> bool {
+pub(crate) fn is_indefinite(a: &BufferAllocationProto) -> bool {
     a.is_entry_computation_parameter || a.is_constant || a.maybe_live_out
 }
 
-fn category(a: &BufferAllocationProto) -> BufferCategory {
+pub(crate) fn category(a: &BufferAllocationProto) -> BufferCategory {
     BufferCategory::from_flags(AllocationFlags {
         parameter: a.is_entry_computation_parameter,
         maybe_live_out: a.maybe_live_out,
@@ -57,10 +57,10 @@ fn bytes(size: i64) -> u64 {
 }
 
 /// A logical buffer assigned to an allocation, with what the views show of it.
-struct Buffer<'a> {
+pub(crate) struct Buffer<'a> {
     proto: &'a LogicalBufferProto,
-    allocation: usize,
-    instruction: &'a HloInstructionProto,
+    pub(crate) allocation: usize,
+    pub(crate) instruction: &'a HloInstructionProto,
     /// Offset inside its allocation.
     offset: i64,
     unpadded: u64,
@@ -73,7 +73,7 @@ impl Buffer<'_> {
     fn size(&self) -> u64 {
         bytes(self.proto.size)
     }
-    fn shape_index(&self) -> &[i64] {
+    pub(crate) fn shape_index(&self) -> &[i64] {
         self.proto
             .defined_at
             .as_ref()
@@ -210,7 +210,19 @@ impl<'a> Module<'a> {
         spaces.into_iter().collect()
     }
 
-    fn traces(&self) -> &'a [HeapSimulatorTrace] {
+    pub(crate) fn hlo(&self) -> &'a HloProto {
+        self.hlo
+    }
+
+    pub(crate) fn buffers(&self) -> &[Buffer<'a>] {
+        &self.buffers
+    }
+
+    pub(crate) fn buffer_index(&self, id: i64) -> Option<usize> {
+        self.buffer(id)
+    }
+
+    pub(crate) fn traces(&self) -> &'a [HeapSimulatorTrace] {
         self.hlo
             .buffer_assignment
             .as_ref()
@@ -229,13 +241,13 @@ impl<'a> Module<'a> {
     }
 
     /// The allocations in index order, with their positions in `allocations`.
-    fn in_index_order(&self) -> impl Iterator<Item = (usize, &'a BufferAllocationProto)> + '_ {
+    pub(crate) fn in_index_order(&self) -> impl Iterator<Item = (usize, &'a BufferAllocationProto)> + '_ {
         self.index_order
             .iter()
             .filter_map(|&i| self.allocations.get(i).map(|&a| (i, a)))
     }
 
-    fn trace_for(&self, color: i64) -> Option<usize> {
+    pub(crate) fn trace_for(&self, color: i64) -> Option<usize> {
         let owned = self
             .in_index_order()
             .filter(|(_, a)| a.color == color && !is_indefinite(a))
@@ -302,7 +314,7 @@ impl<'a> Module<'a> {
         format!("{file}:{line}")
     }
 
-    fn peak_buffer(&self, b: &Buffer<'_>) -> PeakBuffer {
+    pub(crate) fn peak_buffer(&self, b: &Buffer<'_>) -> PeakBuffer {
         let allocation = self.allocations.get(b.allocation);
         PeakBuffer {
             name: b.name_with_shape_index(),

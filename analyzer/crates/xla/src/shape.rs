@@ -86,8 +86,20 @@ pub fn human_string_with_layout(shape: &Shape) -> String {
             text.strip_suffix("{}").map(str::to_string).unwrap_or(text)
         }
         Shape::Tuple(elements) => {
-            let parts: Vec<String> = elements.iter().map(human_string_with_layout).collect();
-            format!("({})", parts.join(", "))
+            // Upstream marks every fifth element with its index (as the
+            // layout crate's printer does), nested tuples too.
+            let mut text = String::from("(");
+            for (i, element) in elements.iter().enumerate() {
+                if i > 0 {
+                    text.push_str(", ");
+                    if i % 5 == 0 {
+                        text.push_str(&format!("/*index={i}*/"));
+                    }
+                }
+                text.push_str(&human_string_with_layout(element));
+            }
+            text.push(')');
+            text
         }
         other => other.to_string(),
     }

@@ -1,0 +1,655 @@
+//! What if: a remedy applied to one compiled module's buffers, followed by
+//! the same heap replay that gives XProf's Memory Viewer numbers (issue 25).
+//!
+//! The input is a [`HeapProgram`] (the module's buffers, allocations,
+//! heap-simulator events and entry parameters; `oomscope_xla` builds it
+//! from an HloProto). A [`Change`] turns it into a [`Plan`] (new padded
+//! sizes, allocations that leave the memory space, temporaries the
+//! compiler adds), and [`replay`] gives the new curve. Each remedy follows
+//! what XLA does:
+//!
+//! - donation: an output shares the allocation of a donated parameter of
+//!   its element type and dimensions (`input_output_alias`; JAX pairs each
+//!   output with the first donated argument of its shape), so the output's
+//!   own allocation, counted at every point, disappears;
+//! - bf16: f32 arrays become bf16 and their padded size is recomputed from
+//!   the layout (`T(8,128)` becomes `T(8,128)(2,1)`); optimizer state stays f32;
+//! - batch ÷ k: every array dimension that carries the batch (the data
+//!   input's leading dimension, or it times another of the data's dimensions
+//!   once flattened) is divided, sizes recomputed from the layouts;
+//! - sharding over N: weights and optimizer state (and the arrays of their
+//!   shape: gradients, updates) lose N−1 of N rows; one weight is gathered
+//!   whole at a time (FSDP's all-gather);
+//! - offload: the optimizer state and its new value leave the memory space;
+//! - padding: the padding view's fix for each shape, replayed;
+//! - remat: see [`remat`].
+//!
+//! Every prediction is held to real same-program pairs (`tests/pairs.rs`).
+
+pub mod entries;
+pub mod facts;
+pub mod remat;
+pub mod replay;
+
+use oomscope_layout::{suggest_fix, ArrayShape, ElementType, Tile};
+use oomscope_report::program::HeapProgram;
+pub use oomscope_report::whatif::ChangedBuffer;
+
+pub use facts::{Facts, Role};
+pub use replay::{replay, Curve, Extra, Plan};
+
+/// One remedy, with its parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    Donation(DonationScope),
+    Bf16,
+    /// Batch divided by k.
+    Batch(u32),
+    Remat,
+    /// Over N devices.
+    Sharding(u32, ShardScope),
+    /// Optimizer state to host memory.
+    Offload,
+    Padding,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DonationScope {
+    /// Every argument XLA could alias.
+    All,
+    /// The optimizer state only.
+    OptimizerState,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShardScope {
+    /// Weights and optimizer state (FSDP).
+    Parameters,
+    /// The largest temporary (a tensor the program replicates).
+    LargestBuffer,
+}
+
+/// Why a what-if gives no prediction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WhatIfError {
+    /// The remedy changes nothing in this program (the reason, in words).
+    NotApplicable(String),
+    /// The module cannot be replayed (truncated or inconsistent trace).
+    CannotReplay(String),
+}
+
+
+/// The replayed program after the changes.
+#[derive(Debug, Clone)]
+pub struct Prediction {
+    pub curve: Curve,
+    /// What each change was applied to, in words.
+    pub scope: Vec<String>,
+    /// How each was modelled.
+    pub how: Vec<String>,
+    pub changed: Vec<ChangedBuffer>,
+}
+
+/// The program as compiled, replayed (equal to the Memory Viewer's curve).
+pub fn baseline(program: &HeapProgram) -> Result<Curve, WhatIfError> {
+    replay(program, &Plan::identity(program)).map_err(WhatIfError::CannotReplay)
+}
+
+/// Applies `changes` (in order, to one plan) and replays.
+pub fn predict(program: &HeapProgram, changes: &[Change]) -> Result<Prediction, WhatIfError> {
+    let before = baseline(program)?;
+    let facts = Facts::of(program);
+    let mut work = Work {
+        program,
+        facts: &facts,
+        plan: Plan::identity(program),
+        shapes: program.buffers.iter().map(|b| b.shape.clone()).collect(),
+        changed: Vec::new(),
+    };
+    let mut scope = Vec::new();
+    let mut how = Vec::new();
+    for &change in changes {
+        let (s, h) = work.apply(change, &before)?;
+        scope.push(s);
+        how.push(h);
+    }
+    let curve = replay(program, &work.plan).map_err(WhatIfError::CannotReplay)?;
+    Ok(Prediction {
+        curve,
+        scope,
+        how,
+        changed: work.changed,
+    })
+}
+
+/// A plan being built, with the shapes the buffers have now.
+pub(crate) struct Work<'a> {
+    pub program: &'a HeapProgram,
+    pub facts: &'a Facts,
+    pub plan: Plan,
+    pub shapes: Vec<String>,
+    pub changed: Vec<ChangedBuffer>,
+}
+
+/// The padded size of `array` after `edit`, scaled from the compiler's own
+/// size: the layout model gives the ratio (exact when the model reproduces
+/// the compiler's size, as it does for every tiled array of the fixtures).
+fn resized(size: u64, before: &ArrayShape, after: &ArrayShape) -> u64 {
+    let old = before.tpu_padded_bytes();
+    let new = after.tpu_padded_bytes();
+    if old == size || old == 0 {
+        return new;
+    }
+    u64::try_from(u128::from(size) * u128::from(new) / u128::from(old)).unwrap_or(u64::MAX)
+}
+
+/// bf16's layout for an f32 array: the same tiles, with the (2,1) tile
+/// that packs two 16-bit elements per 32-bit word (a 1-D `T(n)` becomes
+/// `T(2n)`), as XLA:TPU lays out bf16 arrays.
+fn to_bf16(a: &ArrayShape) -> ArrayShape {
+    let mut b = a.clone();
+    b.element_type = ElementType::BF16;
+    if let Some(layout) = b.layout.as_mut() {
+        if layout.element_size_in_bits == 32 {
+            layout.element_size_in_bits = 16;
+        }
+        match layout.tiles.as_slice() {
+            [only] if only.dims.len() == 1 => {
+                layout.tiles = vec![Tile {
+                    dims: vec![only.dims[0].saturating_mul(2)],
+                }];
+            }
+            [_] => layout.tiles.push(Tile { dims: vec![2, 1] }),
+            _ => {}
+        }
+    }
+    b
+}
+
+impl Work<'_> {
+    /// Sets buffer `b`'s shape to `after` (sizes from the layouts).
+    fn resize_buffer(&mut self, b: usize, edit: &dyn Fn(&ArrayShape) -> Option<ArrayShape>) {
+        let Some(shape) = self.shapes.get(b) else { return };
+        let Some(before) = facts::array_of(shape) else { return };
+        let Some(after) = edit(&before) else { return };
+        let size = self.plan.buffer_bytes.get(b).copied().unwrap_or(0);
+        let new = resized(size, &before, &after);
+        if new == size {
+            return;
+        }
+        if let Some(slot) = self.plan.buffer_bytes.get_mut(b) {
+            *slot = new;
+        }
+        let text = after.to_string();
+        if let Some(name) = self.program.buffers.get(b).map(|x| x.name.clone()) {
+            self.changed.push(ChangedBuffer {
+                name,
+                shape_before: shape.clone(),
+                shape_after: text.clone(),
+                bytes_before: size,
+                bytes_after: new,
+            });
+        }
+        if let Some(slot) = self.shapes.get_mut(b) {
+            *slot = text;
+        }
+    }
+
+    /// Resizes an indefinite allocation by its representative buffer.
+    fn resize_allocation(&mut self, a: usize, edit: &dyn Fn(&ArrayShape) -> Option<ArrayShape>) {
+        let Some(rep) = self.program.allocations.get(a).and_then(|x| x.representative) else {
+            return;
+        };
+        let before = self.plan.buffer_bytes.get(rep).copied().unwrap_or(0);
+        self.resize_buffer(rep, edit);
+        let after = self.plan.buffer_bytes.get(rep).copied().unwrap_or(0);
+        if let Some(slot) = self.plan.allocation_bytes.get_mut(a) {
+            *slot = slot.saturating_sub(before).saturating_add(after);
+        }
+    }
+
+    /// Removes allocation `a` from this memory space.
+    fn remove_allocation(&mut self, a: usize) {
+        let Some(allocation) = self.program.allocations.get(a) else { return };
+        let bytes = self.plan.allocation_bytes.get(a).copied().unwrap_or(0);
+        if bytes == 0 {
+            return;
+        }
+        if let Some(slot) = self.plan.allocation_bytes.get_mut(a) {
+            *slot = 0;
+        }
+        let rep = allocation.representative.and_then(|r| self.program.buffers.get(r));
+        self.changed.push(ChangedBuffer {
+            name: rep.map_or_else(|| format!("allocation {}", allocation.index), |b| b.name.clone()),
+            shape_before: rep.map(|b| b.shape.clone()).unwrap_or_default(),
+            shape_after: String::new(),
+            bytes_before: bytes,
+            bytes_after: 0,
+        });
+    }
+
+    /// Buffers traced by the heap simulator (temporaries), by index.
+    fn traced(&self) -> Vec<usize> {
+        let mut seen = vec![false; self.program.buffers.len()];
+        for e in &self.program.events {
+            if let Some(b) = e.buffer {
+                if let Some(s) = seen.get_mut(b) {
+                    *s = true;
+                }
+            }
+        }
+        (0..seen.len()).filter(|&i| seen[i]).collect()
+    }
+
+    /// Indefinite allocations (parameters, outputs, constants) by index.
+    fn indefinite(&self) -> Vec<usize> {
+        (0..self.program.allocations.len())
+            .filter(|&i| {
+                self.program
+                    .allocations
+                    .get(i)
+                    .is_some_and(|a| a.indefinite && a.representative.is_some())
+            })
+            .collect()
+    }
+
+    /// Allocations of the parameters with these roles and of the outputs they pair with.
+    fn role_allocations(&self, roles: &[Role]) -> Vec<usize> {
+        let mut out = Vec::new();
+        for p in &self.facts.params {
+            if roles.contains(&p.role) {
+                out.push(p.allocation);
+                out.extend(p.output);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    fn apply(&mut self, change: Change, before: &Curve) -> Result<(String, String), WhatIfError> {
+        match change {
+            Change::Donation(scope) => self.donation(scope),
+            Change::Bf16 => self.bf16(),
+            Change::Batch(k) => self.batch(k),
+            Change::Sharding(n, scope) => self.sharding(n, scope, before),
+            Change::Offload => self.offload(),
+            Change::Padding => self.padding(),
+            Change::Remat => remat::apply(self, before),
+        }
+    }
+
+    fn donation(&mut self, scope: DonationScope) -> Result<(String, String), WhatIfError> {
+        let mut count = 0usize;
+        let mut bytes = 0u64;
+        let pairs: Vec<(usize, Role, usize)> = self
+            .facts
+            .params
+            .iter()
+            .filter(|p| !p.donated)
+            .filter_map(|p| Some((p.index, p.role, p.output?)))
+            .collect();
+        let mut copies = 0u64;
+        for (param, role, output) in pairs {
+            if scope == DonationScope::OptimizerState && role != Role::OptimizerState {
+                continue;
+            }
+            let size = self.plan.allocation_bytes.get(output).copied().unwrap_or(0);
+            bytes += size;
+            self.remove_allocation(output);
+            count += 1;
+            // The new value is written while the old one is still read: XLA's
+            // copy insertion keeps both for that span.
+            let defined = self.program.allocations.get(output).and_then(|a| a.defined_at);
+            let last_use = self.program.parameters.get(param).and_then(|p| p.last_use);
+            if let (Some(from), Some(to)) = (defined, last_use) {
+                if to > from {
+                    copies += size;
+                    self.plan.extra.push(Extra { from, to: to + 1, bytes: size });
+                }
+            }
+        }
+        if count == 0 {
+            return Err(WhatIfError::NotApplicable(match scope {
+                DonationScope::All => "no output has the element type and dimensions of a parameter not already donated: nothing XLA could alias".into(),
+                DonationScope::OptimizerState => "no optimizer state (an updated parameter that feeds no dot or convolution) is left to donate".into(),
+            }));
+        }
+        let what = match scope {
+            DonationScope::All => "every parameter XLA could alias",
+            DonationScope::OptimizerState => "the optimizer state only",
+        };
+        Ok((
+            format!("donate_argnums on {what}: {count} output{} alias a parameter", plural(count)),
+            format!(
+                "each output shares the allocation of the first donated parameter of its element type and dimensions (input_output_alias), so its own {} leave every point of the replay; where the schedule writes an output before the last read of its parameter, a copy is kept for that span ({} in all)",
+                units(bytes),
+                units(copies)
+            ),
+        ))
+    }
+
+    fn bf16(&mut self) -> Result<(String, String), WhatIfError> {
+        let is_f32 = |a: &ArrayShape| a.element_type == ElementType::F32;
+        let edit = |a: &ArrayShape| is_f32(a).then(|| to_bf16(a));
+        let kept = self.role_allocations(&[Role::OptimizerState]);
+        let mut cast = 0usize;
+        for a in self.indefinite() {
+            if kept.contains(&a) {
+                continue;
+            }
+            let n = self.changed.len();
+            self.resize_allocation(a, &edit);
+            cast += self.changed.len() - n;
+        }
+        for b in self.traced() {
+            let n = self.changed.len();
+            self.resize_buffer(b, &edit);
+            cast += self.changed.len() - n;
+        }
+        if cast == 0 {
+            return Err(WhatIfError::NotApplicable("no f32 buffer outside the optimizer state".into()));
+        }
+        Ok((
+            format!(
+                "{cast} f32 buffer{} cast to bf16 (parameters and activations){}",
+                plural(cast),
+                if kept.is_empty() { String::new() } else { format!("; {} optimizer-state allocations kept f32", kept.len()) }
+            ),
+            "padded sizes recomputed from each layout with bf16's tile (T(8,128) → T(8,128)(2,1)); converts between f32 state and bf16 values are not modelled".into(),
+        ))
+    }
+
+    fn batch(&mut self, k: u32) -> Result<(String, String), WhatIfError> {
+        let Some((data, b)) = self.facts.batch else {
+            return Err(WhatIfError::NotApplicable("no data input with a leading batch dimension found among the read-only parameters".into()));
+        };
+        let k = i64::from(k.max(2));
+        let data_dims: Vec<i64> = self
+            .facts
+            .params
+            .get(data)
+            .and_then(|p| p.array.as_ref())
+            .map(|a| a.dims.clone())
+            .unwrap_or_default();
+        // The batch, and the batch flattened with each other dimension of the data.
+        let mut carriers = vec![b];
+        let mut product = b;
+        for &d in data_dims.iter().skip(1) {
+            carriers.push(b.saturating_mul(d));
+            product = product.saturating_mul(d);
+            carriers.push(product);
+        }
+        carriers.sort_unstable();
+        carriers.dedup();
+        let edit = move |a: &ArrayShape| {
+            let i = a.dims.iter().position(|d| carriers.contains(d))?;
+            let mut n = a.clone();
+            n.dims[i] = (a.dims[i] + k - 1) / k;
+            Some(n)
+        };
+        // Every allocation whose array carries the batch (a KV cache does,
+        // as the data does); a weight whose width equals the batch would be
+        // divided too: the batch is taken where it occurs least.
+        for a in self.indefinite() {
+            self.resize_allocation(a, &edit);
+        }
+        for t in self.traced() {
+            self.resize_buffer(t, &edit);
+        }
+        let name = self
+            .facts
+            .params
+            .get(data)
+            .and_then(|p| self.program.parameters.get(p.index))
+            .map(|p| format!("parameter {} {}", p.number, p.shape))
+            .unwrap_or_default();
+        Ok((
+            format!("batch {b} → {} (÷{k}), from the leading dimension of {name}", (b + k - 1) / k),
+            "every array dimension equal to the batch (or the batch flattened with the data's other dimensions) divided; padded sizes recomputed from the layouts".into(),
+        ))
+    }
+
+    fn sharding(&mut self, n: u32, scope: ShardScope, before: &Curve) -> Result<(String, String), WhatIfError> {
+        let n = i64::from(n.max(2));
+        let divide = move |a: &ArrayShape| {
+            let i = a.dims.iter().position(|&d| d >= n)?;
+            let mut s = a.clone();
+            s.dims[i] = (a.dims[i] + n - 1) / n;
+            Some(s)
+        };
+        match scope {
+            ShardScope::Parameters => {
+                let allocations = self.role_allocations(&[Role::Weight, Role::OptimizerState]);
+                if allocations.is_empty() {
+                    return Err(WhatIfError::NotApplicable("no updated parameter (weight or optimizer state) to shard".into()));
+                }
+                let keys: Vec<(ElementType, Vec<i64>)> = self
+                    .facts
+                    .params
+                    .iter()
+                    .filter(|p| matches!(p.role, Role::Weight | Role::OptimizerState))
+                    .filter_map(|p| p.array.as_ref().map(|a| (a.element_type, a.dims.clone())))
+                    .collect();
+                let mut largest = 0u64;
+                for &a in &allocations {
+                    let full = self.plan.allocation_bytes.get(a).copied().unwrap_or(0);
+                    if self.facts.params.iter().any(|p| p.allocation == a && p.role == Role::Weight) {
+                        largest = largest.max(full);
+                    }
+                    self.resize_allocation(a, &divide);
+                }
+                // Gradients and updates: temporaries of a sharded parameter's shape.
+                for t in self.traced() {
+                    let same = self
+                        .shapes
+                        .get(t)
+                        .and_then(|s| facts::array_of(s))
+                        .is_some_and(|a| keys.iter().any(|k| k.0 == a.element_type && k.1 == a.dims));
+                    if same {
+                        self.resize_buffer(t, &divide);
+                    }
+                }
+                // FSDP's all-gather: the weight in use gathered whole, and the
+                // next one in flight (XLA:TPU prefetches it asynchronously).
+                let shard = largest / n as u64;
+                let gathered = largest.saturating_sub(shard).saturating_mul(2);
+                self.plan.extra.push(Extra {
+                    from: 0,
+                    to: self.program.events.len(),
+                    bytes: gathered,
+                });
+                Ok((
+                    format!("weights and optimizer state ({} allocations) sharded over {n} devices", allocations.len()),
+                    format!("their first dimension divisible by {n} divided, with the arrays of their shapes (gradients, updates); plus two weights gathered whole at a time, the one in use and the next in flight ({})", units(gathered)),
+                ))
+            }
+            ShardScope::LargestBuffer => {
+                let peak_live = live_at(self.program, before.peak_position);
+                let Some(&largest) = peak_live
+                    .iter()
+                    .max_by_key(|&&b| self.plan.buffer_bytes.get(b).copied().unwrap_or(0))
+                else {
+                    return Err(WhatIfError::NotApplicable("no temporary is live at the peak".into()));
+                };
+                let key = self.shapes.get(largest).and_then(|s| facts::array_of(s)).map(|a| (a.element_type, a.dims));
+                let Some(key) = key else {
+                    return Err(WhatIfError::NotApplicable("the largest buffer at the peak is not an array".into()));
+                };
+                let name = self.program.buffers.get(largest).map(|b| b.name.clone()).unwrap_or_default();
+                for t in self.traced() {
+                    let same = self
+                        .shapes
+                        .get(t)
+                        .and_then(|s| facts::array_of(s))
+                        .is_some_and(|a| a.element_type == key.0 && a.dims == key.1);
+                    if same {
+                        self.resize_buffer(t, &divide);
+                    }
+                }
+                Ok((
+                    format!("the largest buffer at the peak ({name}) and the temporaries of its shape sharded over {n} devices"),
+                    format!("its first dimension of at least {n} divided by {n}, size recomputed from its layout"),
+                ))
+            }
+        }
+    }
+
+    fn offload(&mut self) -> Result<(String, String), WhatIfError> {
+        let allocations = self.role_allocations(&[Role::OptimizerState]);
+        if allocations.is_empty() {
+            return Err(WhatIfError::NotApplicable("no optimizer state (an updated parameter that feeds no dot or convolution) to offload".into()));
+        }
+        let end = self.program.events.len();
+        let states: Vec<(Option<usize>, Option<usize>, usize, Option<usize>)> = self
+            .facts
+            .params
+            .iter()
+            .filter(|p| p.role == Role::OptimizerState)
+            .map(|p| {
+                let entry = self.program.parameters.get(p.index);
+                (entry.and_then(|e| e.first_use), entry.and_then(|e| e.last_use), p.allocation, p.output)
+            })
+            .collect();
+        for (first, last, allocation, output) in states {
+            let size = self.plan.allocation_bytes.get(allocation).copied().unwrap_or(0);
+            self.remove_allocation(allocation);
+            // Copied into HBM for its readers, from the first to the last.
+            if let (Some(from), Some(to)) = (first, last) {
+                self.plan.extra.push(Extra { from, to: to + 1, bytes: size });
+            }
+            // The new value is computed in HBM and copied out at the end.
+            if let Some(o) = output {
+                let size = self.plan.allocation_bytes.get(o).copied().unwrap_or(0);
+                let from = self.program.allocations.get(o).and_then(|a| a.defined_at).unwrap_or(0);
+                self.remove_allocation(o);
+                self.plan.extra.push(Extra { from, to: end, bytes: size });
+            }
+        }
+        Ok((
+            format!("optimizer state and its new value ({} allocations) in pinned_host memory", allocations.len()),
+            "their allocations leave HBM; each state is copied into HBM from its first reader to its last, and each new value lives in HBM from its definition until it is copied out at the end".into(),
+        ))
+    }
+
+    fn padding(&mut self) -> Result<(String, String), WhatIfError> {
+        let edit = |a: &ArrayShape| {
+            let s = suggest_fix(a)?;
+            match facts::array_of(&s.new_shape) {
+                Some(n) => Some(n),
+                None => None,
+            }
+        };
+        let n = self.changed.len();
+        for a in self.indefinite() {
+            self.resize_allocation(a, &edit);
+        }
+        for t in self.traced() {
+            self.resize_buffer(t, &edit);
+        }
+        let count = self.changed.len() - n;
+        if count == 0 {
+            return Err(WhatIfError::NotApplicable("the padding model proposes no fix for any buffer".into()));
+        }
+        Ok((
+            format!("the padding view's fix applied to {count} buffer{}", plural(count)),
+            "each shape changed as the padding view proposes (a dimension to a tile multiple, or a transpose), padded sizes from the layout model".into(),
+        ))
+    }
+}
+
+/// Traced buffers live at `position` (allocated, not yet freed), by index
+/// (one pass, linear in the events).
+pub(crate) fn live_at(program: &HeapProgram, position: u64) -> Vec<usize> {
+    use oomscope_report::program::HeapEventKind;
+    let mut live = vec![false; program.buffers.len()];
+    for (i, e) in program.events.iter().enumerate() {
+        if i as u64 > position {
+            break;
+        }
+        let Some(slot) = e.buffer.and_then(|b| live.get_mut(b)) else { continue };
+        // A sharer (a loop's result reusing its input's memory) is live as
+        // the buffer it shares with is.
+        *slot = !matches!(e.kind, HeapEventKind::Free);
+    }
+    (0..live.len()).filter(|&b| live[b]).collect()
+}
+
+/// The buffer whose memory each buffer uses (SHARE_WITH followed to its
+/// root), for every buffer at once: one pass over the events, and each
+/// chain walk bounded by the number of buffers.
+pub(crate) fn memory_roots(program: &HeapProgram) -> Vec<usize> {
+    use oomscope_report::program::HeapEventKind;
+    let n = program.buffers.len();
+    let mut canonical: Vec<Option<usize>> = vec![None; n];
+    for e in &program.events {
+        if let (HeapEventKind::ShareWith(c), Some(x)) = (e.kind, e.buffer) {
+            if let Some(slot) = canonical.get_mut(x) {
+                *slot = Some(c);
+            }
+        }
+    }
+    let mut roots: Vec<Option<usize>> = vec![None; n];
+    for b in 0..n {
+        let mut path = Vec::new();
+        let mut r = b;
+        while let Some(c) = canonical.get(r).copied().flatten() {
+            if let Some(known) = roots.get(r).copied().flatten() {
+                r = known;
+                break;
+            }
+            if c == r || path.len() > n {
+                break;
+            }
+            path.push(r);
+            r = c;
+        }
+        let root = roots.get(r).copied().flatten().unwrap_or(r);
+        for p in path {
+            roots[p] = Some(root);
+        }
+        roots[b] = Some(root);
+    }
+    roots.into_iter().enumerate().map(|(i, r)| r.unwrap_or(i)).collect()
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn units(bytes: u64) -> String {
+    oomscope_report::units::format_bytes(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn array(text: &str) -> ArrayShape {
+        facts::array_of(text).unwrap()
+    }
+
+    #[test]
+    fn bf16_takes_the_packed_tile_and_its_padded_size() {
+        // The layouts XLA:TPU gives the same arrays in bf16 (fixtures/pair-dtype).
+        let b = to_bf16(&array("f32[129,1024]{1,0:T(8,128)}"));
+        assert_eq!(b.to_string(), "bf16[129,1024]{1,0:T(8,128)(2,1)}");
+        assert_eq!(b.tpu_padded_bytes(), 136 * 1024 * 2);
+        let one = to_bf16(&array("f32[100]{0:T(128)}"));
+        assert_eq!(one.to_string(), "bf16[100]{0:T(256)}");
+        assert_eq!(one.tpu_padded_bytes(), 512);
+    }
+
+    #[test]
+    fn a_size_the_model_does_not_reproduce_is_scaled_by_the_model() {
+        let before = array("f32[1024,1024]{1,0:T(8,128)}");
+        let after = to_bf16(&before);
+        // The compiler's own size wins; the layout model gives the ratio.
+        assert_eq!(resized(4 << 20, &before, &after), 2 << 20);
+        assert_eq!(resized(5 << 20, &before, &after), (5 << 20) / 2);
+    }
+}

@@ -1,0 +1,180 @@
+//! Predictions held to the compiler: every same-program pair of `fixtures/`
+//! (the program, then the same program with one remedy, both compiled for
+//! real by libtpu) is replayed on its costly side with the remedy, and the
+//! predicted peak is compared with XProf's peak of the fixed side (our
+//! Memory Viewer analysis of its HloProto, equal to XProf 2.24.2).
+//!
+//! Targets: within 5 % for donation, bf16, batch, sharding and offload,
+//! 15 % for remat. A pair that misses its target is listed in `KNOWN_MISSES`
+//! with its measured error and why; the test fails when one of them starts
+//! meeting its target (update the list) or another pair misses.
+
+use std::path::Path;
+
+use oomscope_whatif::{Change, DonationScope, ShardScope};
+
+/// (pair folder, costly variant, fixed variant, remedy).
+const PAIRS: &[(&str, &str, &str, Change)] = &[
+    ("pair-donate", "plain", "donated", Change::Donation(DonationScope::All)),
+    ("pair-donate-v6e", "plain", "donated", Change::Donation(DonationScope::All)),
+    ("pair-dtype-oom", "f32", "../pair-dtype-oom-donated", Change::Donation(DonationScope::All)),
+    ("pair-mlp-donate", "base", "fixed", Change::Donation(DonationScope::All)),
+    ("pair-mlp-donate-opt", "base", "fixed", Change::Donation(DonationScope::OptimizerState)),
+    ("pair-transformer-donate-v6e", "base", "fixed", Change::Donation(DonationScope::All)),
+    ("pair-transformer-scan-donate-opt", "base", "fixed", Change::Donation(DonationScope::OptimizerState)),
+    ("pair-decode-donate", "base", "fixed", Change::Donation(DonationScope::All)),
+    ("pair-mlp-donate-mid", "base", "fixed", Change::Donation(DonationScope::All)),
+    ("pair-dtype", "f32", "bf16", Change::Bf16),
+    ("pair-dtype-oom", "f32", "bf16", Change::Bf16),
+    ("pair-dtype-infer-oom", "f32", "bf16", Change::Bf16),
+    ("pair-mlp-bf16", "base", "fixed", Change::Bf16),
+    ("pair-transformer-bf16", "base", "fixed", Change::Bf16),
+    ("pair-convnet-bf16-v4", "base", "fixed", Change::Bf16),
+    ("pair-decode-bf16-v6e", "base", "fixed", Change::Bf16),
+    ("pair-mlp-bf16-mid", "base", "fixed", Change::Bf16),
+    ("pair-batch-oom", "full", "half", Change::Batch(2)),
+    ("pair-mlp-batch-v5p", "base", "fixed", Change::Batch(2)),
+    ("pair-transformer-scan-batch", "base", "fixed", Change::Batch(2)),
+    ("pair-convnet-batch", "base", "fixed", Change::Batch(2)),
+    ("pair-decode-batch", "base", "fixed", Change::Batch(2)),
+    ("pair-sharding-oom", "replicated", "sharded", Change::Sharding(4, ShardScope::LargestBuffer)),
+    ("pair-mlp-shard", "base", "fixed", Change::Sharding(4, ShardScope::Parameters)),
+    ("pair-transformer-shard", "base", "fixed", Change::Sharding(4, ShardScope::Parameters)),
+    ("pair-mlp-offload", "base", "fixed", Change::Offload),
+    ("pair-remat", "plain", "checkpoint", Change::Remat),
+    ("pair-remat-oom", "plain", "checkpoint", Change::Remat),
+    ("pair-remat-oom-v6e", "plain", "checkpoint", Change::Remat),
+    ("pair-mlp-remat", "base", "fixed", Change::Remat),
+    ("pair-transformer-remat", "base", "fixed", Change::Remat),
+    ("pair-transformer-scan-remat", "base", "fixed", Change::Remat),
+    ("pair-convnet-remat", "base", "fixed", Change::Remat),
+];
+
+/// Pairs whose prediction misses its target today: (pair, remedy word, why).
+const KNOWN_MISSES: &[(&str, &str, &str)] = &[
+    ("pair-donate-v6e", "donation", "the OOM side was squeezed by XLA's own rematerialization (buffers named *.remat*, 416 MiB of temporaries); with the room donation frees, the compiler keeps 2.5 GiB of temporaries: predicted 11 % low"),
+    ("pair-mlp-donate-mid", "donation", "libtpu 0.0.23 writes the activations inside the output allocations (the trace has 2 events); donated, the outputs share the parameters' memory and the activations become temporaries the costly side never traced: 18 % low"),
+    ("pair-dtype", "bf16", "XLA keeps bf16 copies of the f32 activations for the backward pass; in bf16 they are not needed and the schedule moves the peak: 10 % high"),
+    ("pair-dtype-oom", "bf16", "same program as pair-dtype at a larger batch (not examined separately): 12 % high"),
+    ("pair-transformer-bf16", "bf16", "predicted 18 % low; cause not yet examined"),
+    ("pair-convnet-bf16-v4", "bf16", "predicted 12 % high; cause not yet examined"),
+    ("pair-transformer-shard", "sharding", "predicted 16 % low: the sharded program keeps more than two gathered weights' worth of collective temporaries; not examined further"),
+    ("pair-mlp-offload", "offload", "predicted 13 % low: the host-memory program keeps more of the state in HBM at once than one reader span per state; not examined further"),
+    ("pair-convnet-batch", "batch", "predicted 6 % high; cause not yet examined"),
+    ("pair-remat-oom", "remat", "18 % high: the block input and one block's recompute are kept over the whole residual span, and the backward's own temporaries add to them there"),
+    ("pair-mlp-remat", "remat", "31 % high: the checkpointed MLP keeps each block input in bf16 (it only feeds a matmul), the model keeps it at the residual's f32 size"),
+    ("pair-transformer-remat", "remat", "31 % low: cause not yet examined"),
+    ("pair-convnet-remat", "remat", "35 % low: cause not yet examined"),
+];
+
+fn target(change: Change) -> f64 {
+    match change {
+        Change::Remat => 0.15,
+        _ => 0.05,
+    }
+}
+
+fn word(change: Change) -> &'static str {
+    match change {
+        Change::Donation(DonationScope::All) => "donation",
+        Change::Donation(DonationScope::OptimizerState) => "donation (optimizer state)",
+        Change::Bf16 => "bf16",
+        Change::Batch(_) => "batch",
+        Change::Remat => "remat",
+        Change::Sharding(..) => "sharding",
+        Change::Offload => "offload",
+        Change::Padding => "padding",
+    }
+}
+
+fn hlo_proto(dir: &Path) -> Option<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with(".after_optimizations.hlo.pb"))
+}
+
+fn hbm_peak(path: &Path) -> u64 {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).unwrap();
+    let reports = oomscope_xla::analyze_hlo_proto(&name, &bytes).unwrap();
+    reports
+        .iter()
+        .find(|r| r.memory_space == oomscope_report::MemoryColor::Device)
+        .map(|r| r.peak_bytes)
+        .unwrap()
+}
+
+fn mib(b: u64) -> f64 {
+    b as f64 / (1u64 << 20) as f64
+}
+
+/// One line per pair: (pair, remedy, before, predicted, real, error).
+fn measure() -> Vec<(String, Change, u64, u64, u64, f64)> {
+    let root = oomscope_testdata::fixtures();
+    let mut out = Vec::new();
+    for &(pair, costly, fixed, change) in PAIRS {
+        let dir = root.join(pair);
+        let (Some(before), Some(after)) = (hlo_proto(&dir.join(costly)), hlo_proto(&dir.join(fixed))) else {
+            println!("{pair}: missing HloProto in {costly} or {fixed}");
+            continue;
+        };
+        let bytes = std::fs::read(&before).unwrap();
+        let name = before.display().to_string();
+        let hlo = oomscope_xla::decode_hlo_proto(&name, &bytes).unwrap();
+        let programs = oomscope_xla::heap_programs(&name, &hlo, None).unwrap();
+        let program = programs.iter().find(|p| p.memory_space == oomscope_report::MemoryColor::Device).unwrap();
+        let base = oomscope_whatif::baseline(program).unwrap().peak_bytes;
+        let prediction = oomscope_whatif::predict(program, &[change])
+            .unwrap_or_else(|e| panic!("{pair}: {e:?}"));
+        let real = hbm_peak(&after);
+        let predicted = prediction.curve.peak_bytes;
+        let error = (predicted as f64 - real as f64) / real as f64;
+        out.push((pair.to_string(), change, base, predicted, real, error));
+    }
+    out
+}
+
+#[test]
+fn predictions_meet_their_targets_on_real_pairs() {
+    let rows = measure();
+    println!("| pair | remedy | before MiB | predicted MiB | real MiB | error |");
+    println!("|---|---|---|---|---|---|");
+    for (pair, change, base, predicted, real, error) in &rows {
+        println!(
+            "| {pair} | {} | {:.0} | {:.0} | {:.0} | {:+.1} % |",
+            word(*change),
+            mib(*base),
+            mib(*predicted),
+            mib(*real),
+            error * 100.0
+        );
+    }
+    let mut by_remedy: std::collections::BTreeMap<&str, Vec<f64>> = Default::default();
+    for (_, change, _, _, _, error) in &rows {
+        by_remedy.entry(word(*change)).or_default().push(error.abs());
+    }
+    for (remedy, errors) in &mut by_remedy {
+        errors.sort_by(f64::total_cmp);
+        println!(
+            "{remedy}: {} pairs, median |error| {:.1} %, max {:.1} %",
+            errors.len(),
+            errors[errors.len() / 2] * 100.0,
+            errors.last().unwrap() * 100.0
+        );
+    }
+    let mut problems = Vec::new();
+    for (pair, change, _, _, _, error) in &rows {
+        let misses = error.abs() > target(*change);
+        let known = KNOWN_MISSES.iter().any(|(p, w, _)| p == pair && *w == word(*change));
+        if misses && !known {
+            problems.push(format!("{pair}: {} off by {:+.1} % (target {:.0} %)", word(*change), error * 100.0, target(*change) * 100.0));
+        }
+        if !misses && known {
+            problems.push(format!("{pair}: now within its target ({:+.1} %): remove it from KNOWN_MISSES", error * 100.0));
+        }
+    }
+    assert_eq!(rows.len(), PAIRS.len(), "every pair has both HloProtos");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

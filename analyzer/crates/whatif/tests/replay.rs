@@ -1,0 +1,67 @@
+//! The what-if engine replays the program exactly as the Memory Viewer does:
+//! with no change, its curve, peak and peak position equal the module
+//! analysis (itself equal to XProf 2.24.2, `oomscope-xla`'s oracle test) for
+//! every memory space of every HloProto under `fixtures/`.
+
+use std::path::{Path, PathBuf};
+
+fn hlo_protos(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            hlo_protos(&p, out);
+        } else if p.to_string_lossy().ends_with(".hlo.pb") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn the_unchanged_replay_is_the_memory_viewer_s() {
+    let mut files = Vec::new();
+    hlo_protos(&oomscope_testdata::fixtures(), &mut files);
+    files.sort();
+    assert!(files.len() > 50, "fixtures: {} HloProtos", files.len());
+    let mut spaces = 0;
+    for file in &files {
+        let name = file.display().to_string();
+        let bytes = std::fs::read(file).unwrap();
+        let hlo = oomscope_xla::decode_hlo_proto(&name, &bytes).unwrap();
+        let Ok(reports) = oomscope_xla::analyze_hlo(&name, &hlo, None) else { continue };
+        let programs = oomscope_xla::heap_programs(&name, &hlo, None).unwrap();
+        for report in reports.iter().filter(|r| !r.heap_bytes.is_empty()) {
+            let program = programs
+                .iter()
+                .find(|p| p.memory_space == report.memory_space)
+                .unwrap_or_else(|| panic!("{name}: no program for space {:?}", report.memory_space));
+            let curve = oomscope_whatif::baseline(program).unwrap();
+            assert_eq!(curve.peak_bytes, report.peak_bytes, "{name} space {:?}", report.memory_space);
+            assert_eq!(curve.peak_position, report.peak_position, "{name}");
+            assert_eq!(curve.heap_bytes, report.heap_bytes, "{name}");
+            spaces += 1;
+        }
+    }
+    assert!(spaces > 100, "{spaces} memory spaces replayed");
+}
+
+#[test]
+fn an_inconsistent_trace_cannot_be_replayed() {
+    let file = oomscope_testdata::fixtures().join("fits-mlp");
+    let mut found = Vec::new();
+    hlo_protos(&file, &mut found);
+    let bytes = std::fs::read(&found[0]).unwrap();
+    let hlo = oomscope_xla::decode_hlo_proto("x", &bytes).unwrap();
+    let mut program = oomscope_xla::heap_programs("x", &hlo, None).unwrap().remove(0);
+    // A FREE of a buffer never allocated: freed more times than allocated.
+    let freed = program
+        .events
+        .iter()
+        .position(|e| e.kind == oomscope_report::program::HeapEventKind::Free)
+        .unwrap();
+    program.events.insert(0, program.events[freed]);
+    assert!(matches!(
+        oomscope_whatif::predict(&program, &[oomscope_whatif::Change::Bf16]),
+        Err(oomscope_whatif::WhatIfError::CannotReplay(_))
+    ));
+}

@@ -1,0 +1,391 @@
+//! The [`HeapProgram`] of one HloProto in one memory space: the buffers,
+//! allocations and heap-simulator events the Memory Viewer replays
+//! (`memory_viewer.rs` picks the same trace), and the entry computation's
+//! parameters with what they feed, for the what-if engine (issue 25).
+
+use std::collections::{HashMap, HashSet};
+
+use oomscope_proto::xla::heap_simulator_trace::event::Kind as EventKind;
+use oomscope_proto::xla::{HloComputationProto, HloInstructionProto, HloModuleProto};
+use oomscope_report::program::{
+    EntryParameter, HeapEvent, HeapEventKind, HeapProgram, ProgramAllocation, ProgramBuffer,
+};
+use oomscope_report::MemoryColor;
+
+use crate::memory_viewer::Module;
+use crate::shape::{human_string_with_layout, shape_from_proto, subshape};
+
+/// Visits at most this many (instruction, tuple index) states per parameter
+/// when following it to a contraction: bounded whatever the module.
+const MAX_VISITS: usize = 20_000;
+
+impl Module<'_> {
+    /// The program the Memory Viewer replays for memory space `color`, or
+    /// `None` when that space has no heap-simulator trace.
+    pub fn program(&self, color: i64) -> Option<HeapProgram> {
+        let trace = self.trace_for(color).and_then(|t| self.traces().get(t))?;
+        let hlo_module = self.hlo().hlo_module.as_ref()?;
+        let mut program = HeapProgram {
+            module: hlo_module.name.clone(),
+            memory_space: MemoryColor::from(color),
+            ..HeapProgram::default()
+        };
+        // Allocations of this colour, and their buffers.
+        let mut allocation_slot: HashMap<usize, usize> = HashMap::new();
+        for (i, a) in self.in_index_order() {
+            if a.color != color {
+                continue;
+            }
+            allocation_slot.insert(i, program.allocations.len());
+            program.allocations.push(ProgramAllocation {
+                index: a.index,
+                size_bytes: u64::try_from(a.size).unwrap_or(0),
+                category: crate::memory_viewer::category(a),
+                indefinite: crate::memory_viewer::is_indefinite(a),
+                parameter_number: a.is_entry_computation_parameter.then_some(a.parameter_number),
+                parameter_shape_index: a.parameter_shape_index.clone(),
+                maybe_live_out: a.maybe_live_out,
+                representative: None,
+                output_index: None,
+                defined_at: None,
+            });
+        }
+        let mut buffer_slot: HashMap<usize, usize> = HashMap::new();
+        for (i, b) in self.buffers().iter().enumerate() {
+            let Some(&allocation) = allocation_slot.get(&b.allocation) else {
+                continue;
+            };
+            buffer_slot.insert(i, program.buffers.len());
+            let peak = self.peak_buffer(b);
+            let size = peak.size_bytes;
+            program.buffers.push(ProgramBuffer {
+                id: peak.logical_buffer_id.unwrap_or(0),
+                name: peak.name,
+                shape: own_shape_text(b.instruction, b.shape_index()),
+                size_bytes: size,
+                unpadded_bytes: peak.unpadded_bytes,
+                allocation,
+                opcode: peak.opcode,
+            });
+            if let Some(a) = program.allocations.get_mut(allocation) {
+                let best = a
+                    .representative
+                    .and_then(|r| buffer_slot_size(&program.buffers, r));
+                if best.is_none_or(|s| size > s) {
+                    a.representative = Some(program.buffers.len() - 1);
+                }
+            }
+        }
+        for event in &trace.events {
+            let buffer = self
+                .buffer_index(event.buffer_id)
+                .and_then(|b| buffer_slot.get(&b).copied());
+            let kind = match EventKind::try_from(event.kind) {
+                Ok(EventKind::Alloc) => HeapEventKind::Alloc,
+                Ok(EventKind::Free) => HeapEventKind::Free,
+                Ok(EventKind::ShareWith) => {
+                    match self
+                        .buffer_index(event.share_with_canonical_id)
+                        .and_then(|b| buffer_slot.get(&b).copied())
+                    {
+                        Some(c) => HeapEventKind::ShareWith(c),
+                        // XProf skips a share with an unknown buffer.
+                        None => {
+                            program.events.push(HeapEvent {
+                                kind: HeapEventKind::Alloc,
+                                buffer: None,
+                            });
+                            program.instructions.push(event.instruction_name.clone());
+                            continue;
+                        }
+                    }
+                }
+                Err(_) => return None,
+            };
+            program.events.push(HeapEvent { kind, buffer });
+            program.instructions.push(event.instruction_name.clone());
+        }
+        program.instructions.push(String::new());
+        if let Some(io) = &hlo_module.input_output_alias {
+            for entry in &io.entries {
+                program.aliases.push((
+                    entry.output_shape_index.clone(),
+                    entry.parameter_number,
+                    entry.parameter_shape_index.clone(),
+                ));
+            }
+        }
+        entry_facts(hlo_module, &mut program, |id| {
+            self.buffers()
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| b.instruction.id == id)
+                .filter_map(|(i, _)| buffer_slot.get(&i).copied())
+                .collect()
+        });
+        Some(program)
+    }
+}
+
+fn buffer_slot_size(buffers: &[ProgramBuffer], i: usize) -> Option<u64> {
+    buffers.get(i).map(|b| b.size_bytes)
+}
+
+/// The exact subshape a logical buffer holds, with its layout.
+fn own_shape_text(instruction: &HloInstructionProto, index: &[i64]) -> String {
+    instruction
+        .shape
+        .as_ref()
+        .and_then(|s| subshape(s, index))
+        .map(|s| human_string_with_layout(&shape_from_proto(s)))
+        .unwrap_or_default()
+}
+
+/// Fills the entry parameters (with whether each reaches a contraction) and
+/// the output index of each maybe-live-out allocation.
+fn entry_facts(
+    module: &HloModuleProto,
+    program: &mut HeapProgram,
+    buffers_of: impl Fn(i64) -> Vec<usize>,
+) {
+    let computations: HashMap<i64, &HloComputationProto> =
+        module.computations.iter().map(|c| (c.id, c)).collect();
+    let Some(entry) = computations.get(&module.entry_computation_id).copied().or_else(|| {
+        module
+            .computations
+            .iter()
+            .find(|c| c.name == module.entry_computation_name)
+    }) else {
+        return;
+    };
+    let graph = Graph::new(module);
+    let positions = SchedulePositions::new(module, entry, &program.instructions);
+    // Output leaves: the entry root's operands when it is a tuple.
+    if let Some(root) = graph.instructions.get(&entry.root_id) {
+        let leaves: Vec<(Vec<i64>, i64)> = if root.opcode == "tuple" {
+            root.operand_ids
+                .iter()
+                .enumerate()
+                .map(|(i, &id)| (vec![i as i64], id))
+                .collect()
+        } else {
+            vec![(Vec::new(), root.id)]
+        };
+        for (index, id) in leaves {
+            for b in buffers_of(id) {
+                let Some(allocation) = program.buffers.get(b).map(|b| b.allocation) else {
+                    continue;
+                };
+                if let Some(a) = program.allocations.get_mut(allocation) {
+                    if a.maybe_live_out && a.output_index.is_none() {
+                        a.output_index = Some(index.clone());
+                        a.defined_at = positions.of(id);
+                    }
+                }
+            }
+        }
+    }
+    for instruction in &entry.instructions {
+        if instruction.opcode != "parameter" {
+            continue;
+        }
+        let Some(shape) = instruction.shape.as_ref() else {
+            continue;
+        };
+        let feeds = graph.reaches_contraction(instruction.id);
+        // Readers in the entry computation (through get-tuple-element and bitcast).
+        let mut readers = Vec::new();
+        let mut frontier = vec![instruction.id];
+        while let Some(id) = frontier.pop() {
+            for &u in graph.users.get(&id).map_or(&[][..], Vec::as_slice) {
+                match graph.instructions.get(&u).map(|i| i.opcode.as_str()) {
+                    Some("get-tuple-element" | "bitcast") if readers.len() < 10_000 => frontier.push(u),
+                    Some(_) => readers.push(u),
+                    None => {}
+                }
+            }
+        }
+        let uses: Vec<usize> = readers.iter().filter_map(|&r| positions.of(r)).collect();
+        let (first_use, last_use) = (uses.iter().min().copied(), uses.iter().max().copied());
+        // One entry per array leaf (JAX passes thousands of arguments as one tuple).
+        let mut leaves: Vec<Vec<i64>> = Vec::new();
+        let mut stack: Vec<Vec<i64>> = vec![Vec::new()];
+        while let Some(index) = stack.pop() {
+            let Some(sub) = subshape(shape, &index) else { continue };
+            if sub.tuple_shapes.is_empty() {
+                leaves.push(index);
+            } else if leaves.len() + stack.len() < 100_000 {
+                for i in (0..sub.tuple_shapes.len()).rev() {
+                    let mut next = index.clone();
+                    next.push(i as i64);
+                    stack.push(next);
+                }
+            }
+        }
+        for index in leaves {
+            let allocation = program.allocations.iter().position(|a| {
+                a.parameter_number == Some(instruction.parameter_number)
+                    && a.parameter_shape_index == index
+            });
+            program.parameters.push(EntryParameter {
+                number: instruction.parameter_number,
+                shape: own_shape_text(instruction, &index),
+                shape_index: index,
+                allocation,
+                feeds_contraction: feeds,
+                first_use,
+                last_use,
+            });
+        }
+    }
+    program.parameters.sort_by(|a, b| {
+        (a.number, &a.shape_index).cmp(&(b.number, &b.shape_index))
+    });
+}
+
+/// Users of every instruction and the computations, to follow a value.
+struct Graph<'a> {
+    instructions: HashMap<i64, &'a HloInstructionProto>,
+    users: HashMap<i64, Vec<i64>>,
+    /// Parameter instructions of each computation, by parameter number.
+    parameters: HashMap<i64, HashMap<i64, i64>>,
+}
+
+impl<'a> Graph<'a> {
+    fn new(module: &'a HloModuleProto) -> Self {
+        let mut instructions = HashMap::new();
+        let mut users: HashMap<i64, Vec<i64>> = HashMap::new();
+        let mut parameters: HashMap<i64, HashMap<i64, i64>> = HashMap::new();
+        for c in &module.computations {
+            for i in &c.instructions {
+                instructions.insert(i.id, i);
+                for &o in &i.operand_ids {
+                    users.entry(o).or_default().push(i.id);
+                }
+                if i.opcode == "parameter" {
+                    parameters
+                        .entry(c.id)
+                        .or_default()
+                        .insert(i.parameter_number, i.id);
+                }
+            }
+        }
+        Graph {
+            instructions,
+            users,
+            parameters,
+        }
+    }
+
+    /// Whether the value of `start` reaches a dot or a convolution: through
+    /// users, into fusions and calls (the called computation's parameter),
+    /// through tuples into loops (the element's `get-tuple-element`).
+    fn reaches_contraction(&self, start: i64) -> bool {
+        // State: an instruction whose value we hold, and the tuple element we
+        // hold of it when it is a tuple we were put into (None: all of it).
+        let mut seen: HashSet<(i64, Option<i64>)> = HashSet::new();
+        let mut stack = vec![(start, None::<i64>)];
+        while let Some((id, element)) = stack.pop() {
+            if !seen.insert((id, element)) || seen.len() > MAX_VISITS {
+                if seen.len() > MAX_VISITS {
+                    return false;
+                }
+                continue;
+            }
+            for &user in self.users.get(&id).map_or(&[][..], Vec::as_slice) {
+                let Some(u) = self.instructions.get(&user) else { continue };
+                match u.opcode.as_str() {
+                    "dot" | "convolution" | "ragged-dot" => {
+                        if element.is_none() {
+                            return true;
+                        }
+                    }
+                    "get-tuple-element" => {
+                        if element.is_none_or(|e| e == u.tuple_index) {
+                            stack.push((user, None));
+                        }
+                    }
+                    "tuple" => {
+                        if element.is_none() {
+                            for (k, &o) in u.operand_ids.iter().enumerate() {
+                                if o == id {
+                                    stack.push((user, Some(k as i64)));
+                                }
+                            }
+                        }
+                    }
+                    _ => {
+                        // Into called computations: operand k is parameter k
+                        // (fusion, call, custom-call, while body/condition).
+                        let positions: Vec<usize> = u
+                            .operand_ids
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, &o)| o == id)
+                            .map(|(k, _)| k)
+                            .collect();
+                        for &c in &u.called_computation_ids {
+                            for &k in &positions {
+                                let k = if u.opcode == "while" { 0 } else { k as i64 };
+                                if let Some(&p) =
+                                    self.parameters.get(&c).and_then(|ps| ps.get(&k))
+                                {
+                                    stack.push((p, element));
+                                }
+                            }
+                        }
+                        if element.is_none() {
+                            stack.push((user, None));
+                        } else if u.opcode == "while" {
+                            // The loop's result holds the same element.
+                            stack.push((user, element));
+                        }
+                    }
+                }
+            }
+        }
+        false
+    }
+}
+
+/// Where the replay is when the entry schedule reaches an instruction: each
+/// event is placed at its instruction's schedule index (events of nested
+/// computations at the last entry instruction before them), and an
+/// instruction's position is the first event placed at or after it.
+struct SchedulePositions {
+    order: HashMap<i64, usize>,
+    /// Schedule index reached by each event (non-decreasing).
+    reached: Vec<usize>,
+}
+
+impl SchedulePositions {
+    fn new(module: &HloModuleProto, entry: &HloComputationProto, instructions: &[String]) -> Self {
+        let sequence: Vec<i64> = module
+            .schedule
+            .as_ref()
+            .and_then(|s| s.sequences.get(&entry.id))
+            .map(|s| s.instruction_ids.clone())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| entry.instructions.iter().map(|i| i.id).collect());
+        let order: HashMap<i64, usize> = sequence.iter().enumerate().map(|(k, &id)| (id, k)).collect();
+        let by_name: HashMap<&str, usize> = entry
+            .instructions
+            .iter()
+            .filter_map(|i| Some((i.name.as_str(), *order.get(&i.id)?)))
+            .collect();
+        let mut reached = Vec::with_capacity(instructions.len());
+        let mut now = 0usize;
+        for name in instructions {
+            if let Some(&k) = by_name.get(name.as_str()) {
+                now = now.max(k);
+            }
+            reached.push(now);
+        }
+        SchedulePositions { order, reached }
+    }
+
+    fn of(&self, instruction: i64) -> Option<usize> {
+        let k = *self.order.get(&instruction)?;
+        Some(self.reached.partition_point(|&r| r < k))
+    }
+}

@@ -1,0 +1,94 @@
+//! Predictions by replay (issue 25): the facade keeps the program of each
+//! HloProto module it analysed, and after the diagnosis replays every
+//! remedy on the module that ran out (or is nearest its limit) with
+//! `oomscope_whatif`, then joins the predictions to the tree and headline
+//! (`oomscope_diagnosis::what_if`).
+
+use oomscope_report::program::HeapProgram;
+use oomscope_report::whatif::{Remedy, WhatIf};
+use oomscope_report::{MemoryColor, Report};
+use oomscope_whatif::entries::{cheapest_combination, single_remedies, what_if, Settings};
+use oomscope_whatif::WhatIfError;
+
+/// A module counts as near its limit above this share of it.
+const NEAR: f64 = 0.9;
+
+/// The HBM limit the report gives (the OOM message's), if any.
+pub fn hbm_limit(report: &Report) -> Option<u64> {
+    report
+        .oom_events
+        .iter()
+        .filter(|e| e.memory_space.color() == Some(MemoryColor::Device))
+        .find_map(|e| e.limit())
+}
+
+/// The program to replay: the HBM module with the largest peak among those
+/// over or near the limit; without a limit, the largest.
+pub fn chosen<'p>(
+    report: &Report,
+    programs: &'p [HeapProgram],
+    limit: Option<u64>,
+) -> Option<&'p HeapProgram> {
+    let peak_of = |p: &HeapProgram| {
+        report
+            .modules
+            .iter()
+            .filter(|m| m.memory_space == p.memory_space && m.display_name() == p.module)
+            .map(|m| m.peak_bytes)
+            .max()
+            .unwrap_or(0)
+    };
+    programs
+        .iter()
+        .filter(|p| p.memory_space == MemoryColor::Device)
+        .filter(|p| limit.is_none_or(|l| peak_of(p) as f64 >= l as f64 * NEAR))
+        .max_by_key(|p| peak_of(p))
+}
+
+/// Replays every remedy on the chosen module and joins them to the
+/// diagnosis; `device` is the picked device's limit for a report that gives none.
+pub fn attach(report: &mut Report, programs: &[HeapProgram], device: Option<u64>) {
+    let limit = hbm_limit(report).or(device);
+    let Some(program) = chosen(report, programs, limit) else {
+        return;
+    };
+    let settings = Settings::default();
+    let (singles, absent) = single_remedies(program, &settings, limit);
+    let peak_bytes = oomscope_whatif::baseline(program).map_or(0, |c| c.peak_bytes);
+    let fits =
+        |w: &WhatIf| limit.is_some_and(|l| oomscope_diagnosis::what_if::fits_with_margin(w, l));
+    let combination = match limit {
+        Some(_) if !singles.iter().any(|w| fits(w)) => {
+            let applicable: Vec<Remedy> = singles.iter().map(|w| w.remedy).collect();
+            cheapest_combination(program, &applicable, &settings, limit, fits)
+        }
+        _ => None,
+    };
+    oomscope_diagnosis::what_if::attach(
+        &mut report.diagnosis,
+        oomscope_diagnosis::what_if::Replayed {
+            singles,
+            combination,
+            absent,
+            peak_bytes,
+            limit_bytes: limit,
+        },
+    );
+}
+
+/// One combination on the chosen module (the CLI's `--what-if a,b`).
+pub fn combination(
+    report: &Report,
+    programs: &[HeapProgram],
+    remedies: &[Remedy],
+    device: Option<u64>,
+) -> Result<WhatIf, String> {
+    let limit = hbm_limit(report).or(device);
+    let program = chosen(report, programs, limit)
+        .or_else(|| chosen(report, programs, None))
+        .ok_or("no module with a heap-simulator trace (an HloProto with its buffer assignment) to replay")?;
+    what_if(program, remedies, &Settings::default(), limit).map_err(|e| match e {
+        WhatIfError::NotApplicable(why) => format!("does not apply: {why}"),
+        WhatIfError::CannotReplay(why) => format!("cannot replay {}: {why}", program.module),
+    })
+}

@@ -1,0 +1,101 @@
+//! Predictions by replay in the report (issue 25), on real compiles: the
+//! OOM side of a same-program pair, as a user drops its folder.
+
+mod common;
+
+use common::*;
+use oomscope_analyzer::analyze;
+use oomscope_report::whatif::Remedy;
+
+fn report_of(dir: &str) -> oomscope_report::Report {
+    analyze(load_folder(&fixtures().join(dir)), &mut |_| {})
+}
+
+#[test]
+fn an_oom_gets_every_applicable_remedy_replayed_and_the_cheapest_that_fits_as_headline() {
+    let r = report_of("pair-donate/plain");
+    let d = &r.diagnosis;
+    let remedies: Vec<Remedy> = d.what_if.iter().map(|w| w.remedy).collect();
+    for expected in [Remedy::Donation, Remedy::Bf16, Remedy::Sharding] {
+        assert!(remedies.contains(&expected), "{remedies:?}");
+    }
+    let limit = r.oom_events[0].limit().unwrap();
+    for w in &d.what_if {
+        assert!(w.predicted_peak_bytes > 0, "{w:?}");
+        assert_eq!(w.module, "jit_sgd_step");
+        assert_eq!(w.fits, Some(w.predicted_peak_bytes <= limit));
+        assert!(!w.how.is_empty() && !w.scope.is_empty());
+    }
+    // Donation is the cheapest remedy and its replay fits (8.25 of 15.75 GiB;
+    // the compiler's own donated program peaks at 8.59 GiB).
+    let donation = d
+        .what_if
+        .iter()
+        .find(|w| w.remedy == Remedy::Donation)
+        .unwrap();
+    assert_eq!(donation.predicted_peak_bytes, 8_858_370_560);
+    let headline = d.headline.as_ref().unwrap();
+    assert_eq!(headline.node, "aggregate.config");
+    assert!(
+        headline.text.contains("donate_argnums"),
+        "{}",
+        headline.text
+    );
+    assert!(headline.text.contains("8.25 GiB"), "{}", headline.text);
+    // The tree's donation action carries the prediction.
+    let action = d
+        .nodes
+        .iter()
+        .flat_map(|n| &n.actions)
+        .find(|a| a.remedy == Some(Remedy::Donation) && a.text.starts_with("Donate"))
+        .expect("the donation action");
+    assert_eq!(action.predicted_peak_bytes, Some(8_858_370_560));
+    // A remedy that does not apply is absent, with one line saying why.
+    assert!(!remedies.contains(&Remedy::Offload));
+    let node = d
+        .nodes
+        .iter()
+        .find(|n| n.id == "aggregate.what_if")
+        .unwrap();
+    assert!(node.actions.iter().any(|a| a
+        .text
+        .starts_with("offload: does not apply: no optimizer state")));
+}
+
+#[test]
+fn a_remedy_that_buys_less_than_the_excess_is_never_the_headline() {
+    // Half the batch of the SGD step saves 128 MiB of a 512 MiB excess.
+    let r = report_of("pair-donate/plain");
+    let batch = r
+        .diagnosis
+        .what_if
+        .iter()
+        .find(|w| w.remedy == Remedy::Batch)
+        .unwrap();
+    assert_eq!(batch.fits, Some(false));
+    assert!(!r.diagnosis.headline.unwrap().text.contains("batch halved"));
+}
+
+#[test]
+fn the_predictions_survive_a_permalink() {
+    let r = report_of("pair-donate/plain");
+    let link = oomscope_permalink::encode_link(&r, "https://example.invalid/").unwrap();
+    let back = oomscope_permalink::decode(&link.url).unwrap();
+    assert_eq!(back.diagnosis.what_if.len(), r.diagnosis.what_if.len());
+    for (a, b) in back.diagnosis.what_if.iter().zip(&r.diagnosis.what_if) {
+        assert_eq!(a.predicted_peak_bytes, b.predicted_peak_bytes);
+        assert_eq!(a.remedy, b.remedy);
+        assert!(a.changed.is_empty());
+    }
+}
+
+#[test]
+fn a_module_without_a_limit_still_gets_predictions_without_fits() {
+    let r = report_of("pair-mlp-donate/base");
+    assert!(!r.diagnosis.what_if.is_empty());
+    assert!(r
+        .diagnosis
+        .what_if
+        .iter()
+        .all(|w| w.fits.is_none() && w.headroom_bytes.is_none()));
+}
