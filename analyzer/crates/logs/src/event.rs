@@ -158,6 +158,8 @@ pub struct Raw {
     /// Numbers the message's form prints whenever it is complete; those not
     /// read are reported as missing (the text was cut).
     pub expected: Vec<Expected>,
+    /// Ranks whose copies of the message were merged here (`[rank3]:`).
+    pub ranks: Vec<u32>,
 }
 
 impl Raw {
@@ -175,6 +177,7 @@ impl Raw {
             top: Vec::new(),
             top_arguments: Vec::new(),
             expected: Vec::new(),
+            ranks: Vec::new(),
         }
     }
 
@@ -330,6 +333,9 @@ fn same_report(a: &Raw, b: &Raw) -> bool {
         })
 }
 
+/// Ranks listed per event: more is a hostile input, not a job.
+const MAX_RANKS: usize = 65_536;
+
 fn absorb(into: &mut Raw, from: Raw) {
     for (i, v) in from.fields.iter().enumerate() {
         if let Some(v) = v {
@@ -348,6 +354,11 @@ fn absorb(into: &mut Raw, from: Raw) {
     }
     if into.top_arguments.is_empty() {
         into.top_arguments = from.top_arguments;
+    }
+    for r in from.ranks {
+        if into.ranks.len() < MAX_RANKS && !into.ranks.contains(&r) {
+            into.ranks.push(r);
+        }
     }
     for e in from.expected {
         if !into.expected.contains(&e) {
@@ -478,6 +489,11 @@ fn to_event(input: &str, m: Merged) -> OomEvent {
         top_arguments: r.top_arguments,
         padding: None,
         missing,
+        ranks: {
+            let mut ranks = r.ranks;
+            ranks.sort_unstable();
+            ranks
+        },
     }
 }
 

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 pub mod compare;
 pub mod devices;
+pub mod ranks;
 pub mod runtime;
 pub mod snapshot;
 pub mod stacks;
@@ -25,8 +26,11 @@ pub use snapshot::{
     Accumulation, CurvePoint, LingeringBuffers, LiveAllocation, MemorySnapshot, PhaseSpan,
     SnapshotFormat, SnapshotLine, SnapshotOom, Spike, CURVE_MAX_POINTS,
 };
+pub use ranks::{RankFinding, RankNote, RankNoteKind, RankNumber, RankOom, RankSummary};
 pub use stacks::{Frame, FrameKind, StackSample};
-pub use vocabulary::{MemoryColor, MemorySpace, PeakKind, SourceKind};
+pub use vocabulary::{
+    MemoryColor, MemorySpace, PeakKind, RankFindingKind, RankPer, RankSource, SourceKind,
+};
 
 /// Version of the JSON report schema.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -53,6 +57,18 @@ pub struct Report {
     /// PyTorch profiler memory timelines and Kineto traces, per device (issue 17).
     #[serde(default)]
     pub memory_timelines: Vec<MemoryTimeline>,
+    /// One summary per rank when the inputs are several ranks of one job (issue 26).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<RankSummary>,
+    /// Ranks that differ from the median rank.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rank_findings: Vec<RankFinding>,
+    /// OOMs printed by several ranks, each once with its ranks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rank_ooms: Vec<RankOom>,
+    /// What the grouping into ranks decided and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rank_notes: Vec<RankNote>,
     pub diagnosis: Diagnosis,
     pub errors: Vec<InputError>,
     /// Present when this report was opened from a permalink: it is read-only
@@ -226,6 +242,10 @@ pub struct OomEvent {
     /// `non_pytorch_bytes`, `reservable_bytes`); keys end in `_bytes` when bytes.
     #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
     pub extra: BTreeMap<String, u64>,
+    /// Ranks that printed it (`[rank3]:` prefixes), sorted; empty when the
+    /// lines carry no rank.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<u32>,
     #[serde(default)]
     pub top_allocations: Vec<TopAllocation>,
     /// Padding waste of the listed allocations, from the layout model.
