@@ -71,7 +71,7 @@ pub fn find(
         let mut v: Vec<&Item> = members
             .iter()
             .copied()
-            .filter(|i| i.rank.map(|r| r.0) == Some(rank))
+            .filter(|i| i.rank.as_ref().map(|r| r.0) == Some(rank))
             .collect();
         v.sort_by(|a, b| (a.step, a.input).cmp(&(b.step, b.input)));
         v
@@ -130,7 +130,6 @@ pub fn find(
         let excess = r.peak_bytes.saturating_sub(median.peak_bytes);
         let excess_floor = MIN_BYTES.max((median.peak_bytes as f64 * EXCESS_FRACTION) as u64);
         if excess >= excess_floor {
-            let peak_item = |items: &[&Item]| items.iter().copied().max_by_key(|i| i.total);
             let median_items = items_of(median.rank);
             let site = match (peak_item(&median_items), peak_item(&items)) {
                 (Some(a), Some(b)) => grown_site(a, b),
@@ -158,6 +157,11 @@ pub fn find(
         }
     }
     out
+}
+
+/// The input at which a rank's total is highest.
+fn peak_item<'a>(items: &[&'a Item<'a>]) -> Option<&'a Item<'a>> {
+    items.iter().copied().max_by_key(|i| i.total)
 }
 
 /// `file.py:N` of the stack holding most more bytes in `b` than in `a`.

@@ -177,6 +177,14 @@ fn device_rank(devices: &[&str]) -> Option<u32> {
     (ids.len() == 1).then_some(first)
 }
 
+/// How many distinct ranks `members` name.
+fn distinct(members: &[&Item]) -> usize {
+    let mut r: Vec<u32> = members.iter().filter_map(|i| i.rank.as_ref().map(|r| r.0)).collect();
+    r.sort_unstable();
+    r.dedup();
+    r.len()
+}
+
 /// The run's name template of an item: its kind and name, digits blanked.
 fn group_key(item: &Item) -> (ItemKind, String) {
     (item.kind, names::template(item.input))
@@ -198,12 +206,6 @@ pub fn analyze(report: &Report) -> Ranks {
             None => groups.push((key, vec![item])),
         }
     }
-    let distinct = |members: &[&Item]| {
-        let mut r: Vec<u32> = members.iter().filter_map(|i| i.rank.map(|r| r.0)).collect();
-        r.sort_unstable();
-        r.dedup();
-        r.len()
-    };
     let best = groups
         .iter()
         .enumerate()
@@ -235,7 +237,7 @@ pub fn analyze(report: &Report) -> Ranks {
     let (ranks, clash_notes) = summarise(members);
     out.notes.extend(clash_notes);
     let median = findings::median_rank(&ranks);
-    let source = members[0].rank.map(|r| r.1).unwrap_or_default();
+    let source = members[0].rank.as_ref().map(|r| r.1.clone()).unwrap_or_default();
     out.notes.insert(
         0,
         RankNote {
@@ -327,7 +329,7 @@ fn summarise(members: &[&Item]) -> (Vec<RankSummary>, Vec<RankNote>) {
             peak_bytes: bytes.iter().copied().max().unwrap_or(0),
             final_bytes: items.last().map_or(0, |i| i.last),
             oom: items.iter().any(|i| i.oom),
-            source: items[0].rank.map(|r| r.1).unwrap_or_default(),
+            source: items[0].rank.as_ref().map(|r| r.1.clone()).unwrap_or_default(),
             steps,
             growth_per_step_bytes: findings::slope(&xs, &bytes).map(|s| s.round() as i64),
             bytes_per_input: bytes,
