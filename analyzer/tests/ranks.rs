@@ -94,7 +94,7 @@ fn the_leaking_rank_grows_by_a_mebibyte_per_step_at_its_line() {
     assert_eq!(f.rank, 2);
     assert_eq!(f.per, RankPer::Step);
     assert_eq!(f.bytes, 1 << 20);
-    assert_eq!(f.line, generator_line("history.append("));
+    assert_eq!(f.line, generator_line("history.append(state"));
     assert!(f.text.contains(&f.line), "{}", f.text);
     assert_eq!(f.limit_step, None, "no limit is known");
 }
@@ -160,7 +160,7 @@ fn two_files_claiming_one_rank_are_both_kept_and_the_clash_stated() {
     let rank0 = files
         .iter()
         .find(|f| {
-            run(vec![f.clone()]).device_memory_profiles.first().is_some_and(|p| p.devices[0].device == "cpu:0")
+            run(vec![(*f).clone()]).device_memory_profiles.first().is_some_and(|p| p.devices[0].device == "cpu:0")
         })
         .unwrap()
         .clone();
@@ -297,5 +297,5 @@ fn the_cli_prints_the_ranks_table_and_findings() {
     assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("Ranks: 4"), "{text}");
     assert!(text.contains(&format!("growth: rank 2 grows by 1.00 MiB per step")), "{text}");
-    assert!(text.contains(&generator_line("history.append(")), "{text}");
+    assert!(text.contains(&generator_line("history.append(state")), "{text}");
 }

@@ -48,7 +48,7 @@ test("four ranks of a JAX job: the leaking rank is named with its line", async (
   assert.equal((await leaking.locator('[data-field="growth"]').textContent()).trim(), "1.00 MiB");
 
   const lines = fs.readFileSync(GENERATOR, "utf8").split("\n");
-  const leakLine = lines.findIndex((l) => l.includes("history.append(")) + 1;
+  const leakLine = lines.findIndex((l) => l.includes("history.append(state")) + 1;
   assert.ok(leakLine > 0);
   const finding = section.locator('.rank-finding[data-kind="growth"][data-rank="2"]');
   const text = await finding.textContent();

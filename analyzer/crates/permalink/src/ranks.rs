@@ -16,6 +16,8 @@ use serde::Serialize;
 const INPUTS: usize = 10;
 /// Longest text carried (names, findings, notes).
 const TEXT: usize = 300;
+/// Longest OOM message carried, as for the report's OOM events.
+const MESSAGE: usize = 600;
 /// Largest JSON of one rank section a valid link holds.
 const MAX_JSON: usize = 64 * 1024;
 
@@ -54,7 +56,7 @@ pub(crate) fn to_shared(r: &Report, s: &mut pb::SharedReport) {
         .iter()
         .map(|o| {
             let mut o = o.clone();
-            o.message = truncate(&o.message, TEXT);
+            o.message = truncate(&o.message, MESSAGE);
             o.input = truncate(&o.input, TEXT);
             section(json(&o))
         })
