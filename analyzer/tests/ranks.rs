@@ -299,3 +299,22 @@ fn the_cli_prints_the_ranks_table_and_findings() {
     assert!(text.contains(&format!("growth: rank 2 grows by 1.00 MiB per step")), "{text}");
     assert!(text.contains(&generator_line("history.append(state")), "{text}");
 }
+
+#[test]
+fn a_known_limit_gives_the_step_the_growing_rank_reaches_it() {
+    let mut files = load_folder(&fixtures().join("ranks-jax").join("leak"));
+    // A log giving the device's capacity (79.25 GiB) stands for the job's own OOM.
+    files.push(InputFile {
+        name: "torchrun_4ranks_same_oom.log".into(),
+        data: std::fs::read(fixtures().join("ranks-logs/torchrun_4ranks_same_oom.log")).unwrap(),
+    });
+    let r = run(files);
+    let limit = r.oom_events[0].limit().unwrap();
+    let f = &r.rank_findings[0];
+    assert_eq!(f.kind, RankFindingKind::Growth);
+    let final_bytes = r.ranks[2].final_bytes;
+    assert_eq!(f.limit_step, Some(60 + (limit - final_bytes).div_ceil(1 << 20)));
+    assert!(f.text.contains(&format!("step {}", f.limit_step.unwrap())), "{}", f.text);
+    // The log's ranks mark the ranks of the same numbers as out of memory.
+    assert!(r.ranks.iter().all(|k| k.oom));
+}

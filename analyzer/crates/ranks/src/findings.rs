@@ -93,7 +93,7 @@ pub fn find(
             let unit = if per == RankPer::Step { "step" } else { "profile" };
             let limit_step = match (limit, r.steps.last()) {
                 (Some(limit), Some(&last_step)) if per == RankPer::Step && limit > r.final_bytes => {
-                    Some(last_step + (limit - r.final_bytes).div_ceil(extra_growth as u64))
+                    Some(last_step.saturating_add((limit - r.final_bytes).div_ceil(extra_growth as u64)))
                 }
                 _ => None,
             };

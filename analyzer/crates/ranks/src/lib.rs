@@ -264,10 +264,26 @@ pub fn analyze(report: &Report) -> Ranks {
     }
     // A log's `[rankN]:` OOMs mark the ranks of the same numbers.
     for oom in &out.ooms {
-        for r in &mut ranks {
-            if oom.ranks.contains(&r.rank) {
+        let marked: Vec<String> = ranks
+            .iter_mut()
+            .filter(|r| oom.ranks.contains(&r.rank))
+            .map(|r| {
                 r.oom = true;
-            }
+                r.rank.to_string()
+            })
+            .collect();
+        if !marked.is_empty() {
+            out.notes.push(RankNote {
+                kind: RankNoteKind::Grouped,
+                inputs: vec![oom.input.clone()],
+                text: format!(
+                    "rank{} {} marked out of memory by the `[rankN]:` lines of {} (line {})",
+                    if marked.len() == 1 { "" } else { "s" },
+                    marked.join(", "),
+                    oom.input,
+                    oom.line
+                ),
+            });
         }
     }
     out.ranks = ranks;

@@ -33,15 +33,12 @@ pub fn rank_ooms(report: &Report) -> Vec<RankOom> {
         };
         let oom = &mut out[at].1;
         oom.events.push(i as u32);
-        for r in &e.ranks {
-            if !oom.ranks.contains(r) {
-                oom.ranks.push(*r);
-            }
-        }
+        oom.ranks.extend(&e.ranks);
     }
     out.into_iter()
         .map(|(_, mut oom)| {
             oom.ranks.sort_unstable();
+            oom.ranks.dedup();
             oom.differing = differing(&report.oom_events, &oom.events);
             oom
         })
