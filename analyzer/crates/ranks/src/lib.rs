@@ -237,7 +237,13 @@ pub fn analyze(report: &Report) -> Ranks {
     let (ranks, clash_notes) = summarise(members);
     out.notes.extend(clash_notes);
     let median = findings::median_rank(&ranks);
-    let source = members[0].rank.as_ref().map(|r| r.1.clone()).unwrap_or_default();
+    // One clue for every input, or names first and contents where the names give none.
+    let sources: Vec<&RankSource> = members.iter().filter_map(|m| m.rank.as_ref().map(|r| &r.1)).collect();
+    let how = if sources.iter().all(|s| *s == sources[0]) {
+        source_words(sources[0])
+    } else {
+        "their file or folder names, else their contents"
+    };
     out.notes.insert(
         0,
         RankNote {
@@ -248,7 +254,7 @@ pub fn analyze(report: &Report) -> Ranks {
                 ranks.len(),
                 members.len(),
                 kind.plural(),
-                source_words(&source),
+                how,
                 median.map_or(String::new(), |m| format!(
                     "; rank {} (the median peak) is the reference",
                     ranks[m].rank
