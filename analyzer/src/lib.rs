@@ -123,25 +123,33 @@ pub fn analyze_keeping_programs(
     for file in files {
         let explicit = !file.name.contains('/');
         let size = file.data.len() as u64;
-        if archive::container_of(&file.name, &file.data).is_some() {
+        if let Some(container) = archive::container_of(&file.name, &file.data) {
             progress(Progress {
                 input: file.name.clone(),
                 done_bytes: done,
                 total_bytes: total,
                 stage: "expanding".into(),
             });
-            report.inputs.push(InputInfo {
+            let info = InputInfo {
                 name: file.name.clone(),
                 kind: InputKind::Archive,
                 size_bytes: size,
                 content_hash: oomscope_report::content_hash(&file.data),
-            });
+            };
             let mut budget = archive::Budget::new(archive::Limits::default());
             let (inner, errors) = archive::expand(file, &mut budget, 0);
+            // One gzipped file (a JAX `.prof`, a `.raw.json.gz`) is that
+            // file, not an archive: listed once, as what it holds.
+            let lone = container == archive::Container::Gzip
+                && errors.is_empty()
+                && matches!(inner.as_slice(), [one] if !one.name.starts_with(&format!("{}/", info.name)));
+            if !lone {
+                report.inputs.push(info);
+            }
             for (input, message) in errors {
                 report.errors.push(InputError { input, message });
             }
-            expanded.extend(inner.into_iter().map(|f| (f, false)));
+            expanded.extend(inner.into_iter().map(|f| (f, lone && explicit)));
         } else {
             expanded.push((file, explicit));
         }
@@ -328,6 +336,9 @@ pub fn analyze_keeping_programs(
     for event in &mut report.oom_events {
         event.padding = oomscope_layout::event_padding(event);
     }
+    let ranks = oomscope_ranks::analyze(&report);
+    (report.ranks, report.rank_findings) = (ranks.ranks, ranks.findings);
+    (report.rank_ooms, report.rank_notes) = (ranks.ooms, ranks.notes);
     report.diagnosis = oomscope_diagnosis::diagnose(&report);
     what_if::attach(&mut report, &programs, None);
     progress(Progress {

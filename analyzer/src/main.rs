@@ -14,6 +14,7 @@
 mod cli {
     pub mod compare;
     pub mod inputs;
+    pub mod ranks;
     pub mod summary;
 }
 

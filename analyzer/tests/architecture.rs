@@ -4,6 +4,8 @@
 //! - format crates don't know each other: `logs`, `dump`, `xla`, `steps`,
 //!   `snapshot`, `runtime` depend on no other format crate, only the facade
 //!   combines them;
+//! - cross-input analyses over summaries (`ranks`) depend on no format
+//!   crate: they read the `Report` the readers already built;
 //! - the analyzer knows nothing of the browser: no analyzer crate depends on
 //!   `web-sys`, `js-sys`, `wasm-bindgen*`, `leptos*` or `gloo*`;
 //! - views never call each other: a file under `app/src/views/` names no
@@ -25,6 +27,10 @@ const FORMAT_CRATES: &[&str] = &[
     "oomscope-snapshot",
     "oomscope-runtime",
 ];
+
+/// Crates that analyse already-built per-input summaries (a `Report`) and
+/// must never reach back into a reader.
+const SUMMARY_CRATES: &[&str] = &["oomscope-ranks"];
 
 /// Crates that exist only for the browser (names, or prefixes ending in `*`).
 const BROWSER_CRATES: &[&str] = &["web-sys", "js-sys", "wasm-bindgen*", "leptos*", "gloo*"];
@@ -112,6 +118,15 @@ fn crate_wall_violations(manifests: &[(PathBuf, Manifest)]) -> Vec<String> {
                     manifest.package
                 ));
             }
+            if SUMMARY_CRATES.contains(&manifest.package.as_str())
+                && FORMAT_CRATES.contains(&dependency.as_str())
+            {
+                out.push(format!(
+                    "{}: {} reads summaries, yet depends on format crate {dependency}",
+                    path.display(),
+                    manifest.package
+                ));
+            }
             if is_browser_crate(dependency) {
                 out.push(format!(
                     "{}: analyzer crate {} depends on browser crate {dependency}",
@@ -156,6 +171,7 @@ fn format_crates_know_no_other_format_crate_and_no_crate_knows_the_browser() {
         "oomscope-logs",
         "oomscope-xla",
         "oomscope-steps",
+        "oomscope-ranks",
     ] {
         assert!(
             packages.contains(&expected),
@@ -214,6 +230,13 @@ fn the_manifest_rules_catch_what_they_forbid() {
     );
     let violations = crate_wall_violations(&[(PathBuf::from("steps/Cargo.toml"), steps)]);
     assert_eq!(violations.len(), 3, "{violations:?}");
+    let ranks = parse_manifest(
+        "[package]\nname = \"oomscope-ranks\"\n[dependencies]\noomscope-report.workspace = true\noomscope-runtime.workspace = true\n",
+    );
+    assert_eq!(
+        crate_wall_violations(&[(PathBuf::from("ranks/Cargo.toml"), ranks)]).len(),
+        1
+    );
     let layout = parse_manifest(
         "[package]\nname = \"oomscope-layout\"\n[dependencies]\noomscope-report.workspace = true\n",
     );

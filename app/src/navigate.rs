@@ -20,6 +20,7 @@ use crate::state::{AppState, BufferFocus, ReportOrigin, Selection, ShownComparis
 
 /// Report sections in page order: (view name a link carries, element id).
 pub const SECTIONS: &[(&str, &str)] = &[
+    ("ranks", "ranks"),
     ("tree", "diagnosis"),
     ("timeline", "modules"),
     ("padding", "padding"),
@@ -96,7 +97,7 @@ fn focus_of(report: &Report, view: &ViewState) -> Option<BufferFocus> {
             (Some(id), name)
         }
         Selection::BufferName(name) => (None, name),
-        Selection::Node(_) => return None,
+        Selection::Node(_) | Selection::Rank(_) => return None,
     };
     Some(BufferFocus {
         module: module.display_name(),
@@ -249,6 +250,7 @@ pub fn current_view(state: AppState) -> ViewState {
     // to the timeline and padding views.
     let keep = match Selection::parse(&view.selection) {
         Some(Selection::Node(_)) => view.view == "tree",
+        Some(Selection::Rank(_)) => view.view == "ranks",
         Some(_) => view.view == "timeline" || view.view == "padding",
         None => false,
     };

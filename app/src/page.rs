@@ -52,6 +52,7 @@ fn ReportSections(report: Arc<Report>, origin: Option<ReportOrigin>) -> impl Int
             {banner}
             <share::SharedBanner report=report.clone()/>
             <verdict::Verdict report=report.clone()/>
+            <crate::views::ranks::RanksView report=report.clone()/>
             <device::DevicePicker report=report.clone()/>
             <inputs::InputErrors report=report.clone()/>
             <diagnosis::DiagnosisView report=report.clone()/>

@@ -91,6 +91,8 @@ pub enum Selection {
     BufferName(String),
     /// A decision-tree node, by id.
     Node(String),
+    /// A rank of the ranks view.
+    Rank(u32),
 }
 
 impl Selection {
@@ -99,6 +101,8 @@ impl Selection {
             id.parse().ok().map(Selection::Buffer)
         } else if let Some(name) = text.strip_prefix("buffer-name:") {
             Some(Selection::BufferName(name.to_string()))
+        } else if let Some(rank) = text.strip_prefix("rank:") {
+            rank.parse().ok().map(Selection::Rank)
         } else {
             text.strip_prefix("node:")
                 .map(|id| Selection::Node(id.to_string()))
@@ -119,6 +123,7 @@ impl Selection {
             Selection::Buffer(id) => format!("buffer:{id}"),
             Selection::BufferName(name) => format!("buffer-name:{name}"),
             Selection::Node(id) => format!("node:{id}"),
+            Selection::Rank(rank) => format!("rank:{rank}"),
         }
     }
 }

@@ -24,6 +24,7 @@ pub fn summary(r: &Report) -> String {
         );
     }
     oom_events(&mut s, r);
+    super::ranks::ranks(&mut s, r);
     // A memory space the program never uses (VMEM of a program with no
     // kernel, say) is one line, not a module block reading "peak 0 B".
     let (used, empty): (Vec<_>, Vec<_>) = r.modules.iter().partition(|m| m.peak_bytes > 0);

@@ -14,6 +14,7 @@ pub mod modules;
 pub mod notice;
 pub mod padding;
 pub mod progress;
+pub mod ranks;
 pub mod runtime;
 pub mod share;
 pub mod snapshot;

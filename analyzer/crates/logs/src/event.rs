@@ -166,6 +166,8 @@ pub struct Raw {
     /// Numbers the message's form prints whenever it is complete; those not
     /// read are reported as missing (the text was cut).
     pub expected: Vec<Expected>,
+    /// Ranks whose copies of the message were merged here (`[rank3]:`).
+    pub ranks: Vec<u32>,
 }
 
 impl Raw {
@@ -183,6 +185,7 @@ impl Raw {
             top: Vec::new(),
             top_arguments: Vec::new(),
             expected: Vec::new(),
+            ranks: Vec::new(),
         }
     }
 
@@ -356,6 +359,9 @@ fn report_agrees(a: &Raw, b: &Raw) -> bool {
     shared > 0
 }
 
+/// Ranks listed per event: more is a hostile input, not a job.
+const MAX_RANKS: usize = 65_536;
+
 fn absorb(into: &mut Raw, from: Raw) {
     // A part of the report logged before its message (old libtpu logs
     // `Program hbm requirement` first): the message names the error, and
@@ -380,6 +386,11 @@ fn absorb(into: &mut Raw, from: Raw) {
         || (part_first && from.top_arguments.len() > into.top_arguments.len())
     {
         into.top_arguments = from.top_arguments;
+    }
+    for r in from.ranks {
+        if into.ranks.len() < MAX_RANKS && !into.ranks.contains(&r) {
+            into.ranks.push(r);
+        }
     }
     for e in from.expected {
         if !into.expected.contains(&e) {
@@ -519,6 +530,11 @@ fn to_event(input: &str, m: Merged) -> OomEvent {
         top_arguments: r.top_arguments,
         padding: None,
         missing,
+        ranks: {
+            let mut ranks = r.ranks;
+            ranks.sort_unstable();
+            ranks
+        },
     }
 }
 

@@ -79,6 +79,7 @@ mod keywords;
 mod listing;
 mod lines;
 mod normalize;
+mod rank;
 mod site;
 mod torch;
 mod tpu;
@@ -181,6 +182,7 @@ fn scan(text: &str, escaped_line: Option<u32>, merger: &mut event::Merger) {
                 raw.line = escaped_line.unwrap_or(line_no);
                 raw.escaped = escaped_line.is_some();
                 raw.logged = site.head_and_origin().1;
+                raw.ranks.extend(rank::of_line(&text[line_start..line.1]));
                 merger.add(*raw);
                 consumed = end.max(line.1);
             }

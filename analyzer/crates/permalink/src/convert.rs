@@ -44,7 +44,7 @@ fn numbers_of(e: &OomEvent) -> BTreeMap<String, u64> {
 }
 
 pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> pb::SharedReport {
-    pb::SharedReport {
+    let mut shared = pb::SharedReport {
         version: LINK_VERSION,
         created_unix_ms,
         inputs: r
@@ -68,6 +68,7 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
                 repeats: e.repeats,
                 message: truncate(&e.message, 600),
                 numbers: numbers_of(e).into_iter().collect(),
+                ranks: e.ranks.clone(),
                 padding: e.padding.as_ref().map(padding_to_shared),
                 top_allocations: e
                     .top_allocations
@@ -231,7 +232,10 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
             .iter()
             .map(crate::runtime::compile_usage_to_shared)
             .collect(),
-    }
+        ..Default::default()
+    };
+    crate::ranks::to_shared(r, &mut shared);
+    shared
 }
 
 fn padding_to_shared(p: &PaddingSummary) -> pb::Padding {
@@ -709,6 +713,10 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
         r.compile_usages
             .push(crate::runtime::compile_usage_from_shared(u)?);
     }
+    crate::ranks::from_shared(
+        [s.ranks, s.rank_findings, s.rank_ooms, s.rank_notes],
+        &mut r,
+    )?;
     if let Some(d) = s.diagnosis {
         check_len("diagnosis nodes", &d.nodes)?;
         check_len("diagnosis path", &d.path)?;
@@ -846,6 +854,8 @@ fn event_from_shared(e: pb::OomEvent) -> Result<OomEvent, LinkError> {
         message: check_str("message", e.message)?,
         ..Default::default()
     };
+    check_len("event ranks", &e.ranks)?;
+    let ranks = e.ranks;
     check_len("numbers", &e.numbers.iter().collect::<Vec<_>>())?;
     let mut known = serde_json::Map::new();
     for (k, v) in e.numbers {
@@ -868,6 +878,7 @@ fn event_from_shared(e: pb::OomEvent) -> Result<OomEvent, LinkError> {
     }
     let mut ev: OomEvent = serde_json::from_value(base)
         .map_err(|e| LinkError::Invalid(format!("bad error numbers: {e}")))?;
+    ev.ranks = ranks;
     ev.padding = e.padding.map(padding_from_shared).transpose()?;
     check_len("top allocations", &e.top_allocations)?;
     for a in e.top_allocations {

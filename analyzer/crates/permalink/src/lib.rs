@@ -14,6 +14,7 @@
 mod bounds;
 mod comparison;
 mod convert;
+mod ranks;
 mod runtime;
 
 pub use comparison::{
@@ -120,6 +121,10 @@ fn reduce(shared: &mut SharedReport, step: usize) {
 /// sections hold more than any link carries of them.
 pub const RUNTIME_DETAIL: &str = "run-time sections: curves of at most 200 points, the 5 largest stacks at the peak (12 innermost frames each), 10 lines per list; timelines without per-point categories";
 
+/// Recorded in `SharedInfo::reductions` when a report's ranks hold more
+/// than a link carries of them.
+pub const RANKS_DETAIL: &str = "ranks: the first 10 input names per rank, curves of at most 200 points";
+
 /// Encode `report` as a link under `base_url`, reducing detail until it fits
 /// [`TYPICAL_BUDGET`] when it can and [`MAX_BUDGET`] always.
 pub fn encode_link_at(
@@ -171,6 +176,9 @@ pub fn encode_fragment(
     let mut applied = Vec::new();
     if runtime::trimmed(report) {
         applied.push(RUNTIME_DETAIL);
+    }
+    if ranks::trimmed(report) {
+        applied.push(RANKS_DETAIL);
     }
     // Keep reducing while over the typical budget; a fragment between the
     // typical and the maximum budget is acceptable only once nothing is left.

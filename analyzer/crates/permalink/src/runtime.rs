@@ -85,7 +85,7 @@ fn json<T: Serialize>(t: &T) -> String {
     serde_json::to_string(t).unwrap_or_default()
 }
 
-fn delta(xs: impl Iterator<Item = i64>) -> Vec<i64> {
+pub(crate) fn delta(xs: impl Iterator<Item = i64>) -> Vec<i64> {
     let mut prev = 0i64;
     xs.map(|x| {
         let d = x.wrapping_sub(prev);
@@ -95,7 +95,7 @@ fn delta(xs: impl Iterator<Item = i64>) -> Vec<i64> {
     .collect()
 }
 
-fn undelta(ds: &[i64]) -> Result<Vec<i64>, LinkError> {
+pub(crate) fn undelta(ds: &[i64]) -> Result<Vec<i64>, LinkError> {
     let mut prev = 0i64;
     ds.iter()
         .map(|&d| {
@@ -295,6 +295,7 @@ pub(crate) fn reduce_curves(r: &mut pb::SharedReport, points: usize) {
         .memory_snapshots
         .iter_mut()
         .chain(r.memory_timelines.iter_mut())
+        .chain(r.ranks.iter_mut())
     {
         downsample(s, points);
     }

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 pub mod compare;
 pub mod devices;
 pub mod program;
+pub mod ranks;
 pub mod runtime;
 pub mod snapshot;
 pub mod stacks;
@@ -27,8 +28,11 @@ pub use snapshot::{
     Accumulation, CurvePoint, LingeringBuffers, LiveAllocation, MemorySnapshot, PhaseSpan,
     SnapshotFormat, SnapshotLine, SnapshotOom, Spike, CURVE_MAX_POINTS,
 };
+pub use ranks::{RankFinding, RankNote, RankNoteKind, RankNumber, RankOom, RankSummary};
 pub use stacks::{Frame, FrameKind, StackSample};
-pub use vocabulary::{MemoryColor, MemorySpace, PeakKind, SourceKind};
+pub use vocabulary::{
+    MemoryColor, MemorySpace, PeakKind, RankFindingKind, RankPer, RankSource, SourceKind,
+};
 
 /// Version of the JSON report schema.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -59,6 +63,18 @@ pub struct Report {
     /// fit: their memory against the device's limit (issue 28).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub compile_usages: Vec<CompileUsage>,
+    /// One summary per rank when the inputs are several ranks of one job (issue 26).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<RankSummary>,
+    /// Ranks that differ from the median rank.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rank_findings: Vec<RankFinding>,
+    /// OOMs printed by several ranks, each once with its ranks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rank_ooms: Vec<RankOom>,
+    /// What the grouping into ranks decided and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rank_notes: Vec<RankNote>,
     pub diagnosis: Diagnosis,
     pub errors: Vec<InputError>,
     /// Present when this report was opened from a permalink: it is read-only
@@ -272,6 +288,10 @@ pub struct OomEvent {
     /// `non_pytorch_bytes`, `reservable_bytes`); keys end in `_bytes` when bytes.
     #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
     pub extra: BTreeMap<String, u64>,
+    /// Ranks that printed it (`[rank3]:` prefixes), sorted; empty when the
+    /// lines carry no rank.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<u32>,
     #[serde(default)]
     pub top_allocations: Vec<TopAllocation>,
     /// Padding waste of the listed allocations, from the layout model.

@@ -286,3 +286,42 @@ mod tests {
         assert_eq!(MemorySpace::Gpu.color(), None);
     }
 }
+
+words! {
+    /// What sets a rank apart from the median rank (issue 26).
+    pub enum RankFindingKind {
+        /// Its memory grows per step (or per profile) while the others stay flat.
+        Growth = "growth",
+        /// It holds a constant amount more than the median rank.
+        Excess = "excess",
+        /// It ran out of memory first.
+        OomFirst = "oom_first",
+    }
+}
+
+words! {
+    /// The unit a rank finding's growth is measured in.
+    pub enum RankPer {
+        /// Training steps, read from the step numbers in the file names.
+        Step = "step",
+        /// Successive profiles (the names give no step number).
+        Profile = "profile",
+    }
+}
+
+words! {
+    /// How a rank was recognised, the strongest clue first.
+    pub enum RankSource {
+        /// A launcher's convention in a file or folder name (`rank3`,
+        /// `local_rank_3`, `process_3`, `worker-3`, `host3`, `proc3`).
+        Name = "name",
+        /// A JAX device id in a device memory profile (CPU devices are
+        /// numbered 2048 apart per process) or a profile's only device.
+        DeviceId = "device_id",
+        /// The CUDA device of a PyTorch snapshot (one GPU per process).
+        SnapshotDevice = "snapshot_device",
+        /// The `[rankN]:` prefix torchrun (or mpirun's `[job,N]<stderr>:`)
+        /// writes before each line of a log.
+        LogPrefix = "log_prefix",
+    }
+}

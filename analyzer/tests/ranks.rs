@@ -1,0 +1,320 @@
+//! Many ranks through the facade (issue 26), on real per-rank files:
+//! `fixtures/ranks-jax/` (4-process JAX jobs on CPU whose differing rank is
+//! known by construction, `tools/fixtures/jax_ranks.py`), real logs printed
+//! by several ranks (`fixtures/ranks-logs/`), and corpus snapshots named as
+//! ranks. Each rank's numbers must equal the analysis of its files alone,
+//! and each finding must name the rank and the generator's own line.
+
+mod common;
+
+use common::*;
+use oomscope_analyzer::{analyze, InputFile};
+use oomscope_report::{
+    InputKind, RankFindingKind, RankNoteKind, RankPer, RankSource, Report,
+};
+
+fn run(files: Vec<InputFile>) -> Report {
+    analyze(files, &mut |_| {})
+}
+
+fn scenario(name: &str) -> Report {
+    let report = run(load_folder(&fixtures().join("ranks-jax").join(name)));
+    assert!(report.errors.is_empty(), "{name}: {:?}", report.errors);
+    report
+}
+
+/// `jax_ranks.py:N` of the first line of the generator holding `code`.
+fn generator_line(code: &str) -> String {
+    let path = fixtures().join("../tools/fixtures/jax_ranks.py");
+    let source = std::fs::read_to_string(&path).unwrap();
+    let n = source
+        .lines()
+        .position(|l| l.contains(code))
+        .unwrap_or_else(|| panic!("{code:?} not in {}", path.display()));
+    format!("jax_ranks.py:{}", n + 1)
+}
+
+/// Each rank's numbers equal the analysis of each of its files alone, and
+/// every profile is listed once (a gzipped `.prof` is no archive).
+fn check_against_single_files(report: &Report, dir: &str) {
+    let base = fixtures().join("ranks-jax");
+    for k in &report.ranks {
+        assert!(!k.inputs.is_empty());
+        let mut totals = Vec::new();
+        for input in &k.inputs {
+            let rel = input.split_once('/').unwrap().1;
+            let alone = run(vec![InputFile {
+                name: input.clone(),
+                data: std::fs::read(base.join(dir).join(rel)).unwrap(),
+            }]);
+            assert_eq!(alone.inputs.len(), 1, "{input} listed {:?}", alone.inputs);
+            assert_eq!(alone.inputs[0].kind, InputKind::DeviceMemoryProfile);
+            assert_eq!(alone.device_memory_profiles.len(), 1);
+            let p = &alone.device_memory_profiles[0];
+            totals.push(p.buffer_bytes);
+            assert_eq!(k.device, p.devices[0].device, "rank {}", k.rank);
+        }
+        assert_eq!(k.bytes_per_input, totals, "rank {}", k.rank);
+        assert_eq!(k.peak_bytes, *totals.iter().max().unwrap());
+        assert_eq!(k.final_bytes, *totals.last().unwrap());
+    }
+    for i in &report.inputs {
+        assert_ne!(i.kind, InputKind::Archive, "{}", i.name);
+        assert_eq!(report.inputs.iter().filter(|j| j.name == i.name).count(), 1, "{}", i.name);
+    }
+}
+
+#[test]
+fn balanced_ranks_from_folder_names_have_no_finding() {
+    let r = scenario("balanced");
+    let ranks: Vec<u32> = r.ranks.iter().map(|k| k.rank).collect();
+    assert_eq!(ranks, [0, 1, 2, 3]);
+    for k in &r.ranks {
+        assert_eq!(k.source, RankSource::Name);
+        assert_eq!(k.steps, [20, 40, 60]);
+        assert_eq!(k.device, format!("cpu:{}", 2048 * k.rank));
+        assert_eq!(k.growth_per_step_bytes, Some(0));
+        assert!(!k.oom);
+    }
+    assert_eq!(r.ranks.iter().filter(|k| k.median).count(), 1);
+    assert!(r.rank_findings.is_empty(), "{:?}", r.rank_findings);
+    assert_eq!(r.rank_notes[0].kind, RankNoteKind::Grouped);
+    check_against_single_files(&r, "balanced");
+}
+
+#[test]
+fn the_leaking_rank_grows_by_a_mebibyte_per_step_at_its_line() {
+    let r = scenario("leak");
+    check_against_single_files(&r, "leak");
+    assert_eq!(r.ranks.len(), 4);
+    assert_eq!(r.ranks[2].growth_per_step_bytes, Some(1 << 20));
+    assert_eq!(r.rank_findings.len(), 1, "{:?}", r.rank_findings);
+    let f = &r.rank_findings[0];
+    assert_eq!(f.kind, RankFindingKind::Growth);
+    assert_eq!(f.rank, 2);
+    assert_eq!(f.per, RankPer::Step);
+    assert_eq!(f.bytes, 1 << 20);
+    assert_eq!(f.line, generator_line("history.append(state"));
+    assert!(f.text.contains(&f.line), "{}", f.text);
+    assert_eq!(f.limit_step, None, "no limit is known");
+}
+
+#[test]
+fn the_rank_with_a_constant_excess_is_named_with_its_line() {
+    let r = scenario("excess");
+    check_against_single_files(&r, "excess");
+    assert_eq!(r.rank_findings.len(), 1, "{:?}", r.rank_findings);
+    let f = &r.rank_findings[0];
+    assert_eq!(f.kind, RankFindingKind::Excess);
+    assert_eq!(f.rank, 1);
+    assert_eq!(f.bytes, 4 << 20);
+    assert_eq!(f.line, generator_line("debug_copy = jnp.ones"));
+    // The median rank is one of the others, holding 1 MiB.
+    let median = r.ranks.iter().find(|k| k.median).unwrap();
+    assert_ne!(median.rank, 1);
+    assert_eq!(median.peak_bytes, 1 << 20);
+}
+
+#[test]
+fn uneven_sharding_is_found_from_device_ids_alone() {
+    let r = scenario("uneven");
+    check_against_single_files(&r, "uneven");
+    let ranks: Vec<u32> = r.ranks.iter().map(|k| k.rank).collect();
+    assert_eq!(ranks, [0, 1, 2, 3]);
+    assert!(r.ranks.iter().all(|k| k.source == RankSource::DeviceId));
+    assert!(r.ranks.iter().all(|k| k.growth_per_step_bytes.is_none()));
+    let mut excess: Vec<(u32, u64, &str)> = r
+        .rank_findings
+        .iter()
+        .map(|f| {
+            assert_eq!(f.kind, RankFindingKind::Excess);
+            assert_eq!(f.per, RankPer::Profile);
+            (f.rank, f.bytes, f.line.as_str())
+        })
+        .collect();
+    excess.sort();
+    let line = generator_line("partial = jax.make_array_from_callback(");
+    assert_eq!(excess, [(0, 1 << 20, line.as_str()), (1, 1 << 20, line.as_str())]);
+}
+
+#[test]
+fn other_runs_dropped_together_are_not_forced_into_ranks() {
+    let r = run(load_folder(&fixtures().join("ranks-jax")));
+    // One run is shown (four ranks), the three others are said to be apart.
+    assert_eq!(r.ranks.len(), 4);
+    let apart = r
+        .rank_notes
+        .iter()
+        .filter(|n| n.kind == RankNoteKind::NotGrouped)
+        .count();
+    assert_eq!(apart, 3, "{:#?}", r.rank_notes);
+    let shown: Vec<&str> = r.ranks.iter().flat_map(|k| k.inputs.iter()).map(|s| s.as_str()).collect();
+    let run_folder = shown[0].split('/').nth(1).unwrap();
+    assert!(shown.iter().all(|s| s.split('/').nth(1) == Some(run_folder)), "{shown:?}");
+}
+
+#[test]
+fn two_files_claiming_one_rank_are_both_kept_and_the_clash_stated() {
+    let mut files = load_folder(&fixtures().join("ranks-jax").join("uneven"));
+    // The profile of rank 0 again, as another run in the same folder would leave it.
+    let rank0 = files
+        .iter()
+        .find(|f| {
+            run(vec![(*f).clone()]).device_memory_profiles.first().is_some_and(|p| p.devices[0].device == "cpu:0")
+        })
+        .unwrap()
+        .clone();
+    files.push(InputFile {
+        name: "uneven/profile-99999.prof".into(),
+        data: rank0.data.clone(),
+    });
+    let r = run(files);
+    let k0 = r.ranks.iter().find(|k| k.rank == 0).unwrap();
+    assert_eq!(k0.inputs.len(), 2);
+    let clash: Vec<_> = r.rank_notes.iter().filter(|n| n.kind == RankNoteKind::Clash).collect();
+    assert_eq!(clash.len(), 1, "{:#?}", r.rank_notes);
+    assert!(clash[0].inputs.contains(&"uneven/profile-99999.prof".to_string()));
+    assert!(clash[0].inputs.contains(&rank0.name));
+}
+
+#[test]
+fn a_rank_whose_file_fails_is_named_and_the_others_shown() {
+    let mut files = load_folder(&fixtures().join("ranks-jax").join("balanced"));
+    let broken = files
+        .iter_mut()
+        .find(|f| f.name.ends_with("rank2/memory_step040.prof"))
+        .unwrap();
+    broken.data = b"\x1f\x8b\x08\x00 not really gzip".to_vec();
+    let name = broken.name.clone();
+    let r = run(files);
+    assert!(r.errors.iter().any(|e| e.input == name), "{:?}", r.errors);
+    assert_eq!(r.ranks.len(), 4);
+    assert_eq!(r.ranks[2].inputs.len(), 2);
+    let failed: Vec<_> = r.rank_notes.iter().filter(|n| n.kind == RankNoteKind::Failed).collect();
+    assert_eq!(failed.len(), 1, "{:#?}", r.rank_notes);
+    assert!(failed[0].text.starts_with("rank 2: "), "{}", failed[0].text);
+    assert_eq!(failed[0].inputs, [name]);
+}
+
+#[test]
+fn one_oom_printed_by_four_ranks_is_one_oom_with_its_ranks() {
+    let dir = fixtures().join("ranks-logs");
+    let r = run(vec![InputFile {
+        name: "torchrun_4ranks_same_oom.log".into(),
+        data: std::fs::read(dir.join("torchrun_4ranks_same_oom.log")).unwrap(),
+    }]);
+    assert_eq!(r.oom_events.len(), 1, "{:#?}", r.oom_events);
+    assert_eq!(r.oom_events[0].ranks, [0, 1, 2, 3]);
+    assert_eq!(r.oom_events[0].repeats, 4);
+    assert_eq!(r.rank_ooms.len(), 1);
+    assert_eq!(r.rank_ooms[0].ranks, [0, 1, 2, 3]);
+    assert!(r.rank_ooms[0].differing.is_empty(), "{:?}", r.rank_ooms[0].differing);
+    assert_eq!(r.rank_ooms[0].line, 1);
+}
+
+#[test]
+fn ranks_that_print_different_numbers_are_one_oom_with_numbers_per_rank() {
+    let dir = fixtures().join("ranks-logs");
+    let r = run(vec![InputFile {
+        name: "deepspeed_2ranks_oom.log".into(),
+        data: std::fs::read(dir.join("deepspeed_2ranks_oom.log")).unwrap(),
+    }]);
+    assert_eq!(r.rank_ooms.len(), 1, "{:#?}", r.rank_ooms);
+    let o = &r.rank_ooms[0];
+    assert_eq!(o.ranks, [0, 1]);
+    let free = o.differing.iter().find(|d| d.field == "free_bytes").unwrap();
+    let mib = |v: f64| (v * (1u64 << 20) as f64).round() as u64;
+    assert_eq!(free.by_rank, [(0, mib(746.25)), (1, mib(748.75))]);
+    // Every rank of the OOM is one event of the log, none is lost.
+    let ranks: Vec<u32> = o.events.iter().flat_map(|&i| r.oom_events[i as usize].ranks.clone()).collect();
+    assert_eq!(ranks.len(), 2);
+}
+
+#[test]
+fn snapshots_named_by_rank_read_as_each_file_alone() {
+    // The corpus has no per-rank set from one run: real snapshots are
+    // given rank names here (`rank0/…`), as `oomscope run` would write them.
+    let dir = corpus().join("snapshots");
+    let names = [
+        "NiuHuangxiaozi__assignment2-systems__cs336_systems__profile_memory__forward_and_backward_memory_snapshot_100.pickle",
+        "NiuHuangxiaozi__assignment2-systems__cs336_systems__profile_memory__forward_and_backward_memory_snapshot_150.pickle",
+        "NiuHuangxiaozi__assignment2-systems__cs336_systems__profile_memory__forward_and_backward_memory_snapshot_200.pickle",
+    ];
+    if !dir.join(names[0]).exists() {
+        eprintln!("corpus snapshots not found; skipped");
+        return;
+    }
+    let files: Vec<InputFile> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| InputFile {
+            name: format!("run/rank{i}/snapshot.pickle"),
+            data: std::fs::read(dir.join(n)).unwrap(),
+        })
+        .collect();
+    let r = run(files.clone());
+    assert_eq!(r.ranks.len(), 3);
+    for (k, f) in r.ranks.iter().zip(&files) {
+        assert_eq!(k.source, RankSource::Name);
+        let alone = run(vec![f.clone()]);
+        let best = alone.memory_snapshots.iter().max_by_key(|s| s.peak_allocated_bytes).unwrap();
+        assert_eq!(k.peak_bytes, best.peak_allocated_bytes);
+        assert_eq!(k.final_bytes, best.final_allocated_bytes);
+        assert_eq!(k.device, format!("cuda:{}", best.device));
+    }
+}
+
+#[test]
+fn a_link_carries_the_ranks_view() {
+    let r = scenario("leak");
+    let link = oomscope_permalink::encode_link(&r, "https://x/").unwrap();
+    let back = oomscope_permalink::decode(&link.url).unwrap();
+    assert_eq!(back.ranks, r.ranks);
+    assert_eq!(back.rank_findings, r.rank_findings);
+    // Notes travel with at most 10 of their inputs named.
+    let words = |r: &Report| -> Vec<(RankNoteKind, String)> {
+        r.rank_notes.iter().map(|n| (n.kind, n.text.clone())).collect()
+    };
+    assert_eq!(words(&back), words(&r));
+    let logs = run(vec![InputFile {
+        name: "deepspeed_2ranks_oom.log".into(),
+        data: std::fs::read(fixtures().join("ranks-logs/deepspeed_2ranks_oom.log")).unwrap(),
+    }]);
+    let link = oomscope_permalink::encode_link(&logs, "https://x/").unwrap();
+    let back = oomscope_permalink::decode(&link.url).unwrap();
+    assert_eq!(back.rank_ooms, logs.rank_ooms);
+    assert_eq!(back.oom_events[0].ranks, logs.oom_events[0].ranks);
+}
+
+#[test]
+fn the_cli_prints_the_ranks_table_and_findings() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_oomscope"))
+        .arg("analyze")
+        .arg(fixtures().join("ranks-jax").join("leak"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("Ranks: 4"), "{text}");
+    assert!(text.contains(&format!("growth: rank 2 grows by 1.00 MiB per step")), "{text}");
+    assert!(text.contains(&generator_line("history.append(state")), "{text}");
+}
+
+#[test]
+fn a_known_limit_gives_the_step_the_growing_rank_reaches_it() {
+    let mut files = load_folder(&fixtures().join("ranks-jax").join("leak"));
+    // A log giving the device's capacity (79.25 GiB) stands for the job's own OOM.
+    files.push(InputFile {
+        name: "torchrun_4ranks_same_oom.log".into(),
+        data: std::fs::read(fixtures().join("ranks-logs/torchrun_4ranks_same_oom.log")).unwrap(),
+    });
+    let r = run(files);
+    let limit = r.oom_events[0].limit().unwrap();
+    let f = &r.rank_findings[0];
+    assert_eq!(f.kind, RankFindingKind::Growth);
+    let final_bytes = r.ranks[2].final_bytes;
+    assert_eq!(f.limit_step, Some(60 + (limit - final_bytes).div_ceil(1 << 20)));
+    assert!(f.text.contains(&format!("step {}", f.limit_step.unwrap())), "{}", f.text);
+    // The log's ranks mark the ranks of the same numbers as out of memory.
+    assert!(r.ranks.iter().all(|k| k.oom));
+}

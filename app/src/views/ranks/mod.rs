@@ -1,0 +1,189 @@
+//! Many ranks side by side (issue 26): what the analyzer recognised as the
+//! job's ranks and how, a table of every rank (peak, final, growth per step,
+//! OOM; the median rank marked as the reference), one chart with every
+//! rank's memory over steps, the ranks that differ with the line that makes
+//! the difference, and OOMs printed by several ranks once each. Picking a
+//! rank (a row) is `rank:N` in `AppState::open_view`, so a link reopens it.
+//! The analyzer computes every number; this view only draws.
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use oomscope_report::units::format_bytes;
+use oomscope_report::{RankFinding, RankFindingKind, RankNoteKind, RankSummary, Report};
+
+use crate::draw::line_chart::{LineChart, Series, Stroke, PALETTE};
+use crate::format::{base_name, Bytes};
+use crate::state::{use_state, Selection};
+use crate::widgets::table_head::TableHead;
+
+#[component]
+pub fn RanksView(report: Arc<Report>) -> impl IntoView {
+    if report.ranks.is_empty() && report.rank_ooms.is_empty() {
+        return ().into_any();
+    }
+    let notes = report
+        .rank_notes
+        .iter()
+        .map(|n| {
+            let class = match n.kind {
+                RankNoteKind::Clash | RankNoteKind::Failed => "rank-note warning",
+                _ => "rank-note muted",
+            };
+            view! { <li class=class data-kind=format!("{:?}", n.kind).to_lowercase()>{n.text.clone()}</li> }
+        })
+        .collect_view();
+    let findings = report
+        .rank_findings
+        .iter()
+        .map(|f| view! { <FindingItem finding=f.clone()/> })
+        .collect_view();
+    let ooms = report
+        .rank_ooms
+        .iter()
+        .map(|o| {
+            let ranks: Vec<String> = o.ranks.iter().map(|r| r.to_string()).collect();
+            let differing = o
+                .differing
+                .iter()
+                .map(|d| {
+                    let per: Vec<String> = d
+                        .by_rank
+                        .iter()
+                        .map(|(r, b)| format!("rank {r}: {}", format_bytes(*b)))
+                        .collect();
+                    view! { <li><code>{d.field.clone()}</code> " differs: " {per.join(", ")}</li> }
+                })
+                .collect_view();
+            view! {
+                <div class="rank-oom" data-ranks=ranks.join(",")>
+                    <p>
+                        <strong>{format!("One OOM printed by {} rank{} ({})", o.ranks.len(), if o.ranks.len() == 1 { "" } else { "s" }, ranks.join(", "))}</strong>
+                        " · " <span class="mono">{base_name(&o.input).to_string()}</span> {format!(" line {}", o.line)}
+                    </p>
+                    <p class="mono small">{o.message.clone()}</p>
+                    <ul>{differing}</ul>
+                </div>
+            }
+        })
+        .collect_view();
+    let chart = chart(&report.ranks);
+    let table = (!report.ranks.is_empty()).then(|| view! { <RankTable ranks=report.ranks.clone() findings=report.rank_findings.clone()/> });
+    view! {
+        <section class="card" id="ranks" aria-labelledby="ranks-title">
+            <h2 id="ranks-title">"Ranks"</h2>
+            <ul class="rank-notes">{notes}</ul>
+            <ul class="rank-findings">{findings}</ul>
+            {table}
+            {chart}
+            {ooms}
+        </section>
+    }
+    .into_any()
+}
+
+#[component]
+fn FindingItem(finding: RankFinding) -> impl IntoView {
+    let kind = match finding.kind {
+        RankFindingKind::Growth => "Grows",
+        RankFindingKind::Excess => "Holds more",
+        RankFindingKind::OomFirst => "Failed first",
+        RankFindingKind::Other(_) => "Differs",
+    };
+    let line = (!finding.line.is_empty()).then(|| view! { " · " <code class="rank-line">{finding.line.clone()}</code> });
+    view! {
+        <li class="rank-finding" data-kind=finding.kind.as_str().to_string() data-rank=finding.rank.to_string()>
+            <strong>{format!("{kind}: rank {}", finding.rank)}</strong> " — " {finding.text.clone()} {line}
+        </li>
+    }
+}
+
+#[component]
+fn RankTable(ranks: Vec<RankSummary>, findings: Vec<RankFinding>) -> impl IntoView {
+    let state = use_state();
+    let selected = move || {
+        state.open_view.with(|v| match Selection::parse(&v.selection) {
+            Some(Selection::Rank(r)) => Some(r),
+            _ => None,
+        })
+    };
+    let rows = ranks
+        .into_iter()
+        .map(|k| {
+            let rank = k.rank;
+            let differs = findings.iter().any(|f| f.rank == rank);
+            let growth = k.growth_per_step_bytes.map_or("–".to_string(), |g| {
+                let sign = if g < 0 { "−" } else { "" };
+                format!("{sign}{}", format_bytes(g.unsigned_abs()))
+            });
+            let inputs = k.inputs.join("\n");
+            let count = k.inputs.len();
+            view! {
+                <tr
+                    data-rank=rank.to_string()
+                    class:median=k.median
+                    class:differs=differs
+                    class:selected=move || selected() == Some(rank)
+                    tabindex="0"
+                    on:click=move |_| state.open_view.update(|v| v.selection = Selection::Rank(rank).text())
+                >
+                    <td class="num">{rank} {k.median.then_some(" (median)")}</td>
+                    <td class="mono">{k.device.clone()}</td>
+                    <td class="num" data-field="peak"><Bytes value=k.peak_bytes/></td>
+                    <td class="num" data-field="final"><Bytes value=k.final_bytes/></td>
+                    <td class="num" data-field="growth">{growth}</td>
+                    <td>{if k.oom { "OOM" } else { "–" }}</td>
+                    <td class="num" title=inputs>{count}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <table class="data ranks-table">
+            <TableHead columns=vec![
+                ("Rank", true),
+                ("Device", false),
+                ("Peak", true),
+                ("Final", true),
+                ("Growth per step", true),
+                ("OOM", false),
+                ("Inputs", true),
+            ]/>
+            <tbody>{rows}</tbody>
+        </table>
+    }
+}
+
+/// Every rank's bytes over steps (or over its inputs' order), the ranks
+/// that differ drawn solid, the others dashed.
+fn chart(ranks: &[RankSummary]) -> Option<impl IntoView> {
+    if ranks.iter().all(|k| k.bytes_per_input.len() < 2) {
+        return None;
+    }
+    let steps = ranks.iter().all(|k| k.steps.len() == k.bytes_per_input.len() && !k.steps.is_empty());
+    let series = ranks
+        .iter()
+        .enumerate()
+        .map(|(i, k)| Series {
+            label: format!("rank {}", k.rank),
+            points: k
+                .bytes_per_input
+                .iter()
+                .enumerate()
+                .map(|(j, &b)| (if steps { k.steps[j] as f64 } else { j as f64 }, b as f64))
+                .collect(),
+            color: PALETTE[i % PALETTE.len()],
+            stroke: if k.median { Stroke::Dashed } else { Stroke::Solid },
+            steps: false,
+        })
+        .collect::<Vec<_>>();
+    let description = format!("Memory of {} ranks over {}", ranks.len(), if steps { "steps" } else { "their inputs" });
+    Some(view! {
+        <LineChart
+            series=series
+            marker=None
+            x_label=if steps { "step" } else { "input (in order)" }
+            description=description
+        />
+    })
+}
