@@ -4,7 +4,7 @@
 //! several ranks and the grouping notes as their JSON, one section each.
 //! Links made before fields 16–19 carry no ranks.
 
-use crate::convert::{check_len, truncate};
+use crate::bounds::{check_len, truncate};
 use crate::runtime::{delta, downsample, undelta, CURVE_POINTS};
 use crate::LinkError;
 use oomscope_proto::oomscope::report as pb;
