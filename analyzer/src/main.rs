@@ -6,6 +6,10 @@
 //! kubectl logs pod | oomscope analyze -
 //! oomscope compare [--json] [--link [--base-url URL]] [--label-a X] [--label-b Y] A... -- B...
 //! oomscope size SHAPE... [--json]
+//! oomscope run [--out DIR] [--every SECONDS] -- COMMAND...
+//! oomscope serve [--port N] [PATH...]
+//! oomscope open LINK
+//! oomscope link [FILE|-]
 //! ```
 //!
 //! Exit codes: 0 success, 1 an input could not be read or the link could not
@@ -14,6 +18,9 @@
 mod cli {
     pub mod compare;
     pub mod inputs;
+    pub mod link;
+    pub mod run;
+    pub mod serve;
     pub mod summary;
 }
 
@@ -79,6 +86,10 @@ fn command() -> Command {
                 .arg(Arg::new("shapes").value_name("SHAPE").required(true).num_args(1..))
                 .arg(Arg::new("json").long("json").action(ArgAction::SetTrue).help("print JSON")),
         )
+        .subcommand(cli::run::command())
+        .subcommand(cli::serve::serve_command())
+        .subcommand(cli::serve::open_command())
+        .subcommand(cli::link::command())
 }
 
 fn base_url_arg() -> Arg {
@@ -95,6 +106,10 @@ fn main() -> ExitCode {
         Some(("analyze", m)) => cmd_analyze(m),
         Some(("compare", m)) => cmd_compare(m),
         Some(("size", m)) => cmd_size(m),
+        Some(("run", m)) => cli::run::cmd_run(m),
+        Some(("serve", m)) => cli::serve::cmd_serve(m),
+        Some(("open", m)) => cli::serve::cmd_open(m),
+        Some(("link", m)) => cli::link::cmd_link(m),
         _ => ExitCode::from(2),
     }
 }
