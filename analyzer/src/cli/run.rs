@@ -391,19 +391,12 @@ pub struct ProcessNotes {
     #[serde(default)]
     pub pid: u64,
     #[serde(default)]
-    pub folder: String,
-    #[serde(default)]
     pub rank: Option<u64>,
     #[serde(default)]
-    pub rank_from: Option<String>,
-    #[serde(default)]
-    pub frameworks: Vec<String>,
-    #[serde(default)]
     pub notes: Vec<String>,
+    /// The uncaught exception's traceback, when the process ended with one.
     #[serde(default)]
     pub exception: Option<String>,
-    #[serde(default)]
-    pub profiles: u64,
 }
 
 /// A process of the run, after the layout is final.
@@ -457,10 +450,23 @@ pub fn finish_layout(dir: &Path, problems: &mut Vec<String>) -> Vec<Process> {
                 folder = target;
             }
         }
+        drop_unoptimised_protos(&dir.join(&folder).join("xla_dump"));
         processes.push(Process { folder, notes: n });
     }
     processes.sort_by(|a, b| a.folder.cmp(&b.folder));
     processes
+}
+
+/// `--xla_dump_hlo_as_proto` writes each module before and after
+/// optimisation; only the optimised one has the buffer assignment the
+/// analyzer reads, and the other would be listed as an input it cannot use.
+fn drop_unoptimised_protos(xla_dump: &Path) {
+    let Ok(entries) = std::fs::read_dir(xla_dump) else { return };
+    for e in entries.flatten() {
+        if e.file_name().to_string_lossy().ends_with(".before_optimizations.hlo.pb") {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
 }
 
 /// Every recorded file of DIR, the run's own `.oomscope/` left out, read as
@@ -515,6 +521,9 @@ fn print_end(dir: &Path, report: &Report, processes: &[Process], problems: &[Str
     };
     let _ = writeln!(err, "oomscope: recorded in {} ({what})", dir.display());
     for p in processes {
+        if let Some(last) = p.notes.exception.as_deref().and_then(|e| e.lines().rev().find(|l| !l.trim().is_empty())) {
+            let _ = writeln!(err, "oomscope: {}: ended with {last}", p.folder);
+        }
         for note in &p.notes.notes {
             let _ = writeln!(err, "oomscope: {}: {note}", p.folder);
         }
