@@ -2,7 +2,7 @@
 //! without a browser, and CI.
 //!
 //! ```text
-//! oomscope analyze PATH... [--json] [--buffers] [--device NAME] [--link [--base-url URL]]
+//! oomscope analyze PATH... [--json | --html] [--buffers] [--device NAME] [--link [--base-url URL]]
 //! kubectl logs pod | oomscope analyze -
 //! oomscope compare [--json] [--link [--base-url URL]] [--label-a X] [--label-b Y] A... -- B...
 //! oomscope size SHAPE... [--json]
@@ -17,6 +17,7 @@
 
 mod cli {
     pub mod compare;
+    pub mod html;
     pub mod inputs;
     pub mod link;
     pub mod run;
@@ -49,6 +50,7 @@ fn command() -> Command {
                         .num_args(1..),
                 )
                 .arg(Arg::new("json").long("json").action(ArgAction::SetTrue).help("print the JSON report instead of a summary"))
+                .arg(Arg::new("html").long("html").action(ArgAction::SetTrue).conflicts_with("json").help("print the report as one self-contained HTML fragment (for notebooks), with the link when --link is given"))
                 .arg(Arg::new("buffers").long("buffers").action(ArgAction::SetTrue).help("include every buffer's lifetime in the JSON (large)"))
                 .arg(
                     Arg::new("device")
@@ -143,6 +145,19 @@ fn cmd_analyze(m: &ArgMatches) -> ExitCode {
         )
     });
 
+    if m.get_flag("html") {
+        // The link goes inside the HTML, not after it.
+        let url = link.as_ref().and_then(|l| l.as_ref().ok()).cloned();
+        print!("{}", cli::html::page(&report, url.as_deref()));
+        for e in &report.errors {
+            eprintln!("oomscope: {}", e.message);
+        }
+        let failed = !report.errors.is_empty() | matches!(link, Some(Err(_)));
+        if let Some(Err(e)) = &link {
+            eprintln!("oomscope: cannot make a link: {e}");
+        }
+        return if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS };
+    }
     if m.get_flag("json") {
         match serde_json::to_string_pretty(&report) {
             Ok(s) => println!("{s}"),

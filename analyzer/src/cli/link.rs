@@ -1,8 +1,10 @@
 //! `oomscope link [--base-url URL] [FILE|-]`: the permalink of a JSON
 //! report (`analyze --json`'s) or comparison (`compare --json`'s), read from
-//! a file or standard input. The Python API's `oomscope.link(report)`.
+//! a file or standard input. The Python API's `oomscope.link(report)`;
+//! with `--html`, the report as `analyze --html` prints it, the link inside
+//! (`oomscope.show(report)`).
 
-use clap::{Arg, ArgMatches, Command};
+use clap::{Arg, ArgAction, ArgMatches, Command};
 use oomscope_report::compare::ComparedRuns;
 use oomscope_report::Report;
 use std::io::Read;
@@ -18,6 +20,7 @@ pub fn command() -> Command {
                 .help("the JSON; - (the default) reads standard input"),
         )
         .arg(crate::base_url_arg())
+        .arg(Arg::new("html").long("html").action(ArgAction::SetTrue).help("print the report as HTML (as analyze --html), the link inside"))
 }
 
 pub fn cmd_link(m: &ArgMatches) -> ExitCode {
@@ -35,7 +38,7 @@ pub fn cmd_link(m: &ArgMatches) -> ExitCode {
         eprintln!("oomscope: {file}: {e}");
         return ExitCode::FAILURE;
     }
-    match link_of_json(&data, base_url) {
+    match link_of_json(&data, base_url, m.get_flag("html")) {
         Ok(url) => {
             println!("{url}");
             ExitCode::SUCCESS
@@ -47,19 +50,36 @@ pub fn cmd_link(m: &ArgMatches) -> ExitCode {
     }
 }
 
-/// A comparison when the JSON has `comparison`, else a report.
-fn link_of_json(data: &[u8], base_url: &str) -> Result<String, String> {
+/// A comparison when the JSON has `comparison`, else a report; the link,
+/// or the HTML with the link inside.
+fn link_of_json(data: &[u8], base_url: &str, html: bool) -> Result<String, String> {
     let value: serde_json::Value =
         serde_json::from_slice(data).map_err(|e| format!("not JSON: {e}"))?;
     if value.get("comparison").is_some() {
         let runs: ComparedRuns = serde_json::from_value(value)
             .map_err(|e| format!("not a comparison (compare --json): {e}"))?;
         crate::check_base_url(base_url)?;
-        return oomscope_permalink::encode_comparison_link(&runs.comparison, base_url)
+        let url = oomscope_permalink::encode_comparison_link(&runs.comparison, base_url)
             .map(|l| l.url)
-            .map_err(|e| e.to_string());
+            .map_err(|e| e.to_string())?;
+        if !html {
+            return Ok(url);
+        }
+        // Each side as its own report; the link opens the comparison.
+        return Ok(format!(
+            "<p><b>A: {}</b></p>{}<p><b>B: {}</b></p>{}",
+            super::html::esc(&runs.comparison.a.label),
+            super::html::page(&runs.a, None),
+            super::html::esc(&runs.comparison.b.label),
+            super::html::page(&runs.b, Some(&url))
+        ));
     }
     let report: Report = serde_json::from_value(value)
         .map_err(|e| format!("not a report (analyze --json): {e}"))?;
-    crate::link_for(&report, base_url, None)
+    let url = crate::link_for(&report, base_url, None)?;
+    Ok(if html {
+        super::html::page(&report, Some(&url))
+    } else {
+        url
+    })
 }
