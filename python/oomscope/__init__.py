@@ -145,8 +145,9 @@ def link(report, base_url=None):
     return out.strip()
 
 
-def show(paths_or_report, height=720):
-    """Shows the report inline in a notebook; see oomscope.notebook."""
+def show(paths_or_report):
+    """The report inline in a notebook (paths, or a dict analyze() or
+    compare() returned); see oomscope.notebook."""
     from . import notebook
 
-    return notebook.show(paths_or_report, height=height)
+    return notebook.show(paths_or_report)
