@@ -14,8 +14,8 @@ log() { echo "[wheel] $*" >&2; }
 
 "$PY" -c 'import maturin' 2>/dev/null || scripts/install-python.sh
 
-page="python/oomscope.data/data/share/oomscope"
-rm -rf python/oomscope.data
+page="oomscope.data/data/share/oomscope"
+rm -rf oomscope.data
 if [ "${1:-}" != "--no-page" ]; then
   dist="${OOMSCOPE_DIST:-}"
   if [ -z "$dist" ]; then
@@ -34,5 +34,5 @@ out=target/wheels
 rm -f "$out"/oomscope-*.whl
 "$PY" -m maturin build --release --out "$out" >&2
 wheel=$(ls "$out"/oomscope-*.whl)
-rm -rf python/oomscope.data
+rm -rf oomscope.data
 echo "$wheel $(stat -c %s "$wheel") bytes"
