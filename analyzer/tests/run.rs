@@ -278,3 +278,84 @@ fn a_program_without_python_still_runs_and_is_logged() {
     assert!(run.stderr.contains("only the output log"), "{}", run.stderr);
     run.cleanup();
 }
+
+#[test]
+fn pytorch_without_cuda_records_nothing_and_says_so() {
+    let dir = out_dir("torch");
+    let stand_in = program("torch_stand_in");
+    let out = Command::new(env!("CARGO_BIN_EXE_oomscope"))
+        .env("PYTHONPATH", &stand_in)
+        .args(["run", "--every", "0.1", "--out"])
+        .arg(&dir)
+        .args(["--", &python(), "-c", "import torch, time; time.sleep(0.3); print('trained')"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "trained\n");
+    assert!(
+        stderr.contains("PyTorch without CUDA: nothing recorded for it"),
+        "{stderr}"
+    );
+    // Nothing was recorded: no process folder.
+    let folders: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir() && !e.file_name().to_string_lossy().starts_with('.'))
+        .collect();
+    assert!(folders.is_empty(), "{folders:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What the hook writes on CUDA, made by its own code from
+/// `memory_stats()`-shaped samples, and a real snapshot of the corpus under
+/// the name the OOM observer gives it: the analyzer reads both.
+#[test]
+fn what_the_cuda_hook_writes_is_read_back() {
+    let dir = out_dir("cuda-files");
+    let rank = dir.join("rank0");
+    std::fs::create_dir_all(&rank).unwrap();
+    let hook = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli/run_hook.py");
+    let csv = rank.join("cuda0_memory_steps.csv");
+    // 30 samples growing 64 MiB a step, as allocated_bytes.all.current would.
+    let script = format!(
+        r#"
+import importlib.util, os
+os.environ.pop("OOMSCOPE_RUN_DIR", None)
+spec = importlib.util.spec_from_file_location("oomscope_hook", {hook:?})
+hook = importlib.util.module_from_spec(spec); spec.loader.exec_module(hook)
+with open({csv:?}, "w") as f:
+    f.write(hook.CUDA_STATS_HEADER)
+    for step in range(30):
+        stats = {{"allocated_bytes.all.current": (1 << 30) + step * (64 << 20),
+                 "reserved_bytes.all.current": 2 << 30, "active_bytes.all.current": (1 << 30) + step * (64 << 20),
+                 "num_ooms": 0}}
+        f.write(hook.cuda_stats_row(step * 10, stats))
+"#,
+        hook = hook.display().to_string(),
+        csv = csv.display().to_string()
+    );
+    let made = Command::new(python()).args(["-c", &script]).output().unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let snapshot = oomscope_testdata::corpus()
+        .join("snapshots/Charan6924__assignment2-systems__cs336_systems__memory_snapshot.pickle");
+    std::fs::copy(&snapshot, rank.join("snapshot_oom.pickle")).unwrap();
+
+    let out = Command::new(env!("CARGO_BIN_EXE_oomscope"))
+        .args(["analyze", "--json"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let series = report["step_series"].as_array().unwrap();
+    let allocated = series
+        .iter()
+        .find(|s| s["metric"].as_str().unwrap_or("").contains("allocated"))
+        .unwrap_or_else(|| panic!("{series:?}"));
+    assert_eq!(allocated["points"].as_array().unwrap().len(), 30);
+    let slope = allocated["slope_bytes_per_step"].as_f64().unwrap();
+    assert!((slope - (64u64 << 20) as f64 / 10.0).abs() < 1.0, "{slope}");
+    assert_eq!(report["memory_snapshots"].as_array().unwrap().len(), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -15,7 +15,7 @@
 #   analyzer reads them as one series in order;
 # - PyTorch on CUDA: `_record_memory_history` (bounded), a snapshot from the
 #   allocator's OOM observer and at exit, `memory_stats()` samples as a
-#   `step,...` CSV. Without CUDA it records nothing and notes so.
+#   `step,...` CSV per device. Without CUDA it records nothing and notes so.
 #
 # Nothing is written outside DIR. The standard library only.
 
@@ -84,8 +84,6 @@ class _Recorder(object):
         self.stopped = None
         self.every = _every()
         self.sampler = None
-        self.torch_csv = None
-        self.torch_rows = 0
         self._rank_from_env()
 
     # -- bookkeeping -----------------------------------------------------
@@ -274,26 +272,22 @@ class _Recorder(object):
 
             if not torch.cuda.is_initialized():
                 return
-            rows = []
-            for d in range(torch.cuda.device_count()):
-                stats = torch.cuda.memory_stats(d)
-                rows.append(
-                    cuda_stats_row(self.step, d, stats)
-                )
+            rows = [(d, cuda_stats_row(self.step, torch.cuda.memory_stats(d))) for d in range(torch.cuda.device_count())]
         except Exception as e:
             self.note("torch.cuda.memory_stats failed: %r" % (e,))
             return
         try:
             self.ensure_folder()
-            path = os.path.join(self.folder, "cuda_memory_steps.csv")
-            new = not os.path.exists(path)
-            with open(path, "a") as f:
-                if new:
-                    f.write(CUDA_STATS_HEADER)
-                f.writelines(rows)
-            self.torch_rows += len(rows)
+            for device, row in rows:
+                # One file per device: every column but the step is a series of bytes.
+                path = os.path.join(self.folder, "cuda%d_memory_steps.csv" % device)
+                new = not os.path.exists(path)
+                with open(path, "a") as f:
+                    if new:
+                        f.write(CUDA_STATS_HEADER)
+                    f.write(row)
         except Exception as e:
-            self.stop("cannot write cuda_memory_steps.csv: %s" % (e,))
+            self.stop("cannot write the memory_stats samples: %s" % (e,))
 
     # -- sampling ----------------------------------------------------------
     def visible_step(self):
@@ -361,22 +355,18 @@ class _Recorder(object):
         self.save_meta()
 
 
-CUDA_STATS_HEADER = "step,device,allocated_bytes,reserved_bytes,active_bytes,peak_allocated_bytes,num_alloc_retries,num_ooms\n"
+CUDA_STATS_HEADER = "step,allocated_bytes,reserved_bytes,active_bytes\n"
 
 
-def cuda_stats_row(step, device, stats):
-    """One `cuda_memory_steps.csv` row from `torch.cuda.memory_stats()`'s
+def cuda_stats_row(step, stats):
+    """One `cuda<D>_memory_steps.csv` row from `torch.cuda.memory_stats(D)`'s
     flat dict (keys as PyTorch names them)."""
     get = lambda key: int(stats.get(key, 0))
-    return "%d,%d,%d,%d,%d,%d,%d,%d\n" % (
+    return "%d,%d,%d,%d\n" % (
         step,
-        device,
         get("allocated_bytes.all.current"),
         get("reserved_bytes.all.current"),
         get("active_bytes.all.current"),
-        get("allocated_bytes.all.peak"),
-        get("num_alloc_retries"),
-        get("num_ooms"),
     )
 
 
