@@ -359,3 +359,37 @@ with open({csv:?}, "w") as f:
     assert_eq!(report["memory_snapshots"].as_array().unwrap().len(), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_sigterm_to_oomscope_reaches_the_program_and_the_run_still_ends_well() {
+    let dir = out_dir("sigterm");
+    let program = "import signal, sys, time\n\
+        def stop(sig, frame):\n    print('stopping on', sig, flush=True); sys.exit(4)\n\
+        signal.signal(signal.SIGTERM, stop)\n\
+        print('ready', flush=True)\n\
+        time.sleep(30)\n";
+    let mut child = Command::new(env!("CARGO_BIN_EXE_oomscope"))
+        .args(["run", "--out"])
+        .arg(&dir)
+        .args(["--", &python(), "-c", program])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the program has set its handler.
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(rest, "stopping on 15\n", "{stderr}");
+    assert_eq!(status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("recorded in"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -126,8 +126,9 @@ pub fn cmd_run(m: &ArgMatches) -> ExitCode {
         Err(e) => return spawn_failed(program, &e),
     };
     // Ctrl-C reaches the whole process group: the program decides what it
-    // means, and this side lives on to analyse what was recorded.
-    ignore_interrupts();
+    // means, and this side lives on to analyse what was recorded. A
+    // SIGTERM or SIGHUP sent to this side alone is passed on to the program.
+    signals::pass_on_to(child.id());
     let log = Log::open(&dir);
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let mut pumps = 0;
@@ -290,21 +291,53 @@ fn exit_code(status: std::process::ExitStatus) -> ExitCode {
 }
 
 #[cfg(unix)]
-fn ignore_interrupts() {
-    // std has no signal API; `signal(2)` is in the C library std links.
+mod signals {
+    //! std has no signal API; `signal(2)` and `kill(2)` are in the C
+    //! library std links.
+    use std::sync::atomic::{AtomicI32, Ordering};
+
     extern "C" {
         fn signal(signum: i32, handler: usize) -> usize;
+        fn kill(pid: i32, sig: i32) -> i32;
     }
+    const SIGHUP: i32 = 1;
     const SIGINT: i32 = 2;
+    const SIGTERM: i32 = 15;
     const SIG_IGN: usize = 1;
-    // SAFETY: sets the disposition of SIGINT to "ignore"; no handler runs.
-    unsafe {
-        signal(SIGINT, SIG_IGN);
+
+    static CHILD: AtomicI32 = AtomicI32::new(0);
+
+    extern "C" fn pass_on(sig: i32) {
+        // Only async-signal-safe calls here: an atomic load and kill(2).
+        let pid = CHILD.load(Ordering::Relaxed);
+        if pid > 0 {
+            // SAFETY: kill(2) with a pid we spawned and a plain signal number.
+            unsafe {
+                kill(pid, sig);
+            }
+        }
+    }
+
+    /// SIGINT ignored here (the terminal sends it to the program too);
+    /// SIGTERM and SIGHUP passed on to `child`. Set after the spawn, so the
+    /// program starts with the dispositions it would have had.
+    pub fn pass_on_to(child: u32) {
+        CHILD.store(i32::try_from(child).unwrap_or(0), Ordering::Relaxed);
+        let handler: extern "C" fn(i32) = pass_on;
+        // SAFETY: installs dispositions; the handler only loads an atomic
+        // and calls kill(2).
+        unsafe {
+            signal(SIGINT, SIG_IGN);
+            signal(SIGTERM, handler as usize);
+            signal(SIGHUP, handler as usize);
+        }
     }
 }
 
 #[cfg(not(unix))]
-fn ignore_interrupts() {}
+mod signals {
+    pub fn pass_on_to(_child: u32) {}
+}
 
 /// `DIR/output.log`, shared by the stdout and stderr pumps; a write that
 /// fails (a full disk) stops the log, never the passing through.
