@@ -156,7 +156,11 @@ fn cmd_analyze(m: &ArgMatches) -> ExitCode {
         if let Some(Err(e)) = &link {
             eprintln!("oomscope: cannot make a link: {e}");
         }
-        return if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS };
+        return if failed {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        };
     }
     if m.get_flag("json") {
         match serde_json::to_string_pretty(&report) {

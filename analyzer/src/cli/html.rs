@@ -58,11 +58,22 @@ pub fn page(r: &Report, link: Option<&str>) -> String {
             };
             let estimate = h
                 .estimate_bytes
-                .map(|b| format!(" <span class=\"muted\">(estimate {})</span>", format_bytes(b)))
+                .map(|b| {
+                    format!(
+                        " <span class=\"muted\">(estimate {})</span>",
+                        format_bytes(b)
+                    )
+                })
                 .unwrap_or_default();
-            let _ = write!(s, "<div class=\"headline {class}\">{}{estimate}</div>", esc(&h.text));
+            let _ = write!(
+                s,
+                "<div class=\"headline {class}\">{}{estimate}</div>",
+                esc(&h.text)
+            );
         }
-        None => s.push_str("<div class=\"headline\">Nothing to say about memory in these inputs.</div>"),
+        None => {
+            s.push_str("<div class=\"headline\">Nothing to say about memory in these inputs.</div>")
+        }
     }
     let path: Vec<String> = r
         .diagnosis
@@ -78,7 +89,11 @@ pub fn page(r: &Report, link: Option<&str>) -> String {
     oom_events(&mut s, r);
     modules(&mut s, r);
     for st in &r.step_series {
-        let points: Vec<(f64, f64)> = st.points.iter().map(|p| (p.step as f64, p.bytes as f64)).collect();
+        let points: Vec<(f64, f64)> = st
+            .points
+            .iter()
+            .map(|p| (p.step as f64, p.bytes as f64))
+            .collect();
         let title = format!("Memory per step: {} {} {}", st.source, st.device, st.metric);
         let trend = st
             .slope_bytes_per_step
@@ -93,16 +108,32 @@ pub fn page(r: &Report, link: Option<&str>) -> String {
             .enumerate()
             .map(|(i, b)| (i as f64, *b as f64))
             .collect();
-        chart(&mut s, "Device memory over profiles", "profile", &points, None, "");
+        chart(
+            &mut s,
+            "Device memory over profiles",
+            "profile",
+            &points,
+            None,
+            "",
+        );
         if !series.growing_stacks.is_empty() {
             s.push_str("<table><tr><th>growing line</th><th class=\"num\">growth</th></tr>");
             for g in series.growing_stacks.iter().take(5) {
                 let where_ = if g.frame.file.is_empty() {
                     esc(&g.frame.function)
                 } else {
-                    format!("{} <code>{}:{}</code>", esc(&g.frame.function), esc(&g.frame.file), g.frame.line)
+                    format!(
+                        "{} <code>{}:{}</code>",
+                        esc(&g.frame.function),
+                        esc(&g.frame.file),
+                        g.frame.line
+                    )
                 };
-                let _ = write!(s, "<tr><td>{where_}</td><td class=\"num\">{}</td></tr>", format_bytes(g.growth_bytes));
+                let _ = write!(
+                    s,
+                    "<tr><td>{where_}</td><td class=\"num\">{}</td></tr>",
+                    format_bytes(g.growth_bytes)
+                );
             }
             s.push_str("</table>");
         }
@@ -127,7 +158,11 @@ pub fn page(r: &Report, link: Option<&str>) -> String {
 }
 
 fn oom_events(s: &mut String, r: &Report) {
-    let events: Vec<_> = r.oom_events.iter().filter(|e| e.used_bytes.is_some() || e.limit_bytes.is_some()).collect();
+    let events: Vec<_> = r
+        .oom_events
+        .iter()
+        .filter(|e| e.used_bytes.is_some() || e.limit_bytes.is_some())
+        .collect();
     if events.is_empty() {
         return;
     }
@@ -152,7 +187,7 @@ fn modules(s: &mut String, r: &Report) {
     if used.is_empty() {
         return;
     }
-    used.sort_by(|a, b| b.peak_bytes.cmp(&a.peak_bytes));
+    used.sort_by_key(|m| std::cmp::Reverse(m.peak_bytes));
     let _ = write!(s, "<h3>Modules ({}), largest peak first</h3>", used.len());
     for m in used.iter().take(3) {
         let _ = write!(
@@ -160,7 +195,7 @@ fn modules(s: &mut String, r: &Report) {
             "<p><b>{}</b>: peak {} <span class=\"muted\">({})</span></p>",
             esc(&m.display_name()),
             format_bytes(m.peak_bytes),
-            esc(&m.peak_kind.words())
+            esc(m.peak_kind.words())
         );
         let buffers = super::summary::largest_peak_buffers(m);
         if buffers.is_empty() {
@@ -181,12 +216,25 @@ fn modules(s: &mut String, r: &Report) {
 }
 
 /// A line chart of (x, bytes) as inline SVG, with the limit as a red line.
-fn chart(s: &mut String, title: &str, x_name: &str, points: &[(f64, f64)], limit: Option<u64>, note: &str) {
+fn chart(
+    s: &mut String,
+    title: &str,
+    x_name: &str,
+    points: &[(f64, f64)],
+    limit: Option<u64>,
+    note: &str,
+) {
     if points.len() < 2 {
         return;
     }
-    let (x0, x1) = points.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
-    let top = points.iter().map(|p| p.1).fold(0.0, f64::max).max(limit.map_or(0.0, |l| l as f64));
+    let (x0, x1) = points
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
+    let top = points
+        .iter()
+        .map(|p| p.1)
+        .fold(0.0, f64::max)
+        .max(limit.map_or(0.0, |l| l as f64));
     let top = if top <= 0.0 { 1.0 } else { top * 1.05 };
     let span = if x1 > x0 { x1 - x0 } else { 1.0 };
     let (left, bottom) = (70.0, 20.0);
@@ -220,8 +268,15 @@ fn chart(s: &mut String, title: &str, x_name: &str, points: &[(f64, f64)], limit
             CHART_W - 10.0
         );
     }
-    let line: Vec<String> = points.iter().map(|p| format!("{:.1},{:.1}", x(p.0), y(p.1))).collect();
-    let _ = write!(s, "<polyline fill=\"none\" stroke=\"#4f74b3\" stroke-width=\"2\" points=\"{}\"/></svg>", line.join(" "));
+    let line: Vec<String> = points
+        .iter()
+        .map(|p| format!("{:.1},{:.1}", x(p.0), y(p.1)))
+        .collect();
+    let _ = write!(
+        s,
+        "<polyline fill=\"none\" stroke=\"#4f74b3\" stroke-width=\"2\" points=\"{}\"/></svg>",
+        line.join(" ")
+    );
     if !note.is_empty() {
         let _ = write!(s, "<p class=\"muted\">{}</p>", esc(note));
     }

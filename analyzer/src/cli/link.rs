@@ -20,7 +20,12 @@ pub fn command() -> Command {
                 .help("the JSON; - (the default) reads standard input"),
         )
         .arg(crate::base_url_arg())
-        .arg(Arg::new("html").long("html").action(ArgAction::SetTrue).help("print the report as HTML (as analyze --html), the link inside"))
+        .arg(
+            Arg::new("html")
+                .long("html")
+                .action(ArgAction::SetTrue)
+                .help("print the report as HTML (as analyze --html), the link inside"),
+        )
 }
 
 pub fn cmd_link(m: &ArgMatches) -> ExitCode {
@@ -74,8 +79,8 @@ fn link_of_json(data: &[u8], base_url: &str, html: bool) -> Result<String, Strin
             super::html::page(&runs.b, Some(&url))
         ));
     }
-    let report: Report = serde_json::from_value(value)
-        .map_err(|e| format!("not a report (analyze --json): {e}"))?;
+    let report: Report =
+        serde_json::from_value(value).map_err(|e| format!("not a report (analyze --json): {e}"))?;
     let url = crate::link_for(&report, base_url, None)?;
     Ok(if html {
         super::html::page(&report, Some(&url))

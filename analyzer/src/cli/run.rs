@@ -373,9 +373,7 @@ impl Log {
             s.written = 0;
             match std::fs::rename(&log, &old).and_then(|()| std::fs::File::create(&log)) {
                 Ok(f) => s.file = Some(f),
-                Err(e) => s
-                    .notes
-                    .push(format!("the output log stopped: {e}")),
+                Err(e) => s.notes.push(format!("the output log stopped: {e}")),
             }
         }
         let Some(file) = s.file.as_mut() else { return };
@@ -477,7 +475,9 @@ pub fn finish_layout(dir: &Path, problems: &mut Vec<String>) -> Vec<Process> {
             if from.is_dir() {
                 match std::fs::rename(&from, dir.join(&target)) {
                     Ok(()) => folder = target,
-                    Err(e) => problems.push(format!("{pid_folder} could not be renamed {target}: {e}")),
+                    Err(e) => {
+                        problems.push(format!("{pid_folder} could not be renamed {target}: {e}"))
+                    }
                 }
             } else {
                 folder = target;
@@ -494,9 +494,14 @@ pub fn finish_layout(dir: &Path, problems: &mut Vec<String>) -> Vec<Process> {
 /// optimisation; only the optimised one has the buffer assignment the
 /// analyzer reads, and the other would be listed as an input it cannot use.
 fn drop_unoptimised_protos(xla_dump: &Path) {
-    let Ok(entries) = std::fs::read_dir(xla_dump) else { return };
+    let Ok(entries) = std::fs::read_dir(xla_dump) else {
+        return;
+    };
     for e in entries.flatten() {
-        if e.file_name().to_string_lossy().ends_with(".before_optimizations.hlo.pb") {
+        if e.file_name()
+            .to_string_lossy()
+            .ends_with(".before_optimizations.hlo.pb")
+        {
             let _ = std::fs::remove_file(e.path());
         }
     }
@@ -518,16 +523,18 @@ pub fn analyse(dir: &Path) -> Report {
             inputs.add(p);
         }
     }
-    let mut report =
-        oomscope_analyzer::analyze_inputs(inputs.files, inputs.sources, &mut |_| {});
+    let mut report = oomscope_analyzer::analyze_inputs(inputs.files, inputs.sources, &mut |_| {});
     report
         .errors
-        .extend(inputs.unreadable.into_iter().map(|(input, why)| {
-            oomscope_report::InputError {
-                message: format!("{input}: {why}"),
-                input,
-            }
-        }));
+        .extend(
+            inputs
+                .unreadable
+                .into_iter()
+                .map(|(input, why)| oomscope_report::InputError {
+                    message: format!("{input}: {why}"),
+                    input,
+                }),
+        );
     report
 }
 
@@ -554,7 +561,12 @@ fn print_end(dir: &Path, report: &Report, processes: &[Process], problems: &[Str
     };
     let _ = writeln!(err, "oomscope: recorded in {} ({what})", dir.display());
     for p in processes {
-        if let Some(last) = p.notes.exception.as_deref().and_then(|e| e.lines().rev().find(|l| !l.trim().is_empty())) {
+        if let Some(last) = p
+            .notes
+            .exception
+            .as_deref()
+            .and_then(|e| e.lines().rev().find(|l| !l.trim().is_empty()))
+        {
             let _ = writeln!(err, "oomscope: {}: ended with {last}", p.folder);
         }
         for note in &p.notes.notes {
@@ -569,7 +581,11 @@ fn print_end(dir: &Path, report: &Report, processes: &[Process], problems: &[Str
     }
     match crate::link_for(report, crate::DEFAULT_BASE_URL, None) {
         Ok(url) => {
-            let _ = writeln!(err, "oomscope: open with `oomscope serve {}`, or:\n{url}", dir.display());
+            let _ = writeln!(
+                err,
+                "oomscope: open with `oomscope serve {}`, or:\n{url}",
+                dir.display()
+            );
         }
         Err(e) => {
             let _ = writeln!(err, "oomscope: cannot make a link: {e}");

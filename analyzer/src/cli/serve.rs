@@ -108,7 +108,12 @@ pub fn cmd_open(m: &ArgMatches) -> ExitCode {
     let Some((listener, base)) = bind(m) else {
         return ExitCode::FAILURE;
     };
-    run_server(listener, &dist, &format!("{base}{fragment}"), !m.get_flag("no-open"))
+    run_server(
+        listener,
+        &dist,
+        &format!("{base}{fragment}"),
+        !m.get_flag("no-open"),
+    )
 }
 
 fn no_dist() -> ExitCode {
@@ -141,7 +146,10 @@ fn find_dist(m: &ArgMatches) -> Option<PathBuf> {
     if let Some(d) = std::env::var_os("OOMSCOPE_DIST") {
         candidates.push(d.into());
     }
-    if let Some(bin) = std::env::current_exe().ok().and_then(|e| e.canonicalize().ok()) {
+    if let Some(bin) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.canonicalize().ok())
+    {
         if let Some(dir) = bin.parent() {
             candidates.push(dir.join("../share/oomscope/dist"));
             // target/{debug,release}/oomscope in a checkout.
@@ -177,7 +185,10 @@ fn open_browser(url: &str) {
     } else if cfg!(target_os = "macos") {
         vec![("open".into(), vec![url.into()])]
     } else if cfg!(windows) {
-        vec![("cmd".into(), vec!["/c".into(), "start".into(), String::new(), url.into()])]
+        vec![(
+            "cmd".into(),
+            vec!["/c".into(), "start".into(), String::new(), url.into()],
+        )]
     } else {
         vec![("xdg-open".into(), vec![url.into()])]
     };
@@ -212,14 +223,38 @@ fn handle(stream: TcpStream, dist: &Path) -> std::io::Result<()> {
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
     let mut out = stream;
     if method != "GET" && method != "HEAD" {
-        return respond(&mut out, "405 Method Not Allowed", "text/plain", b"only GET and HEAD\n", true);
+        return respond(
+            &mut out,
+            "405 Method Not Allowed",
+            "text/plain",
+            b"only GET and HEAD\n",
+            true,
+        );
     }
     match resolve(dist, target) {
         Some(path) => match std::fs::read(&path) {
-            Ok(body) => respond(&mut out, "200 OK", content_type(&path), &body, method == "GET"),
-            Err(_) => respond(&mut out, "404 Not Found", "text/plain", b"not found\n", method == "GET"),
+            Ok(body) => respond(
+                &mut out,
+                "200 OK",
+                content_type(&path),
+                &body,
+                method == "GET",
+            ),
+            Err(_) => respond(
+                &mut out,
+                "404 Not Found",
+                "text/plain",
+                b"not found\n",
+                method == "GET",
+            ),
         },
-        None => respond(&mut out, "404 Not Found", "text/plain", b"not found\n", method == "GET"),
+        None => respond(
+            &mut out,
+            "404 Not Found",
+            "text/plain",
+            b"not found\n",
+            method == "GET",
+        ),
     }
 }
 
@@ -313,7 +348,10 @@ mod tests {
         std::fs::write(dist.join("sub/a b.wasm"), [0u8, 97, 115, 109]).unwrap();
         assert_eq!(resolve(&dist, "/"), Some(dist.join("index.html")));
         assert_eq!(resolve(&dist, "/?x=1#r=abc"), Some(dist.join("index.html")));
-        assert_eq!(resolve(&dist, "/sub/a%20b.wasm"), Some(dist.join("sub/a b.wasm")));
+        assert_eq!(
+            resolve(&dist, "/sub/a%20b.wasm"),
+            Some(dist.join("sub/a b.wasm"))
+        );
         assert_eq!(resolve(&dist, "/../etc/passwd"), None);
         assert_eq!(resolve(&dist, "/sub/%2e%2e/%2e%2e/etc/passwd"), None);
         assert_eq!(resolve(&dist, "/missing.js"), None);
