@@ -485,3 +485,32 @@ fn a_sigterm_to_oomscope_reaches_the_program_and_the_run_still_ends_well() {
     assert!(stderr.contains("recorded in"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_users_xla_flags_are_kept_beside_the_dump_flags() {
+    require_jax();
+    let dir = out_dir("xla-flags");
+    let out = Command::new(env!("CARGO_BIN_EXE_oomscope"))
+        .env("XLA_FLAGS", "--xla_force_host_platform_device_count=3")
+        .args(["run", "--out"])
+        .arg(&dir)
+        .args([
+            "--",
+            &python(),
+            "-c",
+            "import os, jax; print(jax.device_count()); print(os.environ['XLA_FLAGS'])",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut lines = stdout.lines();
+    // The user's flag took effect...
+    assert_eq!(lines.next(), Some("3"), "{stdout}");
+    // ...and the dump goes to this process's folder of the run.
+    let flags = lines.next().unwrap_or("");
+    assert!(flags.starts_with("--xla_force_host_platform_device_count=3 "), "{flags}");
+    let dump_to = format!("--xla_dump_to={}/pid", std::path::absolute(&dir).unwrap().display());
+    assert!(flags.contains(&dump_to), "{flags}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

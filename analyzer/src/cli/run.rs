@@ -241,12 +241,6 @@ fn set_environment(cmd: &mut Command, dir: &Path, every: f64) {
     cmd.env("PYTHONPATH", path);
     cmd.env("OOMSCOPE_RUN_DIR", dir);
     cmd.env("OOMSCOPE_RUN_EVERY", every.to_string());
-    // The hook adds its dump flags to these in each process (the folder is
-    // the process's own), whatever a parent process left in XLA_FLAGS.
-    cmd.env(
-        "OOMSCOPE_USER_XLA_FLAGS",
-        std::env::var_os("XLA_FLAGS").unwrap_or_default(),
-    );
     // Through a pipe Python would hold its output in a buffer: keep it live.
     if std::env::var_os("PYTHONUNBUFFERED").is_none() {
         cmd.env("PYTHONUNBUFFERED", "1");

@@ -65,6 +65,11 @@ _RANK_VARS = (
 )
 
 
+import threading
+
+_META_LOCK = threading.Lock()
+
+
 class _Recorder(object):
     def __init__(self):
         self.reset()
@@ -106,6 +111,11 @@ class _Recorder(object):
             self.note("recording stopped: %s" % why)
 
     def save_meta(self):
+        # The sampler thread and the main thread both note things.
+        with _META_LOCK:
+            self._save_meta()
+
+    def _save_meta(self):
         try:
             import json
 
@@ -152,9 +162,14 @@ class _Recorder(object):
 
     # -- JAX ---------------------------------------------------------------
     def before_jax(self):
-        # XLA reads XLA_FLAGS when its first backend starts, after this import.
-        user = os.environ.get("OOMSCOPE_USER_XLA_FLAGS", "")
-        os.environ["XLA_FLAGS"] = merge_xla_flags(user, os.path.join(self.folder, "xla_dump"))
+        # XLA reads XLA_FLAGS when its first backend starts, after this
+        # import: the flags as the program has them now (it may have set
+        # some itself), less the dump folder a parent process of this run
+        # left there, plus ours.
+        current = os.environ.get("XLA_FLAGS", "")
+        os.environ["XLA_FLAGS"] = merge_xla_flags(
+            without_run_dump(current), os.path.join(self.folder, "xla_dump")
+        )
 
     def after_jax(self, jax):
         self.frameworks.append("jax")
@@ -370,6 +385,13 @@ def cuda_stats_row(step, stats):
     )
 
 
+def without_run_dump(flags):
+    """`flags` without a `--xla_dump_to` into this run's folder (a parent
+    process of the run set it; this process dumps into its own)."""
+    inside = "--xla_dump_to=" + os.path.join(_RUN_DIR, "")
+    return " ".join(w for w in flags.split() if not w.startswith(inside))
+
+
 def merge_xla_flags(user, dump_to):
     """The user's XLA_FLAGS plus the dump flags oomscope reads; a flag the
     user set wins (their `--xla_dump_to` included)."""
@@ -470,7 +492,10 @@ def _install():
 
     def after_fork():
         # A forked child is another process: its own folder and sampler
-        # (threads do not survive a fork), the frameworks it inherited.
+        # (threads do not survive a fork), the frameworks it inherited, and
+        # a fresh lock (another thread may have held it at the fork).
+        global _META_LOCK
+        _META_LOCK = threading.Lock()
         frameworks = recorder.frameworks
         recorder.reset()
         recorder.frameworks = list(frameworks)
