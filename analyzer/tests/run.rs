@@ -332,6 +332,23 @@ fn no_command_or_a_missing_one_is_one_line() {
         "oomscope run: no-such-program-oomscope: command not found"
     );
     assert!(!Path::new("/tmp/never-made-by-oomscope").exists());
+
+    // A folder holding something else: a usage error before anything runs.
+    let dir = out_dir("not-empty");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("keep.txt"), "mine").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_oomscope"))
+        .args(["run", "--out"])
+        .arg(&dir)
+        .args(["--", "sh", "-c", "echo ran"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("is not empty"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
