@@ -270,6 +270,20 @@ fn ranks_name_the_folders_of_a_multi_process_job_every_time() {
             .filter_map(|i| i["name"].as_str())
             .collect();
         assert!(inputs.iter().any(|i| i.starts_with("rank1/")), "{inputs:?}");
+        // Each rank's profiles are a series of their own, never one across ranks.
+        for series in report["device_memory_series"].as_array().unwrap() {
+            let names: Vec<&str> = series["inputs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|i| i.as_str())
+                .collect();
+            let rank = names[0].split('/').next().unwrap();
+            assert!(
+                names.iter().all(|n| n.starts_with(&format!("{rank}/"))),
+                "{names:?}"
+            );
+        }
         run.cleanup();
     }
 }
@@ -520,14 +534,25 @@ fn the_users_xla_flags_are_kept_beside_the_dump_flags() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let mut lines = stdout.lines();
     // The user's flag took effect...
     assert_eq!(lines.next(), Some("3"), "{stdout}");
     // ...and the dump goes to this process's folder of the run.
     let flags = lines.next().unwrap_or("");
-    assert!(flags.starts_with("--xla_force_host_platform_device_count=3 "), "{flags}");
-    let dump_to = format!("--xla_dump_to={}/pid", std::path::absolute(&dir).unwrap().display());
+    assert!(
+        flags.starts_with("--xla_force_host_platform_device_count=3 "),
+        "{flags}"
+    );
+    let dump_to = format!(
+        "--xla_dump_to={}/pid",
+        std::path::absolute(&dir).unwrap().display()
+    );
     assert!(flags.contains(&dump_to), "{flags}");
     let _ = std::fs::remove_dir_all(&dir);
 }
