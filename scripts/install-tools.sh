@@ -11,8 +11,9 @@
 #                                       compiler and cargo-fuzz
 #   scripts/install-tools.sh --fuzz     only what `scripts/fuzz.sh` needs
 #   scripts/install-tools.sh --check    installs nothing: checks, in seconds,
-#                                       that every install above would resolve
-#                                       against the registries (CI runs it)
+#                                       that every install above (and
+#                                       scripts/install-python.sh's) would
+#                                       resolve against the registries (CI runs it)
 #
 # The tools' versions are exact (the CLI must equal the `wasm-bindgen` crate in
 # Cargo.lock); their own dependencies resolve to what the registry serves
@@ -42,6 +43,7 @@ if [ "$mode" = --check ]; then
   check_cargo_tool cargo-fuzz "$CARGO_FUZZ_VERSION" || failures=$((failures + 1))
   check_npm_lockfile tests/e2e/package-lock.json || failures=$((failures + 1))
   check_apt_packages "${APT_PACKAGES[@]}" || failures=$((failures + 1))
+  scripts/install-python.sh --check || failures=$((failures + 1))
   if [ "$failures" -gt 0 ]; then
     log "$failures install step(s) would not resolve (named above)"
     exit 1

@@ -2,8 +2,8 @@
 # Installs what is missing, then runs every test: a check that every install
 # step still resolves against the registries (and tests of its failure paths),
 # the analyzer's unit and integration tests on real data, the browser tests in
-# headless Chromium against the trunk-built page, and a fuzz smoke run of
-# every decoder.
+# headless Chromium against the trunk-built page, the Python package (wheel,
+# API, notebook), and a fuzz smoke run of every decoder.
 #
 #   FUZZ_SECONDS=N scripts/test.sh   # seconds per fuzz target (default 15; 0 skips)
 set -euo pipefail
@@ -17,6 +17,9 @@ scripts/install-tools.sh --check
 scripts/tests/install-check.sh
 
 scripts/install-tools.sh --browser
+# jax/jaxlib (`oomscope run` tests on real programs), maturin (the wheel),
+# nbclient/nbformat/ipykernel (the notebook test).
+scripts/install-python.sh --notebook
 # trunk runs cargo offline: fetch every crate first.
 cargo fetch --quiet 2>/dev/null || echo "[test] no network: using the crates already fetched" >&2
 
@@ -25,6 +28,11 @@ cargo test --workspace
 
 echo "== browser tests (trunk build + Chromium)"
 tests/e2e/run.sh
+
+echo "== the Python package: a notebook executed and opened in Chromium, the wheel in a fresh venv"
+python3 tests/python/test_notebook.py
+# The page the browser tests just built goes in the wheel.
+OOMSCOPE_DIST=dist python3 tests/python/test_wheel.py
 
 if [ "${FUZZ_SECONDS:-15}" != 0 ]; then
   echo "== fuzz smoke run (${FUZZ_SECONDS:-15} s per target)"

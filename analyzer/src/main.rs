@@ -2,10 +2,14 @@
 //! without a browser, and CI.
 //!
 //! ```text
-//! oomscope analyze PATH... [--json] [--buffers] [--device NAME] [--link [--base-url URL]]
+//! oomscope analyze PATH... [--json | --html] [--buffers] [--device NAME] [--link [--base-url URL]]
 //! kubectl logs pod | oomscope analyze -
 //! oomscope compare [--json] [--link [--base-url URL]] [--label-a X] [--label-b Y] A... -- B... [the same options]
 //! oomscope size SHAPE... [--json]
+//! oomscope run [--out DIR] [--every SECONDS] -- COMMAND...
+//! oomscope serve [--port N] [PATH...]
+//! oomscope open LINK
+//! oomscope link [FILE|-]
 //! ```
 //!
 //! Exit codes: 0 success, 1 an input could not be read or the link could not
@@ -13,7 +17,11 @@
 
 mod cli {
     pub mod compare;
+    pub mod html;
     pub mod inputs;
+    pub mod link;
+    pub mod run;
+    pub mod serve;
     pub mod ranks;
     pub mod summary;
 }
@@ -45,6 +53,7 @@ fn command() -> Command {
                         .num_args(1..),
                 )
                 .arg(Arg::new("json").long("json").action(ArgAction::SetTrue).help("print the JSON report instead of a summary"))
+                .arg(Arg::new("html").long("html").action(ArgAction::SetTrue).conflicts_with("json").help("print the report as one self-contained HTML fragment (for notebooks), with the link when --link is given"))
                 .arg(Arg::new("buffers").long("buffers").action(ArgAction::SetTrue).help("include every buffer's lifetime in the JSON (large)"))
                 .arg(
                     Arg::new("device")
@@ -92,6 +101,10 @@ fn command() -> Command {
                 .arg(Arg::new("shapes").value_name("SHAPE").required(true).num_args(1..))
                 .arg(Arg::new("json").long("json").action(ArgAction::SetTrue).help("print JSON")),
         )
+        .subcommand(cli::run::command())
+        .subcommand(cli::serve::serve_command())
+        .subcommand(cli::serve::open_command())
+        .subcommand(cli::link::command())
 }
 
 fn base_url_arg() -> Arg {
@@ -136,6 +149,10 @@ fn main() -> ExitCode {
         Some(("analyze", m)) => cmd_analyze(m),
         Some(("compare", m)) => cmd_compare(m),
         Some(("size", m)) => cmd_size(m),
+        Some(("run", m)) => cli::run::cmd_run(m),
+        Some(("serve", m)) => cli::serve::cmd_serve(m),
+        Some(("open", m)) => cli::serve::cmd_open(m),
+        Some(("link", m)) => cli::link::cmd_link(m),
         _ => ExitCode::from(2),
     }
 }
@@ -195,6 +212,23 @@ fn cmd_analyze(m: &ArgMatches) -> ExitCode {
         )
     });
 
+    if m.get_flag("html") {
+        // The link goes inside the HTML, not after it.
+        let url = link.as_ref().and_then(|l| l.as_ref().ok()).cloned();
+        print!("{}", cli::html::page(&report, url.as_deref()));
+        for e in &report.errors {
+            eprintln!("oomscope: {}", e.message);
+        }
+        let failed = !report.errors.is_empty() | matches!(link, Some(Err(_)));
+        if let Some(Err(e)) = &link {
+            eprintln!("oomscope: cannot make a link: {e}");
+        }
+        return if failed {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
     if m.get_flag("json") {
         match serde_json::to_string_pretty(&report) {
             Ok(s) => {

@@ -174,3 +174,26 @@ npm_ci() {
     || die "npm ci in $dir" "cd $dir && npm ci"
   echo "$want" >"$stamp"
 }
+
+# pip_install PYTHON PKG...: into that interpreter. Debian marks its Python
+# externally managed; test machines install into it on purpose.
+pip_install() {
+  local py=$1; shift
+  log "installing Python packages: $*"
+  "$py" -m pip install --quiet "$@" 2>/dev/null \
+    || "$py" -m pip install --quiet --break-system-packages "$@" \
+    || die "pip install $*" "$py -m pip install $*"
+}
+
+# check_pip_packages PYTHON PKG...: pip would resolve them all (a dry run
+# that ignores what is installed, so it asks the index).
+check_pip_packages() {
+  local py=$1 out; shift
+  out=$(mktemp)
+  if "$py" -m pip install --dry-run --quiet --ignore-installed "$@" >"$out" 2>&1; then
+    log "check: Python packages $* resolve"
+    rm -f "$out"; return 0
+  fi
+  log "check FAILED: pip cannot install $*: $(grep -m1 -E 'ERROR' "$out" | cut -c1-300)"
+  rm -f "$out"; return 1
+}

@@ -13,10 +13,36 @@ use std::collections::{BTreeMap, HashMap};
 /// Growing stacks kept per series.
 pub const TOP_GROWING_STACKS: usize = 20;
 
-/// `run_7/memory_40.prof` → (`run_#/memory_#.prof`, [7, 40]).
+/// `run_7/memory_40.prof` → (`run_#/memory_#.prof`, [7, 40]). A folder
+/// named `rank<N>` (one process of a job, as `oomscope run` names it) is kept
+/// whole: each rank's profiles are their own series.
 fn series_key(name: &str) -> (String, Vec<u64>) {
     let mut key = String::with_capacity(name.len());
     let mut numbers = Vec::new();
+    let mut components = name.split('/').peekable();
+    while let Some(component) = components.next() {
+        let is_folder = components.peek().is_some();
+        if is_folder && is_rank_folder(component) {
+            key.push_str(component);
+        } else {
+            set_digits_aside(component, &mut key, &mut numbers);
+        }
+        if is_folder {
+            key.push('/');
+        }
+    }
+    (key, numbers)
+}
+
+fn is_rank_folder(component: &str) -> bool {
+    component
+        .strip_prefix("rank")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// `text` onto `key` with every run of digits replaced by `#` and pushed,
+/// read as a number, onto `numbers`.
+fn set_digits_aside(text: &str, key: &mut String, numbers: &mut Vec<u64>) {
     let mut digits = String::new();
     let mut flush = |digits: &mut String, key: &mut String| {
         if !digits.is_empty() {
@@ -26,16 +52,15 @@ fn series_key(name: &str) -> (String, Vec<u64>) {
             digits.clear();
         }
     };
-    for c in name.chars() {
+    for c in text.chars() {
         if c.is_ascii_digit() {
             digits.push(c);
         } else {
-            flush(&mut digits, &mut key);
+            flush(&mut digits, key);
             key.push(c);
         }
     }
-    flush(&mut digits, &mut key);
-    (key, numbers)
+    flush(&mut digits, key);
 }
 
 /// Every series among `profiles` (two or more profiles with the same name
@@ -137,5 +162,20 @@ mod tests {
             series_key("memory.prof"),
             ("memory.prof".to_string(), vec![])
         );
+    }
+
+    #[test]
+    fn each_rank_folder_is_its_own_series() {
+        assert_eq!(
+            series_key("run/rank1/memory_0003_step40.prof"),
+            ("run/rank1/memory_#_step#.prof".to_string(), vec![3, 40])
+        );
+        assert_ne!(
+            series_key("rank0/memory_0001_step9.prof").0,
+            series_key("rank1/memory_0001_step9.prof").0
+        );
+        // A file named rank<N> is not a folder; `ranked7/` not a rank.
+        assert_eq!(series_key("x/rank3").0, "x/rank#");
+        assert_eq!(series_key("ranked7/m_1.prof").0, "ranked#/m_#.prof");
     }
 }
