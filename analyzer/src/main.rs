@@ -20,9 +20,9 @@ mod cli {
     pub mod html;
     pub mod inputs;
     pub mod link;
+    pub mod ranks;
     pub mod run;
     pub mod serve;
-    pub mod ranks;
     pub mod summary;
 }
 

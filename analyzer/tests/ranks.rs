@@ -9,9 +9,7 @@ mod common;
 
 use common::*;
 use oomscope_analyzer::{analyze, InputFile};
-use oomscope_report::{
-    InputKind, RankFindingKind, RankNoteKind, RankPer, RankSource, Report,
-};
+use oomscope_report::{InputKind, RankFindingKind, RankNoteKind, RankPer, RankSource, Report};
 
 fn run(files: Vec<InputFile>) -> Report {
     analyze(files, &mut |_| {})
@@ -60,7 +58,12 @@ fn check_against_single_files(report: &Report, dir: &str) {
     }
     for i in &report.inputs {
         assert_ne!(i.kind, InputKind::Archive, "{}", i.name);
-        assert_eq!(report.inputs.iter().filter(|j| j.name == i.name).count(), 1, "{}", i.name);
+        assert_eq!(
+            report.inputs.iter().filter(|j| j.name == i.name).count(),
+            1,
+            "{}",
+            i.name
+        );
     }
 }
 
@@ -134,7 +137,10 @@ fn uneven_sharding_is_found_from_device_ids_alone() {
         .collect();
     excess.sort();
     let line = generator_line("partial = jax.make_array_from_callback(");
-    assert_eq!(excess, [(0, 1 << 20, line.as_str()), (1, 1 << 20, line.as_str())]);
+    assert_eq!(
+        excess,
+        [(0, 1 << 20, line.as_str()), (1, 1 << 20, line.as_str())]
+    );
 }
 
 #[test]
@@ -148,9 +154,19 @@ fn other_runs_dropped_together_are_not_forced_into_ranks() {
         .filter(|n| n.kind == RankNoteKind::NotGrouped)
         .count();
     assert_eq!(apart, 3, "{:#?}", r.rank_notes);
-    let shown: Vec<&str> = r.ranks.iter().flat_map(|k| k.inputs.iter()).map(|s| s.as_str()).collect();
+    let shown: Vec<&str> = r
+        .ranks
+        .iter()
+        .flat_map(|k| k.inputs.iter())
+        .map(|s| s.as_str())
+        .collect();
     let run_folder = shown[0].split('/').nth(1).unwrap();
-    assert!(shown.iter().all(|s| s.split('/').nth(1) == Some(run_folder)), "{shown:?}");
+    assert!(
+        shown
+            .iter()
+            .all(|s| s.split('/').nth(1) == Some(run_folder)),
+        "{shown:?}"
+    );
 }
 
 #[test]
@@ -160,7 +176,10 @@ fn two_files_claiming_one_rank_are_both_kept_and_the_clash_stated() {
     let rank0 = files
         .iter()
         .find(|f| {
-            run(vec![(*f).clone()]).device_memory_profiles.first().is_some_and(|p| p.devices[0].device == "cpu:0")
+            run(vec![(*f).clone()])
+                .device_memory_profiles
+                .first()
+                .is_some_and(|p| p.devices[0].device == "cpu:0")
         })
         .unwrap()
         .clone();
@@ -171,9 +190,15 @@ fn two_files_claiming_one_rank_are_both_kept_and_the_clash_stated() {
     let r = run(files);
     let k0 = r.ranks.iter().find(|k| k.rank == 0).unwrap();
     assert_eq!(k0.inputs.len(), 2);
-    let clash: Vec<_> = r.rank_notes.iter().filter(|n| n.kind == RankNoteKind::Clash).collect();
+    let clash: Vec<_> = r
+        .rank_notes
+        .iter()
+        .filter(|n| n.kind == RankNoteKind::Clash)
+        .collect();
     assert_eq!(clash.len(), 1, "{:#?}", r.rank_notes);
-    assert!(clash[0].inputs.contains(&"uneven/profile-99999.prof".to_string()));
+    assert!(clash[0]
+        .inputs
+        .contains(&"uneven/profile-99999.prof".to_string()));
     assert!(clash[0].inputs.contains(&rank0.name));
 }
 
@@ -190,7 +215,11 @@ fn a_rank_whose_file_fails_is_named_and_the_others_shown() {
     assert!(r.errors.iter().any(|e| e.input == name), "{:?}", r.errors);
     assert_eq!(r.ranks.len(), 4);
     assert_eq!(r.ranks[2].inputs.len(), 2);
-    let failed: Vec<_> = r.rank_notes.iter().filter(|n| n.kind == RankNoteKind::Failed).collect();
+    let failed: Vec<_> = r
+        .rank_notes
+        .iter()
+        .filter(|n| n.kind == RankNoteKind::Failed)
+        .collect();
     assert_eq!(failed.len(), 1, "{:#?}", r.rank_notes);
     assert!(failed[0].text.starts_with("rank 2: "), "{}", failed[0].text);
     assert_eq!(failed[0].inputs, [name]);
@@ -208,7 +237,11 @@ fn one_oom_printed_by_four_ranks_is_one_oom_with_its_ranks() {
     assert_eq!(r.oom_events[0].repeats, 4);
     assert_eq!(r.rank_ooms.len(), 1);
     assert_eq!(r.rank_ooms[0].ranks, [0, 1, 2, 3]);
-    assert!(r.rank_ooms[0].differing.is_empty(), "{:?}", r.rank_ooms[0].differing);
+    assert!(
+        r.rank_ooms[0].differing.is_empty(),
+        "{:?}",
+        r.rank_ooms[0].differing
+    );
     assert_eq!(r.rank_ooms[0].line, 1);
 }
 
@@ -222,11 +255,19 @@ fn ranks_that_print_different_numbers_are_one_oom_with_numbers_per_rank() {
     assert_eq!(r.rank_ooms.len(), 1, "{:#?}", r.rank_ooms);
     let o = &r.rank_ooms[0];
     assert_eq!(o.ranks, [0, 1]);
-    let free = o.differing.iter().find(|d| d.field == "free_bytes").unwrap();
+    let free = o
+        .differing
+        .iter()
+        .find(|d| d.field == "free_bytes")
+        .unwrap();
     let mib = |v: f64| (v * (1u64 << 20) as f64).round() as u64;
     assert_eq!(free.by_rank, [(0, mib(746.25)), (1, mib(748.75))]);
     // Every rank of the OOM is one event of the log, none is lost.
-    let ranks: Vec<u32> = o.events.iter().flat_map(|&i| r.oom_events[i as usize].ranks.clone()).collect();
+    let ranks: Vec<u32> = o
+        .events
+        .iter()
+        .flat_map(|&i| r.oom_events[i as usize].ranks.clone())
+        .collect();
     assert_eq!(ranks.len(), 2);
 }
 
@@ -257,7 +298,11 @@ fn snapshots_named_by_rank_read_as_each_file_alone() {
     for (k, f) in r.ranks.iter().zip(&files) {
         assert_eq!(k.source, RankSource::Name);
         let alone = run(vec![f.clone()]);
-        let best = alone.memory_snapshots.iter().max_by_key(|s| s.peak_allocated_bytes).unwrap();
+        let best = alone
+            .memory_snapshots
+            .iter()
+            .max_by_key(|s| s.peak_allocated_bytes)
+            .unwrap();
         assert_eq!(k.peak_bytes, best.peak_allocated_bytes);
         assert_eq!(k.final_bytes, best.final_allocated_bytes);
         assert_eq!(k.device, format!("cuda:{}", best.device));
@@ -273,7 +318,10 @@ fn a_link_carries_the_ranks_view() {
     assert_eq!(back.rank_findings, r.rank_findings);
     // Notes travel with at most 10 of their inputs named.
     let words = |r: &Report| -> Vec<(RankNoteKind, String)> {
-        r.rank_notes.iter().map(|n| (n.kind, n.text.clone())).collect()
+        r.rank_notes
+            .iter()
+            .map(|n| (n.kind, n.text.clone()))
+            .collect()
     };
     assert_eq!(words(&back), words(&r));
     let logs = run(vec![InputFile {
@@ -294,10 +342,20 @@ fn the_cli_prints_the_ranks_table_and_findings() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(text.contains("Ranks: 4"), "{text}");
-    assert!(text.contains(&format!("growth: rank 2 grows by 1.00 MiB per step")), "{text}");
-    assert!(text.contains(&generator_line("history.append(state")), "{text}");
+    assert!(
+        text.contains(&format!("growth: rank 2 grows by 1.00 MiB per step")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&generator_line("history.append(state")),
+        "{text}"
+    );
 }
 
 #[test]
@@ -313,8 +371,15 @@ fn a_known_limit_gives_the_step_the_growing_rank_reaches_it() {
     let f = &r.rank_findings[0];
     assert_eq!(f.kind, RankFindingKind::Growth);
     let final_bytes = r.ranks[2].final_bytes;
-    assert_eq!(f.limit_step, Some(60 + (limit - final_bytes).div_ceil(1 << 20)));
-    assert!(f.text.contains(&format!("step {}", f.limit_step.unwrap())), "{}", f.text);
+    assert_eq!(
+        f.limit_step,
+        Some(60 + (limit - final_bytes).div_ceil(1 << 20))
+    );
+    assert!(
+        f.text.contains(&format!("step {}", f.limit_step.unwrap())),
+        "{}",
+        f.text
+    );
     // The log's ranks mark the ranks of the same numbers as out of memory.
     assert!(r.ranks.iter().all(|k| k.oom));
 }

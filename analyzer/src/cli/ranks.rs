@@ -30,7 +30,11 @@ pub fn ranks(s: &mut String, r: &Report) {
                 growth,
                 if k.oom { "yes" } else { "no" },
                 k.inputs.len(),
-                if k.median { "  (median: the reference)" } else { "" }
+                if k.median {
+                    "  (median: the reference)"
+                } else {
+                    ""
+                }
             );
         }
     }

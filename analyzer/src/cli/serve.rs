@@ -78,7 +78,7 @@ pub fn cmd_serve(m: &ArgMatches) -> ExitCode {
     };
     let mut url = base.clone();
     if m.get_many::<String>("paths").is_some_and(|p| p.len() > 0) {
-        let inputs = crate::side_inputs(m, "paths");
+        let inputs = crate::side_inputs(m.get_many::<String>("paths").into_iter().flatten());
         let mut report =
             oomscope_analyzer::analyze_inputs(inputs.files, inputs.sources, &mut |_| {});
         report.errors.extend(inputs.unreadable);

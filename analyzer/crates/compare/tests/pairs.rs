@@ -79,10 +79,22 @@ fn expected_kind(pair: &str, differs: &str) -> Option<ChangeKind> {
 /// change the pair was made for: (pair, what the comparison names instead).
 /// Their peaks and sums are still checked.
 const NAMING_GAPS: &[(&str, &str)] = &[
-    ("pair-transformer-scan-remat", "residuals no longer at the peak: named `disappeared`"),
-    ("pair-transformer-remat", "residuals no longer at the peak: named `disappeared`"),
-    ("pair-mlp-remat", "f32 residuals matched with bf16 temporaries of the same dimensions: named a dtype change"),
-    ("pair-convnet-remat", "f32 residuals matched with bf16 temporaries of the same dimensions: named a dtype change"),
+    (
+        "pair-transformer-scan-remat",
+        "residuals no longer at the peak: named `disappeared`",
+    ),
+    (
+        "pair-transformer-remat",
+        "residuals no longer at the peak: named `disappeared`",
+    ),
+    (
+        "pair-mlp-remat",
+        "f32 residuals matched with bf16 temporaries of the same dimensions: named a dtype change",
+    ),
+    (
+        "pair-convnet-remat",
+        "f32 residuals matched with bf16 temporaries of the same dimensions: named a dtype change",
+    ),
 ];
 
 fn pair_dirs() -> Vec<PathBuf> {

@@ -103,7 +103,10 @@ pub fn asks_for_device(report: &Report) -> bool {
             .allocator_profiles
             .iter()
             .any(|p| p.capacity_bytes > 0)
-        || report.compile_usages.iter().any(|u| u.limit_bytes.is_some());
+        || report
+            .compile_usages
+            .iter()
+            .any(|u| u.limit_bytes.is_some());
     let has_peak = verdict::largest_module(report).is_some()
         || verdict::largest_compile_usage(report).is_some()
         || report.step_series.iter().any(|s| !s.points.is_empty());

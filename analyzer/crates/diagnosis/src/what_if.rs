@@ -97,7 +97,8 @@ pub fn attach(d: &mut Diagnosis, replayed: Replayed) {
         for action in &mut node.actions {
             let Some(remedy) = ACTIONS.iter().find_map(|&(id, key, r)| {
                 let advice = action_text(id, key);
-                (node.id == id && !advice.is_empty() && action.text.starts_with(advice)).then_some(r)
+                (node.id == id && !advice.is_empty() && action.text.starts_with(advice))
+                    .then_some(r)
             }) else {
                 continue;
             };
@@ -126,11 +127,17 @@ pub fn attach(d: &mut Diagnosis, replayed: Replayed) {
         ),
         ..DiagnosisNode::default()
     };
-    let mut ordered: Vec<&WhatIf> = replayed.singles.iter().chain(replayed.combination.as_ref()).collect();
+    let mut ordered: Vec<&WhatIf> = replayed
+        .singles
+        .iter()
+        .chain(replayed.combination.as_ref())
+        .collect();
     ordered.sort_by_key(|w| (w.remedy.cost_rank(), w.with.len()));
     for w in ordered {
         let verdict = match (w.fits, w.headroom_bytes) {
-            (Some(true), Some(h)) => format!(" (fits, {} headroom)", gib(u64::try_from(h).unwrap_or(0))),
+            (Some(true), Some(h)) => {
+                format!(" (fits, {} headroom)", gib(u64::try_from(h).unwrap_or(0)))
+            }
             (Some(false), Some(h)) => format!(" (still {} over)", gib(h.unsigned_abs())),
             _ => String::new(),
         };
@@ -165,7 +172,9 @@ pub fn attach(d: &mut Diagnosis, replayed: Replayed) {
     if d.path.iter().any(|id| id == LARGE_ALLOCATIONS) {
         return;
     }
-    let Some(limit) = replayed.limit_bytes else { return };
+    let Some(limit) = replayed.limit_bytes else {
+        return;
+    };
     let excess = replayed.peak_bytes.saturating_sub(limit);
     if excess == 0 {
         return;
@@ -180,7 +189,9 @@ pub fn attach(d: &mut Diagnosis, replayed: Replayed) {
         .combination
         .as_ref()
         .filter(|w| fits_with_margin(w, limit)));
-    let Some(headline) = d.headline.as_mut() else { return };
+    let Some(headline) = d.headline.as_mut() else {
+        return;
+    };
     match chosen {
         Some(w) => {
             *headline = Headline {
@@ -207,7 +218,8 @@ pub fn attach(d: &mut Diagnosis, replayed: Replayed) {
                 .iter()
                 .chain(replayed.combination.as_ref())
                 .min_by_key(|w| w.predicted_peak_bytes);
-            let remedy_node = [CONFIG, REMAT, PADDING, ARCHITECTURE].contains(&headline.node.as_str());
+            let remedy_node =
+                [CONFIG, REMAT, PADDING, ARCHITECTURE].contains(&headline.node.as_str());
             if remedy_node {
                 headline.estimate_bytes = None;
                 headline.confidence = None;

@@ -107,7 +107,10 @@ fn dtype_training_pair_is_fixed_by_the_cheaper_donation_as_a_real_compile_shows(
         .find(|w| w.remedy == oomscope_report::whatif::Remedy::Donation)
         .unwrap();
     assert_eq!(donation.fits, Some(true));
-    assert_eq!(donation.predicted_peak_bytes, xprof_peak("pair-dtype-oom-donated"));
+    assert_eq!(
+        donation.predicted_peak_bytes,
+        xprof_peak("pair-dtype-oom-donated")
+    );
     let estimate = u64::try_from(donation.saving_bytes).unwrap();
 
     // The real compile with donation fits, under the same limit...

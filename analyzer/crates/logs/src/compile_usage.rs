@@ -30,8 +30,14 @@ use std::sync::OnceLock;
 lazy_regex!(re_module, r"^XLA::TPU module name: (\S+)");
 lazy_regex!(re_usage, r"^XLA::TPU program (\w+) usage: SIZE / SIZE");
 lazy_regex!(re_total, r"^Total hbm usage >= SIZE:?$");
-lazy_regex!(re_item, r"^(reserved|program|arguments)\s+(?:SIZE|unknown size)\s*$");
-lazy_regex!(re_output, r"^Output size SIZE(?:; shares SIZE with arguments)?");
+lazy_regex!(
+    re_item,
+    r"^(reserved|program|arguments)\s+(?:SIZE|unknown size)\s*$"
+);
+lazy_regex!(
+    re_output,
+    r"^Output size SIZE(?:; shares SIZE with arguments)?"
+);
 
 const MARKERS: [&str; 3] = [
     "XLA::TPU module name:",
@@ -67,10 +73,8 @@ pub fn parse_compile_usage(input_name: &str, text: &str) -> Vec<CompileUsage> {
         if let Some(c) = re_module().captures(p) {
             module = c[1].to_string();
         } else if let Some(c) = re_usage().captures(p) {
-            let (Some(program), Some(limit)) = (
-                parse_size(&c[2], false),
-                parse_size(&c[3], false),
-            ) else {
+            let (Some(program), Some(limit)) = (parse_size(&c[2], false), parse_size(&c[3], false))
+            else {
                 continue;
             };
             out.push(CompileUsage {
@@ -129,7 +133,10 @@ fn read_block(text: &str, from: usize, usage: &mut CompileUsage) -> usize {
             continue;
         }
         if let Some(c) = re_item().captures(p) {
-            let v = c.get(2).and_then(|m| parse_size(m.as_str(), false)).map(|s| s.bytes);
+            let v = c
+                .get(2)
+                .and_then(|m| parse_size(m.as_str(), false))
+                .map(|s| s.bytes);
             match &c[1] {
                 "reserved" => usage.reserved_bytes = v,
                 "program" => {

@@ -93,14 +93,12 @@ pub(crate) fn starts_new_message(line: &str) -> bool {
 /// Whether `text` holds a keyword that can begin a message of its own (the
 /// rest of a wrapped PyTorch message, `Tried to allocate ...`, cannot).
 pub(crate) fn has_message_start(text: &str) -> bool {
-    keywords()
-        .find_iter(text)
-        .any(|m| {
-            !matches!(
-                KEYWORDS[m.pattern().as_usize()].1,
-                Anchor::TorchRest | Anchor::TpuUsageItem
-            )
-        })
+    keywords().find_iter(text).any(|m| {
+        !matches!(
+            KEYWORDS[m.pattern().as_usize()].1,
+            Anchor::TorchRest | Anchor::TpuUsageItem
+        )
+    })
 }
 
 /// How many keywords that can start an OOM message `text` holds.

@@ -221,7 +221,12 @@ fn local_unwrap(text: &str) -> Option<Unwrapped> {
         }
         let (line_no, line_start) = counter.locate(m.start());
         let k = line_no as usize - 1;
-        if regions.iter().rev().take(4).any(|g| g.start <= k && k <= g.end) {
+        if regions
+            .iter()
+            .rev()
+            .take(4)
+            .any(|g| g.start <= k && k <= g.end)
+        {
             continue;
         }
         let w = Window::around(text, line_start, k);

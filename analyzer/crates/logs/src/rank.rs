@@ -21,7 +21,10 @@ pub fn of_line(line: &str) -> Option<u32> {
             if !(rest.starts_with(':') || rest.starts_with("<std")) {
                 return None;
             }
-            if let Some(n) = inner.strip_prefix("rank").or_else(|| inner.strip_prefix("default")) {
+            if let Some(n) = inner
+                .strip_prefix("rank")
+                .or_else(|| inner.strip_prefix("default"))
+            {
                 return number(n);
             }
             // mpirun: `[job,rank]<stderr>:`.
@@ -33,7 +36,9 @@ pub fn of_line(line: &str) -> Option<u32> {
             let close = memchr::memchr(b')', &b[..b.len().min(80)])?;
             let inner = &s[1..close];
             let at = inner.find("rank=")?;
-            let digits: &str = inner[at + 5..].split(|c: char| !c.is_ascii_digit()).next()?;
+            let digits: &str = inner[at + 5..]
+                .split(|c: char| !c.is_ascii_digit())
+                .next()?;
             number(digits)
         }
         _ => None,
@@ -54,7 +59,10 @@ mod tests {
     #[test]
     fn launcher_prefixes_give_the_rank() {
         assert_eq!(of_line("[rank3]: torch.OutOfMemoryError: CUDA"), Some(3));
-        assert_eq!(of_line("[rank0]:[W320 01:57:14.472868074 x.cpp:1] w"), Some(0));
+        assert_eq!(
+            of_line("[rank0]:[W320 01:57:14.472868074 x.cpp:1] w"),
+            Some(0)
+        );
         assert_eq!(of_line("[default12]: Traceback"), Some(12));
         assert_eq!(of_line("[1,5]<stderr>: RuntimeError"), Some(5));
         assert_eq!(of_line("(VllmWorker rank=2 pid=254) ERROR"), Some(2));

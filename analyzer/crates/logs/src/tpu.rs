@@ -125,7 +125,6 @@ fn space_name(s: &str) -> MemorySpace {
     }
 }
 
-
 /// `Ran out of memory in memory space S. Used X of Y S. Exceeded S capacity by Z.`
 /// (then the report), the E1000 summary, or an early abort.
 pub fn ran_out(site: &Site) -> Outcome {
@@ -521,7 +520,6 @@ enum Section {
     Persistent,
 }
 
-
 /// Continuation lines one XLA label may span.
 const MAX_LABEL_LINES: usize = 16;
 /// Blank lines tolerated inside a report.
@@ -798,7 +796,6 @@ fn read_report_line(
 const MAX_TABLE_ROWS: usize = 1000;
 /// Entries of one listing kept.
 const MAX_LISTING: usize = 1000;
-
 
 fn finish_entry(raw: &mut Raw, section: &Section, entry: &mut Option<TopAllocation>) {
     let Some(e) = entry.take() else { return };

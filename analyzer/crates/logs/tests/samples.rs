@@ -455,17 +455,28 @@ fn tpu_report_pasted_from_its_middle() {
     assert_eq!(e.reserved_bytes, None, "cut off, not invented");
     for (name, got, want) in [
         ("hlo_temp", e.hlo_temp_bytes, full.hlo_temp_bytes),
-        ("unpadded", e.hlo_temp_unpadded_bytes, full.hlo_temp_unpadded_bytes),
-        ("padded", e.hlo_temp_padded_bytes, full.hlo_temp_padded_bytes),
-        ("fragmentation", e.fragmentation_bytes, full.fragmentation_bytes),
+        (
+            "unpadded",
+            e.hlo_temp_unpadded_bytes,
+            full.hlo_temp_unpadded_bytes,
+        ),
+        (
+            "padded",
+            e.hlo_temp_padded_bytes,
+            full.hlo_temp_padded_bytes,
+        ),
+        (
+            "fragmentation",
+            e.fragmentation_bytes,
+            full.fragmentation_bytes,
+        ),
     ] {
         assert!(got.is_some() && got == want, "{name}: {got:?} vs {want:?}");
     }
     assert_eq!(e.extra.get("global_bytes"), full.extra.get("global_bytes"));
     assert_eq!(e.top_allocations, full.top_allocations);
 
-    let from_requirement =
-        &full_text[full_text.find("        Program hbm requirement").unwrap()..];
+    let from_requirement = &full_text[full_text.find("        Program hbm requirement").unwrap()..];
     let e = only("from requirement", from_requirement);
     assert_eq!(e.program_bytes, Some(g(1.68)));
     assert_eq!(e.hlo_temp_bytes, full.hlo_temp_bytes);
@@ -526,7 +537,10 @@ fn a_long_unrelated_line_does_not_hide_a_wrapped_message() {
         })
         .map(|l: String| l + "\n")
         .collect();
-    let long = format!("Reproduced with: {}\n", "python train.py --model=llama --batch-size=64 ".repeat(4));
+    let long = format!(
+        "Reproduced with: {}\n",
+        "python train.py --model=llama --batch-size=64 ".repeat(4)
+    );
     assert!(long.len() > 170);
     for text in [
         format!("{long}{wrapped}"),
@@ -536,9 +550,16 @@ fn a_long_unrelated_line_does_not_hide_a_wrapped_message() {
         let got = only("wrapped", &text);
         assert_eq!(got.program_bytes, want.program_bytes);
         assert_eq!(got.hlo_temp_unpadded_bytes, want.hlo_temp_unpadded_bytes);
-        assert_eq!(got.top_allocations.len(), want.top_allocations.len(), "{text}");
+        assert_eq!(
+            got.top_allocations.len(),
+            want.top_allocations.len(),
+            "{text}"
+        );
         for (a, b) in got.top_allocations.iter().zip(&want.top_allocations) {
-            assert_eq!((a.size_bytes, &a.shape, &a.xla_label), (b.size_bytes, &b.shape, &b.xla_label));
+            assert_eq!(
+                (a.size_bytes, &a.shape, &a.xla_label),
+                (b.size_bytes, &b.shape, &b.xla_label)
+            );
         }
     }
 }

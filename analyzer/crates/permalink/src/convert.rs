@@ -23,8 +23,6 @@ fn enum_parse<T: serde::de::DeserializeOwned>(what: &str, s: &str) -> Result<T, 
         .map_err(|_| LinkError::Invalid(format!("unknown {what} {:?}", truncate(s, 40))))
 }
 
-
-
 fn numbers_of(e: &OomEvent) -> BTreeMap<String, u64> {
     let mut m = BTreeMap::new();
     // The JSON is the source of truth for field names: every `*_bytes` number.
@@ -572,7 +570,6 @@ fn check_str(what: &str, s: String) -> Result<String, LinkError> {
     Ok(s)
 }
 
-
 fn finite(what: &str, x: f64) -> Result<f64, LinkError> {
     if x.is_finite() {
         Ok(x)
@@ -753,9 +750,9 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
                                         .map(|h| check_str("estimate method", h))
                                         .transpose()?,
                                     // An unknown remedy word (a newer link) is dropped.
-                                    remedy: a
-                                        .remedy
-                                        .and_then(|w| oomscope_report::whatif::Remedy::from_word(&w)),
+                                    remedy: a.remedy.and_then(|w| {
+                                        oomscope_report::whatif::Remedy::from_word(&w)
+                                    }),
                                     predicted_peak_bytes: a.predicted_peak_bytes,
                                 })
                             })
@@ -1037,8 +1034,11 @@ fn what_if_from_json(json: &str) -> Result<Vec<oomscope_report::whatif::WhatIf>,
         return Ok(Vec::new());
     }
     if json.len() > MAX_WHAT_IF_JSON {
-        return Err(LinkError::Invalid("the what-if predictions are too long".into()));
+        return Err(LinkError::Invalid(
+            "the what-if predictions are too long".into(),
+        ));
     }
-    serde_json::from_str(json)
-        .map_err(|_| LinkError::Invalid("the what-if predictions are not a JSON array of predictions".into()))
+    serde_json::from_str(json).map_err(|_| {
+        LinkError::Invalid("the what-if predictions are not a JSON array of predictions".into())
+    })
 }

@@ -123,7 +123,8 @@ pub const RUNTIME_DETAIL: &str = "run-time sections: curves of at most 200 point
 
 /// Recorded in `SharedInfo::reductions` when a report's ranks hold more
 /// than a link carries of them.
-pub const RANKS_DETAIL: &str = "ranks: the first 10 input names per rank, curves of at most 200 points";
+pub const RANKS_DETAIL: &str =
+    "ranks: the first 10 input names per rank, curves of at most 200 points";
 
 /// Encode `report` as a link under `base_url`, reducing detail until it fits
 /// [`TYPICAL_BUDGET`] when it can and [`MAX_BUDGET`] always.

@@ -27,9 +27,13 @@ fn json<T: Serialize>(t: &T) -> String {
 
 fn parse<T: DeserializeOwned>(what: &str, s: &pb::RuntimeSection) -> Result<T, LinkError> {
     if s.json.len() > MAX_JSON {
-        return Err(LinkError::Invalid(format!("a {what} is {} bytes long", s.json.len())));
+        return Err(LinkError::Invalid(format!(
+            "a {what} is {} bytes long",
+            s.json.len()
+        )));
     }
-    serde_json::from_str(&s.json).map_err(|e| LinkError::Invalid(format!("a {what} is not valid: {e}")))
+    serde_json::from_str(&s.json)
+        .map_err(|e| LinkError::Invalid(format!("a {what} is not valid: {e}")))
 }
 
 /// Whether a link leaves out some of `r`'s ranks detail before any reduction.
@@ -116,7 +120,9 @@ pub(crate) fn from_shared(
         check_len("rank curve", &sec.y)?;
         if !sec.x.is_empty() {
             if sec.x.len() != sec.y.len() {
-                return Err(LinkError::Invalid("a rank's curve has columns of different lengths".into()));
+                return Err(LinkError::Invalid(
+                    "a rank's curve has columns of different lengths".into(),
+                ));
             }
             let x = undelta(&sec.x)?;
             if x.iter().any(|&v| v < 0) || x.windows(2).any(|w| w[0] > w[1]) {

@@ -64,7 +64,10 @@ pub fn find(
     limit: Option<u64>,
 ) -> Vec<RankFinding> {
     let median = &ranks[m];
-    let mut growths: Vec<i64> = ranks.iter().map(|r| r.growth_per_step_bytes.unwrap_or(0)).collect();
+    let mut growths: Vec<i64> = ranks
+        .iter()
+        .map(|r| r.growth_per_step_bytes.unwrap_or(0))
+        .collect();
     growths.sort_unstable();
     let median_growth = growths[(growths.len() - 1) / 2];
     let items_of = |rank: u32| -> Vec<&Item> {
@@ -79,21 +82,37 @@ pub fn find(
     let mut out = Vec::new();
     for r in ranks {
         let items = items_of(r.rank);
-        let per = if r.steps.is_empty() { RankPer::Profile } else { RankPer::Step };
+        let per = if r.steps.is_empty() {
+            RankPer::Profile
+        } else {
+            RankPer::Step
+        };
         let span = match (r.steps.first(), r.steps.last()) {
             (Some(a), Some(b)) => b.saturating_sub(*a),
             _ => r.bytes_per_input.len().saturating_sub(1) as u64,
         };
-        let extra_growth = r.growth_per_step_bytes.unwrap_or(0).saturating_sub(median_growth);
+        let extra_growth = r
+            .growth_per_step_bytes
+            .unwrap_or(0)
+            .saturating_sub(median_growth);
         let grown = (extra_growth.max(0) as u64).saturating_mul(span);
         let growth_floor = MIN_BYTES.max((median.peak_bytes as f64 * GROWTH_FRACTION) as u64);
         if extra_growth > 0 && grown >= growth_floor && items.len() >= 2 {
             let (first, last) = (items[0], items[items.len() - 1]);
             let site = grown_site(first, last);
-            let unit = if per == RankPer::Step { "step" } else { "profile" };
+            let unit = if per == RankPer::Step {
+                "step"
+            } else {
+                "profile"
+            };
             let limit_step = match (limit, r.steps.last()) {
-                (Some(limit), Some(&last_step)) if per == RankPer::Step && limit > r.final_bytes => {
-                    Some(last_step.saturating_add((limit - r.final_bytes).div_ceil(extra_growth as u64)))
+                (Some(limit), Some(&last_step))
+                    if per == RankPer::Step && limit > r.final_bytes =>
+                {
+                    Some(
+                        last_step
+                            .saturating_add((limit - r.final_bytes).div_ceil(extra_growth as u64)),
+                    )
                 }
                 _ => None,
             };
@@ -110,7 +129,10 @@ pub fn find(
                     if median_growth == 0 {
                         "stays flat".to_string()
                     } else {
-                        format!("grows by {} per {unit}", format_bytes(median_growth.max(0) as u64))
+                        format!(
+                            "grows by {} per {unit}",
+                            format_bytes(median_growth.max(0) as u64)
+                        )
                     },
                     if site.is_empty() {
                         String::new()
@@ -207,7 +229,11 @@ mod tests {
 
     #[test]
     fn the_median_is_a_real_rank() {
-        let r = |rank, peak_bytes| RankSummary { rank, peak_bytes, ..Default::default() };
+        let r = |rank, peak_bytes| RankSummary {
+            rank,
+            peak_bytes,
+            ..Default::default()
+        };
         let ranks = [r(0, 2), r(1, 2), r(2, 1), r(3, 1)];
         assert_eq!(median_rank(&ranks), Some(3));
         let ranks = [r(0, 1), r(1, 5), r(2, 1)];

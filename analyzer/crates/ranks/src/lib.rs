@@ -80,7 +80,12 @@ pub fn items(report: &Report) -> Vec<Item<'_>> {
             [one] => one.device.clone(),
             _ => String::new(),
         };
-        let content = device_rank(&p.devices.iter().map(|d| d.device.as_str()).collect::<Vec<_>>());
+        let content = device_rank(
+            &p.devices
+                .iter()
+                .map(|d| d.device.as_str())
+                .collect::<Vec<_>>(),
+        );
         out.push(Item {
             input: &p.input,
             kind: ItemKind::DeviceMemoryProfile,
@@ -110,7 +115,9 @@ pub fn items(report: &Report) -> Vec<Item<'_>> {
         }
     }
     for input in order {
-        let Some(s) = by_input.get(input) else { continue };
+        let Some(s) = by_input.get(input) else {
+            continue;
+        };
         let name_rank = names::rank_of(input);
         out.push(Item {
             input,
@@ -179,7 +186,10 @@ fn device_rank(devices: &[&str]) -> Option<u32> {
 
 /// How many distinct ranks `members` name.
 fn distinct(members: &[&Item]) -> usize {
-    let mut r: Vec<u32> = members.iter().filter_map(|i| i.rank.as_ref().map(|r| r.0)).collect();
+    let mut r: Vec<u32> = members
+        .iter()
+        .filter_map(|i| i.rank.as_ref().map(|r| r.0))
+        .collect();
     r.sort_unstable();
     r.dedup();
     r.len()
@@ -211,8 +221,11 @@ pub fn analyze(report: &Report) -> Ranks {
         .enumerate()
         .filter(|(_, (_, m))| distinct(m) >= 2)
         .max_by(|(ia, (_, a)), (ib, (_, b))| {
-            (distinct(a), a.len(), std::cmp::Reverse(*ia))
-                .cmp(&(distinct(b), b.len(), std::cmp::Reverse(*ib)))
+            (distinct(a), a.len(), std::cmp::Reverse(*ia)).cmp(&(
+                distinct(b),
+                b.len(),
+                std::cmp::Reverse(*ib),
+            ))
         })
         .map(|(i, _)| i);
     let Some(best) = best else {
@@ -238,7 +251,10 @@ pub fn analyze(report: &Report) -> Ranks {
     out.notes.extend(clash_notes);
     let median = findings::median_rank(&ranks);
     // One clue for every input, or names first and contents where the names give none.
-    let sources: Vec<&RankSource> = members.iter().filter_map(|m| m.rank.as_ref().map(|r| &r.1)).collect();
+    let sources: Vec<&RankSource> = members
+        .iter()
+        .filter_map(|m| m.rank.as_ref().map(|r| &r.1))
+        .collect();
     let how = if sources.iter().all(|s| *s == sources[0]) {
         source_words(sources[0])
     } else {
@@ -299,7 +315,9 @@ pub fn analyze(report: &Report) -> Ranks {
 fn source_words(source: &RankSource) -> &'static str {
     match source {
         RankSource::Name => "their file or folder names",
-        RankSource::DeviceId => "the device ids in the profiles (JAX numbers CPU devices 2048 apart per process)",
+        RankSource::DeviceId => {
+            "the device ids in the profiles (JAX numbers CPU devices 2048 apart per process)"
+        }
         RankSource::SnapshotDevice => "the CUDA device of each snapshot",
         RankSource::LogPrefix => "the rank each log names",
         RankSource::Other(_) => "their contents",
@@ -321,7 +339,9 @@ fn summarise(members: &[&Item]) -> (Vec<RankSummary>, Vec<RankNote>) {
         items.sort_by(|a, b| (a.step, a.input).cmp(&(b.step, b.input)));
         for w in items.windows(2) {
             if w[0].step == w[1].step {
-                let at = w[0].step.map_or(String::new(), |s| format!(" and step {s}"));
+                let at = w[0]
+                    .step
+                    .map_or(String::new(), |s| format!(" and step {s}"));
                 notes.push(RankNote {
                     kind: RankNoteKind::Clash,
                     inputs: vec![w[0].input.to_string(), w[1].input.to_string()],
@@ -347,11 +367,20 @@ fn summarise(members: &[&Item]) -> (Vec<RankSummary>, Vec<RankNote>) {
         ranks.push(RankSummary {
             rank,
             inputs: items.iter().map(|i| i.input.to_string()).collect(),
-            device: items.iter().map(|i| i.device.as_str()).find(|d| !d.is_empty()).unwrap_or("").to_string(),
+            device: items
+                .iter()
+                .map(|i| i.device.as_str())
+                .find(|d| !d.is_empty())
+                .unwrap_or("")
+                .to_string(),
             peak_bytes: bytes.iter().copied().max().unwrap_or(0),
             final_bytes: items.last().map_or(0, |i| i.last),
             oom: items.iter().any(|i| i.oom),
-            source: items[0].rank.as_ref().map(|r| r.1.clone()).unwrap_or_default(),
+            source: items[0]
+                .rank
+                .as_ref()
+                .map(|r| r.1.clone())
+                .unwrap_or_default(),
             steps,
             growth_per_step_bytes: findings::slope(&xs, &bytes).map(|s| s.round() as i64),
             bytes_per_input: bytes,

@@ -42,12 +42,13 @@ pub fn rank_of(name: &str) -> Option<NameRank> {
         let is_attempt = parent
             .strip_prefix("attempt_")
             .is_some_and(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()));
-        if is_attempt && !child.is_empty() && child.len() <= 6 && child.bytes().all(|c| c.is_ascii_digit()) {
+        if is_attempt
+            && !child.is_empty()
+            && child.len() <= 6
+            && child.bytes().all(|c| c.is_ascii_digit())
+        {
             let rank = child.parse().ok()?;
-            return Some(NameRank {
-                rank,
-                digits: w[1],
-            });
+            return Some(NameRank { rank, digits: w[1] });
         }
     }
     None
@@ -96,7 +97,10 @@ fn rank_in_component(part: &str) -> Option<(u32, (usize, usize))> {
                 i += 1;
             }
             let end = i;
-            if end == start || end - start > 6 || b.get(end).is_some_and(|c| c.is_ascii_alphabetic()) {
+            if end == start
+                || end - start > 6
+                || b.get(end).is_some_and(|c| c.is_ascii_alphabetic())
+            {
                 continue;
             }
             if let Ok(rank) = lower[start..end].parse() {
@@ -115,9 +119,8 @@ pub fn step_of(name: &str, rank: Option<NameRank>) -> Option<u64> {
     let base = &name[base_start..];
     let lower = base.to_ascii_lowercase();
     let b = lower.as_bytes();
-    let is_rank_digits = |s: usize, e: usize| {
-        rank.is_some_and(|r| r.digits == (base_start + s, base_start + e))
-    };
+    let is_rank_digits =
+        |s: usize, e: usize| rank.is_some_and(|r| r.digits == (base_start + s, base_start + e));
     let mut from = 0;
     while let Some(at) = lower[from..].find("step").map(|i| i + from) {
         from = at + 1;
@@ -220,8 +223,14 @@ mod tests {
 
     #[test]
     fn one_run_shares_one_template() {
-        assert_eq!(template("leak/process_2_step_000040.prof"), "leak/process_#_step_#.prof");
-        assert_eq!(template("leak/process_0_step_000020.prof"), template("leak/process_3_step_000060.prof"));
+        assert_eq!(
+            template("leak/process_2_step_000040.prof"),
+            "leak/process_#_step_#.prof"
+        );
+        assert_eq!(
+            template("leak/process_0_step_000020.prof"),
+            template("leak/process_3_step_000060.prof")
+        );
         assert_ne!(template("a/rank0.pickle"), template("b/rank0.pickle"));
     }
 }

@@ -75,7 +75,10 @@ fn numbers(e: &OomEvent) -> BTreeMap<String, u64> {
 
 /// Numbers that differ between the events of one OOM, per rank.
 fn differing(events: &[OomEvent], indices: &[u32]) -> Vec<RankNumber> {
-    let picked: Vec<&OomEvent> = indices.iter().filter_map(|&i| events.get(i as usize)).collect();
+    let picked: Vec<&OomEvent> = indices
+        .iter()
+        .filter_map(|&i| events.get(i as usize))
+        .collect();
     if picked.len() < 2 {
         return Vec::new();
     }

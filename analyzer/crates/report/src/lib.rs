@@ -20,6 +20,7 @@ pub mod units;
 pub mod vocabulary;
 pub mod whatif;
 
+pub use ranks::{RankFinding, RankNote, RankNoteKind, RankNumber, RankOom, RankSummary};
 pub use runtime::{
     DeviceBalance, DeviceMemory, DeviceMemoryProfile, DeviceMemorySeries, GrowingStack,
     MemoryTimeline, SourceLineBytes, TimeUnit, TimelinePoint, TimelineSource, UnevenStack,
@@ -28,7 +29,6 @@ pub use snapshot::{
     Accumulation, CurvePoint, LingeringBuffers, LiveAllocation, MemorySnapshot, PhaseSpan,
     SnapshotFormat, SnapshotLine, SnapshotOom, Spike, CURVE_MAX_POINTS,
 };
-pub use ranks::{RankFinding, RankNote, RankNoteKind, RankNumber, RankOom, RankSummary};
 pub use stacks::{Frame, FrameKind, StackSample};
 pub use vocabulary::{
     MemoryColor, MemorySpace, PeakKind, RankFindingKind, RankPer, RankSource, SourceKind,

@@ -376,5 +376,8 @@ fn prose_printed_once_is_no_series() {
     // Printed at two steps, the same keys are a series.
     let twice = format!("{line}{line}");
     let series = parse_step_log("twice", &twice);
-    assert!(!series.is_empty() && series.iter().all(|s| s.points.len() == 2), "{series:#?}");
+    assert!(
+        !series.is_empty() && series.iter().all(|s| s.points.len() == 2),
+        "{series:#?}"
+    );
 }

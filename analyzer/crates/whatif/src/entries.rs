@@ -57,7 +57,9 @@ pub fn what_if(
     let prediction = predict(program, &changes)?;
     let peak = prediction.curve.peak_bytes;
     if peak == 0 {
-        return Err(WhatIfError::NotApplicable("the replay leaves no buffer: nothing to predict".into()));
+        return Err(WhatIfError::NotApplicable(
+            "the replay leaves no buffer: nothing to predict".into(),
+        ));
     }
     if peak == before.peak_bytes {
         return Err(WhatIfError::NotApplicable(format!(
@@ -128,7 +130,12 @@ pub fn cheapest_combination(
             }
         }
     }
-    combos.sort_by_key(|c| (c.len(), c.iter().map(|r| u32::from(r.cost_rank())).sum::<u32>()));
+    combos.sort_by_key(|c| {
+        (
+            c.len(),
+            c.iter().map(|r| u32::from(r.cost_rank())).sum::<u32>(),
+        )
+    });
     combos
         .into_iter()
         .filter_map(|c| what_if(program, &c, settings, limit).ok())

@@ -133,7 +133,11 @@ fn find_batch(params: &[Param]) -> Option<(usize, i64)> {
         }
         let integer = matches!(
             a.element_type,
-            ElementType::S32 | ElementType::S64 | ElementType::U32 | ElementType::S16 | ElementType::U16
+            ElementType::S32
+                | ElementType::S64
+                | ElementType::U32
+                | ElementType::S16
+                | ElementType::U16
         );
         let occurrences = params
             .iter()
@@ -142,7 +146,8 @@ fn find_batch(params: &[Param]) -> Option<(usize, i64)> {
             .filter(|(_, q)| dims_of(q).contains(&b))
             .count();
         let candidate = (!integer, occurrences, i, b);
-        if best.is_none_or(|(bi, bo, bj, _)| (candidate.0, candidate.1, candidate.2) < (bi, bo, bj)) {
+        if best.is_none_or(|(bi, bo, bj, _)| (candidate.0, candidate.1, candidate.2) < (bi, bo, bj))
+        {
             best = Some(candidate);
         }
     }

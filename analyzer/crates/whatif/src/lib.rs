@@ -78,7 +78,6 @@ pub enum WhatIfError {
     CannotReplay(String),
 }
 
-
 /// The replayed program after the changes.
 #[derive(Debug, Clone)]
 pub struct Prediction {
@@ -169,8 +168,12 @@ fn to_bf16(a: &ArrayShape) -> ArrayShape {
 impl Work<'_> {
     /// Sets buffer `b`'s shape to `after` (sizes from the layouts).
     fn resize_buffer(&mut self, b: usize, edit: &dyn Fn(&ArrayShape) -> Option<ArrayShape>) {
-        let Some(shape) = self.shapes.get(b) else { return };
-        let Some(before) = facts::array_of(shape) else { return };
+        let Some(shape) = self.shapes.get(b) else {
+            return;
+        };
+        let Some(before) = facts::array_of(shape) else {
+            return;
+        };
         let Some(after) = edit(&before) else { return };
         let size = self.plan.buffer_bytes.get(b).copied().unwrap_or(0);
         let new = resized(size, &before, &after);
@@ -197,7 +200,12 @@ impl Work<'_> {
 
     /// Resizes an indefinite allocation by its representative buffer.
     fn resize_allocation(&mut self, a: usize, edit: &dyn Fn(&ArrayShape) -> Option<ArrayShape>) {
-        let Some(rep) = self.program.allocations.get(a).and_then(|x| x.representative) else {
+        let Some(rep) = self
+            .program
+            .allocations
+            .get(a)
+            .and_then(|x| x.representative)
+        else {
             return;
         };
         let before = self.plan.buffer_bytes.get(rep).copied().unwrap_or(0);
@@ -210,7 +218,9 @@ impl Work<'_> {
 
     /// Removes allocation `a` from this memory space.
     fn remove_allocation(&mut self, a: usize) {
-        let Some(allocation) = self.program.allocations.get(a) else { return };
+        let Some(allocation) = self.program.allocations.get(a) else {
+            return;
+        };
         let bytes = self.plan.allocation_bytes.get(a).copied().unwrap_or(0);
         if bytes == 0 {
             return;
@@ -218,9 +228,14 @@ impl Work<'_> {
         if let Some(slot) = self.plan.allocation_bytes.get_mut(a) {
             *slot = 0;
         }
-        let rep = allocation.representative.and_then(|r| self.program.buffers.get(r));
+        let rep = allocation
+            .representative
+            .and_then(|r| self.program.buffers.get(r));
         self.changed.push(ChangedBuffer {
-            name: rep.map_or_else(|| format!("allocation {}", allocation.index), |b| b.name.clone()),
+            name: rep.map_or_else(
+                || format!("allocation {}", allocation.index),
+                |b| b.name.clone(),
+            ),
             shape_before: rep.map(|b| b.shape.clone()).unwrap_or_default(),
             shape_after: String::new(),
             bytes_before: bytes,
@@ -300,12 +315,20 @@ impl Work<'_> {
             count += 1;
             // The new value is written while the old one is still read: XLA's
             // copy insertion keeps both for that span.
-            let defined = self.program.allocations.get(output).and_then(|a| a.defined_at);
+            let defined = self
+                .program
+                .allocations
+                .get(output)
+                .and_then(|a| a.defined_at);
             let last_use = self.program.parameters.get(param).and_then(|p| p.last_use);
             if let (Some(from), Some(to)) = (defined, last_use) {
                 if to > from {
                     copies += size;
-                    self.plan.extra.push(Extra { from, to: to + 1, bytes: size });
+                    self.plan.extra.push(Extra {
+                        from,
+                        to: to + 1,
+                        bytes: size,
+                    });
                 }
             }
         }
@@ -348,7 +371,9 @@ impl Work<'_> {
             cast += self.changed.len() - n;
         }
         if cast == 0 {
-            return Err(WhatIfError::NotApplicable("no f32 buffer outside the optimizer state".into()));
+            return Err(WhatIfError::NotApplicable(
+                "no f32 buffer outside the optimizer state".into(),
+            ));
         }
         Ok((
             format!(
@@ -362,7 +387,10 @@ impl Work<'_> {
 
     fn batch(&mut self, k: u32) -> Result<(String, String), WhatIfError> {
         let Some((data, b)) = self.facts.batch else {
-            return Err(WhatIfError::NotApplicable("no data input with a leading batch dimension found among the read-only parameters".into()));
+            return Err(WhatIfError::NotApplicable(
+                "no data input with a leading batch dimension found among the read-only parameters"
+                    .into(),
+            ));
         };
         let k = i64::from(k.max(2));
         let data_dims: Vec<i64> = self
@@ -410,7 +438,12 @@ impl Work<'_> {
         ))
     }
 
-    fn sharding(&mut self, n: u32, scope: ShardScope, before: &Curve) -> Result<(String, String), WhatIfError> {
+    fn sharding(
+        &mut self,
+        n: u32,
+        scope: ShardScope,
+        before: &Curve,
+    ) -> Result<(String, String), WhatIfError> {
         let n = i64::from(n.max(2));
         let divide = move |a: &ArrayShape| {
             let i = a.dims.iter().position(|&d| d >= n)?;
@@ -422,7 +455,9 @@ impl Work<'_> {
             ShardScope::Parameters => {
                 let allocations = self.role_allocations(&[Role::Weight, Role::OptimizerState]);
                 if allocations.is_empty() {
-                    return Err(WhatIfError::NotApplicable("no updated parameter (weight or optimizer state) to shard".into()));
+                    return Err(WhatIfError::NotApplicable(
+                        "no updated parameter (weight or optimizer state) to shard".into(),
+                    ));
                 }
                 let keys: Vec<(ElementType, Vec<i64>)> = self
                     .facts
@@ -434,7 +469,12 @@ impl Work<'_> {
                 let mut largest = 0u64;
                 for &a in &allocations {
                     let full = self.plan.allocation_bytes.get(a).copied().unwrap_or(0);
-                    if self.facts.params.iter().any(|p| p.allocation == a && p.role == Role::Weight) {
+                    if self
+                        .facts
+                        .params
+                        .iter()
+                        .any(|p| p.allocation == a && p.role == Role::Weight)
+                    {
                         largest = largest.max(full);
                     }
                     self.resize_allocation(a, &divide);
@@ -445,7 +485,9 @@ impl Work<'_> {
                         .shapes
                         .get(t)
                         .and_then(|s| facts::array_of(s))
-                        .is_some_and(|a| keys.iter().any(|k| k.0 == a.element_type && k.1 == a.dims));
+                        .is_some_and(|a| {
+                            keys.iter().any(|k| k.0 == a.element_type && k.1 == a.dims)
+                        });
                     if same {
                         self.resize_buffer(t, &divide);
                     }
@@ -470,13 +512,26 @@ impl Work<'_> {
                     .iter()
                     .max_by_key(|&&b| self.plan.buffer_bytes.get(b).copied().unwrap_or(0))
                 else {
-                    return Err(WhatIfError::NotApplicable("no temporary is live at the peak".into()));
+                    return Err(WhatIfError::NotApplicable(
+                        "no temporary is live at the peak".into(),
+                    ));
                 };
-                let key = self.shapes.get(largest).and_then(|s| facts::array_of(s)).map(|a| (a.element_type, a.dims));
+                let key = self
+                    .shapes
+                    .get(largest)
+                    .and_then(|s| facts::array_of(s))
+                    .map(|a| (a.element_type, a.dims));
                 let Some(key) = key else {
-                    return Err(WhatIfError::NotApplicable("the largest buffer at the peak is not an array".into()));
+                    return Err(WhatIfError::NotApplicable(
+                        "the largest buffer at the peak is not an array".into(),
+                    ));
                 };
-                let name = self.program.buffers.get(largest).map(|b| b.name.clone()).unwrap_or_default();
+                let name = self
+                    .program
+                    .buffers
+                    .get(largest)
+                    .map(|b| b.name.clone())
+                    .unwrap_or_default();
                 for t in self.traced() {
                     let same = self
                         .shapes
@@ -508,22 +563,45 @@ impl Work<'_> {
             .filter(|p| p.role == Role::OptimizerState)
             .map(|p| {
                 let entry = self.program.parameters.get(p.index);
-                (entry.and_then(|e| e.first_use), entry.and_then(|e| e.last_use), p.allocation, p.output)
+                (
+                    entry.and_then(|e| e.first_use),
+                    entry.and_then(|e| e.last_use),
+                    p.allocation,
+                    p.output,
+                )
             })
             .collect();
         for (first, last, allocation, output) in states {
-            let size = self.plan.allocation_bytes.get(allocation).copied().unwrap_or(0);
+            let size = self
+                .plan
+                .allocation_bytes
+                .get(allocation)
+                .copied()
+                .unwrap_or(0);
             self.remove_allocation(allocation);
             // Copied into HBM for its readers, from the first to the last.
             if let (Some(from), Some(to)) = (first, last) {
-                self.plan.extra.push(Extra { from, to: to + 1, bytes: size });
+                self.plan.extra.push(Extra {
+                    from,
+                    to: to + 1,
+                    bytes: size,
+                });
             }
             // The new value is computed in HBM and copied out at the end.
             if let Some(o) = output {
                 let size = self.plan.allocation_bytes.get(o).copied().unwrap_or(0);
-                let from = self.program.allocations.get(o).and_then(|a| a.defined_at).unwrap_or(0);
+                let from = self
+                    .program
+                    .allocations
+                    .get(o)
+                    .and_then(|a| a.defined_at)
+                    .unwrap_or(0);
                 self.remove_allocation(o);
-                self.plan.extra.push(Extra { from, to: end, bytes: size });
+                self.plan.extra.push(Extra {
+                    from,
+                    to: end,
+                    bytes: size,
+                });
             }
         }
         Ok((
@@ -549,7 +627,9 @@ impl Work<'_> {
         }
         let count = self.changed.len() - n;
         if count == 0 {
-            return Err(WhatIfError::NotApplicable("the padding model proposes no fix for any buffer".into()));
+            return Err(WhatIfError::NotApplicable(
+                "the padding model proposes no fix for any buffer".into(),
+            ));
         }
         Ok((
             format!("the padding view's fix applied to {count} buffer{}", plural(count)),
@@ -567,7 +647,9 @@ pub(crate) fn live_at(program: &HeapProgram, position: u64) -> Vec<usize> {
         if i as u64 > position {
             break;
         }
-        let Some(slot) = e.buffer.and_then(|b| live.get_mut(b)) else { continue };
+        let Some(slot) = e.buffer.and_then(|b| live.get_mut(b)) else {
+            continue;
+        };
         // A sharer (a loop's result reusing its input's memory) is live as
         // the buffer it shares with is.
         *slot = !matches!(e.kind, HeapEventKind::Free);
@@ -610,7 +692,11 @@ pub(crate) fn memory_roots(program: &HeapProgram) -> Vec<usize> {
         }
         roots[b] = Some(root);
     }
-    roots.into_iter().enumerate().map(|(i, r)| r.unwrap_or(i)).collect()
+    roots
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| r.unwrap_or(i))
+        .collect()
 }
 
 fn plural(n: usize) -> &'static str {

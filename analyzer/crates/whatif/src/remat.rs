@@ -18,7 +18,7 @@ use std::collections::HashMap;
 
 use oomscope_report::program::HeapEventKind;
 
-use crate::{facts, live_at, memory_roots, Curve, Extra, Work, WhatIfError};
+use crate::{facts, live_at, memory_roots, Curve, Extra, WhatIfError, Work};
 
 pub(crate) fn apply(work: &mut Work<'_>, before: &Curve) -> Result<(String, String), WhatIfError> {
     // Each live buffer's memory is its root's (a scan's stacked residuals
@@ -66,7 +66,9 @@ pub(crate) fn apply(work: &mut Work<'_>, before: &Curve) -> Result<(String, Stri
         .into_iter()
         .filter(|(_, g)| g.len() >= 2)
         .max_by_key(|(_, g)| g.iter().map(|&b| size(b)).sum::<u64>());
-    let stacked_bytes: u64 = stacked.as_ref().map_or(0, |(_, g)| g.iter().map(|&b| size(b)).sum());
+    let stacked_bytes: u64 = stacked
+        .as_ref()
+        .map_or(0, |(_, g)| g.iter().map(|&b| size(b)).sum());
     let unrolled_bytes: u64 = repeated.iter().flatten().map(|&b| size(b)).sum();
     let (residuals, blocks, kind): (Vec<usize>, u64, &str) = if stacked_bytes > unrolled_bytes {
         match stacked {
@@ -74,7 +76,11 @@ pub(crate) fn apply(work: &mut Work<'_>, before: &Curve) -> Result<(String, Stri
             None => (Vec::new(), 1, ""),
         }
     } else {
-        (repeated.concat(), unrolled_blocks as u64, "repeated per block")
+        (
+            repeated.concat(),
+            unrolled_blocks as u64,
+            "repeated per block",
+        )
     };
     if residuals.is_empty() || blocks < 2 {
         return Err(WhatIfError::NotApplicable(
@@ -85,7 +91,14 @@ pub(crate) fn apply(work: &mut Work<'_>, before: &Curve) -> Result<(String, Stri
     // The smallest residual per block stands for the block's input.
     let input = residuals
         .iter()
-        .map(|&b| size(b) / if kind.starts_with("stacked") { blocks } else { 1 })
+        .map(|&b| {
+            size(b)
+                / if kind.starts_with("stacked") {
+                    blocks
+                } else {
+                    1
+                }
+        })
         .min()
         .unwrap_or(0);
     let one_block = total / blocks;
@@ -125,7 +138,11 @@ pub(crate) fn apply(work: &mut Work<'_>, before: &Curve) -> Result<(String, Stri
             });
         }
     }
-    work.plan.extra.push(Extra { from, to, bytes: kept });
+    work.plan.extra.push(Extra {
+        from,
+        to,
+        bytes: kept,
+    });
     Ok((
         format!(
             "jax.checkpoint on the repeated block: {} residual buffers {kind} over {blocks} blocks ({}) live at the peak",

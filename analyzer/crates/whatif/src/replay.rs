@@ -145,9 +145,9 @@ pub fn replay(program: &HeapProgram, plan: &Plan) -> Result<Curve, String> {
                     ));
                 }
                 if refs == 0 {
-                    now = now.checked_sub(size(r)).ok_or_else(|| {
-                        format!("event {i}: the heap size goes negative")
-                    })?;
+                    now = now
+                        .checked_sub(size(r))
+                        .ok_or_else(|| format!("event {i}: the heap size goes negative"))?;
                 }
             }
             HeapEventKind::ShareWith(c) => {

@@ -15,15 +15,60 @@ use oomscope_whatif::{Change, DonationScope, ShardScope};
 
 /// (pair folder, costly variant, fixed variant, remedy).
 const PAIRS: &[(&str, &str, &str, Change)] = &[
-    ("pair-donate", "plain", "donated", Change::Donation(DonationScope::All)),
-    ("pair-donate-v6e", "plain", "donated", Change::Donation(DonationScope::All)),
-    ("pair-dtype-oom", "f32", "../pair-dtype-oom-donated", Change::Donation(DonationScope::All)),
-    ("pair-mlp-donate", "base", "fixed", Change::Donation(DonationScope::All)),
-    ("pair-mlp-donate-opt", "base", "fixed", Change::Donation(DonationScope::OptimizerState)),
-    ("pair-transformer-donate-v6e", "base", "fixed", Change::Donation(DonationScope::All)),
-    ("pair-transformer-scan-donate-opt", "base", "fixed", Change::Donation(DonationScope::OptimizerState)),
-    ("pair-decode-donate", "base", "fixed", Change::Donation(DonationScope::All)),
-    ("pair-mlp-donate-mid", "base", "fixed", Change::Donation(DonationScope::All)),
+    (
+        "pair-donate",
+        "plain",
+        "donated",
+        Change::Donation(DonationScope::All),
+    ),
+    (
+        "pair-donate-v6e",
+        "plain",
+        "donated",
+        Change::Donation(DonationScope::All),
+    ),
+    (
+        "pair-dtype-oom",
+        "f32",
+        "../pair-dtype-oom-donated",
+        Change::Donation(DonationScope::All),
+    ),
+    (
+        "pair-mlp-donate",
+        "base",
+        "fixed",
+        Change::Donation(DonationScope::All),
+    ),
+    (
+        "pair-mlp-donate-opt",
+        "base",
+        "fixed",
+        Change::Donation(DonationScope::OptimizerState),
+    ),
+    (
+        "pair-transformer-donate-v6e",
+        "base",
+        "fixed",
+        Change::Donation(DonationScope::All),
+    ),
+    (
+        "pair-transformer-scan-donate-opt",
+        "base",
+        "fixed",
+        Change::Donation(DonationScope::OptimizerState),
+    ),
+    (
+        "pair-decode-donate",
+        "base",
+        "fixed",
+        Change::Donation(DonationScope::All),
+    ),
+    (
+        "pair-mlp-donate-mid",
+        "base",
+        "fixed",
+        Change::Donation(DonationScope::All),
+    ),
     ("pair-dtype", "f32", "bf16", Change::Bf16),
     ("pair-dtype-oom", "f32", "bf16", Change::Bf16),
     ("pair-dtype-infer-oom", "f32", "bf16", Change::Bf16),
@@ -34,19 +79,44 @@ const PAIRS: &[(&str, &str, &str, Change)] = &[
     ("pair-mlp-bf16-mid", "base", "fixed", Change::Bf16),
     ("pair-batch-oom", "full", "half", Change::Batch(2)),
     ("pair-mlp-batch-v5p", "base", "fixed", Change::Batch(2)),
-    ("pair-transformer-scan-batch", "base", "fixed", Change::Batch(2)),
+    (
+        "pair-transformer-scan-batch",
+        "base",
+        "fixed",
+        Change::Batch(2),
+    ),
     ("pair-convnet-batch", "base", "fixed", Change::Batch(2)),
     ("pair-decode-batch", "base", "fixed", Change::Batch(2)),
-    ("pair-sharding-oom", "replicated", "sharded", Change::Sharding(4, ShardScope::LargestBuffer)),
-    ("pair-mlp-shard", "base", "fixed", Change::Sharding(4, ShardScope::Parameters)),
-    ("pair-transformer-shard", "base", "fixed", Change::Sharding(4, ShardScope::Parameters)),
+    (
+        "pair-sharding-oom",
+        "replicated",
+        "sharded",
+        Change::Sharding(4, ShardScope::LargestBuffer),
+    ),
+    (
+        "pair-mlp-shard",
+        "base",
+        "fixed",
+        Change::Sharding(4, ShardScope::Parameters),
+    ),
+    (
+        "pair-transformer-shard",
+        "base",
+        "fixed",
+        Change::Sharding(4, ShardScope::Parameters),
+    ),
     ("pair-mlp-offload", "base", "fixed", Change::Offload),
     ("pair-remat", "plain", "checkpoint", Change::Remat),
     ("pair-remat-oom", "plain", "checkpoint", Change::Remat),
     ("pair-remat-oom-v6e", "plain", "checkpoint", Change::Remat),
     ("pair-mlp-remat", "base", "fixed", Change::Remat),
     ("pair-transformer-remat", "base", "fixed", Change::Remat),
-    ("pair-transformer-scan-remat", "base", "fixed", Change::Remat),
+    (
+        "pair-transformer-scan-remat",
+        "base",
+        "fixed",
+        Change::Remat,
+    ),
     ("pair-convnet-remat", "base", "fixed", Change::Remat),
 ];
 
@@ -116,7 +186,9 @@ fn measure() -> Vec<(String, Change, u64, u64, u64, f64)> {
     let mut out = Vec::new();
     for &(pair, costly, fixed, change) in PAIRS {
         let dir = root.join(pair);
-        let (Some(before), Some(after)) = (hlo_proto(&dir.join(costly)), hlo_proto(&dir.join(fixed))) else {
+        let (Some(before), Some(after)) =
+            (hlo_proto(&dir.join(costly)), hlo_proto(&dir.join(fixed)))
+        else {
             println!("{pair}: missing HloProto in {costly} or {fixed}");
             continue;
         };
@@ -124,7 +196,10 @@ fn measure() -> Vec<(String, Change, u64, u64, u64, f64)> {
         let name = before.display().to_string();
         let hlo = oomscope_xla::decode_hlo_proto(&name, &bytes).unwrap();
         let programs = oomscope_xla::heap_programs(&name, &hlo, None).unwrap();
-        let program = programs.iter().find(|p| p.memory_space == oomscope_report::MemoryColor::Device).unwrap();
+        let program = programs
+            .iter()
+            .find(|p| p.memory_space == oomscope_report::MemoryColor::Device)
+            .unwrap();
         let base = oomscope_whatif::baseline(program).unwrap().peak_bytes;
         let prediction = oomscope_whatif::predict(program, &[change])
             .unwrap_or_else(|e| panic!("{pair}: {e:?}"));
@@ -153,7 +228,10 @@ fn predictions_meet_their_targets_on_real_pairs() {
     }
     let mut by_remedy: std::collections::BTreeMap<&str, Vec<f64>> = Default::default();
     for (_, change, _, _, _, error) in &rows {
-        by_remedy.entry(word(*change)).or_default().push(error.abs());
+        by_remedy
+            .entry(word(*change))
+            .or_default()
+            .push(error.abs());
     }
     for (remedy, errors) in &mut by_remedy {
         errors.sort_by(f64::total_cmp);
@@ -167,12 +245,22 @@ fn predictions_meet_their_targets_on_real_pairs() {
     let mut problems = Vec::new();
     for (pair, change, _, _, _, error) in &rows {
         let misses = error.abs() > target(*change);
-        let known = KNOWN_MISSES.iter().any(|(p, w, _)| p == pair && *w == word(*change));
+        let known = KNOWN_MISSES
+            .iter()
+            .any(|(p, w, _)| p == pair && *w == word(*change));
         if misses && !known {
-            problems.push(format!("{pair}: {} off by {:+.1} % (target {:.0} %)", word(*change), error * 100.0, target(*change) * 100.0));
+            problems.push(format!(
+                "{pair}: {} off by {:+.1} % (target {:.0} %)",
+                word(*change),
+                error * 100.0,
+                target(*change) * 100.0
+            ));
         }
         if !misses && known {
-            problems.push(format!("{pair}: now within its target ({:+.1} %): remove it from KNOWN_MISSES", error * 100.0));
+            problems.push(format!(
+                "{pair}: now within its target ({:+.1} %): remove it from KNOWN_MISSES",
+                error * 100.0
+            ));
         }
     }
     assert_eq!(rows.len(), PAIRS.len(), "every pair has both HloProtos");

@@ -6,7 +6,9 @@
 use std::path::{Path, PathBuf};
 
 fn hlo_protos(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -28,15 +30,23 @@ fn the_unchanged_replay_is_the_memory_viewer_s() {
         let name = file.display().to_string();
         let bytes = std::fs::read(file).unwrap();
         let hlo = oomscope_xla::decode_hlo_proto(&name, &bytes).unwrap();
-        let Ok(reports) = oomscope_xla::analyze_hlo(&name, &hlo, None) else { continue };
+        let Ok(reports) = oomscope_xla::analyze_hlo(&name, &hlo, None) else {
+            continue;
+        };
         let programs = oomscope_xla::heap_programs(&name, &hlo, None).unwrap();
         for report in reports.iter().filter(|r| !r.heap_bytes.is_empty()) {
             let program = programs
                 .iter()
                 .find(|p| p.memory_space == report.memory_space)
-                .unwrap_or_else(|| panic!("{name}: no program for space {:?}", report.memory_space));
+                .unwrap_or_else(|| {
+                    panic!("{name}: no program for space {:?}", report.memory_space)
+                });
             let curve = oomscope_whatif::baseline(program).unwrap();
-            assert_eq!(curve.peak_bytes, report.peak_bytes, "{name} space {:?}", report.memory_space);
+            assert_eq!(
+                curve.peak_bytes, report.peak_bytes,
+                "{name} space {:?}",
+                report.memory_space
+            );
             assert_eq!(curve.peak_position, report.peak_position, "{name}");
             assert_eq!(curve.heap_bytes, report.heap_bytes, "{name}");
             spaces += 1;
@@ -52,7 +62,9 @@ fn an_inconsistent_trace_cannot_be_replayed() {
     hlo_protos(&file, &mut found);
     let bytes = std::fs::read(&found[0]).unwrap();
     let hlo = oomscope_xla::decode_hlo_proto("x", &bytes).unwrap();
-    let mut program = oomscope_xla::heap_programs("x", &hlo, None).unwrap().remove(0);
+    let mut program = oomscope_xla::heap_programs("x", &hlo, None)
+        .unwrap()
+        .remove(0);
     // A FREE of a buffer never allocated: freed more times than allocated.
     let freed = program
         .events

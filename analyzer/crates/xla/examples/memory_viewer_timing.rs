@@ -12,7 +12,11 @@ fn main() {
         eprintln!("usage: memory_viewer_timing FILE.hlo.pb [RUNS]");
         std::process::exit(2);
     };
-    let runs: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(20).max(1);
+    let runs: usize = args
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(20)
+        .max(1);
     let bytes = std::fs::read(&path).unwrap_or_else(|e| {
         eprintln!("{path}: {e}");
         std::process::exit(1);

@@ -241,7 +241,9 @@ impl<'a> Module<'a> {
     }
 
     /// The allocations in index order, with their positions in `allocations`.
-    pub(crate) fn in_index_order(&self) -> impl Iterator<Item = (usize, &'a BufferAllocationProto)> + '_ {
+    pub(crate) fn in_index_order(
+        &self,
+    ) -> impl Iterator<Item = (usize, &'a BufferAllocationProto)> + '_ {
         self.index_order
             .iter()
             .filter_map(|&i| self.allocations.get(i).map(|&a| (i, a)))

@@ -42,7 +42,9 @@ impl Module<'_> {
                 size_bytes: u64::try_from(a.size).unwrap_or(0),
                 category: crate::memory_viewer::category(a),
                 indefinite: crate::memory_viewer::is_indefinite(a),
-                parameter_number: a.is_entry_computation_parameter.then_some(a.parameter_number),
+                parameter_number: a
+                    .is_entry_computation_parameter
+                    .then_some(a.parameter_number),
                 parameter_shape_index: a.parameter_shape_index.clone(),
                 maybe_live_out: a.maybe_live_out,
                 representative: None,
@@ -150,12 +152,16 @@ fn entry_facts(
 ) {
     let computations: HashMap<i64, &HloComputationProto> =
         module.computations.iter().map(|c| (c.id, c)).collect();
-    let Some(entry) = computations.get(&module.entry_computation_id).copied().or_else(|| {
-        module
-            .computations
-            .iter()
-            .find(|c| c.name == module.entry_computation_name)
-    }) else {
+    let Some(entry) = computations
+        .get(&module.entry_computation_id)
+        .copied()
+        .or_else(|| {
+            module
+                .computations
+                .iter()
+                .find(|c| c.name == module.entry_computation_name)
+        })
+    else {
         return;
     };
     let graph = Graph::new(module);
@@ -199,7 +205,9 @@ fn entry_facts(
         while let Some(id) = frontier.pop() {
             for &u in graph.users.get(&id).map_or(&[][..], Vec::as_slice) {
                 match graph.instructions.get(&u).map(|i| i.opcode.as_str()) {
-                    Some("get-tuple-element" | "bitcast") if readers.len() < 10_000 => frontier.push(u),
+                    Some("get-tuple-element" | "bitcast") if readers.len() < 10_000 => {
+                        frontier.push(u)
+                    }
                     Some(_) => readers.push(u),
                     None => {}
                 }
@@ -211,7 +219,9 @@ fn entry_facts(
         let mut leaves: Vec<Vec<i64>> = Vec::new();
         let mut stack: Vec<Vec<i64>> = vec![Vec::new()];
         while let Some(index) = stack.pop() {
-            let Some(sub) = subshape(shape, &index) else { continue };
+            let Some(sub) = subshape(shape, &index) else {
+                continue;
+            };
             if sub.tuple_shapes.is_empty() {
                 leaves.push(index);
             } else if leaves.len() + stack.len() < 100_000 {
@@ -238,9 +248,9 @@ fn entry_facts(
             });
         }
     }
-    program.parameters.sort_by(|a, b| {
-        (a.number, &a.shape_index).cmp(&(b.number, &b.shape_index))
-    });
+    program
+        .parameters
+        .sort_by(|a, b| (a.number, &a.shape_index).cmp(&(b.number, &b.shape_index)));
 }
 
 /// Users of every instruction and the computations, to follow a value.
@@ -293,7 +303,9 @@ impl<'a> Graph<'a> {
                 continue;
             }
             for &user in self.users.get(&id).map_or(&[][..], Vec::as_slice) {
-                let Some(u) = self.instructions.get(&user) else { continue };
+                let Some(u) = self.instructions.get(&user) else {
+                    continue;
+                };
                 match u.opcode.as_str() {
                     "dot" | "convolution" | "ragged-dot" => {
                         if element.is_none() {
@@ -327,8 +339,7 @@ impl<'a> Graph<'a> {
                         for &c in &u.called_computation_ids {
                             for &k in &positions {
                                 let k = if u.opcode == "while" { 0 } else { k as i64 };
-                                if let Some(&p) =
-                                    self.parameters.get(&c).and_then(|ps| ps.get(&k))
+                                if let Some(&p) = self.parameters.get(&c).and_then(|ps| ps.get(&k))
                                 {
                                     stack.push((p, element));
                                 }
@@ -367,7 +378,11 @@ impl SchedulePositions {
             .map(|s| s.instruction_ids.clone())
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| entry.instructions.iter().map(|i| i.id).collect());
-        let order: HashMap<i64, usize> = sequence.iter().enumerate().map(|(k, &id)| (id, k)).collect();
+        let order: HashMap<i64, usize> = sequence
+            .iter()
+            .enumerate()
+            .map(|(k, &id)| (id, k))
+            .collect();
         let by_name: HashMap<&str, usize> = entry
             .instructions
             .iter()

@@ -68,7 +68,9 @@ pub fn RanksView(report: Arc<Report>) -> impl IntoView {
         })
         .collect_view();
     let chart = chart(&report.ranks);
-    let table = (!report.ranks.is_empty()).then(|| view! { <RankTable ranks=report.ranks.clone() findings=report.rank_findings.clone()/> });
+    let table = (!report.ranks.is_empty()).then(
+        || view! { <RankTable ranks=report.ranks.clone() findings=report.rank_findings.clone()/> },
+    );
     view! {
         <section class="card" id="ranks" aria-labelledby="ranks-title">
             <h2 id="ranks-title">"Ranks"</h2>
@@ -90,7 +92,8 @@ fn FindingItem(finding: RankFinding) -> impl IntoView {
         RankFindingKind::OomFirst => "Failed first",
         RankFindingKind::Other(_) => "Differs",
     };
-    let line = (!finding.line.is_empty()).then(|| view! { " · " <code class="rank-line">{finding.line.clone()}</code> });
+    let line = (!finding.line.is_empty())
+        .then(|| view! { " · " <code class="rank-line">{finding.line.clone()}</code> });
     view! {
         <li class="rank-finding" data-kind=finding.kind.as_str().to_string() data-rank=finding.rank.to_string()>
             <strong>{format!("{kind}: rank {}", finding.rank)}</strong> " — " {finding.text.clone()} {line}
@@ -102,10 +105,12 @@ fn FindingItem(finding: RankFinding) -> impl IntoView {
 fn RankTable(ranks: Vec<RankSummary>, findings: Vec<RankFinding>) -> impl IntoView {
     let state = use_state();
     let selected = move || {
-        state.open_view.with(|v| match Selection::parse(&v.selection) {
-            Some(Selection::Rank(r)) => Some(r),
-            _ => None,
-        })
+        state
+            .open_view
+            .with(|v| match Selection::parse(&v.selection) {
+                Some(Selection::Rank(r)) => Some(r),
+                _ => None,
+            })
     };
     let rows = ranks
         .into_iter()
@@ -160,7 +165,9 @@ fn chart(ranks: &[RankSummary]) -> Option<impl IntoView> {
     if ranks.iter().all(|k| k.bytes_per_input.len() < 2) {
         return None;
     }
-    let steps = ranks.iter().all(|k| k.steps.len() == k.bytes_per_input.len() && !k.steps.is_empty());
+    let steps = ranks
+        .iter()
+        .all(|k| k.steps.len() == k.bytes_per_input.len() && !k.steps.is_empty());
     let series = ranks
         .iter()
         .enumerate()
@@ -173,11 +180,19 @@ fn chart(ranks: &[RankSummary]) -> Option<impl IntoView> {
                 .map(|(j, &b)| (if steps { k.steps[j] as f64 } else { j as f64 }, b as f64))
                 .collect(),
             color: PALETTE[i % PALETTE.len()],
-            stroke: if k.median { Stroke::Dashed } else { Stroke::Solid },
+            stroke: if k.median {
+                Stroke::Dashed
+            } else {
+                Stroke::Solid
+            },
             steps: false,
         })
         .collect::<Vec<_>>();
-    let description = format!("Memory of {} ranks over {}", ranks.len(), if steps { "steps" } else { "their inputs" });
+    let description = format!(
+        "Memory of {} ranks over {}",
+        ranks.len(),
+        if steps { "steps" } else { "their inputs" }
+    );
     Some(view! {
         <LineChart
             series=series

@@ -166,9 +166,7 @@ impl LogReader {
             .series
             .into_iter()
             .enumerate()
-            .filter(|(i, s)| {
-                !is_free_form(&s.source) || s.points.len() >= 2 || stepped.contains(i)
-            })
+            .filter(|(i, s)| !is_free_form(&s.source) || s.points.len() >= 2 || stepped.contains(i))
             .map(|(_, s)| s)
             .collect()
     }
