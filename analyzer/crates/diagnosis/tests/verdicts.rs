@@ -25,7 +25,16 @@ fn hbm_peak(r: &Report) -> u64 {
 
 #[test]
 fn a_module_without_a_limit_asks_for_the_device_and_fits_once_picked() {
-    let r = analyze_dir(&fixtures().join("pair-batch-oom/half"));
+    let mut r = analyze_dir(&fixtures().join("pair-batch-oom/half"));
+    // The dump alone: the compile log beside it gives the limit itself
+    // (`XLA::TPU program HBM usage: P / L`, below).
+    let logged = std::mem::take(&mut r.compile_usages);
+    assert!(logged.iter().any(|u| u.limit_bytes.is_some()));
+    let with_log = diagnose(&Report {
+        compile_usages: logged,
+        ..r.clone()
+    });
+    assert_eq!(with_log.headline.unwrap().node, VERDICT_FITS);
     let d = diagnose(&r);
     assert_eq!(d.tree, TreeKind::None);
     let h = d.headline.unwrap();

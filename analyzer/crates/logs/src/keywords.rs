@@ -3,7 +3,7 @@
 //! scan, the wrap detection and the parsers that must know where another
 //! message starts.
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, Anchored, Input, MatchKind, StartKind};
 use std::sync::OnceLock;
 
 /// What a keyword may start, and which parser reads it.
@@ -28,12 +28,12 @@ pub(crate) enum Anchor {
     TpuUsageReport,
     /// `Program hbm requirement X:`, a compiler report pasted from there.
     TpuProgramRequirement,
-    /// A `reserved`/`program`/`arguments` line of a `Total hbm usage`
-    /// block pasted without its header; inside a report it starts nothing.
+    /// The `Output size` line of a `Total hbm usage` block pasted without
+    /// its header; inside a report it starts nothing.
     TpuUsageItem,
 }
 
-pub(crate) const KEYWORDS: [(&str, Anchor); 24] = [
+pub(crate) const KEYWORDS: [(&str, Anchor); 22] = [
     ("Ran out of memory", Anchor::TpuRanOut),
     ("Requires ", Anchor::TpuRequires),
     ("would exceed memory (size=", Anchor::TpuWouldExceed),
@@ -58,12 +58,13 @@ pub(crate) const KEYWORDS: [(&str, Anchor); 24] = [
     // A PyTorch message pasted without its first words.
     ("Tried to allocate", Anchor::TorchRest),
     ("Total hbm usage >=", Anchor::TpuUsageReport),
-    ("Program hbm requirement", Anchor::TpuProgramRequirement),
-    ("Program vmem requirement", Anchor::TpuProgramRequirement),
-    // The printer aligns the sizes in a column: at least two spaces follow.
-    ("reserved  ", Anchor::TpuUsageItem),
-    ("program  ", Anchor::TpuUsageItem),
-    ("arguments  ", Anchor::TpuUsageItem),
+    // (Rare words first: a keyword's first bytes are what the search
+    // filters on, and `Pro`, `res` or `arg` start too many words.)
+    (" hbm requirement", Anchor::TpuProgramRequirement),
+    (" vmem requirement", Anchor::TpuProgramRequirement),
+    // `Output size X; shares Y with arguments.`, after the block's
+    // `reserved`/`program`/`arguments` lines.
+    ("; shares ", Anchor::TpuUsageItem),
 ];
 
 pub(crate) fn keywords() -> &'static AhoCorasick {
@@ -109,4 +110,60 @@ pub(crate) fn keyword_count(text: &str) -> usize {
 /// Whether `text` holds any keyword that can start an OOM message.
 pub(crate) fn has_keyword(text: &str) -> bool {
     keywords().is_match(text)
+}
+
+/// Bytes of a line's end looked at by [`may_end_in_keyword`].
+const TAIL: usize = 64;
+
+/// Whether `line` ends with the start of a keyword (spaces included): only
+/// then can the line break after it cut one.
+/// An anchored search of the reversed line end among the reversed keyword
+/// starts, so that most lines are dismissed after a byte or two.
+pub(crate) fn may_end_in_keyword(line: &str) -> bool {
+    // First the line's last two bytes, against the pairs of adjacent bytes
+    // the keywords hold and their first bytes: most lines end in a pair no
+    // keyword has (digits, brackets), and are dismissed by a table lookup.
+    static PAIRS: OnceLock<Vec<u64>> = OnceLock::new();
+    let pairs = PAIRS.get_or_init(|| {
+        let mut bits = vec![0u64; (1 << 16) / 64];
+        for (k, _) in KEYWORDS {
+            for w in k.as_bytes().windows(2) {
+                let i = usize::from(w[0]) << 8 | usize::from(w[1]);
+                bits[i / 64] |= 1 << (i % 64);
+            }
+        }
+        bits
+    });
+    let bytes = line.as_bytes();
+    let (a, b) = match bytes {
+        [.., a, b] => (a, b),
+        [b] => (&0, b),
+        [] => return false,
+    };
+    let i = usize::from(*a) << 8 | usize::from(*b);
+    let first = KEYWORDS.iter().any(|(k, _)| k.as_bytes()[0] == *b);
+    if pairs[i / 64] & (1 << (i % 64)) == 0 && !first {
+        return false;
+    }
+    static CELL: OnceLock<AhoCorasick> = OnceLock::new();
+    let starts = CELL.get_or_init(|| {
+        let reversed: Vec<Vec<u8>> = KEYWORDS
+            .iter()
+            .flat_map(|(k, _)| {
+                (1..k.len()).map(move |n| k.as_bytes()[..n].iter().rev().copied().collect())
+            })
+            .collect();
+        AhoCorasick::builder()
+            .start_kind(StartKind::Anchored)
+            .build(reversed)
+            .expect("constant keyword starts")
+    });
+    let mut tail = [0u8; TAIL];
+    let n = bytes.len().min(TAIL);
+    for (t, b) in tail.iter_mut().zip(bytes[bytes.len() - n..].iter().rev()) {
+        *t = *b;
+    }
+    starts
+        .find(Input::new(&tail[..n]).anchored(Anchored::Yes))
+        .is_some()
 }

@@ -100,13 +100,14 @@ const MAX_ESCAPED_LINE: usize = 4 << 20;
 /// 1-based line where each starts; `repeats` counts its occurrences.
 pub fn parse_oom_log(input_name: &str, text: &str) -> Vec<OomEvent> {
     let text = normalize::clean(text);
-    let as_is = scan_all(input_name, &text);
-    let Some(unwrapped) = normalize::unwrap(&text) else {
+    let mut hits = Vec::new();
+    let as_is = scan_all(input_name, &text, &mut hits);
+    let Some(unwrapped) = normalize::unwrap(&text, &hits) else {
         return as_is;
     };
     // Lines that only look wrapped (an editor's word wrap whose lines happen
     // to be as long) read worse joined: the reading with more numbers wins.
-    let mut joined = scan_all(input_name, &unwrapped.text);
+    let mut joined = scan_all(input_name, &unwrapped.text, &mut Vec::new());
     for e in &mut joined {
         let i = e.line.saturating_sub(1) as usize;
         e.line = unwrapped.line_of.get(i).copied().unwrap_or(e.line);
@@ -118,9 +119,9 @@ pub fn parse_oom_log(input_name: &str, text: &str) -> Vec<OomEvent> {
     }
 }
 
-fn scan_all(input_name: &str, text: &str) -> Vec<OomEvent> {
+fn scan_all(input_name: &str, text: &str, hits: &mut Vec<Hit>) -> Vec<OomEvent> {
     let mut merger = event::Merger::default();
-    scan(text, None, &mut merger);
+    scan(text, None, &mut merger, hits);
     merger.finish(input_name)
 }
 
@@ -136,16 +137,25 @@ pub fn looks_like_oom_log(head: &str) -> bool {
     }
     let head = normalize::clean(head);
     let mut merger = event::Merger::default();
-    scan(&head, None, &mut merger);
-    if let Some(unwrapped) = normalize::unwrap(&head) {
-        scan(&unwrapped.text, None, &mut merger);
+    let mut hits = Vec::new();
+    scan(&head, None, &mut merger, &mut hits);
+    if let Some(unwrapped) = normalize::unwrap(&head, &hits) {
+        scan(&unwrapped.text, None, &mut merger, &mut Vec::new());
     }
     !merger.is_empty()
 }
 
+/// A keyword the scan looked at: its 0-based line and the line's start
+/// offset (where a message may have been wrapped, see `normalize`).
+pub(crate) type Hit = (usize, usize);
+
+/// Hits kept for the wrap detection.
+const MAX_HITS: usize = 100_000;
+
 /// Scans `text`. `escaped_line` is set when `text` is an unescaped copy of
 /// that line of the input: its events get that line and are marked escaped.
-fn scan(text: &str, escaped_line: Option<u32>, merger: &mut event::Merger) {
+/// The keywords looked at are added to `hits`.
+fn scan(text: &str, escaped_line: Option<u32>, merger: &mut event::Merger, hits: &mut Vec<Hit>) {
     let mut counter = lines::LineCounter::new(text);
     let mut consumed = 0usize;
     let mut line = (usize::MAX, 0usize);
@@ -156,6 +166,9 @@ fn scan(text: &str, escaped_line: Option<u32>, merger: &mut event::Merger) {
             continue;
         }
         let (line_no, line_start) = counter.locate(at);
+        if escaped_line.is_none() && hits.len() < MAX_HITS && line.0 != line_start {
+            hits.push((line_no as usize - 1, line_start));
+        }
         if line.0 != line_start {
             line = (line_start, lines::line_end(text, at));
             fails = 0;
@@ -172,7 +185,7 @@ fn scan(text: &str, escaped_line: Option<u32>, merger: &mut event::Merger) {
         if escaped_line.is_none() && is_escaped(&site) {
             let end = lines::floor_boundary(text, line.1.min(line_start + MAX_ESCAPED_LINE));
             let unescaped = unescape(&text[line_start..end]);
-            scan(&unescaped, Some(line_no), merger);
+            scan(&unescaped, Some(line_no), merger, &mut Vec::new());
             consumed = line.1;
             continue;
         }

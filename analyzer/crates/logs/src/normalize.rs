@@ -86,9 +86,9 @@ const MIN_WIDTH: usize = 40;
 /// a rank tag, a traceback). When the text as a whole shows no wrap (one
 /// unrelated long line anywhere hides it), the lines around each message are
 /// looked at alone ([`local_unwrap`]). `None` when no wrap is seen.
-pub fn unwrap(text: &str) -> Option<Unwrapped> {
+pub fn unwrap(text: &str, hits: &[crate::Hit]) -> Option<Unwrapped> {
     let Some((width, full_lines)) = wrap_width(text) else {
-        return local_unwrap(text);
+        return local_unwrap(text, hits);
     };
     let region = Region {
         start: 0,
@@ -180,6 +180,9 @@ const LOCAL_AFTER: usize = 4096;
 const CANDIDATE_LINES: usize = 64;
 /// Candidate widths tried per message, widest first.
 const MAX_CANDIDATES: usize = 8;
+/// Distinct lines of the wrap width a message's lines must hold (as the
+/// whole text's rule).
+const MIN_LOCAL_FULL_LINES: usize = 2;
 /// Bytes of each side of a line break looked at for a cut keyword.
 const SPLIT_WINDOW: usize = 48;
 
@@ -191,7 +194,7 @@ const SPLIT_WINDOW: usize = 48;
 /// too (its run at the cut line's width), after a space when the keyword
 /// needs one (`Resource exhausted: Out` / `of memory while trying to
 /// allocate`: a logger or a viewer that wrapped at words).
-fn local_unwrap(text: &str) -> Option<Unwrapped> {
+fn local_unwrap(text: &str, hits: &[crate::Hit]) -> Option<Unwrapped> {
     let (hard_splits, mut joins) = split_keywords(text);
     let mut regions: Vec<Region> = Vec::new();
     let mut full_lines = 0usize;
@@ -214,13 +217,10 @@ fn local_unwrap(text: &str) -> Option<Unwrapped> {
         regions.push(w.region(start, end, width));
         full_lines = full_lines.max(1);
     }
-    let mut counter = crate::lines::LineCounter::new(text);
-    for m in crate::keywords::keywords().find_iter(text) {
+    for &(k, line_start) in hits {
         if budget == 0 {
             break;
         }
-        let (line_no, line_start) = counter.locate(m.start());
-        let k = line_no as usize - 1;
         if regions
             .iter()
             .rev()
@@ -266,16 +266,25 @@ fn split_keywords(text: &str) -> (Vec<(usize, usize)>, Vec<(usize, bool)>) {
             .find_iter(buf)
             .any(|m| m.start() < cut && m.end() > after)
     };
-    let mut prev: Option<(usize, &str)> = None;
+    // The line before the current break: (0-based number, start, text).
+    let mut before: Option<(usize, usize, &str)> = None;
+    let bytes = text.as_bytes();
     let mut start = 0usize;
-    for (i, raw) in text.split('\n').enumerate() {
-        let at = start;
-        start += raw.len() + 1;
+    let mut i = 0usize;
+    while start <= text.len() {
+        let end = memchr::memchr(b'\n', &bytes[start..]).map_or(text.len(), |n| start + n);
+        let raw = &text[start..end];
         let line = raw.strip_suffix('\r').unwrap_or(raw);
-        let before = prev.replace((at, line));
-        let Some((before_at, before)) = before else {
+        let at = start;
+        start = end + 1;
+        i += 1;
+        let Some((before_no, before_at, before_line)) = before.replace((i - 1, at, line)) else {
             continue;
         };
+        let before = before_line;
+        if !crate::keywords::may_end_in_keyword(before) {
+            continue;
+        }
         let next = strip_frame(line);
         if before.trim().is_empty() || next.trim().is_empty() {
             continue;
@@ -287,7 +296,7 @@ fn split_keywords(text: &str) -> (Vec<(usize, usize)>, Vec<(usize, bool)>) {
         buf.push_str(tail);
         buf.push_str(head);
         if spans(&buf, tail.len(), tail.len()) {
-            hard.push((i - 1, before_at));
+            hard.push((before_no, before_at));
             continue;
         }
         if tail.ends_with(char::is_whitespace) {
@@ -298,7 +307,7 @@ fn split_keywords(text: &str) -> (Vec<(usize, usize)>, Vec<(usize, bool)>) {
         buf.push(' ');
         buf.push_str(head.trim_start());
         if spans(&buf, tail.len(), tail.len() + 1) {
-            space.push((i - 1, true));
+            space.push((before_no, true));
         }
     }
     (hard, space)
@@ -379,8 +388,8 @@ impl<'t> Window<'t> {
     }
 
     /// The wrap of the message whose keyword is on the seed line: the
-    /// widest candidate width (of the lines just after it) that at least two
-    /// distinct lines of its run have; its run, width and how many distinct
+    /// widest candidate width (of the lines just after it) that at least
+    /// [`MIN_LOCAL_FULL_LINES`] distinct lines of its run have; its run, width and how many distinct
     /// lines have it (at most 4).
     fn message_wrap(&self) -> Option<(usize, usize, usize, usize)> {
         let own = self.width(self.seed);
@@ -400,7 +409,7 @@ impl<'t> Window<'t> {
                     full.push(line);
                 }
             }
-            if full.len() >= 2 {
+            if full.len() >= MIN_LOCAL_FULL_LINES {
                 return Some((start, end, width, full.len()));
             }
         }
@@ -575,13 +584,13 @@ mod tests {
     #[test]
     fn joins_hard_wraps_only() {
         let text = "0123456789012345678901234567890123456789AB\ncdefghijklmnopqrstuvwxyz0123456789012345xy\nend\n\nnext";
-        let u = unwrap(text).expect("wrapped");
+        let u = unwrap(text, &[]).expect("wrapped");
         assert_eq!(
             u.text,
             "0123456789012345678901234567890123456789ABcdefghijklmnopqrstuvwxyz0123456789012345xyend\n\nnext"
         );
         assert_eq!(u.line_of, [1, 4, 5]);
-        assert!(unwrap("short\nlines\n").is_none());
+        assert!(unwrap("short\nlines\n", &[]).is_none());
     }
 
     #[test]
@@ -589,12 +598,12 @@ mod tests {
         // Ray frames every line; the rest of a cut line starts like a
         // report line ("Size:") and is still joined.
         let text = "(pid=1) chunk: Size: 2.79GiB | Requested Size: 0B | Requested \nSize: 3.72GiB\n(pid=1) Stats: \n(pid=1) Limit: 1\n(pid=1) InUse: 1\n(pid=1) 012345678901234567890123456789012345678901234567890123\nxyz\n";
-        let u = unwrap(text).expect("wrapped");
+        let u = unwrap(text, &[]).expect("wrapped");
         assert!(u.text.contains("Requested Size: 3.72GiB"), "{}", u.text);
         assert!(u.text.contains("890123xyz"), "{}", u.text);
         // Unframed, "Size:" starts a line of its own.
         let plain = text.replace("(pid=1) ", "");
-        let u = unwrap(&plain);
+        let u = unwrap(&plain, &[]);
         assert!(u.is_none_or(|u| !u.text.contains("Requested Size: 3.72GiB")));
     }
 }

@@ -422,15 +422,20 @@ pub fn usage_report(site: &Site) -> Outcome {
 /// A compiler report pasted from its middle: from the `reserved`/`program`/
 /// `arguments` lines of its `Total hbm usage` block (the header above them
 /// cut off: they are the HBM block, the one printed first and the one
-/// users paste), or from `Program <space> requirement X:`. Every number
+/// users paste), found from the `Output size X; shares Y with arguments.`
+/// line that closes them, or from `Program <space> requirement X:`. Every number
 /// still there is read as the whole report's would be. The same INFO
 /// exception as [`usage_report`].
 pub fn report_from_middle(site: &Site) -> Outcome {
     let head = site.head();
-    let (space, start) = if let Some(c) = re_program_req().captures(head) {
-        (space_name(&c[1]), Section::Program(true))
-    } else if re_section_item().is_match(head) && !head.contains("unknown size") {
-        (MemorySpace::Hbm, Section::Total(true))
+    let (space, start, from) = if let Some(c) = re_program_req().captures(head) {
+        (space_name(&c[1]), Section::Program(true), site.line_start)
+    } else if re_output().is_match(head) {
+        (
+            MemorySpace::Hbm,
+            Section::Total(true),
+            block_items_start(site),
+        )
     } else {
         return Outcome::NoMatch;
     };
@@ -440,11 +445,40 @@ pub fn report_from_middle(site: &Site) -> Outcome {
         REPORT_PART,
         head,
     );
-    let end = read_report(site, site.line_start, &mut raw, start, Context::Compile);
+    let end = read_report(site, from, &mut raw, start, Context::Compile);
     if in_info_message(site) || raw.count() == 0 {
         return Outcome::Ignore(end);
     }
     Outcome::Event(Box::new(raw), end)
+}
+
+/// Lines of a `Total hbm usage` block above its `Output size` line.
+const MAX_BLOCK_ITEMS: usize = 4;
+
+/// Where the `reserved`/`program`/`arguments` lines above the `Output
+/// size` line of the anchor start (blank lines between included); the
+/// anchor's line when none is there. A `... unknown size` item belongs to
+/// another memory space's block: the HBM one is printed first.
+fn block_items_start(site: &Site) -> usize {
+    let mut start = site.line_start;
+    let mut at = site.line_start;
+    let mut seen = 0usize;
+    while at > 0 && seen < MAX_BLOCK_ITEMS + 2 {
+        let end = at - 1;
+        let line_start = memchr::memrchr(b'\n', &site.text.as_bytes()[..end]).map_or(0, |i| i + 1);
+        let p = payload(&site.text[line_start..end]);
+        seen += 1;
+        if p.is_empty() {
+            at = line_start;
+            continue;
+        }
+        if !re_section_item().is_match(p) || p.contains("unknown size") {
+            break;
+        }
+        start = line_start;
+        at = line_start;
+    }
+    start
 }
 
 /// Lines looked back for the logger header of a multi-line message.

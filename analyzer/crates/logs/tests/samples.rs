@@ -448,7 +448,8 @@ fn tpu_report_pasted_from_its_middle() {
     let e = only("from program", from_program);
     assert_eq!(e.kind, OomKind::TpuCompileHbm);
     assert_eq!(e.memory_space, oomscope_report::MemorySpace::Hbm);
-    assert_eq!(e.line, 1);
+    // The block is recognised at its `Output size ...; shares` line.
+    assert_eq!(e.line, 3);
     assert_eq!(e.program_bytes, Some(g(1.68)));
     assert_eq!(e.arguments_bytes, Some(g(7.04)));
     assert_eq!(e.output_bytes, full.output_bytes);
