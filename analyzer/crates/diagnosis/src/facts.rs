@@ -111,6 +111,52 @@ pub(crate) struct CompileFacts<'a> {
     pub picked: Option<&'a DeviceLimit>,
 }
 
+/// How many chips the failing program runs on, as far as the inputs show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Chips {
+    /// Collectives in the module, or shardings that name devices: several.
+    Several,
+    /// Nothing shows: a program without collectives or device shardings
+    /// may run on one chip, or replicate everything over several.
+    Unknown,
+}
+
+/// Opcodes SPMD partitioning adds: a program with one of them runs on
+/// several chips.
+const COLLECTIVES: [&str; 6] = [
+    "all-gather",
+    "reduce-scatter",
+    "all-reduce",
+    "all-to-all",
+    "collective-permute",
+    "async-collective",
+];
+
+/// What the inputs show of the program's chip count.
+pub(crate) fn chips(f: &CompileFacts<'_>) -> Chips {
+    let collective = |name: &str| COLLECTIVES.iter().any(|op| name.starts_with(op));
+    let in_module = f.module.is_some_and(|m| {
+        m.instructions.iter().any(|i| collective(i))
+            || m.buffers
+                .iter()
+                .any(|b| collective(&b.name) || collective(&b.opcode))
+            || m.peak_buffers
+                .iter()
+                .any(|b| collective(&b.name) || collective(&b.opcode))
+    });
+    let in_listing = f.allocs.iter().any(|a| {
+        collective(&a.name)
+            || a.label.contains("devices=[")
+            || a.label.contains("all-gather")
+            || a.label.contains("all-reduce")
+    });
+    if in_module || in_listing {
+        Chips::Several
+    } else {
+        Chips::Unknown
+    }
+}
+
 pub(crate) fn is_compile_kind(kind: OomKind) -> bool {
     matches!(
         kind,
@@ -316,11 +362,30 @@ pub(crate) fn pct_fact(x: u64, of: u64) -> f64 {
 /// A percentage for sentences: `108%`, `0.04%` for tiny shares.
 pub(crate) fn pct_text(x: u64, of: u64) -> String {
     let p = pct(x, of);
-    if p > 0.0 && p < 1.0 {
+    if p > (oomscope_report::IMPOSSIBLE_OVER_LIMIT * 100) as f64 {
+        // 25713486054% says nothing a reader can use.
+        "far over 100%".to_string()
+    } else if p > 0.0 && p < 1.0 {
         format!("{p:.2}%")
     } else {
         format!("{p:.0}%")
     }
+}
+
+/// A count that may be an average, for sentences: `20` when whole (an
+/// average of whole counts usually is), else one decimal (`2.5`).
+pub(crate) fn count_text(n: f64) -> String {
+    if (n - n.round()).abs() < 0.05 {
+        format!("{:.0}", n.round())
+    } else {
+        format!("{n:.1}")
+    }
+}
+
+/// `1 allocation`, `20 allocations`, `2.5 allocations`.
+pub(crate) fn counted(n: f64, one: &str, many: &str) -> String {
+    let text = count_text(n);
+    format!("{text} {}", if text == "1" { one } else { many })
 }
 
 pub(crate) fn gib(bytes: u64) -> String {

@@ -5,9 +5,11 @@
 //! Each finding keeps the user's numbers and where they came from.
 
 use oomscope_report::{
-    DeviceBalance, DeviceMemoryProfile, Frame, LingeringBuffers, MemorySnapshot, MemoryTimeline,
-    Report, Spike,
+    DeviceBalance, DeviceMemoryProfile, EvenStack, Frame, LingeringBuffers, MemorySnapshot,
+    MemoryTimeline, Report, Spike,
 };
+
+use crate::facts::gib;
 
 /// The heaviest device at least this many times the mean is unbalanced.
 const UNBALANCED_OVER_MEAN: f64 = 1.5;
@@ -203,6 +205,47 @@ pub(crate) fn balance(report: &Report) -> Option<(&DeviceMemoryProfile, &DeviceB
                 b.max_bytes as f64 >= b.mean_bytes as f64 * UNBALANCED_OVER_MEAN,
             )
         })
+}
+
+/// A stack held alike on every device is worth naming from this share of
+/// a device's buffers.
+const REPLICATED_SHARE: f64 = 0.10;
+
+/// The largest stack a device memory profile holds in the same amount on
+/// every one of its devices, when it is a tenth of a device's buffers.
+pub(crate) struct Replication<'a> {
+    pub devices: u32,
+    pub stack: &'a EvenStack,
+}
+
+pub(crate) fn replication(report: &Report) -> Option<Replication<'_>> {
+    report
+        .device_memory_profiles
+        .iter()
+        .filter_map(|p| {
+            let b = p.balance.as_ref()?;
+            let s = b.even_stacks.first()?;
+            (b.devices >= 2 && s.bytes_per_device as f64 >= b.mean_bytes as f64 * REPLICATED_SHARE)
+                .then_some(Replication {
+                    devices: b.devices,
+                    stack: s,
+                })
+        })
+        .max_by_key(|r| r.stack.bytes_per_device)
+}
+
+/// The finding in words, with its line.
+pub(crate) fn replication_text(r: &Replication<'_>) -> String {
+    let s = r.stack;
+    format!(
+        "the same {} {} from {} is on each of the {} devices ({} in all): replicated, a whole copy per device, unless it is an array {}× that size sharded evenly",
+        gib(s.bytes_per_device),
+        if s.count_per_device == 1 { "buffer" } else { "of buffers" },
+        frame_text(&s.frame),
+        r.devices,
+        gib(s.bytes_per_device.saturating_mul(u64::from(r.devices))),
+        r.devices
+    )
 }
 
 /// The snapshot whose inactive blocks stranded between live ones (what

@@ -7,7 +7,7 @@ use oomscope_report::{
     Severity, TreeKind,
 };
 
-use crate::facts::{gib, pct_text};
+use crate::facts::{gib, pct_text, signed};
 use crate::ids::*;
 use crate::node::NodeEval;
 
@@ -103,41 +103,102 @@ pub(crate) fn runtime_headline(
     }
 }
 
-/// The peak of runtime inputs (snapshots, timelines, device memory
-/// profiles, allocator profiles), the largest, and what it is.
-fn other_peak(report: &Report) -> Option<(u64, String)> {
-    let snapshots = report.memory_snapshots.iter().map(|s| {
-        (
+/// The peak of a run-time input (snapshot, timeline, device memory
+/// profile, allocator profile): its bytes, what it is, and what makes it
+/// (the lines or categories that hold the most at that peak).
+pub(crate) struct OtherPeak {
+    pub bytes: u64,
+    pub what: String,
+    /// `most of it from …`, empty when the input does not say.
+    pub made_of: String,
+}
+
+/// The largest run-time peak of the report.
+pub(crate) fn other_peak(report: &Report) -> Option<OtherPeak> {
+    let lines = |parts: Vec<(String, u64)>, peak: u64| {
+        let parts: Vec<String> = parts
+            .into_iter()
+            .filter(|(_, b)| *b > 0)
+            .take(3)
+            .map(|(what, b)| format!("{what} ({}, {})", gib(b), pct_text(b, peak)))
+            .collect();
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!("the most from {}", parts.join("; "))
+        }
+    };
+    let snapshots = report.memory_snapshots.iter().map(|s| OtherPeak {
+        bytes: s.peak_allocated_bytes,
+        what: format!("the memory snapshot's peak allocated (device {})", s.device),
+        made_of: lines(
+            s.top_lines_at_peak
+                .iter()
+                .map(|l| (l.frame.clone(), l.bytes))
+                .collect(),
             s.peak_allocated_bytes,
-            "the memory snapshot's peak allocated".to_string(),
-        )
+        ),
     });
     let timelines = report.memory_timelines.iter().map(|t| {
-        (
-            t.peak_bytes,
-            format!("the memory timeline's peak on {}", t.device),
-        )
+        let mut parts: Vec<(String, u64)> = t
+            .peak_by_category
+            .iter()
+            .map(|(n, b)| (n.replace('_', " "), *b))
+            .collect();
+        parts.sort_by_key(|(_, b)| std::cmp::Reverse(*b));
+        OtherPeak {
+            bytes: t.peak_bytes,
+            what: format!("the memory timeline's peak on {}", t.device),
+            made_of: lines(parts, t.peak_bytes),
+        }
     });
     let profiles = report.device_memory_profiles.iter().flat_map(|p| {
-        p.devices.iter().map(|d| {
-            (
-                d.buffer_bytes,
-                format!("the device memory profile's buffers on {}", d.device),
-            )
+        let of_all = p.devices.len() > 1;
+        p.devices.iter().map(move |d| OtherPeak {
+            bytes: d.buffer_bytes,
+            what: format!("the device memory profile's buffers on {}", d.device),
+            // Lines are counted over all devices; for one device they are its own.
+            made_of: if of_all {
+                String::new()
+            } else {
+                lines(
+                    p.top_lines
+                        .iter()
+                        .map(|l| (crate::profiles::frame_text(&l.frame), l.bytes))
+                        .collect(),
+                    d.buffer_bytes,
+                )
+            },
         })
     });
-    let allocators = report.allocator_profiles.iter().map(|a| {
-        (
-            a.peak_heap_bytes,
-            format!("allocator {}'s peak", a.allocator),
-        )
+    let allocators = report.allocator_profiles.iter().map(|a| OtherPeak {
+        bytes: a.peak_heap_bytes,
+        what: format!("allocator {}'s peak", a.allocator),
+        made_of: String::new(),
     });
     snapshots
         .chain(timelines)
         .chain(profiles)
         .chain(allocators)
-        .filter(|(p, _)| *p > 0)
-        .max_by_key(|(p, _)| *p)
+        .filter(|p| p.bytes > 0)
+        .max_by_key(|p| p.bytes)
+}
+
+/// The limit the inputs give (a step log's, an allocator's capacity), or
+/// the picked device's.
+pub(crate) fn known_limit(report: &Report, device: Option<&DeviceLimit>) -> Option<u64> {
+    device
+        .map(|d| d.limit_bytes)
+        .filter(|l| *l > 0)
+        .or_else(|| report.step_series.iter().find_map(|s| s.limit_bytes))
+        .or_else(|| {
+            report
+                .allocator_profiles
+                .iter()
+                .map(|p| p.capacity_bytes)
+                .filter(|c| *c > 0)
+                .max()
+        })
 }
 
 /// The verdict of a report with no OOM and no trend, and its nodes.
@@ -146,11 +207,7 @@ pub(crate) fn none_verdict(
     device: Option<&DeviceLimit>,
 ) -> (Headline, Vec<NodeEval>) {
     let module = largest_module(report);
-    let series_limit = report.step_series.iter().find_map(|s| s.limit_bytes);
-    let limit = device
-        .map(|d| d.limit_bytes)
-        .filter(|l| *l > 0)
-        .or(series_limit);
+    let limit = known_limit(report, device);
     let on = device
         .filter(|d| !d.name.is_empty())
         .map(|d| format!(" on {}", d.name))
@@ -160,33 +217,45 @@ pub(crate) fn none_verdict(
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.bytes))
         .max();
-    let alloc_capacity = report
-        .allocator_profiles
-        .iter()
-        .map(|p| p.capacity_bytes)
-        .filter(|c| *c > 0)
-        .max();
-    let limit = limit.or(alloc_capacity);
-    let (peak, what) = match module {
+    let (peak, what, made_of) = match module {
         Some(m) => (
             Some(m.peak_bytes),
             format!("{}'s {}", m.display_name(), m.peak_kind.words()),
+            String::new(),
         ),
         None => other_peak(report)
-            .map(|(p, w)| (Some(p), w))
-            .unwrap_or((series_max, "the largest memory in the step log".to_string())),
+            .map(|p| (Some(p.bytes), p.what, p.made_of))
+            .unwrap_or((
+                series_max,
+                "the largest memory in the step log".to_string(),
+                String::new(),
+            )),
+    };
+    // What makes the peak, then what is held on every device alike.
+    let mut detail: Vec<String> = Vec::new();
+    if !made_of.is_empty() {
+        detail.push(made_of);
+    }
+    if let Some(r) = crate::profiles::replication(report) {
+        detail.push(crate::profiles::replication_text(&r));
+    }
+    let detail = if detail.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", detail.join("; "))
     };
     let padding = module.and_then(|m| {
         let p = m.padding.as_ref()?.peak_padding_bytes;
         (p as f64 >= m.peak_bytes as f64 * PADDING_DOMINATES).then_some((m, p))
     });
     let mut fits = NodeEval::new(VERDICT_FITS, "");
+    let mut over = NodeEval::new(VERDICT_OVER_LIMIT, "");
     let mut pad = NodeEval::new(VERDICT_PADDING, "");
     let mut no_limit = NodeEval::new(VERDICT_NO_LIMIT, "");
     let mut nothing = NodeEval::new(VERDICT_NOTHING, "");
     let fit_text = match (peak, limit) {
-        (Some(p), Some(l)) => Some(format!(
-            "fits, with {} headroom{on}: {what} is {} of {} ({})",
+        (Some(p), Some(l)) if p <= l => Some(format!(
+            "fits, with {} headroom{on}: {what} is {} of {} ({}){detail}",
             gib(l.saturating_sub(p)),
             gib(p),
             gib(l),
@@ -205,7 +274,10 @@ pub(crate) fn none_verdict(
             gib(m.peak_bytes),
             m.display_name()
         );
-        let top = m.padding.as_ref().and_then(|s| s.top.first());
+        // The headline's share is of the peak, so the shape it names is
+        // ranked at the peak too; its padding over all buffers (the padding
+        // view's "all buffers") is given beside it when larger.
+        let top = oomscope_layout::padding::peak_padding_top(m);
         let detail = top
             .map(|t| {
                 // The suggestion is a clause ("transpose so that …"); here it
@@ -215,8 +287,15 @@ pub(crate) fn none_verdict(
                     .next()
                     .map(|c| c.to_uppercase().chain(suggestion).collect::<String>())
                     .unwrap_or_default();
+                let overall = m
+                    .padding
+                    .as_ref()
+                    .and_then(|s| s.top.iter().find(|e| e.shape == t.shape))
+                    .filter(|e| e.padding_bytes > t.padding_bytes)
+                    .map(|e| format!("; {} over all {} buffers of this shape", gib(e.padding_bytes), e.count))
+                    .unwrap_or_default();
                 format!(
-                    "The largest: {} ×{} ({} of padding). {suggestion}",
+                    "The largest at the peak: {} ×{} ({} of padding at the peak{overall}). {suggestion}",
                     t.shape,
                     t.count,
                     gib(t.padding_bytes),
@@ -258,18 +337,59 @@ pub(crate) fn none_verdict(
             severity: Severity::Info,
             confidence: Some(Confidence::High),
         }
+    } else if let (Some(p), Some(l)) = (peak, limit) {
+        // Over a limit the user picked (or a log gave) with no OOM in the
+        // inputs: a run-time peak recorded where more memory was available.
+        over.selected = true;
+        over.fact("peak_bytes", p);
+        over.fact("limit_bytes", l);
+        over.fact("over_bytes", p - l);
+        over.reason = format!(
+            "{what} is {}, over the {} limit{on} by {}{detail}.",
+            gib(p),
+            gib(l),
+            gib(p - l)
+        );
+        // A timeline's categories say which remedy buys the most.
+        let remedy = crate::profiles::peak_composition(report)
+            .map(|c| {
+                format!(
+                    "{} They hold {} at the peak.",
+                    crate::tree::action_text(PEAK_COMPOSITION, c.category.action()),
+                    gib(c.bytes)
+                )
+            })
+            .unwrap_or_default();
+        over.action(
+            "make_room",
+            &remedy,
+            Some((signed(p - l), "peak − limit".into())),
+        );
+        Headline {
+            node: VERDICT_OVER_LIMIT.into(),
+            text: format!(
+                "Does not fit{on}: {what} is {}, over the {} limit by {}{detail}. Next step: {}",
+                gib(p),
+                gib(l),
+                gib(p - l),
+                over.actions.first().map_or("", |a| a.text.as_str())
+            ),
+            estimate_bytes: Some(p - l),
+            severity: Severity::Failure,
+            confidence: None,
+        }
     } else if let Some(p) = peak {
         no_limit.selected = true;
         no_limit.fact("peak_bytes", p);
         no_limit.reason = format!(
-            "{what} is {}, but no input gives the device's limit.",
+            "{what} is {}{detail}, but no input gives the device's limit.",
             gib(p)
         );
         no_limit.action("pick_device", "", None);
         Headline {
             node: VERDICT_NO_LIMIT.into(),
             text: format!(
-                "No out-of-memory error; {what} is {}. No limit known: pick the device to see whether it fits",
+                "No out-of-memory error; {what} is {}{detail}. No limit known: pick the device to see whether it fits",
                 gib(p)
             ),
             estimate_bytes: None,
@@ -289,10 +409,10 @@ pub(crate) fn none_verdict(
             confidence: None,
         }
     };
-    for n in [&mut fits, &mut pad, &mut no_limit, &mut nothing] {
+    for n in [&mut fits, &mut over, &mut pad, &mut no_limit, &mut nothing] {
         if n.reason.is_empty() {
             n.reason = "Not selected.".into();
         }
     }
-    (headline, vec![fits, pad, no_limit, nothing])
+    (headline, vec![fits, over, pad, no_limit, nothing])
 }

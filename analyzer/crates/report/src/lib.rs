@@ -18,7 +18,7 @@ pub mod units;
 pub mod vocabulary;
 
 pub use runtime::{
-    DeviceBalance, DeviceMemory, DeviceMemoryProfile, DeviceMemorySeries, GrowingStack,
+    DeviceBalance, DeviceMemory, DeviceMemoryProfile, DeviceMemorySeries, EvenStack, GrowingStack,
     MemoryTimeline, SourceLineBytes, TimeUnit, TimelinePoint, TimelineSource, UnevenStack,
 };
 pub use snapshot::{
@@ -268,7 +268,51 @@ impl OomEvent {
             used.checked_sub(limit).filter(|e| *e > 0)
         })
     }
+
+    /// The compiler's early abort (`Requires 3.47E, has 14.49G available`):
+    /// its [`used`](Self::used) is what the compiler estimated the program
+    /// requires before giving up, not memory it used.
+    pub fn is_requirement(&self) -> bool {
+        self.message.contains("Requires ") && self.message.contains(" available")
+    }
+
+    /// A need no device can hold (more than [`IMPOSSIBLE_OVER_LIMIT`] times
+    /// the limit): a size computation gone wrong, not a program to trim. A
+    /// share of the limit means nothing then.
+    pub fn is_impossible(&self) -> bool {
+        match (self.used().or(self.requested_bytes), self.limit()) {
+            (Some(need), Some(limit)) => need / IMPOSSIBLE_OVER_LIMIT > limit,
+            _ => false,
+        }
+    }
+
+    /// Whether `self` and `other` are the same failure: the same numbers
+    /// printed twice (by several ranks, or in the error and the log of one
+    /// run). Where they were found does not matter.
+    pub fn same_failure(&self, other: &OomEvent) -> bool {
+        (
+            self.kind,
+            &self.memory_space,
+            self.used_bytes,
+            self.limit_bytes,
+            self.exceeded_bytes,
+            self.requested_bytes,
+            self.free_bytes,
+        ) == (
+            other.kind,
+            &other.memory_space,
+            other.used_bytes,
+            other.limit_bytes,
+            other.exceeded_bytes,
+            other.requested_bytes,
+            other.free_bytes,
+        )
+    }
 }
+
+/// A need this many times the limit is beyond every device (the largest
+/// accelerators hold about ten times the smallest).
+pub const IMPOSSIBLE_OVER_LIMIT: u64 = 1000;
 
 /// One entry of a "Largest program allocations" (or similar) listing.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

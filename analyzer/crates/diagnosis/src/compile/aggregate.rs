@@ -102,7 +102,7 @@ pub(super) fn section(
                     pad.action(
                         "align_dims",
                         &format!(
-                            "{} ×{}: {} of padding ({:.1}× expansion). {}",
+                            "{} ×{}, over all buffers of this shape (not only those at the peak): {} of padding ({:.1}× expansion). {}",
                             entry.shape,
                             entry.count,
                             gib(entry.padding_bytes),
@@ -111,7 +111,7 @@ pub(super) fn section(
                         ),
                         Some((
                             signed(saves),
-                            "padding model: padded − unpadded size of these buffers".into(),
+                            "padding model: padded − unpadded size of every buffer of this shape, live at the peak or not".into(),
                         )),
                     );
                 }
