@@ -71,6 +71,8 @@ pub fn fact_label(key: &str) -> String {
         "allocations_over_half" => Some("Allocations over half the limit"),
         "per_chip_sharded_bytes" => Some("Per chip, sharded"),
         "max_hbm_size_mib" => Some("Largest HBM size flag (MiB)"),
+        "allocation_list" => Some("Allocations looked at"),
+        "replicated_label" => Some("XLA label says replicated"),
         _ => None,
     };
     if let Some(text) = known {
@@ -108,6 +110,25 @@ pub fn fact_label(key: &str) -> String {
         text.push_str(&format!(", % of the {}", whole.replace('_', " ")));
     }
     text
+}
+
+/// A fact's value in words, where the JSON holds a word for programs
+/// (`module_peak`) or a flag (`false`); `None` to show it as it is.
+pub fn fact_value_words(key: &str, value: &serde_json::Value) -> Option<String> {
+    match (key, value) {
+        (_, serde_json::Value::Bool(b)) => Some(if *b { "yes" } else { "no" }.to_string()),
+        ("allocation_list", serde_json::Value::String(list)) => Some(
+            match list.as_str() {
+                "module_peak" => "every buffer live at the peak (module analysis)",
+                "log_listing" => "the largest allocations the log lists",
+                "single_request" => "the one allocation the error names",
+                "none" => "none listed",
+                other => other,
+            }
+            .to_string(),
+        ),
+        _ => None,
+    }
 }
 
 /// A file name without the folders it came in.

@@ -220,7 +220,7 @@ pub(crate) fn none_verdict(
     let (peak, what, made_of) = match module {
         Some(m) => (
             Some(m.peak_bytes),
-            format!("{}'s {}", m.display_name(), m.peak_kind.words()),
+            format!("{}'s {}", m.display_name(), m.peak_kind.short_words()),
             String::new(),
         ),
         None => other_peak(report)
@@ -255,7 +255,7 @@ pub(crate) fn none_verdict(
     let mut nothing = NodeEval::new(VERDICT_NOTHING, "");
     let fit_text = match (peak, limit) {
         (Some(p), Some(l)) if p <= l => Some(format!(
-            "fits, with {} headroom{on}: {what} is {} of {} ({}){detail}",
+            "fits{on} with {} to spare: {what} is {} of {} ({}){detail}",
             gib(l.saturating_sub(p)),
             gib(p),
             gib(l),
@@ -292,12 +292,12 @@ pub(crate) fn none_verdict(
                     .as_ref()
                     .and_then(|s| s.top.iter().find(|e| e.shape == t.shape))
                     .filter(|e| e.padding_bytes > t.padding_bytes)
-                    .map(|e| format!("; {} over all {} buffers of this shape", gib(e.padding_bytes), e.count))
+                    .map(|e| format!("; {} over all {} buffers of this shape, live at the peak or not", gib(e.padding_bytes), e.count))
                     .unwrap_or_default();
                 format!(
-                    "The largest at the peak: {} ×{} ({} of padding at the peak{overall}). {suggestion}",
+                    "The largest at the peak: {} ({}, {} of padding at the peak{overall}). {suggestion}",
                     t.shape,
-                    t.count,
+                    crate::facts::counted(t.count as f64, "buffer", "buffers"),
                     gib(t.padding_bytes),
                 )
             })
@@ -332,7 +332,7 @@ pub(crate) fn none_verdict(
         fits.reason = format!("It {text}.");
         Headline {
             node: VERDICT_FITS.into(),
-            text: format!("No out-of-memory error: it {text}"),
+            text: format!("No out-of-memory error. It {text}"),
             estimate_bytes: Some(l.saturating_sub(p)),
             severity: Severity::Info,
             confidence: Some(Confidence::High),

@@ -336,6 +336,21 @@ pub struct TopAllocation {
     pub allocation_type: Option<String>,
 }
 
+impl TopAllocation {
+    /// The shape, and how many values share this one allocation: the E1000
+    /// "Memory usage report" prints `5×f32[...]` for one chunk that five
+    /// values of that shape use in turn (its `used_by_n_values`), not five
+    /// copies. `(1, shape)` for every other listing.
+    pub fn shared_shape(&self) -> (u32, &str) {
+        match self.shape.split_once('×') {
+            Some((n, shape)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                (n.parse().unwrap_or(1), shape)
+            }
+            _ => (1, self.shape.as_str()),
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Module analyses (from HloProtos, xplanes, XLA dump text)
 

@@ -102,9 +102,9 @@ pub(super) fn section(
                     pad.action(
                         "align_dims",
                         &format!(
-                            "{} ×{}, over all buffers of this shape (not only those at the peak): {} of padding ({:.1}× expansion). {}",
+                            "{} ({} of this shape, live at the peak or not): {} of padding ({:.1}× expansion). {}",
                             entry.shape,
-                            entry.count,
+                            crate::facts::counted(entry.count as f64, "buffer", "buffers"),
                             gib(entry.padding_bytes),
                             entry.expansion,
                             entry.suggestion
