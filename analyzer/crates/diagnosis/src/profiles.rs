@@ -207,12 +207,13 @@ pub(crate) fn balance(report: &Report) -> Option<(&DeviceMemoryProfile, &DeviceB
         })
 }
 
-/// A stack held alike on every device is worth naming from this share of
-/// a device's buffers.
-const REPLICATED_SHARE: f64 = 0.10;
+/// A replicated array is worth naming from this size per device.
+const REPLICATED_MIN_BYTES: u64 = 1 << 20;
 
-/// The largest stack a device memory profile holds in the same amount on
-/// every one of its devices, when it is a tenth of a device's buffers.
+/// One array held alike on every device of a device memory profile: the
+/// largest stack with one buffer of the same size on each device (a
+/// replicated `jax.Array`, or an evenly sharded one), of at least
+/// [`REPLICATED_MIN_BYTES`] per device.
 pub(crate) struct Replication<'a> {
     pub devices: u32,
     pub stack: &'a EvenStack,
@@ -222,11 +223,13 @@ pub(crate) fn replication(report: &Report) -> Option<Replication<'_>> {
     report
         .device_memory_profiles
         .iter()
-        .filter_map(|p| {
-            let b = p.balance.as_ref()?;
-            let s = b.even_stacks.first()?;
-            (b.devices >= 2 && s.bytes_per_device as f64 >= b.mean_bytes as f64 * REPLICATED_SHARE)
-                .then_some(Replication {
+        .filter_map(|p| p.balance.as_ref())
+        .filter(|b| b.devices >= 2)
+        .flat_map(|b| {
+            b.even_stacks
+                .iter()
+                .filter(|s| s.count_per_device == 1 && s.bytes_per_device >= REPLICATED_MIN_BYTES)
+                .map(|s| Replication {
                     devices: b.devices,
                     stack: s,
                 })
@@ -238,9 +241,8 @@ pub(crate) fn replication(report: &Report) -> Option<Replication<'_>> {
 pub(crate) fn replication_text(r: &Replication<'_>) -> String {
     let s = r.stack;
     format!(
-        "the same {} {} from {} is on each of the {} devices ({} in all): replicated, a whole copy per device, unless it is an array {}× that size sharded evenly",
+        "one array of {} from {} is on each of the {} devices ({} in all): replicated, a whole copy per device, unless it is an array {}× that size sharded evenly",
         gib(s.bytes_per_device),
-        if s.count_per_device == 1 { "buffer" } else { "of buffers" },
         frame_text(&s.frame),
         r.devices,
         gib(s.bytes_per_device.saturating_mul(u64::from(r.devices))),

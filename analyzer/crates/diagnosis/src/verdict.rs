@@ -83,8 +83,15 @@ pub(crate) fn runtime_headline(
             .get("slope_bytes_per_step")
             .and_then(|v| v.as_f64())
         {
+            // A picked device projects step series only (lib.rs
+            // series_with_limit): ask for it only then.
+            let ask = if report.step_series.iter().any(|s| !s.points.is_empty()) {
+                "; no limit known: pick the device to see at which step it runs out"
+            } else {
+                ""
+            };
             text = format!(
-                "Growing {} per step; no limit known: pick the device to see at which step it runs out ({summary})",
+                "Growing {} per step{ask} ({summary})",
                 gib(slope.max(0.0).round() as u64)
             );
         }
@@ -113,6 +120,9 @@ pub(crate) struct OtherPeak {
     pub made_of: String,
 }
 
+/// How the snapshot reader names allocations whose trace has no frames.
+const NO_STACK: &str = "<no stack recorded>";
+
 /// The largest run-time peak of the report.
 pub(crate) fn other_peak(report: &Report) -> Option<OtherPeak> {
     let lines = |parts: Vec<(String, u64)>, peak: u64| {
@@ -120,12 +130,18 @@ pub(crate) fn other_peak(report: &Report) -> Option<OtherPeak> {
             .into_iter()
             .filter(|(_, b)| *b > 0)
             .take(3)
-            .map(|(what, b)| format!("{what} ({}, {})", gib(b), pct_text(b, peak)))
+            .map(|(what, b)| {
+                if what == NO_STACK {
+                    format!("{} ({}) allocated with no stack recorded", gib(b), pct_text(b, peak))
+                } else {
+                    format!("{what} ({}, {})", gib(b), pct_text(b, peak))
+                }
+            })
             .collect();
         if parts.is_empty() {
             String::new()
         } else {
-            format!("the most from {}", parts.join("; "))
+            format!("at the peak: {}", parts.join("; "))
         }
     };
     let snapshots = report.memory_snapshots.iter().map(|s| OtherPeak {
@@ -148,27 +164,21 @@ pub(crate) fn other_peak(report: &Report) -> Option<OtherPeak> {
         parts.sort_by_key(|(_, b)| std::cmp::Reverse(*b));
         OtherPeak {
             bytes: t.peak_bytes,
-            what: format!("the memory timeline's peak on {}", t.device),
+            what: if t.device.is_empty() {
+                "the memory timeline's peak".to_string()
+            } else {
+                format!("the memory timeline's peak on {}", t.device)
+            },
             made_of: lines(parts, t.peak_bytes),
         }
     });
+    // A profile's lines count executables and every device together, so
+    // they do not say what makes one device's buffers.
     let profiles = report.device_memory_profiles.iter().flat_map(|p| {
-        let of_all = p.devices.len() > 1;
-        p.devices.iter().map(move |d| OtherPeak {
+        p.devices.iter().map(|d| OtherPeak {
             bytes: d.buffer_bytes,
             what: format!("the device memory profile's buffers on {}", d.device),
-            // Lines are counted over all devices; for one device they are its own.
-            made_of: if of_all {
-                String::new()
-            } else {
-                lines(
-                    p.top_lines
-                        .iter()
-                        .map(|l| (crate::profiles::frame_text(&l.frame), l.bytes))
-                        .collect(),
-                    d.buffer_bytes,
-                )
-            },
+            made_of: String::new(),
         })
     });
     let allocators = report.allocator_profiles.iter().map(|a| OtherPeak {
