@@ -4,7 +4,7 @@
 //! path in the words the page uses (node titles, not ids).
 
 use oomscope_report::units::format_bytes;
-use oomscope_report::{ModuleReport, OomEvent, OomKind, PeakBuffer, PeakKind, Report};
+use oomscope_report::{ModuleReport, OomKind, PeakBuffer, PeakKind, Report};
 use std::fmt::Write;
 
 /// How many of a module's (or an OOM message's) largest buffers are listed.
@@ -243,29 +243,31 @@ fn kind_label(kind: OomKind) -> &'static str {
 
 /// One line per distinct OOM, with how many times it occurs and where first.
 fn oom_events(s: &mut String, r: &Report) {
-    // Per distinct OOM: how often each input prints it, and where.
-    let mut distinct: Vec<(&OomEvent, Vec<(&str, u64)>, Vec<String>)> = Vec::new();
-    for e in &r.oom_events {
-        let place = format!("{}:{}", e.input, e.line);
-        let count = u64::from(e.repeats.max(1));
-        match distinct.iter_mut().find(|(d, _, _)| d.same_failure(e)) {
-            Some((_, per_input, places)) => {
-                match per_input.iter_mut().find(|(i, _)| *i == e.input) {
-                    Some((_, n)) => *n += count,
-                    None => per_input.push((&e.input, count)),
-                }
-                places.push(place);
-            }
-            None => distinct.push((e, vec![(&e.input, count)], vec![place])),
-        }
-    }
-    if distinct.is_empty() {
+    let groups = oomscope_report::same_failures(&r.oom_events);
+    if groups.is_empty() {
         return;
     }
-    let _ = writeln!(s, "\nOut-of-memory errors: {}", distinct.len());
-    for (e, per_input, places) in distinct {
+    let _ = writeln!(s, "\nOut-of-memory errors: {}", groups.len());
+    for group in groups {
+        let e = group[0];
+        // Where it is first, then the other files that print it (repeats
+        // within one file are counted, not listed).
+        let places: Vec<String> = group
+            .iter()
+            .enumerate()
+            .filter(|(i, g)| *i == 0 || g.input != e.input)
+            .map(|(_, g)| format!("{}:{}", g.input, g.line))
+            .collect();
         // Repeated within a file (ranks, retries) it happened that often;
         // the same failure in two files happened once.
+        let mut per_input: Vec<(&str, u64)> = Vec::new();
+        for g in &group {
+            let n = u64::from(g.repeats.max(1));
+            match per_input.iter_mut().find(|(i, _)| *i == g.input) {
+                Some((_, c)) => *c += n,
+                None => per_input.push((&g.input, n)),
+            }
+        }
         let count = per_input.iter().map(|(_, n)| *n).max().unwrap_or(1);
         let times = if count > 1 {
             format!(" ×{count}")

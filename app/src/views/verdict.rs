@@ -130,18 +130,20 @@ pub fn Verdict(report: Arc<Report>) -> impl IntoView {
     }
 }
 
-/// The report's OOM events grouped by [`OomEvent::same_failure`], in order
-/// of first appearance: each group's first event, and where else
-/// (`input:line`) the same failure is printed.
+/// The report's OOM events as [`oomscope_report::same_failures`] groups
+/// them: each group's richest event, and where else (`input:line`) the
+/// same failure is printed.
 fn same_failures(events: &[OomEvent]) -> Vec<(&OomEvent, Vec<String>)> {
-    let mut groups: Vec<(&OomEvent, Vec<String>)> = Vec::new();
-    for e in events {
-        match groups.iter_mut().find(|(first, _)| first.same_failure(e)) {
-            Some((_, seen)) => seen.push(format!("{}:{}", e.input, e.line)),
-            None => groups.push((e, Vec::new())),
-        }
-    }
-    groups
+    oomscope_report::same_failures(events)
+        .into_iter()
+        .map(|g| {
+            let seen = g[1..]
+                .iter()
+                .map(|e| format!("{}:{}", e.input, e.line))
+                .collect();
+            (g[0], seen)
+        })
+        .collect()
 }
 
 fn selected_leaf(report: &Report) -> Option<&DiagnosisNode> {

@@ -288,26 +288,51 @@ impl OomEvent {
 
     /// Whether `self` and `other` are the same failure: the same numbers
     /// printed twice (by several ranks, or in the error and the log of one
-    /// run). Where they were found does not matter.
+    /// run, which prints more of them: the excess is compared as
+    /// [`excess`](Self::excess) derives it). Where they were found does not
+    /// matter.
     pub fn same_failure(&self, other: &OomEvent) -> bool {
-        (
-            self.kind,
-            &self.memory_space,
-            self.used_bytes,
-            self.limit_bytes,
-            self.exceeded_bytes,
-            self.requested_bytes,
-            self.free_bytes,
-        ) == (
-            other.kind,
-            &other.memory_space,
-            other.used_bytes,
-            other.limit_bytes,
-            other.exceeded_bytes,
-            other.requested_bytes,
-            other.free_bytes,
-        )
+        let numbers = |e: &OomEvent| {
+            (
+                e.used(),
+                e.limit(),
+                e.excess(),
+                e.requested_bytes,
+                e.free_bytes,
+            )
+        };
+        self.kind == other.kind
+            && self.memory_space == other.memory_space
+            && numbers(self) == numbers(other)
     }
+}
+
+/// `events` grouped by [`OomEvent::same_failure`], in order of first
+/// appearance; in each group the event that states the most (its listing,
+/// then its other numbers) comes first, then the others in order. The CLI
+/// and the page show each group as one OOM seen in every file it is in.
+pub fn same_failures(events: &[OomEvent]) -> Vec<Vec<&OomEvent>> {
+    let mut groups: Vec<Vec<&OomEvent>> = Vec::new();
+    for e in events {
+        match groups.iter_mut().find(|g| g[0].same_failure(e)) {
+            Some(g) => g.push(e),
+            None => groups.push(vec![e]),
+        }
+    }
+    for g in &mut groups {
+        let richest = (0..g.len())
+            .max_by_key(|&i| {
+                (
+                    g[i].top_allocations.len(),
+                    g[i].extra.len(),
+                    std::cmp::Reverse(i),
+                )
+            })
+            .unwrap_or(0);
+        let first = g.remove(richest);
+        g.insert(0, first);
+    }
+    groups
 }
 
 /// A need this many times the limit is beyond every device (the largest
