@@ -103,7 +103,8 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 /// memory timelines: the peak, per device, and the lines that hold it.
 fn runtime_sections(s: &mut String, r: &Report) {
     for snap in &r.memory_snapshots {
-        let _ = writeln!(
+        let _ =
+            writeln!(
             s,
             "\nMemory snapshot {} (device {}): peak allocated {}{}; {} reserved at the snapshot{}",
             snap.input,

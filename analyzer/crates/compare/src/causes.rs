@@ -78,7 +78,10 @@ pub fn attribute(
         // element type; a pred buffer paired with a bf16 one of the same
         // dimensions is two different buffers, not a precision change.
         if parameter_types(a) == parameter_types(b) {
-            for c in out.iter_mut().filter(|c| c.change.kind == ChangeKind::Dtype) {
+            for c in out
+                .iter_mut()
+                .filter(|c| c.change.kind == ChangeKind::Dtype)
+            {
                 c.change.kind = grew_or_shrank(c.change.bytes_a, c.change.bytes_b);
             }
         }
@@ -102,7 +105,7 @@ pub fn attribute(
         .collect();
     // Donation is named only when the programs' input-output aliases
     // differ: outputs placed in a parameter's buffer.
-    if name_causes && aliased_outputs(a) != aliased_outputs(b) {
+    if name_causes && unaliased_outputs(a) != unaliased_outputs(b) {
         find_donations(&mut only_a, b);
         find_donations(&mut only_b, a);
     }
@@ -334,7 +337,9 @@ fn parameter_types(m: &ModuleReport) -> Vec<(String, u64)> {
         .iter()
         .filter(|p| p.category == BufferCategory::Parameter)
     {
-        let Some(s) = array_of(&p.shape) else { continue };
+        let Some(s) = array_of(&p.shape) else {
+            continue;
+        };
         let name = s.element_type.name().to_string();
         match types.iter_mut().find(|(t, _)| *t == name) {
             Some((_, bytes)) => *bytes = bytes.saturating_add(p.size_bytes),
@@ -345,30 +350,16 @@ fn parameter_types(m: &ModuleReport) -> Vec<(String, u64)> {
     types
 }
 
-/// Outputs the compiler placed in a parameter's buffer (an input-output
-/// alias, i.e. donation): buffers in a parameter's allocation that another
-/// instruction than the parameter defines. Without opcodes (dump text), the
-/// outputs with a buffer of their own shaped like a parameter, negated, so
-/// that the two counts differ exactly when the aliases do.
-fn aliased_outputs(m: &ModuleReport) -> i64 {
-    let with_opcode = m.peak_buffers.iter().any(|p| !p.opcode.is_empty());
-    if with_opcode {
-        return m
-            .peak_buffers
-            .iter()
-            .filter(|p| {
-                p.category == BufferCategory::Parameter
-                    && !p.opcode.is_empty()
-                    && p.opcode != "parameter"
-                    && p.opcode != "get-tuple-element"
-            })
-            .count() as i64;
-    }
-    let mut parameters: Vec<String> = m
+/// Outputs with a buffer of their own shaped like a parameter (each
+/// parameter explains one). An output the compiler aliases to a donated
+/// parameter has no buffer of its own (XProf lists only the parameter), so
+/// the programs' input-output aliases differ exactly when these counts do.
+fn unaliased_outputs(m: &ModuleReport) -> usize {
+    let mut parameters: Vec<&str> = m
         .peak_buffers
         .iter()
         .filter(|p| p.category == BufferCategory::Parameter)
-        .map(|p| p.shape.clone())
+        .map(|p| p.shape.as_str())
         .collect();
     let mut own = 0;
     for o in m
@@ -381,7 +372,7 @@ fn aliased_outputs(m: &ModuleReport) -> i64 {
             own += 1;
         }
     }
-    -own
+    own
 }
 
 fn gcd(mut a: i64, mut b: i64) -> i64 {

@@ -330,6 +330,26 @@ static TREE: &[NodeDef] = &[
         condition: "A PyTorch memory timeline gives the peak's bytes by category: the largest category says which remedy buys the most.",
         continues_to: &[],
         actions: &[
+            action(
+                "activations",
+                "Activations dominate: activation checkpointing (torch.utils.checkpoint) or a smaller batch (with gradient accumulation to keep the effective batch).",
+            ),
+            action(
+                "optimizer_state",
+                "Optimizer state dominates: shard it (FSDP, ZeRO) or use a lighter optimizer (SGD, Adafactor, 8-bit Adam).",
+            ),
+            action(
+                "gradients",
+                "Gradients dominate: free them as soon as they are applied (optimizer.zero_grad(set_to_none=True), optimizer step in backward) and shard them (FSDP, ZeRO-2).",
+            ),
+            action(
+                "parameters",
+                "Parameters dominate: shard them (FSDP, ZeRO-3) or keep them in bf16.",
+            ),
+            action(
+                "snapshot",
+                "The profiler could not categorise most of the peak: record a memory snapshot (torch.cuda.memory._record_memory_history) to see the stacks that hold it.",
+            ),
         ],
     },
     NodeDef {

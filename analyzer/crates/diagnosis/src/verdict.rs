@@ -132,7 +132,11 @@ pub(crate) fn other_peak(report: &Report) -> Option<OtherPeak> {
             .take(3)
             .map(|(what, b)| {
                 if what == NO_STACK {
-                    format!("{} ({}) allocated with no stack recorded", gib(b), pct_text(b, peak))
+                    format!(
+                        "{} ({}) allocated with no stack recorded",
+                        gib(b),
+                        pct_text(b, peak)
+                    )
                 } else {
                     format!("{what} ({}, {})", gib(b), pct_text(b, peak))
                 }

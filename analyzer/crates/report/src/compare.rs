@@ -487,7 +487,11 @@ mod tests {
             "jit_train_step"
         );
         assert_eq!(
-            default_label(["memory_step_20.prof", "memory_step_40.prof", "memory_step_60.prof"]),
+            default_label([
+                "memory_step_20.prof",
+                "memory_step_40.prof",
+                "memory_step_60.prof"
+            ]),
             "memory_step_20.prof and 2 more files"
         );
         let long: Vec<String> = (0..40).map(|i| format!("run{i}/x")).collect();
