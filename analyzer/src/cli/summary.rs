@@ -324,11 +324,8 @@ fn oom_events(s: &mut String, r: &Report) {
         let mut largest: Vec<_> = e.top_allocations.iter().collect();
         largest.sort_by(|a, b| b.size_bytes.cmp(&a.size_bytes).then(a.rank.cmp(&b.rank)));
         for a in largest.into_iter().take(LARGEST_BUFFERS) {
-            // `5×f32[…]` is one allocation five values use in turn.
-            let shape = match a.shared_shape() {
-                (1, shape) => shape.to_string(),
-                (n, shape) => format!("{shape} (one allocation, used by {n} values in turn)"),
-            };
+            // `5×f32[…]` is one chunk five values use in turn, not copies.
+            let shape = a.shape_words();
             let _ = writeln!(
                 s,
                 "    {:>12} {:>7}  {}  {}",

@@ -297,7 +297,7 @@ fn TopAllocations(allocations: Vec<TopAllocation>, limit: Option<u64>) -> impl I
                         <span class="share-text">{share_text}</span>
                         <span class="share-bar" aria-hidden="true"><span style:width=bar_width></span></span>
                     </td>
-                    <td class="mono shape">{a.shape.clone()}</td>
+                    <td class="mono shape">{a.shape_words()}</td>
                     {has_what.then(|| view! { <td class="mono" title=what.clone()>{what.clone()}</td> })}
                     {has_source.then(|| view! { <td class="mono">{source.clone()}</td> })}
                     {has_padding.then(|| view! { <td class="num">{padding.map(|p| view! { <Bytes value=p/> })}</td> })}

@@ -315,9 +315,20 @@ fn alloc_from_listing(t: &oomscope_report::TopAllocation) -> Alloc {
         }
     });
     let label = t.xla_label.clone().unwrap_or_default();
+    // `2×f32[…]` (an E1000 usage report) is one chunk two values share: its
+    // shape is f32[…] (the array the size estimates read).
+    let shape = match t.shape.split_once('×') {
+        Some((n, one))
+            if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && !one.contains(", ") =>
+        {
+            one.to_string()
+        }
+        _ => t.shape.clone(),
+    };
     Alloc {
         name: label_name(&label),
-        shape: t.shape.clone(),
+        array: parse_array(&shape),
+        shape,
         size: t.size_bytes,
         unpadded: t
             .unpadded_bytes
@@ -326,7 +337,6 @@ fn alloc_from_listing(t: &oomscope_report::TopAllocation) -> Alloc {
         source: t.source.clone().unwrap_or_default(),
         label,
         category,
-        array: parse_array(&t.shape),
         module: String::new(),
         memory_space: MemoryColor::Device,
         buffer_id: None,

@@ -362,16 +362,38 @@ pub struct TopAllocation {
 }
 
 impl TopAllocation {
-    /// The shape, and how many values share this one allocation: the E1000
-    /// "Memory usage report" prints `5×f32[...]` for one chunk that five
-    /// values of that shape use in turn (its `used_by_n_values`), not five
-    /// copies. `(1, shape)` for every other listing.
-    pub fn shared_shape(&self) -> (u32, &str) {
-        match self.shape.split_once('×') {
-            Some((n, shape)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
-                (n.parse().unwrap_or(1), shape)
-            }
-            _ => (1, self.shape.as_str()),
+    /// The shape in words. The E1000 "Memory usage report" lists every
+    /// value that uses one chunk in turn (`5×f32[…]` is five values of that
+    /// shape, `bf16[2], 3×f32[4]` four values of two shapes), not copies:
+    /// `one chunk for 5 values of f32[…] in turn`, `one chunk shared in turn
+    /// by bf16[2], 3 values of f32[4]`. Other listings print one shape,
+    /// returned as it is.
+    pub fn shape_words(&self) -> String {
+        let items: Vec<(u64, &str)> = self
+            .shape
+            .split(", ")
+            .map(|item| match item.split_once('×') {
+                Some((n, shape)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                    (n.parse().unwrap_or(1), shape)
+                }
+                _ => (1, item),
+            })
+            .collect();
+        let values: u64 = items.iter().map(|(n, _)| *n).sum();
+        if values <= 1 {
+            return self.shape.clone();
+        }
+        let words: Vec<String> = items
+            .iter()
+            .map(|(n, shape)| match n {
+                1 => shape.to_string(),
+                n => format!("{n} values of {shape}"),
+            })
+            .collect();
+        if items.len() == 1 {
+            format!("one chunk for {} in turn", words.join(""))
+        } else {
+            format!("one chunk shared in turn by {}", words.join(", "))
         }
     }
 }
@@ -780,4 +802,60 @@ pub fn content_hash(data: &[u8]) -> String {
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
     format!("{h:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_usage_report_shape_is_values_in_turn_not_copies() {
+        // Shapes as libtpu 0.0.52 prints them (fixtures/oom-transformer-scan).
+        let t = |shape: &str| TopAllocation {
+            shape: shape.into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            t("5×bf16[32,4,2048,4608]").shape_words(),
+            "one chunk for 5 values of bf16[32,4,2048,4608] in turn"
+        );
+        assert_eq!(
+            t("bf16[4,2048,50257], bf16[50257,1536], 5×bf16[32,4,2048,6144]").shape_words(),
+            "one chunk shared in turn by bf16[4,2048,50257], bf16[50257,1536], 5 values of bf16[32,4,2048,6144]"
+        );
+        assert_eq!(
+            t("f32[32768,100003]{1,0:T(8,128)}").shape_words(),
+            "f32[32768,100003]{1,0:T(8,128)}"
+        );
+    }
+
+    #[test]
+    fn the_same_failure_in_the_error_and_the_log_is_one() {
+        // fixtures/oom-single-buffer: the E1000 error (no excess printed)
+        // and the log's "Used 24.92G of 15.75G ... Exceeded by 9.17G".
+        let error = OomEvent {
+            kind: OomKind::TpuCompileHbm,
+            memory_space: MemorySpace::Hbm,
+            input: "error.txt".into(),
+            used_bytes: Some(26757646254),
+            limit_bytes: Some(16911433728),
+            ..Default::default()
+        };
+        let log = OomEvent {
+            input: "compile.log".into(),
+            exceeded_bytes: Some(9846212526),
+            top_allocations: vec![TopAllocation::default()],
+            ..error.clone()
+        };
+        assert!(error.same_failure(&log));
+        let events = [error.clone(), log.clone()];
+        let groups = same_failures(&events);
+        assert_eq!(groups.len(), 1);
+        assert_eq!(groups[0][0].input, "compile.log", "the richer event first");
+        let other = OomEvent {
+            used_bytes: Some(26757646255),
+            ..error
+        };
+        assert!(!other.same_failure(&log));
+    }
 }
