@@ -289,15 +289,7 @@ fn decide_scaling(changes: &mut [Attributed], a: &ModuleReport, b: &ModuleReport
 /// Cross-device communication in a module: the instructions SPMD
 /// partitioning adds.
 fn collectives(m: &ModuleReport) -> usize {
-    const OPS: [&str; 6] = [
-        "all-gather",
-        "reduce-scatter",
-        "all-reduce",
-        "all-to-all",
-        "collective-permute",
-        "async-collective",
-    ];
-    let is_collective = |name: &str| OPS.iter().any(|op| name.starts_with(op));
+    use oomscope_report::is_collective;
     m.instructions.iter().filter(|i| is_collective(i)).count()
         + m.buffers
             .iter()

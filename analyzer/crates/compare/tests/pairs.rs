@@ -91,6 +91,19 @@ fn pair_dirs() -> Vec<PathBuf> {
     dirs
 }
 
+/// A pair's `pair.json`.
+fn pair_spec(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("pair.json")).unwrap()).unwrap()
+}
+
+/// The "before" and "after" variants' folder names.
+fn sides(spec: &serde_json::Value) -> (&str, &str) {
+    (
+        spec["before"].as_str().unwrap(),
+        spec["after"].as_str().unwrap(),
+    )
+}
+
 #[test]
 fn every_pair_gives_xprofs_peak_difference_cut_into_changes_that_sum_to_it() {
     let dirs = pair_dirs();
@@ -100,12 +113,8 @@ fn every_pair_gives_xprofs_peak_difference_cut_into_changes_that_sum_to_it() {
     );
     for dir in dirs {
         let pair = dir.file_name().unwrap().to_string_lossy().into_owned();
-        let spec: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("pair.json")).unwrap()).unwrap();
-        let (before, after) = (
-            spec["before"].as_str().unwrap(),
-            spec["after"].as_str().unwrap(),
-        );
+        let spec = pair_spec(&dir);
+        let (before, after) = sides(&spec);
         let peak = |variant: &str| {
             mib_to_bytes(
                 spec["variants"][variant]["xprof_peak_heap_mib"]
@@ -383,12 +392,8 @@ fn every_pair_names_only_the_change_it_made() {
     let mut checked = 0;
     for dir in dirs {
         let pair = dir.file_name().unwrap().to_string_lossy().into_owned();
-        let spec: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("pair.json")).unwrap()).unwrap();
-        let (before, after) = (
-            spec["before"].as_str().unwrap(),
-            spec["after"].as_str().unwrap(),
-        );
+        let spec = pair_spec(&dir);
+        let (before, after) = sides(&spec);
         let differs = spec["differs"].as_str().unwrap_or_default();
         let Some(made) = expected_kind(&pair, differs) else {
             continue;

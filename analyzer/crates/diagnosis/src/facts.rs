@@ -121,20 +121,9 @@ pub(crate) enum Chips {
     Unknown,
 }
 
-/// Opcodes SPMD partitioning adds: a program with one of them runs on
-/// several chips.
-const COLLECTIVES: [&str; 6] = [
-    "all-gather",
-    "reduce-scatter",
-    "all-reduce",
-    "all-to-all",
-    "collective-permute",
-    "async-collective",
-];
-
 /// What the inputs show of the program's chip count.
 pub(crate) fn chips(f: &CompileFacts<'_>) -> Chips {
-    let collective = |name: &str| COLLECTIVES.iter().any(|op| name.starts_with(op));
+    let collective = oomscope_report::is_collective;
     let in_module = f.module.is_some_and(|m| {
         m.instructions.iter().any(|i| collective(i))
             || m.buffers

@@ -335,6 +335,22 @@ pub fn same_failures(events: &[OomEvent]) -> Vec<Vec<&OomEvent>> {
     groups
 }
 
+/// Opcodes (and instruction-name stems) SPMD partitioning adds: a module
+/// with one of them runs on several chips.
+pub const COLLECTIVE_OPCODES: [&str; 6] = [
+    "all-gather",
+    "reduce-scatter",
+    "all-reduce",
+    "all-to-all",
+    "collective-permute",
+    "async-collective",
+];
+
+/// Whether an opcode or instruction name is a cross-device collective.
+pub fn is_collective(name: &str) -> bool {
+    COLLECTIVE_OPCODES.iter().any(|op| name.starts_with(op))
+}
+
 /// A need this many times the limit is beyond every device (the largest
 /// accelerators hold about ten times the smallest).
 pub const IMPOSSIBLE_OVER_LIMIT: u64 = 1000;
