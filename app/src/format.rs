@@ -152,6 +152,21 @@ mod tests {
     }
 
     #[test]
+    fn fact_values_read_as_words() {
+        // The compile tree's facts (issue 29: "Allocation list: module_peak",
+        // "Replicated label: false").
+        let words = |key: &str, v: serde_json::Value| fact_value_words(key, &v);
+        assert_eq!(
+            words("allocation_list", "module_peak".into()).as_deref(),
+            Some("every buffer live at the peak (module analysis)")
+        );
+        assert_eq!(words("replicated_label", false.into()).as_deref(), Some("no"));
+        assert_eq!(fact_label("replicated_label"), "XLA label says replicated");
+        assert_eq!(words("device", "TPU_0".into()), None);
+        assert_eq!(words("limit_bytes", 16.into()), None);
+    }
+
+    #[test]
     fn fact_keys_read_as_words() {
         assert_eq!(fact_label("half_limit_bytes"), "Half the limit");
         assert_eq!(fact_label("excess_pct_of_limit"), "Excess, % of the limit");
