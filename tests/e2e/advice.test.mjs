@@ -98,6 +98,7 @@ test("several modules are analyses, and facts read as words", async () => {
   await dropAndWait(files, "ran out at compile time");
   const body = await page.locator("body").textContent();
   assert.ok(!body.includes("analysises"), "no 'analysises'");
+  assert.match(body, /\d+ module analyses/);
   const facts = await page.locator(".tree-node .fact").allTextContents();
   assert.ok(facts.length > 0);
   for (const f of facts) {
