@@ -16,6 +16,9 @@ pub(crate) struct Alloc {
     /// Buffer name or XLA label (what the timeline and padding views cite).
     pub name: String,
     pub shape: String,
+    /// The shape for sentences when it differs from `shape` (a usage
+    /// report's `2×f32[…]`: one chunk two values use in turn).
+    pub shape_words: String,
     pub size: u64,
     pub unpadded: Option<u64>,
     pub op_name: String,
@@ -51,7 +54,9 @@ impl Alloc {
 
     /// The shape if known, else the name.
     pub fn what(&self) -> String {
-        if !self.shape.is_empty() {
+        if !self.shape_words.is_empty() {
+            self.shape_words.clone()
+        } else if !self.shape.is_empty() {
             self.shape.clone()
         } else if !self.name.is_empty() {
             self.name.clone()
@@ -265,6 +270,7 @@ pub(crate) fn alloc_from_peak(m: &ModuleReport, b: &oomscope_report::PeakBuffer)
         listing_rank: None,
         name: b.name.clone(),
         shape: b.shape.clone(),
+        shape_words: String::new(),
         size: b.size_bytes,
         unpadded: Some(b.unpadded_bytes),
         op_name: b.op_name.clone(),
@@ -304,20 +310,27 @@ fn alloc_from_listing(t: &oomscope_report::TopAllocation) -> Alloc {
         }
     });
     let label = t.xla_label.clone().unwrap_or_default();
-    // `2×f32[…]` (an E1000 usage report) is one chunk two values share: its
-    // shape is f32[…] (the array the size estimates read).
-    let shape = match t.shape.split_once('×') {
+    // `2×f32[…]` (an E1000 usage report) is one chunk two values share: the
+    // array the size estimates read is f32[…]; cited, it keeps the shape
+    // as listed, and sentences say it in words.
+    let one = match t.shape.split_once('×') {
         Some((n, one))
             if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && !one.contains(", ") =>
         {
-            one.to_string()
+            one
         }
-        _ => t.shape.clone(),
+        _ => t.shape.as_str(),
     };
+    let words = t.shape_words();
     Alloc {
         name: label_name(&label),
-        array: parse_array(&shape),
-        shape,
+        array: parse_array(one),
+        shape_words: if words == t.shape {
+            String::new()
+        } else {
+            words
+        },
+        shape: t.shape.clone(),
         size: t.size_bytes,
         unpadded: t
             .unpadded_bytes
