@@ -5,7 +5,7 @@
 //! to load is named while the other is still shown.
 
 use crate::{analyze_inputs, InputFile, InputSource, Progress};
-use oomscope_report::compare::default_label;
+use oomscope_report::compare::{default_label, distinct_labels};
 use oomscope_report::{InputError, Report};
 
 pub use oomscope_report::compare::ComparedRuns;
@@ -57,8 +57,13 @@ pub fn compare_inputs(
     labels: Labels,
     progress: &mut dyn FnMut(Progress),
 ) -> ComparedRuns {
-    let label_a = labels.a.unwrap_or_else(|| label_from_names(&a));
-    let label_b = labels.b.unwrap_or_else(|| label_from_names(&b));
+    let (label_a, label_b) = match (labels.a, labels.b) {
+        (None, None) => distinct_labels(label_from_names(&a), label_from_names(&b)),
+        (a_given, b_given) => (
+            a_given.unwrap_or_else(|| label_from_names(&a)),
+            b_given.unwrap_or_else(|| label_from_names(&b)),
+        ),
+    };
     let report_a = analyze_side(a, &label_a, progress);
     let report_b = analyze_side(b, &label_b, progress);
     progress(Progress {

@@ -687,3 +687,120 @@ fn what_if_prints_a_combination_replayed_on_the_program() {
         Some(2)
     );
 }
+
+/// Issue 29: the error and the log of one run (the E1000 line the program
+/// raised, saved on its own, and the compile log that printed the classic
+/// message with its listing) are one OOM seen in two files, listed with
+/// the log's allocations.
+#[test]
+fn the_same_oom_in_two_files_is_one_oom() {
+    let log_path = fixtures().join("oom-single-buffer/compile.log");
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let error = log
+        .lines()
+        .find(|l| l.starts_with("ERR: RESOURCE_EXHAUSTED: E1000"))
+        .expect("the raised error is in the log");
+    let dir = std::env::temp_dir().join(format!("oomscope-same-oom-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("error.txt"), format!("{error}\n")).unwrap();
+    std::fs::write(dir.join("compile.log"), &log).unwrap();
+    let out = oomscope(&[
+        "analyze",
+        dir.join("error.txt").to_str().unwrap(),
+        dir.join("compile.log").to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout(&out);
+    assert!(text.contains("Out-of-memory errors: 1\n"), "{text}");
+    assert!(
+        text.contains("at compile.log:68 (the same OOM also in error.txt:1)"),
+        "{text}"
+    );
+    assert!(!text.contains("×2"), "{text}");
+    assert_eq!(text.matches("f32[32768,100003]").count(), 2, "{text}");
+}
+
+/// Issue 29: a libtpu usage report's `5×bf16[…]` is one chunk that five
+/// values use in turn (fixtures/oom-transformer-scan), not five copies.
+#[test]
+fn a_shared_chunk_is_not_listed_as_copies() {
+    let out = oomscope(&[
+        "analyze",
+        fixtures()
+            .join("oom-transformer-scan/compile.log")
+            .to_str()
+            .unwrap(),
+    ]);
+    let text = stdout(&out);
+    let listing: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Out-of-memory errors"))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert!(listing.iter().all(|l| !l.contains('×')), "{listing:#?}");
+    assert!(
+        listing
+            .iter()
+            .any(|l| l.contains("one chunk for 5 values of bf16[32,4,2048,4608] in turn")),
+        "{listing:#?}"
+    );
+}
+
+/// Issue 29: the text summary of a snapshot and of a device memory profile
+/// gives the peak and each device's numbers, as the page does.
+#[test]
+fn runtime_inputs_print_their_peak_and_devices() {
+    let profile = corpus().join("runtime/sholtodouglas__scalingExperiments__memory.prof@664e8b17");
+    let text = stdout(&oomscope(&["analyze", profile.to_str().unwrap()]));
+    let report = oomscope_analyzer::analyze(
+        vec![oomscope_analyzer::InputFile {
+            name: "p.prof".into(),
+            data: std::fs::read(&profile).unwrap(),
+        }],
+        &mut |_| {},
+    );
+    let p = &report.device_memory_profiles[0];
+    assert!(
+        text.contains(&format!(
+            "{} in 1234 live buffers on 8 devices",
+            oomscope_report::units::format_bytes(p.buffer_bytes)
+        )),
+        "{text}"
+    );
+    // One line per device, in the devices' order, with its bytes and buffers.
+    let mut at = 0;
+    for i in 0..8 {
+        let d = p
+            .devices
+            .iter()
+            .find(|d| d.device.starts_with(&format!("TPU_{i}(")))
+            .unwrap();
+        let line = format!(
+            "{:<12} {:>12}  {} buffers",
+            d.device,
+            oomscope_report::units::format_bytes(d.buffer_bytes),
+            d.buffer_count
+        );
+        let found = text[at..]
+            .find(&line)
+            .unwrap_or_else(|| panic!("{line} after {at}: {text}"));
+        at += found + line.len();
+    }
+    let snapshot = corpus().join(
+        "snapshots/NiuHuangxiaozi__assignment2-systems__cs336_systems__profile_memory__forward_and_backward_memory_snapshot_200.pickle",
+    );
+    let text = stdout(&oomscope(&["analyze", snapshot.to_str().unwrap()]));
+    assert!(
+        text.contains("(device 0): peak allocated 1.15 GiB"),
+        "{text}"
+    );
+    assert!(
+        text.contains("softmax.py:14"),
+        "the line holding the most at the peak: {text}"
+    );
+}

@@ -71,6 +71,8 @@ pub fn fact_label(key: &str) -> String {
         "allocations_over_half" => Some("Allocations over half the limit"),
         "per_chip_sharded_bytes" => Some("Per chip, sharded"),
         "max_hbm_size_mib" => Some("Largest HBM size flag (MiB)"),
+        "allocation_list" => Some("Allocations looked at"),
+        "replicated_label" => Some("XLA label says replicated"),
         _ => None,
     };
     if let Some(text) = known {
@@ -110,6 +112,25 @@ pub fn fact_label(key: &str) -> String {
     text
 }
 
+/// A fact's value in words, where the JSON holds a word for programs
+/// (`module_peak`) or a flag (`false`); `None` to show it as it is.
+pub fn fact_value_words(key: &str, value: &serde_json::Value) -> Option<String> {
+    match (key, value) {
+        (_, serde_json::Value::Bool(b)) => Some(if *b { "yes" } else { "no" }.to_string()),
+        ("allocation_list", serde_json::Value::String(list)) => Some(
+            match list.as_str() {
+                "module_peak" => "every buffer live at the peak (module analysis)",
+                "log_listing" => "the largest allocations the log lists",
+                "single_request" => "the one allocation the error names",
+                "none" => "none listed",
+                other => other,
+            }
+            .to_string(),
+        ),
+        _ => None,
+    }
+}
+
 /// A file name without the folders it came in.
 pub fn base_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
@@ -128,6 +149,24 @@ mod tests {
         assert_eq!(group_digits(1000), "1,000");
         assert_eq!(group_digits(16_911_433_728), "16,911,433,728");
         assert_eq!(base_name("dump/a/b.txt"), "b.txt");
+    }
+
+    #[test]
+    fn fact_values_read_as_words() {
+        // The compile tree's facts (issue 29: "Allocation list: module_peak",
+        // "Replicated label: false").
+        let words = |key: &str, v: serde_json::Value| fact_value_words(key, &v);
+        assert_eq!(
+            words("allocation_list", "module_peak".into()).as_deref(),
+            Some("every buffer live at the peak (module analysis)")
+        );
+        assert_eq!(
+            words("replicated_label", false.into()).as_deref(),
+            Some("no")
+        );
+        assert_eq!(fact_label("replicated_label"), "XLA label says replicated");
+        assert_eq!(words("device", "TPU_0".into()), None);
+        assert_eq!(words("limit_bytes", 16.into()), None);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! path in the words the page uses (node titles, not ids).
 
 use oomscope_report::units::format_bytes;
-use oomscope_report::{ModuleReport, OomEvent, OomKind, PeakBuffer, PeakKind, Report};
+use oomscope_report::{ModuleReport, OomKind, PeakBuffer, PeakKind, Report};
 use std::fmt::Write;
 
 /// How many of a module's (or an OOM message's) largest buffers are listed.
@@ -66,6 +66,7 @@ Nothing allocated: {}",
             );
         }
     }
+    runtime_sections(&mut s, r);
     for p in &r.allocator_profiles {
         let _ = writeln!(
             s,
@@ -83,6 +84,122 @@ Nothing allocated: {}",
         }
     }
     s
+}
+
+/// How many of a run-time input's lines are listed.
+const TOP_LINES: usize = 3;
+
+/// `cpu:2` before `cpu:10`: devices in their own order, not the text's.
+fn device_order(name: &str) -> (String, u64) {
+    let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    let (stem, number) = name.split_at(name.len() - digits);
+    (stem.to_string(), number.parse().unwrap_or(0))
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The numbers the page shows for snapshots, device memory profiles and
+/// memory timelines: the peak, per device, and the lines that hold it.
+fn runtime_sections(s: &mut String, r: &Report) {
+    for snap in &r.memory_snapshots {
+        let _ =
+            writeln!(
+            s,
+            "\nMemory snapshot {} (device {}): peak allocated {}{}; {} reserved at the snapshot{}",
+            snap.input,
+            snap.device,
+            format_bytes(snap.peak_allocated_bytes),
+            snap.peak_event_index
+                .map(|i| format!(" at trace event {i}"))
+                .unwrap_or_default(),
+            format_bytes(snap.reserved_bytes),
+            if snap.reserved_peak_bytes > snap.reserved_bytes {
+                format!(" (up to {} during the trace)", format_bytes(snap.reserved_peak_bytes))
+            } else {
+                String::new()
+            }
+        );
+        if let Some(o) = &snap.oom {
+            let _ = writeln!(
+                s,
+                "  out of memory at trace event {}: asked for {} with {} free on the device",
+                o.event_index,
+                format_bytes(o.requested_bytes),
+                format_bytes(o.device_free_bytes)
+            );
+        }
+        for l in snap.top_lines_at_peak.iter().take(TOP_LINES) {
+            let _ = writeln!(
+                s,
+                "    {:>12} {:>7}  {}  {}",
+                format_bytes(l.bytes),
+                percent(l.bytes, snap.peak_allocated_bytes),
+                plural(l.count, "allocation", "allocations"),
+                l.frame
+            );
+        }
+    }
+    for p in &r.device_memory_profiles {
+        let _ = writeln!(
+            s,
+            "\nJAX device memory profile {}: {} in {} on {}; {}{}",
+            p.input,
+            format_bytes(p.buffer_bytes),
+            plural(p.buffer_count, "live buffer", "live buffers"),
+            plural(p.devices.len() as u64, "device", "devices"),
+            plural(p.executable_count, "executable", "executables"),
+            if p.executable_bytes > 0 {
+                format!(" ({})", format_bytes(p.executable_bytes))
+            } else {
+                String::new()
+            }
+        );
+        let mut devices: Vec<_> = p.devices.iter().collect();
+        devices.sort_by_key(|d| device_order(&d.device));
+        for d in devices {
+            let _ = writeln!(
+                s,
+                "    {:<12} {:>12}  {}",
+                d.device,
+                format_bytes(d.buffer_bytes),
+                plural(d.buffer_count, "buffer", "buffers")
+            );
+        }
+        for l in p.top_lines.iter().take(TOP_LINES) {
+            let _ = writeln!(
+                s,
+                "    {:>12}  {}  {} {}:{}",
+                format_bytes(l.bytes),
+                plural(l.count, "buffer", "buffers"),
+                l.frame.function,
+                l.frame.file,
+                l.frame.line
+            );
+        }
+    }
+    for t in &r.memory_timelines {
+        let _ = writeln!(
+            s,
+            "\nMemory timeline {} on {}: peak {}",
+            t.input,
+            t.device,
+            format_bytes(t.peak_bytes)
+        );
+        let mut parts: Vec<(&String, &u64)> =
+            t.peak_by_category.iter().filter(|(_, b)| **b > 0).collect();
+        parts.sort_by_key(|(_, b)| std::cmp::Reverse(**b));
+        for (name, bytes) in parts {
+            let _ = writeln!(
+                s,
+                "    {:>12} {:>7}  {}",
+                format_bytes(*bytes),
+                percent(*bytes, t.peak_bytes),
+                name.replace('_', " ")
+            );
+        }
+    }
 }
 
 /// The title of a decision-tree node, falling back to its id when the report
@@ -126,53 +243,45 @@ fn kind_label(kind: OomKind) -> &'static str {
     }
 }
 
-/// The numbers that make two events the same OOM (the same failure printed
-/// by several ranks, or read from a log and from the dump's compile log).
-fn same_oom(a: &OomEvent, b: &OomEvent) -> bool {
-    (
-        a.kind,
-        &a.memory_space,
-        a.used_bytes,
-        a.limit_bytes,
-        a.exceeded_bytes,
-    ) == (
-        b.kind,
-        &b.memory_space,
-        b.used_bytes,
-        b.limit_bytes,
-        b.exceeded_bytes,
-    ) && a.requested_bytes == b.requested_bytes
-        && a.free_bytes == b.free_bytes
-}
-
 /// One line per distinct OOM, with how many times it occurs and where first.
 fn oom_events(s: &mut String, r: &Report) {
-    let mut distinct: Vec<(&OomEvent, u64, Vec<String>)> = Vec::new();
-    for e in &r.oom_events {
-        let place = format!("{}:{}", e.input, e.line);
-        let count = u64::from(e.repeats.max(1));
-        match distinct.iter_mut().find(|(d, _, _)| same_oom(d, e)) {
-            Some((_, n, places)) => {
-                *n += count;
-                places.push(place);
-            }
-            None => distinct.push((e, count, vec![place])),
-        }
-    }
-    if distinct.is_empty() {
+    let groups = oomscope_report::same_failures(&r.oom_events);
+    if groups.is_empty() {
         return;
     }
-    let _ = writeln!(s, "\nOut-of-memory errors: {}", distinct.len());
-    for (e, count, places) in distinct {
+    let _ = writeln!(s, "\nOut-of-memory errors: {}", groups.len());
+    for group in groups {
+        let e = group[0];
+        // Where it is first, then the other files that print it (repeats
+        // within one file are counted, not listed).
+        let places: Vec<String> = group
+            .iter()
+            .enumerate()
+            .filter(|(i, g)| *i == 0 || g.input != e.input)
+            .map(|(_, g)| format!("{}:{}", g.input, g.line))
+            .collect();
+        // Repeated within a file (ranks, retries) it happened that often;
+        // the same failure in two files happened once.
+        let mut per_input: Vec<(&str, u64)> = Vec::new();
+        for g in &group {
+            let n = u64::from(g.repeats.max(1));
+            match per_input.iter_mut().find(|(i, _)| *i == g.input) {
+                Some((_, c)) => *c += n,
+                None => per_input.push((&g.input, n)),
+            }
+        }
+        let count = per_input.iter().map(|(_, n)| *n).max().unwrap_or(1);
         let times = if count > 1 {
             format!(" ×{count}")
         } else {
             String::new()
         };
-        let more = if places.len() > 1 {
-            format!(" and {} more", places.len() - 1)
-        } else {
-            String::new()
+        // The same numbers in several files (the error and the log of one
+        // run) are one OOM seen in each.
+        let more = match places.len() {
+            1 => String::new(),
+            2 => format!(" (the same OOM also in {})", places[1]),
+            n => format!(" (the same OOM also in {} and {} more)", places[1], n - 2),
         };
         let _ = writeln!(
             s,
@@ -181,11 +290,24 @@ fn oom_events(s: &mut String, r: &Report) {
             e.memory_space,
             places[0]
         );
+        let needs = if e.is_requirement() {
+            "the compiler estimates it requires"
+        } else {
+            "needs"
+        };
         match (e.used().or(e.requested_bytes), e.limit()) {
+            (Some(used), Some(limit)) if e.is_impossible() => {
+                let _ = writeln!(
+                    s,
+                    "    {needs} {} with {} available: an impossible requirement (no device holds that much), so a size in the program is wrong",
+                    format_bytes(used),
+                    format_bytes(limit),
+                );
+            }
             (Some(used), Some(limit)) => {
                 let _ = writeln!(
                     s,
-                    "    needs {} of {} ({} of the limit){}",
+                    "    {needs} {} of {} ({} of the limit){}",
                     format_bytes(used),
                     format_bytes(limit),
                     percent(used, limit),
@@ -203,12 +325,14 @@ fn oom_events(s: &mut String, r: &Report) {
         let mut largest: Vec<_> = e.top_allocations.iter().collect();
         largest.sort_by(|a, b| b.size_bytes.cmp(&a.size_bytes).then(a.rank.cmp(&b.rank)));
         for a in largest.into_iter().take(LARGEST_BUFFERS) {
+            // `5×f32[…]` is one chunk five values use in turn, not copies.
+            let shape = a.shape_words();
             let _ = writeln!(
                 s,
                 "    {:>12} {:>7}  {}  {}",
                 format_bytes(a.size_bytes),
                 percent(a.size_bytes, limit),
-                a.shape,
+                shape,
                 a.op_name.as_deref().unwrap_or("")
             );
         }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use oomscope_report::{CitedBuffer, DiagnosisNode, Report, TreeKind};
 
-use crate::format::{base_name, fact_label, Bytes};
+use crate::format::{base_name, fact_label, fact_value_words, Bytes};
 use crate::navigate;
 use crate::state::{use_state, BufferFocus, Selection};
 use crate::widgets::table_head::TableHead;
@@ -237,7 +237,9 @@ fn TreeNode(
         // The cited-buffer table shows the buffer lists in full.
         .filter(|(key, _)| !(has_cites && key.as_str() == "buffers"))
         .map(|(key, value)| {
+            let words = fact_value_words(key, value);
             let shown = match value {
+                _ if words.is_some() => view! { <span>{words}</span> }.into_any(),
                 serde_json::Value::Number(n) if key.ends_with("_bytes") && n.as_u64().is_some() => {
                     view! { <Bytes value=n.as_u64().unwrap_or_default()/> }.into_any()
                 }

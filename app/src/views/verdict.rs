@@ -94,15 +94,20 @@ fn HeadlineView(headline: Headline, title: String) -> impl IntoView {
 #[component]
 pub fn Verdict(report: Arc<Report>) -> impl IntoView {
     let leaf = selected_leaf(&report).cloned();
-    let body = match report.oom_events.first() {
-        Some(event) => view! { <EventVerdict event=event.clone() leaf=leaf/> }.into_any(),
+    // The same failure in several files (the error and the log of one run)
+    // is one OOM, seen in each: grouped, the first of each group shown.
+    let groups = same_failures(&report.oom_events);
+    let body = match groups.first() {
+        Some((event, seen)) => {
+            view! { <EventVerdict event=(*event).clone() also_in=seen.clone() leaf=leaf/> }
+                .into_any()
+        }
         None => view! { <NoOomVerdict report=report.clone()/> }.into_any(),
     };
-    let others = report
-        .oom_events
+    let others = groups
         .iter()
         .skip(1)
-        .cloned()
+        .map(|(e, seen)| ((*e).clone(), seen.clone()))
         .collect::<Vec<_>>();
     let others = (!others.is_empty()).then(|| view! { <OtherEvents events=others/> });
     let headline = report.diagnosis.headline.clone();
@@ -126,23 +131,51 @@ pub fn Verdict(report: Arc<Report>) -> impl IntoView {
     }
 }
 
+/// The report's OOM events as [`oomscope_report::same_failures`] groups
+/// them: each group's richest event, and where else (`input:line`) the
+/// same failure is printed.
+fn same_failures(events: &[OomEvent]) -> Vec<(&OomEvent, Vec<String>)> {
+    oomscope_report::same_failures(events)
+        .into_iter()
+        .map(|g| {
+            let seen = g[1..]
+                .iter()
+                .map(|e| format!("{}:{}", e.input, e.line))
+                .collect();
+            (g[0], seen)
+        })
+        .collect()
+}
+
 fn selected_leaf(report: &Report) -> Option<&DiagnosisNode> {
     let leaf_id = report.diagnosis.path.last()?;
     report.diagnosis.nodes.iter().find(|n| &n.id == leaf_id)
 }
 
 #[component]
-fn EventVerdict(event: OomEvent, leaf: Option<DiagnosisNode>) -> impl IntoView {
+fn EventVerdict(
+    event: OomEvent,
+    also_in: Vec<String>,
+    leaf: Option<DiagnosisNode>,
+) -> impl IntoView {
     let limit = limit_of(&event);
     let excess = excess_of(&event);
     let location = format!(
-        "{}, line {}{}",
+        "{}, line {}{}{}",
         event.input,
         event.line,
         if event.repeats > 1 {
             format!(" (repeated {}×)", event.repeats)
         } else {
             String::new()
+        },
+        if also_in.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; the same out-of-memory error is also in {}",
+                also_in.join(", ")
+            )
         }
     );
     let excess_share = excess.zip(limit).and_then(|(e, l)| percent(e, l));
@@ -164,16 +197,26 @@ fn EventVerdict(event: OomEvent, leaf: Option<DiagnosisNode>) -> impl IntoView {
         .filter(|(key, _)| key.ends_with("_bytes"))
         .map(|(key, v)| (key.clone(), *v))
         .collect();
-    let used_share = event
-        .used_bytes
-        .zip(limit)
-        .and_then(|(u, l)| percent(u, l))
-        .map(|p| format!("{p} of the limit"));
-    let requested_share = event
-        .requested_bytes
-        .zip(limit)
-        .and_then(|(r, l)| percent(r, l))
-        .map(|p| format!("{p} of the limit"));
+    // A need beyond every device has no meaningful share of the limit.
+    let impossible = event.is_impossible();
+    let share_of_limit = |x: Option<u64>| {
+        if impossible {
+            return Some("an impossible requirement: no device holds that much".to_string());
+        }
+        x.zip(limit)
+            .and_then(|(x, l)| percent(x, l))
+            .map(|p| format!("{p} of the limit"))
+    };
+    let used_share = share_of_limit(event.used_bytes);
+    let requested_share = share_of_limit(event.requested_bytes);
+    let excess_share = if impossible { None } else { excess_share };
+    // "Requires X, has Y available": the compiler's estimate before it gave
+    // up, not memory in use.
+    let (used_label, used_field) = if event.is_requirement() {
+        ("Requires (the compiler's estimate)", "requires")
+    } else {
+        ("Used", "used")
+    };
 
     let leaf_view = leaf.map(|node| {
         let title = if node.title.is_empty() {
@@ -203,7 +246,7 @@ fn EventVerdict(event: OomEvent, leaf: Option<DiagnosisNode>) -> impl IntoView {
         </div>
         {(!event.message.is_empty()).then(|| view! { <pre class="verdict-message">{event.message.clone()}</pre> })}
         <dl class="stats">
-            {stat("Used", "used", event.used_bytes, used_share)}
+            {stat(used_label, used_field, event.used_bytes, used_share)}
             {stat("Limit", "limit", limit, None)}
             {stat("Over the limit by", "excess", excess, excess_share.map(|p| format!("{p} of the limit")))}
             {stat("Requested", "requested", event.requested_bytes, requested_share)}
@@ -262,7 +305,7 @@ fn TopAllocations(allocations: Vec<TopAllocation>, limit: Option<u64>) -> impl I
                         <span class="share-text">{share_text}</span>
                         <span class="share-bar" aria-hidden="true"><span style:width=bar_width></span></span>
                     </td>
-                    <td class="mono shape">{a.shape.clone()}</td>
+                    <td class="mono shape">{a.shape_words()}</td>
                     {has_what.then(|| view! { <td class="mono" title=what.clone()>{what.clone()}</td> })}
                     {has_source.then(|| view! { <td class="mono">{source.clone()}</td> })}
                     {has_padding.then(|| view! { <td class="num">{padding.map(|p| view! { <Bytes value=p/> })}</td> })}
@@ -327,17 +370,21 @@ fn NoOomVerdict(report: Arc<Report>) -> impl IntoView {
 }
 
 #[component]
-fn OtherEvents(events: Vec<OomEvent>) -> impl IntoView {
+fn OtherEvents(events: Vec<(OomEvent, Vec<String>)>) -> impl IntoView {
     let count = events.len();
     let rows = events
         .into_iter()
-        .map(|e| {
+        .map(|(e, also_in)| {
             let limit = limit_of(&e);
+            let place = std::iter::once(format!("{}:{}", e.input, e.line))
+                .chain(also_in)
+                .collect::<Vec<_>>()
+                .join(", ");
             view! {
                 <tr>
                     <td>{kind_title(&e)}</td>
                     <td>{e.memory_space.as_str().to_uppercase()}</td>
-                    <td class="mono">{format!("{}:{}", e.input, e.line)}</td>
+                    <td class="mono">{place}</td>
                     <td class="num">{e.used_bytes.or(e.requested_bytes).map(|v| view! { <Bytes value=v/> })}</td>
                     <td class="num">{limit.map(|v| view! { <Bytes value=v/> })}</td>
                     <td class="num">{e.repeats}</td>

@@ -74,6 +74,17 @@ pub fn attribute(
     }
     if name_causes {
         decide_scaling(&mut out, a, b);
+        // A dtype is named only when the program's parameters changed
+        // element type; a pred buffer paired with a bf16 one of the same
+        // dimensions is two different buffers, not a precision change.
+        if parameter_types(a) == parameter_types(b) {
+            for c in out
+                .iter_mut()
+                .filter(|c| c.change.kind == ChangeKind::Dtype)
+            {
+                c.change.kind = grew_or_shrank(c.change.bytes_a, c.change.bytes_b);
+            }
+        }
     }
 
     let mut only_a: Vec<Attributed> = pairing
@@ -92,9 +103,13 @@ pub fn attribute(
             detail: None,
         })
         .collect();
-    if name_causes {
+    // Donation is named only when the programs' input-output aliases
+    // differ: outputs placed in a parameter's buffer.
+    if name_causes && unaliased_outputs(a) != unaliased_outputs(b) {
         find_donations(&mut only_a, b);
         find_donations(&mut only_b, a);
+    }
+    if name_causes {
         find_remat(a, b, &mut only_a, &mut only_b);
         find_gathered(a, b, &mut only_a, &mut only_b);
         find_gathered(b, a, &mut only_b, &mut only_a);
@@ -258,8 +273,13 @@ fn decide_scaling(changes: &mut [Attributed], a: &ModuleReport, b: &ModuleReport
         ChangeKind::Sharding
     } else if parameters_scaled >= 2 && parameters_scaled * 2 >= parameters_listed {
         ChangeKind::ModelSize
-    } else {
+    } else if parameters_scaled > 0 || parameter_scaled_by(a, b, dominant) {
+        // A data input (a parameter that is no weight) has its batch
+        // dimension scaled.
         ChangeKind::Batch
+    } else {
+        // Activations scaled with no input that did: no named cause.
+        return;
     };
     for i in members {
         changes[i].change.kind = kind;
@@ -269,20 +289,82 @@ fn decide_scaling(changes: &mut [Attributed], a: &ModuleReport, b: &ModuleReport
 /// Cross-device communication in a module: the instructions SPMD
 /// partitioning adds.
 fn collectives(m: &ModuleReport) -> usize {
-    const OPS: [&str; 6] = [
-        "all-gather",
-        "reduce-scatter",
-        "all-reduce",
-        "all-to-all",
-        "collective-permute",
-        "async-collective",
-    ];
-    let is_collective = |name: &str| OPS.iter().any(|op| name.starts_with(op));
+    use oomscope_report::is_collective;
     m.instructions.iter().filter(|i| is_collective(i)).count()
         + m.buffers
             .iter()
             .filter(|l| is_collective(&l.name) || is_collective(&l.opcode))
             .count()
+}
+
+/// Whether a parameter of `a` and one of `b` (paired or not: their names
+/// may differ between compiles) have the same element type and differ in
+/// one dimension by `ratio` (`to/from`, reduced).
+fn parameter_scaled_by(a: &ModuleReport, b: &ModuleReport, ratio: (i64, i64)) -> bool {
+    let parameters = |m: &ModuleReport| -> Vec<ArrayShape> {
+        m.peak_buffers
+            .iter()
+            .filter(|p| p.category == BufferCategory::Parameter)
+            .filter_map(|p| array_of(&p.shape))
+            .collect()
+    };
+    let (pa, pb) = (parameters(a), parameters(b));
+    pa.iter().any(|x| {
+        pb.iter().any(|y| {
+            x.element_type == y.element_type
+                && single_scaled_dimension(x, y).is_some_and(|(from, to)| {
+                    let g = gcd(from, to);
+                    (to / g, from / g) == ratio
+                })
+        })
+    })
+}
+
+/// The element types of a module's parameters with their bytes: the
+/// precision the program keeps its inputs and weights in.
+fn parameter_types(m: &ModuleReport) -> Vec<(String, u64)> {
+    let mut types: Vec<(String, u64)> = Vec::new();
+    for p in m
+        .peak_buffers
+        .iter()
+        .filter(|p| p.category == BufferCategory::Parameter)
+    {
+        let Some(s) = array_of(&p.shape) else {
+            continue;
+        };
+        let name = s.element_type.name().to_string();
+        match types.iter_mut().find(|(t, _)| *t == name) {
+            Some((_, bytes)) => *bytes = bytes.saturating_add(p.size_bytes),
+            None => types.push((name, p.size_bytes)),
+        }
+    }
+    types.sort();
+    types
+}
+
+/// Outputs with a buffer of their own shaped like a parameter (each
+/// parameter explains one). An output the compiler aliases to a donated
+/// parameter has no buffer of its own (XProf lists only the parameter), so
+/// the programs' input-output aliases differ exactly when these counts do.
+fn unaliased_outputs(m: &ModuleReport) -> usize {
+    let mut parameters: Vec<&str> = m
+        .peak_buffers
+        .iter()
+        .filter(|p| p.category == BufferCategory::Parameter)
+        .map(|p| p.shape.as_str())
+        .collect();
+    let mut own = 0;
+    for o in m
+        .peak_buffers
+        .iter()
+        .filter(|p| p.category == BufferCategory::Output)
+    {
+        if let Some(i) = parameters.iter().position(|s| *s == o.shape) {
+            parameters.swap_remove(i);
+            own += 1;
+        }
+    }
+    own
 }
 
 fn gcd(mut a: i64, mut b: i64) -> i64 {

@@ -16,6 +16,9 @@ pub(crate) struct Alloc {
     /// Buffer name or XLA label (what the timeline and padding views cite).
     pub name: String,
     pub shape: String,
+    /// The shape for sentences when it differs from `shape` (a usage
+    /// report's `2×f32[…]`: one chunk two values use in turn).
+    pub shape_words: String,
     pub size: u64,
     pub unpadded: Option<u64>,
     pub op_name: String,
@@ -51,7 +54,9 @@ impl Alloc {
 
     /// The shape if known, else the name.
     pub fn what(&self) -> String {
-        if !self.shape.is_empty() {
+        if !self.shape_words.is_empty() {
+            self.shape_words.clone()
+        } else if !self.shape.is_empty() {
             self.shape.clone()
         } else if !self.name.is_empty() {
             self.name.clone()
@@ -109,6 +114,41 @@ pub(crate) struct CompileFacts<'a> {
     /// The device the user picked, when the event is predicted from its
     /// limit (no message).
     pub picked: Option<&'a DeviceLimit>,
+}
+
+/// How many chips the failing program runs on, as far as the inputs show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Chips {
+    /// Collectives in the module, or shardings that name devices: several.
+    Several,
+    /// Nothing shows: a program without collectives or device shardings
+    /// may run on one chip, or replicate everything over several.
+    Unknown,
+}
+
+/// What the inputs show of the program's chip count.
+pub(crate) fn chips(f: &CompileFacts<'_>) -> Chips {
+    let collective = oomscope_report::is_collective;
+    let in_module = f.module.is_some_and(|m| {
+        m.instructions.iter().any(|i| collective(i))
+            || m.buffers
+                .iter()
+                .any(|b| collective(&b.name) || collective(&b.opcode))
+            || m.peak_buffers
+                .iter()
+                .any(|b| collective(&b.name) || collective(&b.opcode))
+    });
+    let in_listing = f.allocs.iter().any(|a| {
+        collective(&a.name)
+            || a.label.contains("devices=[")
+            || a.label.contains("all-gather")
+            || a.label.contains("all-reduce")
+    });
+    if in_module || in_listing {
+        Chips::Several
+    } else {
+        Chips::Unknown
+    }
 }
 
 pub(crate) fn is_compile_kind(kind: OomKind) -> bool {
@@ -230,6 +270,7 @@ pub(crate) fn alloc_from_peak(m: &ModuleReport, b: &oomscope_report::PeakBuffer)
         listing_rank: None,
         name: b.name.clone(),
         shape: b.shape.clone(),
+        shape_words: String::new(),
         size: b.size_bytes,
         unpadded: Some(b.unpadded_bytes),
         op_name: b.op_name.clone(),
@@ -269,8 +310,26 @@ fn alloc_from_listing(t: &oomscope_report::TopAllocation) -> Alloc {
         }
     });
     let label = t.xla_label.clone().unwrap_or_default();
+    // `2×f32[…]` (an E1000 usage report) is one chunk two values share: the
+    // array the size estimates read is f32[…]; cited, it keeps the shape
+    // as listed, and sentences say it in words.
+    let one = match t.shape.split_once('×') {
+        Some((n, one))
+            if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && !one.contains(", ") =>
+        {
+            one
+        }
+        _ => t.shape.as_str(),
+    };
+    let words = t.shape_words();
     Alloc {
         name: label_name(&label),
+        array: parse_array(one),
+        shape_words: if words == t.shape {
+            String::new()
+        } else {
+            words
+        },
         shape: t.shape.clone(),
         size: t.size_bytes,
         unpadded: t
@@ -280,7 +339,6 @@ fn alloc_from_listing(t: &oomscope_report::TopAllocation) -> Alloc {
         source: t.source.clone().unwrap_or_default(),
         label,
         category,
-        array: parse_array(&t.shape),
         module: String::new(),
         memory_space: MemoryColor::Device,
         buffer_id: None,
@@ -316,11 +374,30 @@ pub(crate) fn pct_fact(x: u64, of: u64) -> f64 {
 /// A percentage for sentences: `108%`, `0.04%` for tiny shares.
 pub(crate) fn pct_text(x: u64, of: u64) -> String {
     let p = pct(x, of);
-    if p > 0.0 && p < 1.0 {
+    if p > (oomscope_report::IMPOSSIBLE_OVER_LIMIT * 100) as f64 {
+        // 25713486054% says nothing a reader can use.
+        "far over 100%".to_string()
+    } else if p > 0.0 && p < 1.0 {
         format!("{p:.2}%")
     } else {
         format!("{p:.0}%")
     }
+}
+
+/// A count that may be an average, for sentences: `20` when whole (an
+/// average of whole counts usually is), else one decimal (`2.5`).
+pub(crate) fn count_text(n: f64) -> String {
+    if (n - n.round()).abs() < 0.05 {
+        format!("{:.0}", n.round())
+    } else {
+        format!("{n:.1}")
+    }
+}
+
+/// `1 allocation`, `20 allocations`, `2.5 allocations`.
+pub(crate) fn counted(n: f64, one: &str, many: &str) -> String {
+    let text = count_text(n);
+    format!("{text} {}", if text == "1" { one } else { many })
 }
 
 pub(crate) fn gib(bytes: u64) -> String {

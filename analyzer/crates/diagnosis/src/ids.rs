@@ -37,6 +37,7 @@ pub const TORCH_PRIVATE_POOLS: &str = "torch.private_pools";
 
 // Verdicts of inputs without an OOM.
 pub const VERDICT_FITS: &str = "verdict.fits";
+pub const VERDICT_OVER_LIMIT: &str = "verdict.over_limit";
 pub const VERDICT_PADDING: &str = "verdict.padding";
 pub const VERDICT_NO_LIMIT: &str = "verdict.no_limit";
 pub const VERDICT_NOTHING: &str = "verdict.nothing";

@@ -96,21 +96,19 @@ pub fn diagnose_with(report: &Report, device: Option<&DeviceLimit>) -> Diagnosis
 /// Whether no input gives the memory limit its peak should be judged
 /// against, so that a picked device would decide the verdict (the page then
 /// offers the device list, [`oomscope_report::devices::KNOWN_DEVICES`]).
+///
+/// It is true exactly when a picked device changes the verdict: a module's
+/// peak or a step series (the compile tree, or the step a growing series
+/// runs out at), or, when nothing else is wrong, a run-time peak (snapshot,
+/// timeline, device memory profile) to judge against the device.
 pub fn asks_for_device(report: &Report) -> bool {
-    let limit_known = report.oom_events.iter().any(|e| e.limit().is_some())
-        || report.step_series.iter().any(|s| s.limit_bytes.is_some())
-        || report
-            .allocator_profiles
-            .iter()
-            .any(|p| p.capacity_bytes > 0)
-        || report
-            .compile_usages
-            .iter()
-            .any(|u| u.limit_bytes.is_some());
-    let has_peak = verdict::largest_module(report).is_some()
+    if !report.oom_events.is_empty() || verdict::known_limit(report, None).is_some() {
+        return false;
+    }
+    verdict::largest_module(report).is_some()
         || verdict::largest_compile_usage(report).is_some()
-        || report.step_series.iter().any(|s| !s.points.is_empty());
-    report.oom_events.is_empty() && !limit_known && has_peak
+        || report.step_series.iter().any(|s| !s.points.is_empty())
+        || (choose_tree(report, None) == TreeKind::None && verdict::other_peak(report).is_some())
 }
 
 /// The step series that carry no limit, given the picked device's, with
@@ -230,10 +228,24 @@ fn evaluate(
         TreeKind::MemoryGrowth => rt,
         TreeKind::None => {
             let (headline, verdict_nodes) = verdict::none_verdict(report, device);
+            let mut nodes: Vec<DiagnosisNode> =
+                verdict_nodes.into_iter().map(|n| n.build()).collect();
+            // What the run-time inputs show of the peak (its categories,
+            // fragmentation, the devices' balance), unselected: facts to
+            // read, no problem to fix.
+            nodes.extend(rt.nodes.into_iter().filter(|n| {
+                [
+                    ids::PEAK_COMPOSITION,
+                    ids::TORCH_FRAGMENTATION,
+                    ids::DEVICE_BALANCE,
+                ]
+                .contains(&n.id.as_str())
+                    && !n.facts.is_empty()
+            }));
             Evaluation {
                 tree,
                 path: vec![headline.node.clone()],
-                nodes: verdict_nodes.into_iter().map(|n| n.build()).collect(),
+                nodes,
                 summary: none_summary(report),
                 headline,
             }

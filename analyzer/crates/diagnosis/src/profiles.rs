@@ -5,9 +5,11 @@
 //! Each finding keeps the user's numbers and where they came from.
 
 use oomscope_report::{
-    DeviceBalance, DeviceMemoryProfile, Frame, LingeringBuffers, MemorySnapshot, MemoryTimeline,
-    Report, Spike,
+    DeviceBalance, DeviceMemoryProfile, EvenStack, Frame, LingeringBuffers, MemorySnapshot,
+    MemoryTimeline, Report, Spike,
 };
+
+use crate::facts::gib;
 
 /// The heaviest device at least this many times the mean is unbalanced.
 const UNBALANCED_OVER_MEAN: f64 = 1.5;
@@ -203,6 +205,49 @@ pub(crate) fn balance(report: &Report) -> Option<(&DeviceMemoryProfile, &DeviceB
                 b.max_bytes as f64 >= b.mean_bytes as f64 * UNBALANCED_OVER_MEAN,
             )
         })
+}
+
+/// A replicated array is worth naming from this size per device.
+const REPLICATED_MIN_BYTES: u64 = 1 << 20;
+
+/// One array held alike on every device of a device memory profile: the
+/// largest stack with one buffer of the same size on each device (a
+/// replicated `jax.Array`, or an evenly sharded one), of at least
+/// [`REPLICATED_MIN_BYTES`] per device.
+pub(crate) struct Replication<'a> {
+    pub devices: u32,
+    pub stack: &'a EvenStack,
+}
+
+pub(crate) fn replication(report: &Report) -> Option<Replication<'_>> {
+    report
+        .device_memory_profiles
+        .iter()
+        .filter_map(|p| p.balance.as_ref())
+        .filter(|b| b.devices >= 2)
+        .flat_map(|b| {
+            b.even_stacks
+                .iter()
+                .filter(|s| s.count_per_device == 1 && s.bytes_per_device >= REPLICATED_MIN_BYTES)
+                .map(|s| Replication {
+                    devices: b.devices,
+                    stack: s,
+                })
+        })
+        .max_by_key(|r| r.stack.bytes_per_device)
+}
+
+/// The finding in words, with its line.
+pub(crate) fn replication_text(r: &Replication<'_>) -> String {
+    let s = r.stack;
+    format!(
+        "one array of {} from {} is on each of the {} devices ({} in all): replicated, a whole copy per device, unless it is an array {}× that size sharded evenly",
+        gib(s.bytes_per_device),
+        frame_text(&s.frame),
+        r.devices,
+        gib(s.bytes_per_device.saturating_mul(u64::from(r.devices))),
+        r.devices
+    )
 }
 
 /// The snapshot whose inactive blocks stranded between live ones (what

@@ -13,7 +13,8 @@ use oomscope_report::{
 
 use crate::allocator::{allocator_trend, AllocatorShape, AllocatorTrend};
 use crate::facts::{
-    alloc_from_peak, cite_lifetime, gib, is_compile_kind, pct_fact, pct_text, signed, total,
+    alloc_from_peak, cite_lifetime, counted, gib, is_compile_kind, pct_fact, pct_text, signed,
+    total,
 };
 use crate::node::NodeEval;
 use crate::profiles::{self, Accumulation as ProfileAccumulation, PeakComposition};
@@ -180,9 +181,11 @@ pub(crate) fn series_show_problem(report: &Report) -> bool {
         || profiles::accumulation(report).is_some()
         || profiles::lingering(report).is_some()
         || profiles::spike(report).is_some()
-        || profiles::peak_composition(report).is_some()
         || profiles::balance(report).is_some_and(|b| b.2)
-        || profiles::fragmentation(report).is_some_and(|f| f.1)
+    // What a peak is made of, and fragmentation, are problems only when
+    // memory runs out (an OOM event, or a device the user picked that the
+    // peak exceeds: `verdict::none_verdict`); alone they are the peak's
+    // description, not a reason to change the program.
 }
 
 /// The allocator timeline that grows or spikes (the largest change), if any.
@@ -352,8 +355,19 @@ pub(crate) fn evaluate(
             .or_else(|| snapshot_spike.map(|_| SPIKE))
             .or_else(|| request_spike.filter(|r| r.2).map(|_| SPIKE))
             .or_else(|| balance.filter(|b| b.2).map(|_| DEVICE_BALANCE))
-            .or_else(|| composition.as_ref().map(|_| PEAK_COMPOSITION))
-            .or_else(|| fragmentation.filter(|f| f.1).map(|_| TORCH_FRAGMENTATION))
+            // Without an OOM these describe the peak, they are no problem
+            // to fix (see series_show_problem).
+            .or_else(|| {
+                composition
+                    .as_ref()
+                    .filter(|_| event.is_some())
+                    .map(|_| PEAK_COMPOSITION)
+            })
+            .or_else(|| {
+                fragmentation
+                    .filter(|f| f.1 && event.is_some())
+                    .map(|_| TORCH_FRAGMENTATION)
+            })
     };
     // One step from an OOM comes first: it is what the user must act on now.
     let near = crate::near_limit::find(report);
@@ -777,10 +791,10 @@ fn profile_accumulation(node: &mut NodeEval, a: &ProfileAccumulation) {
         node.fact("slope_bytes_per_step", a.bytes_per_period as f64);
     }
     node.reason = format!(
-        "In {}, allocations from {} are never freed and keep coming: {:.1} more and {} more per {per} over {} {per}s ({} live).",
+        "In {}, allocations from {} are never freed and keep coming: {} and {} more per {per} over {} {per}s ({} live).",
         a.input,
         a.frame,
-        a.count_per_period,
+        counted(a.count_per_period, "more allocation", "more allocations"),
         gib(a.bytes_per_period),
         a.periods,
         gib(a.bytes)
@@ -815,7 +829,7 @@ fn snapshot_fragmentation(s: &oomscope_report::MemorySnapshot) -> NodeEval {
     node.fact("inactive_bytes", s.inactive_bytes);
     node.fact("expandable_segments_would_return_bytes", w);
     node.reason = format!(
-        "In {} (device {}), {} is reserved and {} allocated; {} is inactive, of which {} sits between live blocks ({} of reserved): empty_cache() cannot return it, expandable segments would.",
+        "In {} (device {}), {} is reserved and {} allocated; {} is inactive, of which {} is in free blocks stranded between live ones ({} of reserved; fragmentation): empty_cache() cannot return it, expandable segments would.",
         s.input,
         s.device,
         gib(s.reserved_bytes),
@@ -895,9 +909,17 @@ fn balance_node(
         node.action(
             "replicated",
             &format!(
-                "They are {} per device; if replicated, sharding would free up to {} on each.",
+                "They are {} per device; if replicated, sharding would free up to {} on each.{}",
                 gib(per_device),
-                gib(saved)
+                gib(saved),
+                b.even_stacks
+                    .first()
+                    .map(|s| format!(
+                        " The largest: {} per device from {}.",
+                        gib(s.bytes_per_device),
+                        profiles::frame_text(&s.frame)
+                    ))
+                    .unwrap_or_default()
             ),
             None,
         );
@@ -1042,10 +1064,10 @@ fn profile_summary(
             let a = accum?;
             let per = a.per.word();
             Some(format!(
-                "Memory accumulates: {} adds {} per {per} ({:.1} allocations) that are never freed, {} live after {} {per}s",
+                "Memory accumulates: {} adds {} per {per} ({}) that are never freed, {} live after {} {per}s",
                 a.frame,
                 gib(a.bytes_per_period),
-                a.count_per_period,
+                counted(a.count_per_period, "allocation", "allocations"),
                 gib(a.bytes),
                 a.periods
             ))
@@ -1081,7 +1103,7 @@ fn profile_summary(
         TORCH_FRAGMENTATION => {
             let (s, _) = fragmentation?;
             Some(format!(
-                "{} of the {} reserved on device {} sits in inactive blocks between live ones (fragmentation)",
+                "{} of the {} reserved on device {} is in free blocks stranded between live ones (fragmentation)",
                 gib(s.expandable_segments_would_return_bytes),
                 gib(s.reserved_bytes),
                 s.device

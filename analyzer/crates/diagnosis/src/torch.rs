@@ -27,6 +27,12 @@ const ALLOWED_SHARE: f64 = 0.9;
 /// JAX/XLA's default preallocated share of a GPU.
 const XLA_DEFAULT_FRACTION: f64 = 0.75;
 
+/// What `XLA_PYTHON_CLIENT_MEM_FRACTION=.95` adds to a limit that is JAX's
+/// default share of the GPU.
+fn preallocation_more(limit: u64) -> u64 {
+    (limit as f64 * (0.95 / XLA_DEFAULT_FRACTION - 1.0)) as u64
+}
+
 /// Whether `e` is a GPU allocator OOM this module decides.
 pub(crate) fn is_gpu_event(e: &OomEvent) -> bool {
     matches!(e.kind, OomKind::TorchCuda | OomKind::XlaGpu)
@@ -457,23 +463,32 @@ pub(crate) fn evaluate(e: &OomEvent, snap: Option<&MemorySnapshot>) -> TorchEval
             .trim_start()
             .to_string()
         };
-        cap.action("checkpointing", &need, None);
-        cap.action("mixed_precision", "", None);
-        cap.action("batch", "", None);
-        cap.action("shard_state", "", None);
         if g.bfc {
-            if let Some(c) = g.capacity {
-                let more = (c as f64 * (0.95 / XLA_DEFAULT_FRACTION - 1.0)) as u64;
-                cap.action(
-                    "shard_state",
-                    &format!(
-                        "If this limit is JAX's default 75% of the GPU (the device would then have {}), XLA_PYTHON_CLIENT_MEM_FRACTION=.95 adds about {}.",
-                        gib((c as f64 / XLA_DEFAULT_FRACTION) as u64),
-                        gib(more)
-                    ),
-                    Some((signed(more), "limit × (0.95 / 0.75 − 1), assuming the default preallocation".into())),
-                );
+            // XLA's BFC allocator: a JAX (or TensorFlow) job, advised in its API.
+            match g.capacity {
+                Some(c) => {
+                    let more = preallocation_more(c);
+                    cap.action(
+                        "preallocation",
+                        &format!(
+                            "If this limit is the default 75% (the device would then have {}), XLA_PYTHON_CLIENT_MEM_FRACTION=.95 adds about {}.",
+                            gib((c as f64 / XLA_DEFAULT_FRACTION) as u64),
+                            gib(more)
+                        ),
+                        Some((signed(more), "limit × (0.95 / 0.75 − 1), assuming the default preallocation".into())),
+                    );
+                }
+                None => cap.action("preallocation", "", None),
             }
+            cap.action("checkpointing_jax", &need, None);
+            cap.action("mixed_precision_jax", "", None);
+            cap.action("batch", "", None);
+            cap.action("shard_state_jax", "", None);
+        } else {
+            cap.action("checkpointing", &need, None);
+            cap.action("mixed_precision", "", None);
+            cap.action("batch", "", None);
+            cap.action("shard_state", "", None);
         }
     }
     nodes.push(cap);
@@ -522,11 +537,25 @@ pub(crate) fn evaluate(e: &OomEvent, snap: Option<&MemorySnapshot>) -> TorchEval
         ),
         TORCH_FRAGMENTATION => (
             match would_return {
-                Some(w) => format!("{} is reserved but unallocated (fragmentation): set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, which would return the {} stranded between live blocks", gib(g.cached_free.unwrap_or(0)), gib(w)),
-                None => format!("{} is reserved but unallocated (fragmentation): set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to return it", gib(g.cached_free.unwrap_or(0))),
+                Some(w) => format!("{} is reserved but unallocated, {} of it in free blocks stranded between live ones (fragmentation): set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, which would return them", gib(g.cached_free.unwrap_or(0)), gib(w)),
+                None => format!("{} is reserved but unallocated, in free blocks too small for the request (fragmentation): set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to return it", gib(g.cached_free.unwrap_or(0))),
             },
             would_return.or(g.cached_free),
             Some(Confidence::Medium),
+        ),
+        _ if g.bfc => (
+            format!(
+                "the allocator's limit is reached{}: {}jax.checkpoint, bfloat16 activations, a smaller batch, or sharding parameters and optimizer state over the GPUs (NamedSharding)",
+                needed.map(|n| format!(" ({} more needed)", gib(n))).unwrap_or_default(),
+                g.capacity
+                    .map(|c| format!(
+                        "if it is JAX's default 75% of the GPU, XLA_PYTHON_CLIENT_MEM_FRACTION=.95 adds about {} (XLA_PYTHON_CLIENT_PREALLOCATE=false allocates on demand); else ",
+                        gib(preallocation_more(c))
+                    ))
+                    .unwrap_or_default(),
+            ),
+            None,
+            None,
         ),
         _ => (
             format!(

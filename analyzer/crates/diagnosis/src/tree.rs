@@ -139,6 +139,9 @@ static TREE: &[NodeDef] = &[
         actions: &[action(
             "shard_large_buffer",
             "Check the shape of the large allocation and that its sharding is specified and propagated by XLA (mesh axes, PartitionSpec, with_sharding_constraint).",
+        ), action(
+            "single_chip",
+            "On one chip, sharding cannot split a buffer: make it smaller (a smaller batch, sequence or vocabulary dimension), compute it in chunks so that only one chunk is live (jax.lax.map, or a scan over its largest dimension), keep it in bfloat16, or use a chip with more HBM.",
         )],
     },
     NodeDef {
@@ -439,7 +442,7 @@ static TREE: &[NodeDef] = &[
         actions: &[
             action(
                 "checkpointing",
-                "Use activation checkpointing (torch.utils.checkpoint, or jax.checkpoint) to recompute activations in the backward pass.",
+                "Use activation checkpointing (torch.utils.checkpoint) to recompute activations in the backward pass.",
             ),
             action(
                 "mixed_precision",
@@ -452,6 +455,24 @@ static TREE: &[NodeDef] = &[
             action(
                 "shard_state",
                 "Shard parameters, gradients and optimizer state over the GPUs (FSDP, ZeRO).",
+            ),
+            // XLA's BFC allocator: the job is JAX's (or TensorFlow's), so the
+            // advice names their APIs, not PyTorch's.
+            action(
+                "preallocation",
+                "JAX preallocates 75% of the GPU when it starts and the allocator's limit is that share: XLA_PYTHON_CLIENT_MEM_FRACTION=.95 lets it use more; XLA_PYTHON_CLIENT_PREALLOCATE=false allocates on demand instead (TensorFlow: tf.config.experimental.set_memory_growth).",
+            ),
+            action(
+                "checkpointing_jax",
+                "Recompute activations in the backward pass instead of keeping them: wrap layers in jax.checkpoint (jax.remat), with a policy from jax.checkpoint_policies.",
+            ),
+            action(
+                "mixed_precision_jax",
+                "Keep activations (and, where the model allows, parameters) in bfloat16: cast with .astype(jnp.bfloat16), or set dtype=jnp.bfloat16 in the model's layers.",
+            ),
+            action(
+                "shard_state_jax",
+                "Shard parameters, gradients and optimizer state over the GPUs: jax.sharding.NamedSharding over a Mesh (FSDP-style, with jax.jit's in_shardings and out_shardings).",
             ),
         ],
     },
@@ -475,6 +496,20 @@ static TREE: &[NodeDef] = &[
         condition: "The peak is under the device's limit.",
         continues_to: &[],
         actions: &[action("headroom", "Headroom left on the device:")],
+    },
+    NodeDef {
+        id: VERDICT_OVER_LIMIT,
+        parent: None,
+        tree: TreeKind::None,
+        title: "Over the limit",
+        condition: "No input reports an out-of-memory error, but the run-time peak is over the limit of the picked device (or the one a log gives).",
+        continues_to: &[],
+        actions: &[
+            action(
+                "make_room",
+                "Bring the peak under the limit: the lines that hold the most at the peak are where to start.",
+            ),
+        ],
     },
     NodeDef {
         id: VERDICT_PADDING,

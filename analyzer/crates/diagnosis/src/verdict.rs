@@ -7,7 +7,7 @@ use oomscope_report::{
     ModuleReport, PeakKind, Report, Severity, TreeKind,
 };
 
-use crate::facts::{gib, pct_text};
+use crate::facts::{gib, pct_text, signed};
 use crate::ids::*;
 use crate::node::NodeEval;
 
@@ -83,8 +83,15 @@ pub(crate) fn runtime_headline(
             .get("slope_bytes_per_step")
             .and_then(|v| v.as_f64())
         {
+            // A picked device projects step series only (lib.rs
+            // series_with_limit): ask for it only then.
+            let ask = if report.step_series.iter().any(|s| !s.points.is_empty()) {
+                "; no limit known: pick the device to see at which step it runs out"
+            } else {
+                ""
+            };
             text = format!(
-                "Growing {} per step; no limit known: pick the device to see at which step it runs out ({summary})",
+                "Growing {} per step{ask} ({summary})",
                 gib(slope.max(0.0).round() as u64)
             );
         }
@@ -103,41 +110,110 @@ pub(crate) fn runtime_headline(
     }
 }
 
-/// The peak of runtime inputs (snapshots, timelines, device memory
-/// profiles, allocator profiles), the largest, and what it is.
-fn other_peak(report: &Report) -> Option<(u64, String)> {
-    let snapshots = report.memory_snapshots.iter().map(|s| {
-        (
+/// The peak of a run-time input (snapshot, timeline, device memory
+/// profile, allocator profile): its bytes, what it is, and what makes it
+/// (the lines or categories that hold the most at that peak).
+pub(crate) struct OtherPeak {
+    pub bytes: u64,
+    pub what: String,
+    /// `most of it from …`, empty when the input does not say.
+    pub made_of: String,
+}
+
+/// How the snapshot reader names allocations whose trace has no frames.
+const NO_STACK: &str = "<no stack recorded>";
+
+/// The largest run-time peak of the report.
+pub(crate) fn other_peak(report: &Report) -> Option<OtherPeak> {
+    let lines = |parts: Vec<(String, u64)>, peak: u64| {
+        let parts: Vec<String> = parts
+            .into_iter()
+            .filter(|(_, b)| *b > 0)
+            .take(3)
+            .map(|(what, b)| {
+                if what == NO_STACK {
+                    format!(
+                        "{} ({}) allocated with no stack recorded",
+                        gib(b),
+                        pct_text(b, peak)
+                    )
+                } else {
+                    format!("{what} ({}, {})", gib(b), pct_text(b, peak))
+                }
+            })
+            .collect();
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!("at the peak: {}", parts.join("; "))
+        }
+    };
+    let snapshots = report.memory_snapshots.iter().map(|s| OtherPeak {
+        bytes: s.peak_allocated_bytes,
+        what: format!("the memory snapshot's peak allocated (device {})", s.device),
+        made_of: lines(
+            s.top_lines_at_peak
+                .iter()
+                .map(|l| (l.frame.clone(), l.bytes))
+                .collect(),
             s.peak_allocated_bytes,
-            "the memory snapshot's peak allocated".to_string(),
-        )
+        ),
     });
     let timelines = report.memory_timelines.iter().map(|t| {
-        (
-            t.peak_bytes,
-            format!("the memory timeline's peak on {}", t.device),
-        )
+        let mut parts: Vec<(String, u64)> = t
+            .peak_by_category
+            .iter()
+            .map(|(n, b)| (n.replace('_', " "), *b))
+            .collect();
+        parts.sort_by_key(|(_, b)| std::cmp::Reverse(*b));
+        OtherPeak {
+            bytes: t.peak_bytes,
+            what: if t.device.is_empty() {
+                "the memory timeline's peak".to_string()
+            } else {
+                format!("the memory timeline's peak on {}", t.device)
+            },
+            made_of: lines(parts, t.peak_bytes),
+        }
     });
+    // A profile's lines count executables and every device together, so
+    // they do not say what makes one device's buffers.
     let profiles = report.device_memory_profiles.iter().flat_map(|p| {
-        p.devices.iter().map(|d| {
-            (
-                d.buffer_bytes,
-                format!("the device memory profile's buffers on {}", d.device),
-            )
+        p.devices.iter().map(|d| OtherPeak {
+            bytes: d.buffer_bytes,
+            what: format!("the device memory profile's buffers on {}", d.device),
+            made_of: String::new(),
         })
     });
-    let allocators = report.allocator_profiles.iter().map(|a| {
-        (
-            a.peak_heap_bytes,
-            format!("allocator {}'s peak", a.allocator),
-        )
+    let allocators = report.allocator_profiles.iter().map(|a| OtherPeak {
+        bytes: a.peak_heap_bytes,
+        what: format!("allocator {}'s peak", a.allocator),
+        made_of: String::new(),
     });
     snapshots
         .chain(timelines)
         .chain(profiles)
         .chain(allocators)
-        .filter(|(p, _)| *p > 0)
-        .max_by_key(|(p, _)| *p)
+        .filter(|p| p.bytes > 0)
+        .max_by_key(|p| p.bytes)
+}
+
+/// The limit the inputs give (a step log's, an allocator's capacity), or
+/// the picked device's.
+pub(crate) fn known_limit(report: &Report, device: Option<&DeviceLimit>) -> Option<u64> {
+    device
+        .map(|d| d.limit_bytes)
+        .filter(|l| *l > 0)
+        .or_else(|| report.step_series.iter().find_map(|s| s.limit_bytes))
+        .or_else(|| {
+            report
+                .allocator_profiles
+                .iter()
+                .map(|p| p.capacity_bytes)
+                .filter(|c| *c > 0)
+                .max()
+        })
+        .or_else(|| largest_compile_usage(report).and_then(|u| u.limit_bytes))
 }
 
 /// The HBM usage the compiler logged that comes closest to its limit.
@@ -180,11 +256,7 @@ pub(crate) fn none_verdict(
     device: Option<&DeviceLimit>,
 ) -> (Headline, Vec<NodeEval>) {
     let module = largest_module(report);
-    let series_limit = report.step_series.iter().find_map(|s| s.limit_bytes);
-    let limit = device
-        .map(|d| d.limit_bytes)
-        .filter(|l| *l > 0)
-        .or(series_limit);
+    let limit = known_limit(report, device);
     let on = device
         .filter(|d| !d.name.is_empty())
         .map(|d| format!(" on {}", d.name))
@@ -194,37 +266,47 @@ pub(crate) fn none_verdict(
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.bytes))
         .max();
-    let alloc_capacity = report
-        .allocator_profiles
-        .iter()
-        .map(|p| p.capacity_bytes)
-        .filter(|c| *c > 0)
-        .max();
     let compiled = largest_compile_usage(report);
-    let limit = limit
-        .or(alloc_capacity)
-        .or(compiled.and_then(|u| u.limit_bytes));
-    let (peak, what) = match (module, compiled) {
+    let (peak, what, made_of) = match (module, compiled) {
         (Some(m), _) => (
             Some(m.peak_bytes),
-            format!("{}'s {}", m.display_name(), m.peak_kind.words()),
+            format!("{}'s {}", m.display_name(), m.peak_kind.short_words()),
+            String::new(),
         ),
-        (None, Some(u)) => (Some(u.used_bytes()), compile_usage_words(u)),
+        (None, Some(u)) => (Some(u.used_bytes()), compile_usage_words(u), String::new()),
         (None, None) => other_peak(report)
-            .map(|(p, w)| (Some(p), w))
-            .unwrap_or((series_max, "the largest memory in the step log".to_string())),
+            .map(|p| (Some(p.bytes), p.what, p.made_of))
+            .unwrap_or((
+                series_max,
+                "the largest memory in the step log".to_string(),
+                String::new(),
+            )),
+    };
+    // What makes the peak, then what is held on every device alike.
+    let mut detail: Vec<String> = Vec::new();
+    if !made_of.is_empty() {
+        detail.push(made_of);
+    }
+    if let Some(r) = crate::profiles::replication(report) {
+        detail.push(crate::profiles::replication_text(&r));
+    }
+    let detail = if detail.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", detail.join("; "))
     };
     let padding = module.and_then(|m| {
         let p = m.padding.as_ref()?.peak_padding_bytes;
         (p as f64 >= m.peak_bytes as f64 * PADDING_DOMINATES).then_some((m, p))
     });
     let mut fits = NodeEval::new(VERDICT_FITS, "");
+    let mut over = NodeEval::new(VERDICT_OVER_LIMIT, "");
     let mut pad = NodeEval::new(VERDICT_PADDING, "");
     let mut no_limit = NodeEval::new(VERDICT_NO_LIMIT, "");
     let mut nothing = NodeEval::new(VERDICT_NOTHING, "");
     let fit_text = match (peak, limit) {
-        (Some(p), Some(l)) => Some(format!(
-            "fits, with {} headroom{on}: {what} is {} of {} ({})",
+        (Some(p), Some(l)) if p <= l => Some(format!(
+            "fits{on} with {} to spare: {what} is {} of {} ({}){detail}",
             gib(l.saturating_sub(p)),
             gib(p),
             gib(l),
@@ -243,7 +325,10 @@ pub(crate) fn none_verdict(
             gib(m.peak_bytes),
             m.display_name()
         );
-        let top = m.padding.as_ref().and_then(|s| s.top.first());
+        // The headline's share is of the peak, so the shape it names is
+        // ranked at the peak too; its padding over all buffers (the padding
+        // view's "all buffers") is given beside it when larger.
+        let top = oomscope_layout::padding::peak_padding_top(m);
         let detail = top
             .map(|t| {
                 // The suggestion is a clause ("transpose so that …"); here it
@@ -253,10 +338,17 @@ pub(crate) fn none_verdict(
                     .next()
                     .map(|c| c.to_uppercase().chain(suggestion).collect::<String>())
                     .unwrap_or_default();
+                let overall = m
+                    .padding
+                    .as_ref()
+                    .and_then(|s| s.top.iter().find(|e| e.shape == t.shape))
+                    .filter(|e| e.padding_bytes > t.padding_bytes)
+                    .map(|e| format!("; {} over all {} buffers of this shape, live at the peak or not", gib(e.padding_bytes), e.count))
+                    .unwrap_or_default();
                 format!(
-                    "The largest: {} ×{} ({} of padding). {suggestion}",
+                    "The largest at the peak: {} ({}, {} of padding at the peak{overall}). {suggestion}",
                     t.shape,
-                    t.count,
+                    crate::facts::counted(t.count as f64, "buffer", "buffers"),
                     gib(t.padding_bytes),
                 )
             })
@@ -291,23 +383,64 @@ pub(crate) fn none_verdict(
         fits.reason = format!("It {text}.");
         Headline {
             node: VERDICT_FITS.into(),
-            text: format!("No out-of-memory error: it {text}"),
+            text: format!("No out-of-memory error. It {text}"),
             estimate_bytes: Some(l.saturating_sub(p)),
             severity: Severity::Info,
             confidence: Some(Confidence::High),
+        }
+    } else if let (Some(p), Some(l)) = (peak, limit) {
+        // Over a limit the user picked (or a log gave) with no OOM in the
+        // inputs: a run-time peak recorded where more memory was available.
+        over.selected = true;
+        over.fact("peak_bytes", p);
+        over.fact("limit_bytes", l);
+        over.fact("over_bytes", p - l);
+        over.reason = format!(
+            "{what} is {}, over the {} limit{on} by {}{detail}.",
+            gib(p),
+            gib(l),
+            gib(p - l)
+        );
+        // A timeline's categories say which remedy buys the most.
+        let remedy = crate::profiles::peak_composition(report)
+            .map(|c| {
+                format!(
+                    "{} They hold {} at the peak.",
+                    crate::tree::action_text(PEAK_COMPOSITION, c.category.action()),
+                    gib(c.bytes)
+                )
+            })
+            .unwrap_or_default();
+        over.action(
+            "make_room",
+            &remedy,
+            Some((signed(p - l), "peak − limit".into())),
+        );
+        Headline {
+            node: VERDICT_OVER_LIMIT.into(),
+            text: format!(
+                "Does not fit{on}: {what} is {}, over the {} limit by {}{detail}. Next step: {}",
+                gib(p),
+                gib(l),
+                gib(p - l),
+                over.actions.first().map_or("", |a| a.text.as_str())
+            ),
+            estimate_bytes: Some(p - l),
+            severity: Severity::Failure,
+            confidence: None,
         }
     } else if let Some(p) = peak {
         no_limit.selected = true;
         no_limit.fact("peak_bytes", p);
         no_limit.reason = format!(
-            "{what} is {}, but no input gives the device's limit.",
+            "{what} is {}{detail}, but no input gives the device's limit.",
             gib(p)
         );
         no_limit.action("pick_device", "", None);
         Headline {
             node: VERDICT_NO_LIMIT.into(),
             text: format!(
-                "No out-of-memory error; {what} is {}. No limit known: pick the device to see whether it fits",
+                "No out-of-memory error; {what} is {}{detail}. No limit known: pick the device to see whether it fits",
                 gib(p)
             ),
             estimate_bytes: None,
@@ -327,10 +460,10 @@ pub(crate) fn none_verdict(
             confidence: None,
         }
     };
-    for n in [&mut fits, &mut pad, &mut no_limit, &mut nothing] {
+    for n in [&mut fits, &mut over, &mut pad, &mut no_limit, &mut nothing] {
         if n.reason.is_empty() {
             n.reason = "Not selected.".into();
         }
     }
-    (headline, vec![fits, pad, no_limit, nothing])
+    (headline, vec![fits, over, pad, no_limit, nothing])
 }

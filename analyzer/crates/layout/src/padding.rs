@@ -504,6 +504,12 @@ pub fn module_padding(m: &ModuleReport) -> PaddingSummary {
     }
 }
 
+/// The shape that wastes most among the buffers live at the peak (where
+/// [`PaddingSummary::top`] ranks shapes over all buffers), with its fix.
+pub fn peak_padding_top(m: &ModuleReport) -> Option<PaddingEntry> {
+    top_entries(&peak_buffer_padding(m)).into_iter().next()
+}
+
 /// Each allocation an OOM message lists, with its padding: its listing rank
 /// stands for the id (it is how the decision tree cites a listed
 /// allocation), its XLA label for the name. The logged sizes are rounded

@@ -92,25 +92,68 @@ pub struct EstimateCheck {
 /// Longest label made from file names.
 const MAX_LABEL_CHARS: usize = 80;
 
-/// A side's label when the user gives none: the folders or files given,
-/// i.e. the first component of each input name (`f32/compile.log` →
-/// `f32`), distinct, in order, at most 80 characters.
+/// A side's label when the user gives none: the folder given (the first
+/// component of each input name: `f32/compile.log` → `f32`), as the CLI
+/// names a folder's files. Loose files (names without a folder: a browser
+/// gives no path for picked files) are named by the program their XLA dump
+/// files share (`module_0001.jit_step.…` → `jit_step`), else by the first
+/// file and how many more. At most 80 characters.
 pub fn default_label<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
     let mut tops: Vec<&str> = Vec::new();
+    let mut folders = 0;
+    let mut modules: Vec<&str> = Vec::new();
     for name in names {
-        let top = name.split('/').next().unwrap_or(name);
+        let (top, in_folder) = match name.split_once('/') {
+            Some((top, _)) => (top, true),
+            None => (name, false),
+        };
         if !tops.contains(&top) {
             tops.push(top);
+            folders += usize::from(in_folder);
+            if let Some(m) = dump_module(top) {
+                if !modules.contains(&m) {
+                    modules.push(m);
+                }
+            }
         }
     }
-    if tops.is_empty() {
-        return "(nothing)".into();
-    }
-    let mut label = tops.join(", ");
+    let label = match (tops.as_slice(), folders, modules.as_slice()) {
+        ([], _, _) => return "(nothing)".into(),
+        ([one], _, _) => one.to_string(),
+        // Several loose files: the one program they dump, else the first file.
+        (_, 0, [module]) => module.to_string(),
+        ([first, rest @ ..], 0, _) => format!(
+            "{first} and {} more file{}",
+            rest.len(),
+            if rest.len() == 1 { "" } else { "s" }
+        ),
+        _ => tops.join(", "),
+    };
     if label.chars().count() > MAX_LABEL_CHARS {
-        label = label.chars().take(MAX_LABEL_CHARS - 1).collect::<String>() + "…";
+        label.chars().take(MAX_LABEL_CHARS - 1).collect::<String>() + "…"
+    } else {
+        label
     }
-    label
+}
+
+/// Two sides' labels told apart: the same label on both (loose dump files
+/// of one program compiled twice) gets ` (A)` and ` (B)`.
+pub fn distinct_labels(a: String, b: String) -> (String, String) {
+    if a == b {
+        (format!("{a} (A)"), format!("{b} (B)"))
+    } else {
+        (a, b)
+    }
+}
+
+/// `jit_step` of an XLA dump file name `module_0001.jit_step.…`.
+fn dump_module(name: &str) -> Option<&str> {
+    let rest = name.strip_prefix("module_")?;
+    let (number, rest) = rest.split_once('.')?;
+    if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    rest.split('.').next().filter(|m| !m.is_empty())
 }
 
 /// One side of a comparison.
@@ -431,6 +474,26 @@ mod tests {
             "f32, bf16.log"
         );
         assert_eq!(default_label([]), "(nothing)");
+        // Loose files, as a browser gives picked files: the program their
+        // dump files share (the real names of fixtures/pair-remat/remat),
+        // never a cut list of file names.
+        assert_eq!(
+            default_label([
+                "compile.log",
+                "module_0000.jit_train_step.cl_1014260217.after_optimizations.txt",
+                "module_0000.jit_train_step.cl_1014260217.after_optimizations.hlo.pb",
+                "module_0000.jit_train_step.cl_1014260217.after_optimizations-buffer-assignment.txt",
+            ]),
+            "jit_train_step"
+        );
+        assert_eq!(
+            default_label([
+                "memory_step_20.prof",
+                "memory_step_40.prof",
+                "memory_step_60.prof"
+            ]),
+            "memory_step_20.prof and 2 more files"
+        );
         let long: Vec<String> = (0..40).map(|i| format!("run{i}/x")).collect();
         let label = default_label(long.iter().map(String::as_str));
         assert_eq!(label.chars().count(), MAX_LABEL_CHARS);

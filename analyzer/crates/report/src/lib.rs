@@ -22,7 +22,7 @@ pub mod whatif;
 
 pub use ranks::{RankFinding, RankNote, RankNoteKind, RankNumber, RankOom, RankSummary};
 pub use runtime::{
-    DeviceBalance, DeviceMemory, DeviceMemoryProfile, DeviceMemorySeries, GrowingStack,
+    DeviceBalance, DeviceMemory, DeviceMemoryProfile, DeviceMemorySeries, EvenStack, GrowingStack,
     MemoryTimeline, SourceLineBytes, TimeUnit, TimelinePoint, TimelineSource, UnevenStack,
 };
 pub use snapshot::{
@@ -334,7 +334,92 @@ impl OomEvent {
             used.checked_sub(limit).filter(|e| *e > 0)
         })
     }
+
+    /// The compiler's early abort (`Requires 3.47E, has 14.49G available`):
+    /// its [`used`](Self::used) is what the compiler estimated the program
+    /// requires before giving up, not memory it used.
+    pub fn is_requirement(&self) -> bool {
+        self.message.contains("Requires ") && self.message.contains(" available")
+    }
+
+    /// A need no device can hold (more than [`IMPOSSIBLE_OVER_LIMIT`] times
+    /// the limit): a size computation gone wrong, not a program to trim. A
+    /// share of the limit means nothing then.
+    pub fn is_impossible(&self) -> bool {
+        match (self.used().or(self.requested_bytes), self.limit()) {
+            (Some(need), Some(limit)) => need / IMPOSSIBLE_OVER_LIMIT > limit,
+            _ => false,
+        }
+    }
+
+    /// Whether `self` and `other` are the same failure: the same numbers
+    /// printed twice (by several ranks, or in the error and the log of one
+    /// run, which prints more of them: the excess is compared as
+    /// [`excess`](Self::excess) derives it). Where they were found does not
+    /// matter.
+    pub fn same_failure(&self, other: &OomEvent) -> bool {
+        let numbers = |e: &OomEvent| {
+            (
+                e.used(),
+                e.limit(),
+                e.excess(),
+                e.requested_bytes,
+                e.free_bytes,
+            )
+        };
+        self.kind == other.kind
+            && self.memory_space == other.memory_space
+            && numbers(self) == numbers(other)
+    }
 }
+
+/// `events` grouped by [`OomEvent::same_failure`], in order of first
+/// appearance; in each group the event that states the most (its listing,
+/// then its other numbers) comes first, then the others in order. The CLI
+/// and the page show each group as one OOM seen in every file it is in.
+pub fn same_failures(events: &[OomEvent]) -> Vec<Vec<&OomEvent>> {
+    let mut groups: Vec<Vec<&OomEvent>> = Vec::new();
+    for e in events {
+        match groups.iter_mut().find(|g| g[0].same_failure(e)) {
+            Some(g) => g.push(e),
+            None => groups.push(vec![e]),
+        }
+    }
+    for g in &mut groups {
+        let richest = (0..g.len())
+            .max_by_key(|&i| {
+                (
+                    g[i].top_allocations.len(),
+                    g[i].extra.len(),
+                    std::cmp::Reverse(i),
+                )
+            })
+            .unwrap_or(0);
+        let first = g.remove(richest);
+        g.insert(0, first);
+    }
+    groups
+}
+
+/// Opcodes (and instruction-name stems) SPMD partitioning adds: a module
+/// with one of them runs on several chips.
+pub const COLLECTIVE_OPCODES: [&str; 6] = [
+    "all-gather",
+    "reduce-scatter",
+    "all-reduce",
+    "all-to-all",
+    "collective-permute",
+    "async-collective",
+];
+
+/// Whether an opcode or instruction name is a cross-device collective.
+pub fn is_collective(name: &str) -> bool {
+    COLLECTIVE_OPCODES.iter().any(|op| name.starts_with(op))
+}
+
+/// A need this many times the limit is beyond every device (the largest
+/// accelerators hold about ten times the smallest).
+pub const IMPOSSIBLE_OVER_LIMIT: u64 = 1000;
 
 /// One entry of a "Largest program allocations" (or similar) listing.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -356,6 +441,43 @@ pub struct TopAllocation {
     pub xla_label: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub allocation_type: Option<String>,
+}
+
+impl TopAllocation {
+    /// The shape in words. The E1000 "Memory usage report" lists every
+    /// value that uses one chunk in turn (`5×f32[…]` is five values of that
+    /// shape, `bf16[2], 3×f32[4]` four values of two shapes), not copies:
+    /// `one chunk for 5 values of f32[…] in turn`, `one chunk shared in turn
+    /// by bf16[2], 3 values of f32[4]`. Other listings print one shape,
+    /// returned as it is.
+    pub fn shape_words(&self) -> String {
+        let items: Vec<(u64, &str)> = self
+            .shape
+            .split(", ")
+            .map(|item| match item.split_once('×') {
+                Some((n, shape)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                    (n.parse().unwrap_or(1), shape)
+                }
+                _ => (1, item),
+            })
+            .collect();
+        let values: u64 = items.iter().map(|(n, _)| *n).sum();
+        if values <= 1 {
+            return self.shape.clone();
+        }
+        let words: Vec<String> = items
+            .iter()
+            .map(|(n, shape)| match n {
+                1 => shape.to_string(),
+                n => format!("{n} values of {shape}"),
+            })
+            .collect();
+        if items.len() == 1 {
+            format!("one chunk for {} in turn", words.join(""))
+        } else {
+            format!("one chunk shared in turn by {}", words.join(", "))
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -772,4 +894,60 @@ pub fn content_hash(data: &[u8]) -> String {
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
     format!("{h:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_usage_report_shape_is_values_in_turn_not_copies() {
+        // Shapes as libtpu 0.0.52 prints them (fixtures/oom-transformer-scan).
+        let t = |shape: &str| TopAllocation {
+            shape: shape.into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            t("5×bf16[32,4,2048,4608]").shape_words(),
+            "one chunk for 5 values of bf16[32,4,2048,4608] in turn"
+        );
+        assert_eq!(
+            t("bf16[4,2048,50257], bf16[50257,1536], 5×bf16[32,4,2048,6144]").shape_words(),
+            "one chunk shared in turn by bf16[4,2048,50257], bf16[50257,1536], 5 values of bf16[32,4,2048,6144]"
+        );
+        assert_eq!(
+            t("f32[32768,100003]{1,0:T(8,128)}").shape_words(),
+            "f32[32768,100003]{1,0:T(8,128)}"
+        );
+    }
+
+    #[test]
+    fn the_same_failure_in_the_error_and_the_log_is_one() {
+        // fixtures/oom-single-buffer: the E1000 error (no excess printed)
+        // and the log's "Used 24.92G of 15.75G ... Exceeded by 9.17G".
+        let error = OomEvent {
+            kind: OomKind::TpuCompileHbm,
+            memory_space: MemorySpace::Hbm,
+            input: "error.txt".into(),
+            used_bytes: Some(26757646254),
+            limit_bytes: Some(16911433728),
+            ..Default::default()
+        };
+        let log = OomEvent {
+            input: "compile.log".into(),
+            exceeded_bytes: Some(9846212526),
+            top_allocations: vec![TopAllocation::default()],
+            ..error.clone()
+        };
+        assert!(error.same_failure(&log));
+        let events = [error.clone(), log.clone()];
+        let groups = same_failures(&events);
+        assert_eq!(groups.len(), 1);
+        assert_eq!(groups[0][0].input, "compile.log", "the richer event first");
+        let other = OomEvent {
+            used_bytes: Some(26757646255),
+            ..error
+        };
+        assert!(!other.same_failure(&log));
+    }
 }

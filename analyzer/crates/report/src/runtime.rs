@@ -62,6 +62,21 @@ pub struct DeviceBalance {
     /// Stacks whose bytes differ between devices, most uneven first
     /// (largest gap between the heaviest and lightest device).
     pub uneven_stacks: Vec<UnevenStack>,
+    /// Stacks held in the same amount on every device, largest first: a
+    /// replicated array (a whole copy per device), or an evenly sharded one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub even_stacks: Vec<EvenStack>,
+}
+
+/// One stack whose bytes are the same on every device.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EvenStack {
+    /// Where the buffers were created (innermost user frame).
+    pub frame: Frame,
+    /// Bytes on each device (all devices hold this much).
+    pub bytes_per_device: u64,
+    /// Buffers on each device.
+    pub count_per_device: u64,
 }
 
 /// One stack whose bytes are not the same on every device.

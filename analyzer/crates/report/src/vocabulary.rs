@@ -185,6 +185,20 @@ impl PeakKind {
     }
 }
 
+impl PeakKind {
+    /// Which peak this is in a few words, for sentences that already say
+    /// much (a headline); [`words`](Self::words) says how it is counted.
+    pub fn short_words(&self) -> &'static str {
+        match self {
+            PeakKind::HeapSimulator => "heap-simulator peak",
+            PeakKind::BufferLiveness => "buffer-assignment peak",
+            PeakKind::BufferLivenessEstimated => "estimated peak",
+            PeakKind::LiveRange => "live-range peak",
+            PeakKind::Other(_) => "peak",
+        }
+    }
+}
+
 impl MemoryColor {
     /// The memory this colour is, in words for people (`0` → HBM).
     pub fn words(self) -> String {

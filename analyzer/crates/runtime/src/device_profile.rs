@@ -9,7 +9,7 @@ use crate::error::RuntimeError;
 use crate::gzip::{maybe_gunzip, MAX_DECOMPRESSED_BYTES};
 use crate::pprof::{check, decode, CheckedProfile, SampleKind};
 use oomscope_report::{
-    DeviceBalance, DeviceMemory, DeviceMemoryProfile, Frame, FrameKind, SourceLineBytes,
+    DeviceBalance, DeviceMemory, DeviceMemoryProfile, EvenStack, Frame, FrameKind, SourceLineBytes,
     StackSample, UnevenStack,
 };
 use std::collections::{BTreeMap, HashMap};
@@ -80,6 +80,7 @@ fn summarize(input: &str, p: &CheckedProfile) -> DecodedDeviceProfile {
     let mut all_stacks: HashMap<usize, Totals> = HashMap::new();
     let mut buffer_stacks: HashMap<usize, Totals> = HashMap::new();
     let mut by_stack_device: HashMap<(usize, u32), u64> = HashMap::new();
+    let mut count_by_stack_device: HashMap<(usize, u32), u64> = HashMap::new();
     for s in &p.samples {
         let next = stack_locs.len();
         let id = *stack_ids.entry(&s.locations).or_insert_with(|| {
@@ -100,6 +101,8 @@ fn summarize(input: &str, p: &CheckedProfile) -> DecodedDeviceProfile {
                 if let Some(d) = s.device {
                     let e = by_stack_device.entry((id, d)).or_default();
                     *e = e.saturating_add(s.bytes);
+                    let c = count_by_stack_device.entry((id, d)).or_default();
+                    *c = c.saturating_add(s.count);
                 }
             }
             SampleKind::Executable => {
@@ -166,7 +169,13 @@ fn summarize(input: &str, p: &CheckedProfile) -> DecodedDeviceProfile {
         })
         .collect();
 
-    out.balance = balance(p, &devices, &buffer_stacks, &by_stack_device, &stack_locs);
+    out.balance = balance(
+        p,
+        &devices,
+        &buffer_stacks,
+        (&by_stack_device, &count_by_stack_device),
+        &stack_locs,
+    );
     out.devices = devices;
     DecodedDeviceProfile {
         profile: out,
@@ -226,7 +235,10 @@ fn balance(
     p: &CheckedProfile,
     devices: &[DeviceMemory],
     buffer_stacks: &HashMap<usize, Totals>,
-    by_stack_device: &HashMap<(usize, u32), u64>,
+    (by_stack_device, count_by_stack_device): (
+        &HashMap<(usize, u32), u64>,
+        &HashMap<(usize, u32), u64>,
+    ),
     stack_locs: &[&[u32]],
 ) -> Option<DeviceBalance> {
     let holding: Vec<&DeviceMemory> = devices.iter().filter(|d| d.buffer_count > 0).collect();
@@ -257,6 +269,7 @@ fn balance(
         .filter(|&d| devices[d as usize].buffer_count > 0)
         .collect();
     let mut uneven: Vec<(u64, usize, u64, u64)> = Vec::new();
+    let mut even: Vec<(u64, usize)> = Vec::new();
     let mut ids: Vec<usize> = buffer_stacks.keys().copied().collect();
     ids.sort_unstable();
     for id in ids {
@@ -268,10 +281,26 @@ fn balance(
             out.even_bytes = out
                 .even_bytes
                 .saturating_add(max.saturating_mul(device_ids.len() as u64));
+            even.push((max, id));
         } else if max > min {
             uneven.push((max - min, id, min, max));
         }
     }
+    even.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    out.even_stacks = even
+        .into_iter()
+        .take(TOP_UNEVEN_STACKS)
+        .map(|(bytes, id)| EvenStack {
+            frame: attributed_frame(p, stack_locs.get(id).copied().unwrap_or_default()),
+            bytes_per_device: bytes,
+            // The same on every device when the sizes are; the first
+            // device's count otherwise.
+            count_per_device: device_ids
+                .first()
+                .and_then(|&d| count_by_stack_device.get(&(id, d)).copied())
+                .unwrap_or(0),
+        })
+        .collect();
     if devices.len() <= MAX_DEVICES_FOR_SPREAD {
         uneven.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         out.uneven_stacks = uneven

@@ -10,7 +10,7 @@ use leptos::ev;
 use leptos::html;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use oomscope_report::compare::default_label;
+use oomscope_report::compare::{default_label, distinct_labels};
 use oomscope_report::units::format_bytes;
 use web_sys::{DragEvent, HtmlInputElement};
 
@@ -80,7 +80,12 @@ pub fn CompareSetup() -> impl IntoView {
             ));
             return;
         }
-        worker_client::submit_comparison(state, files_a, files_b, (a.label_now(), b.label_now()));
+        let labels = if a.label_typed.get_untracked() || b.label_typed.get_untracked() {
+            (a.label_now(), b.label_now())
+        } else {
+            distinct_labels(a.label_now(), b.label_now())
+        };
+        worker_client::submit_comparison(state, files_a, files_b, labels);
     };
     view! {
         <section class="card compare-setup" id="compare-setup" aria-labelledby="compare-setup-title">

@@ -141,7 +141,7 @@ pub fn ModulesView(report: Arc<Report>) -> impl IntoView {
         <section class="card" id="modules" aria-labelledby="modules-title">
             <div class="section-head">
                 <h2 id="modules-title">"Memory by module"</h2>
-                <span class="muted">{format!("{count} module analysis{}", if count == 1 { "" } else { "es" })}</span>
+                <span class="muted">{format!("{count} module {}", if count == 1 { "analysis" } else { "analyses" })}</span>
             </div>
             <div class="pickers">
                 <label>
@@ -258,8 +258,8 @@ fn ModuleDetail(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
                 </div>
                 {module.compiler_peak_bytes.map(|b| view! {
                     <div class="stat" data-field="compiler_peak">
-                        <dt>"Compiler's own figure"</dt>
-                        <dd><Bytes value=b/></dd>
+                        <dt>"Compiler's live-range sum"</dt>
+                        <dd><Bytes value=b/><span class="stat-note">{compiler_figure_note(b, module.peak_bytes)}</span></dd>
                     </div>
                 })}
             </dl>
@@ -280,6 +280,20 @@ fn ModuleDetail(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
                 .into_any()
             }}
         </div>
+    }
+}
+
+/// What the compiler's own figure is (the total its `-live-range.txt`
+/// prints at its peak moment, the only source of `compiler_peak_bytes`) and
+/// why it differs from the peak shown beside it.
+fn compiler_figure_note(figure: u64, peak: u64) -> String {
+    let why = "the total the compiler's live-range dump prints at its own peak moment: logical (unpadded) sizes, a while loop's tuple aliases counted once per alias";
+    if figure > peak {
+        format!("{why}, so it is larger than the peak, which counts each buffer once")
+    } else if figure < peak {
+        format!("{why}; the peak counts padding and parameters, so it is larger")
+    } else {
+        format!("{why}; here it equals the peak")
     }
 }
 

@@ -289,7 +289,7 @@ fn SubjectView(subject: Subject) -> impl IntoView {
                     <div class="stat" data-field="peak_unpadded"><dt>"Peak, unpadded"</dt><dd><Bytes value=p/></dd></div>
                 })}
                 {(estimated_total > 0).then(|| view! {
-                    <div class="stat" data-field="estimated_saving"><dt>"Suggestions could save"</dt><dd><Bytes value=estimated_total/><span class="stat-note">"estimate, over the listed shapes"</span></dd></div>
+                    <div class="stat" data-field="estimated_saving"><dt>"Suggestions could save"</dt><dd><Bytes value=estimated_total/><span class="stat-note">"estimate, over all buffers of the listed shapes (not only those at the peak)"</span></dd></div>
                 })}
             </dl>
             <div class="plot-toolbar" role="toolbar" aria-label="Padding controls">

@@ -26,10 +26,18 @@ pub fn Suggestions(summary: PaddingSummary) -> impl IntoView {
             view! {
                 <li data-shape=e.shape.clone()>
                     <span class="mono">{e.shape.clone()}</span>
-                    {format!(" ({}×, {}): ", e.count, format_bytes(e.padding_bytes))}
+                    {format!(
+                        " ({} buffer{}, {} of padding): ",
+                        e.count,
+                        if e.count == 1 { "" } else { "s" },
+                        format_bytes(e.padding_bytes)
+                    )}
                     {e.suggestion.clone()}
                     {e.suggestion_saves_bytes.map(|b| view! {
-                        <span class="estimate">" Estimated saving over all " {e.count} " buffers: " <Bytes value=b/> " (estimate)"</span>
+                        <span class="estimate">
+                            {if e.count == 1 { " Estimated saving on this buffer: ".to_string() } else { format!(" Estimated saving over all {} buffers: ", e.count) }}
+                            <Bytes value=b/> " (estimate)"
+                        </span>
                     })}
                 </li>
             }

@@ -68,9 +68,16 @@ fn SeriesView(series: DeviceMemorySeries) -> impl IntoView {
         .iter()
         .map(|i| base_name(i).to_string())
         .collect();
-    let mut columns: Vec<(&'static str, bool)> = vec![("Created at", false)];
-    columns.extend(std::iter::repeat_n(("Bytes", true), names.len()));
-    columns.push(("Growth", true));
+    // One column per profile, headed by its file's name (not "Bytes" each).
+    let header = view! {
+        <thead>
+            <tr>
+                <th scope="col">"Created at"</th>
+                {names.iter().map(|n| view! { <th scope="col" class="num">{n.clone()}</th> }).collect_view()}
+                <th scope="col" class="num">"Growth"</th>
+            </tr>
+        </thead>
+    };
     let headline = series.growing_stacks.first().map(|g| {
         format!(
             "Buffers created at {} grow by {} across these profiles.",
@@ -84,7 +91,7 @@ fn SeriesView(series: DeviceMemorySeries) -> impl IntoView {
             <p role="status">{headline.unwrap_or_else(|| "No stack grows across these profiles.".into())}</p>
             <table class="data">
                 <caption>"Stacks whose live bytes grow from profile to profile (in profile order)"</caption>
-                <TableHead columns=columns/>
+                {header}
                 <tbody>
                     {series
                         .growing_stacks
@@ -215,8 +222,14 @@ fn ProfileView(profile: DeviceMemoryProfile) -> impl IntoView {
         <div class="runtime-profile" data-testid="device-memory-profile">
             <h3>{format!("JAX device memory profile · {}", base_name(&profile.input))}</h3>
             <p>
-                <Bytes value=profile.buffer_bytes/> {format!(" in {} live buffers on {} devices; ", group_digits(profile.buffer_count), profile.devices.len())}
-                {format!("{} executables", group_digits(profile.executable_count))}
+                <Bytes value=profile.buffer_bytes/> {format!(
+                    " in {} live buffer{} on {} device{}; ",
+                    group_digits(profile.buffer_count),
+                    if profile.buffer_count == 1 { "" } else { "s" },
+                    profile.devices.len(),
+                    if profile.devices.len() == 1 { "" } else { "s" }
+                )}
+                {format!("{} executable{}", group_digits(profile.executable_count), if profile.executable_count == 1 { "" } else { "s" })}
                 {(profile.executable_bytes > 0).then(|| view! { " (" <Bytes value=profile.executable_bytes/> ")" })}
                 "."
             </p>

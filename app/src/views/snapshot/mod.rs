@@ -94,13 +94,17 @@ fn StateTable(snapshot: MemorySnapshot) -> impl IntoView {
             "Free inside blocks (rounding)",
             snapshot.free_internal_bytes,
         ),
+        // "Fragmentation" names one number only: the free blocks stranded
+        // between live ones, which only expandable segments return. The
+        // free blocks of segsum's "external" count include whole free
+        // segments that empty_cache() returns, so they get another name.
         (
-            "Free between blocks (fragmentation)",
+            "Free outside blocks in use (segsum's external)",
             snapshot.free_external_bytes,
         ),
         ("Private pools (CUDA graphs)", snapshot.private_pool_bytes),
         (
-            "expandable_segments:True would return",
+            "Fragmentation: free blocks stranded between live ones (expandable_segments:True would return them)",
             snapshot.expandable_segments_would_return_bytes,
         ),
     ];

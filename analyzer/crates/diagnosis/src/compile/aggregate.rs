@@ -102,16 +102,16 @@ pub(super) fn section(
                     pad.action(
                         "align_dims",
                         &format!(
-                            "{} ×{}: {} of padding ({:.1}× expansion). {}",
+                            "{} ({} of this shape, live at the peak or not): {} of padding ({:.1}× expansion). {}",
                             entry.shape,
-                            entry.count,
+                            crate::facts::counted(entry.count as f64, "buffer", "buffers"),
                             gib(entry.padding_bytes),
                             entry.expansion,
                             entry.suggestion
                         ),
                         Some((
                             signed(saves),
-                            "padding model: padded − unpadded size of these buffers".into(),
+                            "padding model: padded − unpadded size of every buffer of this shape, live at the peak or not".into(),
                         )),
                     );
                 }

@@ -3,7 +3,7 @@
 //! mesh shape or a missing sharding annotation that replicates it); the XLA
 //! label points at the source.
 
-use crate::facts::{gib, pct_fact, pct_text, signed, Alloc, CompileFacts};
+use crate::facts::{chips, gib, pct_fact, pct_text, signed, Alloc, Chips, CompileFacts};
 use crate::ids::*;
 use crate::node::NodeEval;
 use oomscope_report::{BufferCategory, Confidence, MemorySpace};
@@ -189,16 +189,35 @@ fn children(
     nodes.push(dbg);
 
     let mut shard = NodeEval::new(LARGE_SHARDING, "");
-    let replicated = largest.label.contains("replicated");
+    let several = chips(f) == Chips::Several;
+    // On one chip every array is labelled replicated: the label says
+    // something only about a program that runs on several.
+    let replicated = several && largest.label.contains("replicated");
     shard.fact("replicated_label", replicated);
     shard.cite("kept whole on one chip", [largest.cited()]);
-    shard.reason = format!(
-        "{} ({} of the limit){} is kept whole on one chip{}; check its mesh axes and sharding annotation.",
-        largest.what(),
-        pct_text(largest.size, limit),
-        if debug.is_empty() { " has no debug origin and" } else { "" },
-        if replicated { " (its label says replicated)" } else { "" }
-    );
+    shard.reason = if several {
+        format!(
+            "{} ({} of the limit){} is kept whole on one chip{}; check its mesh axes and sharding annotation.",
+            largest.what(),
+            pct_text(largest.size, limit),
+            if debug.is_empty() { " has no debug origin and" } else { "" },
+            if replicated { " (its label says replicated)" } else { "" }
+        )
+    } else {
+        format!(
+            "{} ({} of the limit){} is kept whole. Nothing in these inputs shows the program runs on several chips (it has no collective): on one chip, sharding cannot split it, so it must shrink or be computed in chunks; on several chips, check its mesh axes and sharding annotation.",
+            largest.what(),
+            pct_text(largest.size, limit),
+            if debug.is_empty() { " has no debug origin and" } else { "" },
+        )
+    };
+    if !several {
+        shard.action(
+            "single_chip",
+            &format!("It is {}{}.", gib(largest.size), with_origin(largest)),
+            None,
+        );
+    }
     let excess = f.excess.or_else(|| largest.size.checked_sub(limit));
     let plan = shard_plan(f, largest, excess);
     walk.large_evident = !debug.is_empty() || plan.as_ref().is_some_and(|p| p.from_program);
@@ -220,17 +239,21 @@ fn children(
                 ),
                 Some((signed(saving), p.how.clone())),
             );
-            shard_answer = Some(Answer {
-                node: LARGE_SHARDING,
-                step: format!(
-                    "shard {} ({} on every chip) over {} chips: check its mesh axes and sharding annotation{}",
-                    largest.what(),
-                    gib(largest.size),
-                    p.chips,
-                    if replicated { " (its label says replicated)" } else { "" }
-                ),
-                estimate: Some(saving),
-                confidence: Some(p.confidence),
+            shard_answer = Some(if several || p.from_program {
+                Answer {
+                    node: LARGE_SHARDING,
+                    step: format!(
+                        "shard {} ({} on every chip) over {} chips: check its mesh axes and sharding annotation{}",
+                        largest.what(),
+                        gib(largest.size),
+                        p.chips,
+                        if replicated { " (its label says replicated)" } else { "" }
+                    ),
+                    estimate: Some(saving),
+                    confidence: Some(p.confidence),
+                }
+            } else {
+                single_chip_answer(largest, limit, Some(p.chips))
             });
         }
         None => shard.action(
@@ -259,10 +282,10 @@ fn children(
     walk.summary = format!(
         "{what} {} of the limit → large allocations: {}{}",
         pct_text(largest.size, limit),
-        if debug.is_empty() {
-            "mesh shape or sharding"
-        } else {
-            "debug artefacts"
+        match (debug.is_empty(), several) {
+            (false, _) => "debug artefacts",
+            (true, true) => "mesh shape or sharding",
+            (true, false) => "shrink it or compute it in chunks (or shard it, on several chips)",
         },
         if rest_fits {
             ""
@@ -282,6 +305,7 @@ fn children(
             estimate: Some(a.size),
             confidence: Some(Confidence::High),
         }),
+        None if !several => shard_answer.or(Some(single_chip_answer(largest, limit, None))),
         None => shard_answer.or(Some(Answer {
             node: LARGE_SHARDING,
             step: format!(
@@ -295,6 +319,27 @@ fn children(
             confidence: None,
         })),
     };
+}
+
+/// The next step for a large buffer of a program that nothing shows runs on
+/// several chips: what a single-chip program can do, then sharding if it
+/// does run on several (`chips`: how many would absorb the excess).
+fn single_chip_answer(largest: &Alloc, limit: u64, chips: Option<u64>) -> Answer {
+    Answer {
+        node: LARGE_SHARDING,
+        step: format!(
+            "make {} ({}, {} of the limit){} smaller or compute it in chunks (a smaller batch or vocabulary dimension, jax.lax.map or a scan over its largest dimension, bfloat16); nothing shows this program runs on several chips, but if it does, shard it{}",
+            largest.what(),
+            gib(largest.size),
+            pct_text(largest.size, limit),
+            with_origin(largest),
+            chips
+                .map(|n| format!(" over {n} chips (check its mesh axes and sharding annotation)"))
+                .unwrap_or_else(|| " (check its mesh axes and sharding annotation)".into())
+        ),
+        estimate: None,
+        confidence: None,
+    }
 }
 
 /// Over how many chips to shard the large buffer, and why.

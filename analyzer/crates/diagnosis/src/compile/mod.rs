@@ -80,7 +80,18 @@ pub(crate) fn evaluate(f: &CompileFacts<'_>) -> Evaluation {
         ordered.push(node.build());
     }
     let numbers = headline_numbers(f);
-    let answer = choose_answer(f, &walk);
+    let mut answer = choose_answer(f, &walk);
+    if f.event.is_impossible() {
+        // No remedy trims a need beyond every device: the size is wrong.
+        if let Some(a) = answer.as_mut() {
+            a.step = format!(
+                "find the shape or size computed wrong (an overflowing dimension, a broadcast over the wrong axis, a size read from the wrong variable); then {}",
+                a.step
+            );
+            a.estimate = None;
+            a.confidence = None;
+        }
+    }
     let headline = match &answer {
         Some(a) => Headline {
             node: a.node.to_string(),
@@ -139,7 +150,32 @@ fn headline_numbers(f: &CompileFacts<'_>) -> String {
             );
         }
     }
+    if f.event.is_requirement() {
+        if let (Some(need), Some(limit)) = (f.used, f.limit) {
+            // "Requires X, has Y available": the compiler's estimate before
+            // it gave up, not what the program used.
+            return if f.event.is_impossible() {
+                format!(
+                    "{space}: the compiler gave up early, printing an impossible requirement of {} with {} available: no device holds that much, so a size in the program is wrong",
+                    gib(need),
+                    gib(limit)
+                )
+            } else {
+                format!(
+                    "{space}: the compiler gave up early: it estimates the program requires {} with {} available (+{})",
+                    gib(need),
+                    gib(limit),
+                    gib(need.saturating_sub(limit))
+                )
+            };
+        }
+    }
     match (f.used, f.limit) {
+        (Some(used), Some(limit)) if f.event.is_impossible() => format!(
+            "{space} ran out at compile time: the program needs {} with a {} limit, an impossible size for any device, so a size in the program is wrong",
+            gib(used),
+            gib(limit)
+        ),
         (Some(used), Some(limit)) => {
             let excess = f.excess.unwrap_or(used.saturating_sub(limit));
             format!(
