@@ -87,6 +87,7 @@ class _Recorder(object):
         self.seq = 0
         self.step = 0
         self.stopped = None
+        self.exited = False
         self.every = _every()
         self.sampler = None
         self._rank_from_env()
@@ -174,6 +175,12 @@ class _Recorder(object):
     def after_jax(self, jax):
         self.frameworks.append("jax")
         self.save_meta()
+        # jax's own atexit handler (api.clean_up) clears its backends, and
+        # atexit runs handlers last-registered first: registered again now,
+        # after jax's, the final sample runs while the backends still exist.
+        import atexit
+
+        atexit.register(self.at_exit)
         try:
             import jax.distributed as dist
 
@@ -356,6 +363,10 @@ class _Recorder(object):
         self.sampler = (thread, stop)
 
     def at_exit(self):
+        # Registered at start-up and again after jax's import: once is enough.
+        if self.exited:
+            return
+        self.exited = True
         if self.sampler is not None:
             self.sampler[1].set()
         try:
