@@ -58,6 +58,30 @@ pub struct RefLine {
     pub color: &'static str,
 }
 
+/// A filled area under `points` (x, the area's top in bytes) down to
+/// zero. Areas are drawn under the series, in order: a stacked chart passes
+/// each band's cumulative top, the top band first, so each lower band
+/// covers the one above it below its own top.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Area {
+    /// Names the area (a legend entry); tags its polygon in SVG as
+    /// `data-series`.
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+    pub color: &'static str,
+    /// Hold each value until the next point.
+    pub steps: bool,
+}
+
+/// A vertical line at an x other than the peak, dashed and labelled in its
+/// colour (an out-of-memory event).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventLine {
+    pub x: f64,
+    pub label: String,
+    pub color: &'static str,
+}
+
 /// A vertical line at one x, labelled (the peak).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Marker {
@@ -91,7 +115,9 @@ pub struct Chart {
     pub title: Option<String>,
     pub x_label: String,
     pub series: Vec<Series>,
+    pub areas: Vec<Area>,
     pub lines: Vec<RefLine>,
+    pub events: Vec<EventLine>,
     pub marks: Vec<Mark>,
     pub marker: Option<Marker>,
     pub x_range: Option<(f64, f64)>,
@@ -209,14 +235,47 @@ pub fn draw_on_canvas(
 
 /// `chart` as an SVG document `width` × `height` CSS pixels.
 pub fn svg(chart: &Chart, width: f64, height: f64) -> Result<String, String> {
+    svg_and_frame(chart, width, height).map(|(doc, _)| doc)
+}
+
+/// `chart` as an SVG document, and where its plot is in it.
+fn svg_and_frame(chart: &Chart, width: f64, height: f64) -> Result<(String, PlotFrame), String> {
     let mut out = String::new();
+    let frame;
     {
         let area = SVGBackend::with_string(&mut out, (width.round() as u32, height.round() as u32))
             .into_drawing_area();
-        plot(&area, 1.0, chart)?;
+        frame = plot(&area, 1.0, chart)?;
         area.present().map_err(|e| e.to_string())?;
     }
-    Ok(out)
+    Ok((out, frame))
+}
+
+/// `chart` as an SVG document to place in the page: scaled to its box
+/// (`viewBox`), each area's polygon tagged `data-series="label"` in the
+/// order drawn, so that a legend can be checked against what it names.
+pub fn inline_svg(chart: &Chart, width: f64, height: f64) -> Result<(String, PlotFrame), String> {
+    let (doc, frame) = svg_and_frame(chart, width, height)?;
+    let mut out = String::with_capacity(doc.len() + 64 * chart.areas.len());
+    let mut rest = doc.as_str();
+    let mut labels = chart.areas.iter().map(|a| a.label.as_str());
+    while let Some(at) = rest.find("<polygon ") {
+        out.push_str(&rest[..at]);
+        out.push_str("<polygon ");
+        if let Some(label) = labels.next() {
+            out.push_str(&format!("data-series=\"{}\" ", xml_escape(label)));
+        }
+        rest = &rest[at + "<polygon ".len()..];
+    }
+    out.push_str(rest);
+    Ok((out, frame))
+}
+
+fn xml_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// `#0969da` → its colour (grey for anything else).
@@ -236,6 +295,7 @@ fn ranges(chart: &Chart) -> (f64, f64, f64) {
             .series
             .iter()
             .flat_map(|s| s.points.iter().map(|p| p.0))
+            .chain(chart.areas.iter().flat_map(|a| a.points.iter().map(|p| p.0)))
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
                 (lo.min(x), hi.max(x))
             })
@@ -251,6 +311,7 @@ fn ranges(chart: &Chart) -> (f64, f64, f64) {
             .series
             .iter()
             .flat_map(|s| s.points.iter().map(|p| p.1))
+            .chain(chart.areas.iter().flat_map(|a| a.points.iter().map(|p| p.1)))
             .chain(chart.lines.iter().map(|l| l.bytes))
             .fold(0.0f64, f64::max)
     });
@@ -366,6 +427,19 @@ pub fn plot<DB: DrawingBackend>(
     }
 
     let plot_width = f64::from(plane.plotting_area().dim_in_pixel().0);
+    for a in &chart.areas {
+        let visible = clip(&a.points, x0, x1, y_max);
+        let thin = per_pixel_max(&visible, x0, x1 - x0, plot_width);
+        let thin: Vec<(f64, f64)> = thin.into_iter().map(|(x, bytes)| (x, y(bytes))).collect();
+        let mut outline = if a.steps { as_steps(&thin) } else { thin };
+        if let (Some(&(first, _)), Some(&(last, _))) = (outline.first(), outline.last()) {
+            outline.push((last, 0.0));
+            outline.push((first, 0.0));
+            plane
+                .draw_series(std::iter::once(Polygon::new(outline, rgb(a.color).filled())))
+                .map_err(err)?;
+        }
+    }
     for s in &chart.series {
         let visible = clip(&s.points, x0, x1, y_max);
         let thin = per_pixel_max(&visible, x0, x1 - x0, plot_width);
@@ -421,6 +495,31 @@ pub fn plot<DB: DrawingBackend>(
                     ),
             )),
         }
+        .map_err(err)?;
+    }
+
+    for event in chart.events.iter().filter(|e| (x0..=x1).contains(&e.x)) {
+        let colour = rgb(event.color);
+        plane
+            .draw_series(DashedLineSeries::new(
+                [(event.x, 0.0), (event.x, y(y_max))],
+                px(6.0),
+                px(4.0),
+                colour.stroke_width(width_of(2.0)),
+            ))
+            .map_err(err)?;
+        let (x, top) = plane.backend_coord(&(event.x, y(y_max)));
+        let right_half = event.x > x0 + (x1 - x0) / 2.0;
+        let (anchor, dx) = if right_half {
+            (HPos::Right, -px(4.0))
+        } else {
+            (HPos::Left, px(4.0))
+        };
+        area.draw(&Text::new(
+            event.label.clone(),
+            (x + dx, top + px(16.0)),
+            text(colour, true).pos(Pos::new(anchor, VPos::Top)),
+        ))
         .map_err(err)?;
     }
 

@@ -22,7 +22,6 @@ pub const HEAP: &str = "#1f2328";
 pub const UNPADDED: &str = "#8250df";
 pub const LIMIT: &str = "#cf222e";
 pub const PEAK: &str = "#bc4c00";
-pub const BASE: [u8; 3] = [0xd0, 0xd7, 0xde];
 
 /// Category colours, in [`super::index::CATEGORIES`] order.
 pub const CATEGORY_COLORS: [[u8; 3]; 6] = [
@@ -191,10 +190,6 @@ pub fn rasterize(
             fill(pixels, w, 0, w, r, r + 1, GRID);
         }
     }
-    if index.base_bytes > 0 {
-        let top = row(index.base_bytes as f64).min(h.saturating_sub(1));
-        fill(pixels, w, 0, w, top, h, BASE);
-    }
 
     let mut drawn = 0usize;
     index.for_each_visible(area.x0, area.x1, |band| {
@@ -266,10 +261,6 @@ pub fn paint_bands(
     );
     let w = pw.ceil() as usize;
     let h = ph.ceil() as usize;
-    if index.base_bytes > 0 {
-        let y = frame.py(index.base_bytes as f64);
-        painter.rect(left, y, pw, top + ph - y, &hex(BASE), None);
-    }
     let mut thin = vec![false; w * h];
     index.for_each_visible(frame.x0, frame.x1, |band| {
         let x0 = frame.px(band.start as f64).max(left);
@@ -314,6 +305,147 @@ pub fn paint_bands(
                 r += 1;
             }
         }
+    }
+}
+
+/// Width of 12px text, estimated (bold is a little wider).
+fn text_width(text: &str, bold: bool) -> f64 {
+    text.chars().count() as f64 * if bold { 7.2 } else { 6.6 }
+}
+
+/// Whether a box `[x0, x1] × [y0, y1]` touches any segment of `line`.
+fn touches(line: &[(f64, f64)], (x0, x1, y0, y1): (f64, f64, f64, f64)) -> bool {
+    line.windows(2).any(|w| {
+        let (a, b) = (w[0], w[1]);
+        let (lx, hx) = (a.0.min(b.0), a.0.max(b.0));
+        let (ly, hy) = (a.1.min(b.1), a.1.max(b.1));
+        hx >= x0 && lx <= x1 && hy >= y0 && ly <= y1
+    }) || line
+        .iter()
+        .any(|&(x, y)| x >= x0 && x <= x1 && y >= y0 && y <= y1)
+}
+
+/// Where the limit's label goes: the first of right above, right below,
+/// left above, left below the limit line at `y` whose text box touches
+/// none of `lines` (the heap envelopes), else right above. Returns the
+/// text's anchor and alignment.
+pub fn limit_label_place(
+    frame: &Frame,
+    y: f64,
+    label: &str,
+    lines: &[&[(f64, f64)]],
+) -> (f64, f64, Align) {
+    let width = text_width(label, true);
+    let (left, right) = (frame.plot_left(), frame.plot_left() + frame.plot_width());
+    let candidates = [
+        (right - 4.0, y - 9.0, Align::Right),
+        (right - 4.0, y + 10.0, Align::Right),
+        (left + 4.0, y - 9.0, Align::Left),
+        (left + 4.0, y + 10.0, Align::Left),
+    ];
+    let fits = |&(x, ty, align): &(f64, f64, Align)| {
+        let (x0, x1) = match align {
+            Align::Right => (x - width, x),
+            Align::Left => (x, x + width),
+            Align::Center => (x - width / 2.0, x + width / 2.0),
+        };
+        let bounds = (x0 - 2.0, x1 + 2.0, ty - 7.0, ty + 7.0);
+        ty - 7.0 >= 0.0
+            && ty + 7.0 <= frame.plot_top() + frame.plot_height()
+            && !lines.iter().any(|l| touches(l, bounds))
+    };
+    candidates
+        .iter()
+        .copied()
+        .find(fits)
+        .unwrap_or(candidates[0])
+}
+
+/// Text on the whole-program bands: each band tall enough for a line says
+/// what it is (name, shape, size, its pair or its donation); each group
+/// (parameters, outputs, constants) tall enough says its total at the
+/// right.
+pub fn paint_whole_program_labels(
+    module: &ModuleReport,
+    index: &TimelineIndex,
+    frame: &Frame,
+    painter: &mut dyn Painter,
+) {
+    const LINE: f64 = 14.0;
+    let (left, pw) = (frame.plot_left(), frame.plot_width());
+    let top = frame.plot_top();
+    let bottom = top + frame.plot_height();
+    let visible = |y0: f64, y1: f64| y0 >= top - 0.5 && y1 <= bottom + 0.5;
+    let mut groups: Vec<(oomscope_report::BufferCategory, u64, u64, u64, usize)> = Vec::new(); // category, lo, hi, bytes, count
+    let first = index.whole.first;
+    for (i, b) in module.buffers.iter().enumerate().skip(first) {
+        let Some(band) = index.band_of.get(i).copied().flatten() else {
+            continue;
+        };
+        let band = index.bands[band as usize];
+        match groups.last_mut() {
+            Some(g) if g.0 == b.category => {
+                g.2 = band.y1;
+                g.3 = g.3.saturating_add(b.size_bytes);
+                g.4 += 1;
+            }
+            _ => groups.push((b.category, band.y0, band.y1, b.size_bytes, 1)),
+        }
+        let (y0, y1) = (frame.py(band.y1 as f64), frame.py(band.y0 as f64));
+        if y1 - y0 < LINE || !visible(y0, y1) {
+            continue;
+        }
+        let mut text = format!("{} · {}", b.name, format_bytes(b.size_bytes));
+        if !b.shape.is_empty() {
+            text = format!("{} · {} · {}", b.name, b.shape, format_bytes(b.size_bytes));
+        }
+        if let (Some(n), Some(p)) = (
+            index.pair_number.get(i).copied().flatten(),
+            index.partner.get(i).copied().flatten(),
+        ) {
+            let other = &module.buffers[p as usize];
+            text.push_str(&format!(
+                " · pair {n} with {} {}",
+                super::index::category_name(other.category),
+                other.name
+            ));
+        } else if index.donated(i as u32) {
+            text.push_str(" · donated: the output reuses it");
+        }
+        let room = ((pw * 0.62 - 8.0) / 6.6).max(4.0) as usize;
+        if text.chars().count() > room {
+            text = text.chars().take(room.saturating_sub(1)).collect::<String>() + "…";
+        }
+        let color = match b.category {
+            oomscope_report::BufferCategory::Output | oomscope_report::BufferCategory::Small => {
+                HEAP
+            }
+            _ => "#ffffff",
+        };
+        painter.text(left + 6.0, (y0 + y1) / 2.0, &text, color, Align::Left, false);
+    }
+    for (category, lo, hi, bytes, count) in groups {
+        let (y0, y1) = (frame.py(hi as f64), frame.py(lo as f64));
+        if y1 - y0 < LINE || !visible(y0, y1) {
+            continue;
+        }
+        let noun = match category {
+            oomscope_report::BufferCategory::Parameter => "parameters",
+            oomscope_report::BufferCategory::Output => "outputs",
+            oomscope_report::BufferCategory::Constant => "constants",
+            _ => "other",
+        };
+        let text = format!("{noun}: {count}, {}", format_bytes(bytes));
+        let x = left + pw - 6.0;
+        painter.rect(
+            x - text_width(&text, true) - 4.0,
+            (y0 + y1) / 2.0 - 8.0,
+            text_width(&text, true) + 8.0,
+            16.0,
+            "#ffffff",
+            Some(AXIS),
+        );
+        painter.text(x, (y0 + y1) / 2.0, &text, HEAP, Align::Right, true);
     }
 }
 
@@ -393,14 +525,9 @@ pub fn paint_overlays(
         let y = frame.py(limit as f64);
         if y >= top - 0.5 {
             painter.line(&[(left, y), (left + pw, y)], LIMIT, 1.5, &[6.0, 4.0]);
-            painter.text(
-                left + pw - 4.0,
-                y - 8.0,
-                &format!("HBM limit {}", format_bytes(limit)),
-                LIMIT,
-                Align::Right,
-                true,
-            );
+            let label = format!("HBM limit {}", format_bytes(limit));
+            let (x, ty, align) = limit_label_place(frame, y, &label, &[&heap, &unpadded]);
+            painter.text(x, ty, &label, LIMIT, align, true);
         }
     }
     let peak = module.peak_position as f64 + 0.5;
