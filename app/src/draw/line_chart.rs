@@ -20,6 +20,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::draw::labels::{first_clear, TextBox};
+
 /// Colours of overlaid series (colour-blind-safe order, dark enough on white).
 pub const PALETTE: [&str; 8] = [
     "#0969da", "#bc4c00", "#1a7f37", "#8250df", "#cf222e", "#0e7490", "#9a6700", "#57606a",
@@ -402,30 +404,6 @@ pub fn plot<DB: DrawingBackend>(
         .draw()
         .map_err(err)?;
 
-    // Near-equal limits (one per series) share one label.
-    let mut labelled: Vec<f64> = Vec::new();
-    for line in chart.lines.iter().filter(|l| l.bytes <= y_max) {
-        let colour = rgb(line.color);
-        plane
-            .draw_series(DashedLineSeries::new(
-                [(x0, y(line.bytes)), (x1, y(line.bytes))],
-                px(6.0),
-                px(4.0),
-                colour.stroke_width(width_of(1.5)),
-            ))
-            .map_err(err)?;
-        if labelled.iter().all(|&b| (b - line.bytes).abs() > 0.01 * b) {
-            let (left, top) = plane.backend_coord(&(x1, y(line.bytes)));
-            area.draw(&Text::new(
-                line.label.clone(),
-                (left - px(4.0), top - px(3.0)),
-                text(colour, true).pos(Pos::new(HPos::Right, VPos::Bottom)),
-            ))
-            .map_err(err)?;
-            labelled.push(line.bytes);
-        }
-    }
-
     let plot_width = f64::from(plane.plotting_area().dim_in_pixel().0);
     for a in &chart.areas {
         let visible = clip(&a.points, x0, x1, y_max);
@@ -440,11 +418,82 @@ pub fn plot<DB: DrawingBackend>(
                 .map_err(err)?;
         }
     }
-    for s in &chart.series {
-        let visible = clip(&s.points, x0, x1, y_max);
-        let thin = per_pixel_max(&visible, x0, x1 - x0, plot_width);
-        let thin: Vec<(f64, f64)> = thin.into_iter().map(|(x, bytes)| (x, y(bytes))).collect();
-        let points = if s.steps { as_steps(&thin) } else { thin };
+    // The series as drawn (clipped, thinned, stepped), and in CSS pixels,
+    // so that a limit's label can keep off them.
+    let drawn: Vec<Vec<(f64, f64)>> = chart
+        .series
+        .iter()
+        .map(|s| {
+            let visible = clip(&s.points, x0, x1, y_max);
+            let thin = per_pixel_max(&visible, x0, x1 - x0, plot_width);
+            let thin: Vec<(f64, f64)> = thin.into_iter().map(|(x, bytes)| (x, y(bytes))).collect();
+            if s.steps {
+                as_steps(&thin)
+            } else {
+                thin
+            }
+        })
+        .collect();
+    let in_pixels: Vec<Vec<(f64, f64)>> = drawn
+        .iter()
+        .map(|points| {
+            points
+                .iter()
+                .map(|p| {
+                    let (a, b) = plane.backend_coord(p);
+                    (f64::from(a) / scale, f64::from(b) / scale)
+                })
+                .collect()
+        })
+        .collect();
+    let series_lines: Vec<&[(f64, f64)]> = in_pixels.iter().map(Vec::as_slice).collect();
+
+    // Near-equal limits (one per series) share one label.
+    let mut labelled: Vec<f64> = Vec::new();
+    for line in chart.lines.iter().filter(|l| l.bytes <= y_max) {
+        let colour = rgb(line.color);
+        plane
+            .draw_series(DashedLineSeries::new(
+                [(x0, y(line.bytes)), (x1, y(line.bytes))],
+                px(6.0),
+                px(4.0),
+                colour.stroke_width(width_of(1.5)),
+            ))
+            .map_err(err)?;
+        if labelled.iter().all(|&b| (b - line.bytes).abs() > 0.01 * b) {
+            // Right above the line, else right below, left above, left
+            // below: the first place whose text hides no series.
+            let (right, at) = plane.backend_coord(&(x1, y(line.bytes)));
+            let (left, _) = plane.backend_coord(&(x0, y(line.bytes)));
+            let (right, left, at) = (
+                f64::from(right) / scale,
+                f64::from(left) / scale,
+                f64::from(at) / scale,
+            );
+            let chars = line.label.chars().count();
+            let places = [
+                (right - 4.0, at - 10.0, true),
+                (right - 4.0, at + 10.0, true),
+                (left + 4.0, at - 10.0, false),
+                (left + 4.0, at + 10.0, false),
+            ];
+            let boxes: Vec<TextBox> = places
+                .iter()
+                .map(|&(x, ty, from_right)| TextBox::of(chars, x, ty, from_right, true))
+                .collect();
+            let (x, ty, from_right) = places[first_clear(&boxes, &series_lines)];
+            let anchor = if from_right { HPos::Right } else { HPos::Left };
+            area.draw(&Text::new(
+                line.label.clone(),
+                (px(x), px(ty)),
+                text(colour, true).pos(Pos::new(anchor, VPos::Center)),
+            ))
+            .map_err(err)?;
+            labelled.push(line.bytes);
+        }
+    }
+
+    for (s, points) in chart.series.iter().zip(drawn) {
         let colour = rgb(s.color);
         match s.stroke {
             Stroke::Solid => plane
@@ -687,6 +736,71 @@ mod tests {
             stroke: Stroke::Solid,
             steps: true,
         }
+    }
+
+    /// The `y` of the text element holding `label`.
+    fn text_y(doc: &str, label: &str) -> f64 {
+        let at = doc.find(label).expect("the label is drawn");
+        let open = doc[..at].rfind("<text").unwrap();
+        let y = doc[open..].find(" y=\"").unwrap() + open + 4;
+        doc[y..y + doc[y..].find('"').unwrap()].parse().unwrap()
+    }
+
+    #[test]
+    fn areas_are_tagged_in_order_and_events_labelled() {
+        let area = |label: &str, top: f64| Area {
+            label: label.into(),
+            points: vec![(0.0, top / 2.0), (9.0, top)],
+            color: "#0969da",
+            steps: true,
+        };
+        let chart = Chart {
+            x_label: "trace event".into(),
+            areas: vec![area("Top", 3.0e9), area("Bottom", 1.0e9)],
+            events: vec![EventLine {
+                x: 5.0,
+                label: "out of memory at event 5".into(),
+                color: "#cf222e",
+            }],
+            ..Chart::default()
+        };
+        let (doc, frame) = inline_svg(&chart, 600.0, 260.0).unwrap();
+        let top = doc.find("<polygon data-series=\"Top\" ").unwrap();
+        let bottom = doc.find("<polygon data-series=\"Bottom\" ").unwrap();
+        assert!(top < bottom, "the top band first, the lower one over it");
+        assert!(doc.contains("out of memory at event 5") && doc.contains("trace event"));
+        assert!((frame.x_at(frame.px(5.0)) - 5.0).abs() < 1e-9);
+        assert!(frame.y_max >= 3.0e9);
+    }
+
+    #[test]
+    fn a_limits_label_keeps_off_a_series_running_just_above_it() {
+        let gib = 1073741824.0;
+        let limit = RefLine {
+            label: "HBM limit 15.75 GiB".into(),
+            bytes: 15.75 * gib,
+            color: "#cf222e",
+        };
+        let heap = |level: f64| Series {
+            points: vec![(0.0, 5.0 * gib), (10.0, level), (100.0, level)],
+            ..heap()
+        };
+        let place = |level: f64| {
+            let chart = Chart {
+                x_label: "program order".into(),
+                series: vec![heap(level)],
+                lines: vec![limit.clone()],
+                ..Chart::default()
+            };
+            let (doc, frame) = inline_svg(&chart, 700.0, 300.0).unwrap();
+            let line = frame.top + frame.height * (1.0 - limit.bytes / frame.y_max);
+            text_y(&doc, "HBM limit 15.75 GiB") - line
+        };
+        // Far below the limit, the label sits above its line; just above
+        // it (16.06 GiB, as a train step's outputs and weights hold it),
+        // below.
+        assert!(place(8.0 * gib) < 0.0);
+        assert!(place(16.06 * gib) > 0.0);
     }
 
     #[test]

@@ -169,7 +169,7 @@ pub fn PeakTable(ctx: TimelineCtx, flagged: usize) -> impl IntoView {
                     <td class="num">{(b.size_bytes > b.unpadded_bytes).then(|| view! { <Bytes value=b.size_bytes - b.unpadded_bytes/> })}</td>
                     <td>{category_name(b.category)}</td>
                     <td class="pair">{pair_cell(i)}</td>
-                    <td class="num">{format!("{}–{}", b.start, b.end.max(b.start))}</td>
+                    <td class="num">{if index.is_whole_program(i) { "whole program".to_string() } else { format!("{}–{}", b.start, b.end.max(b.start)) }}</td>
                     <td>{flag.map(|f| view! { <span class="flag" title=flag_text(f, b)>{"⚑ "}{f.label()}</span> })}</td>
                     <td class="mono shape">{b.shape.clone()}</td>
                     <td class="mono" title=b.op_name.clone()>{b.op_name.clone()}</td>

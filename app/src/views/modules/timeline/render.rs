@@ -9,6 +9,7 @@ use oomscope_report::units::format_bytes;
 use oomscope_report::ModuleReport;
 
 use super::index::{Band, TimelineIndex};
+use crate::draw::labels::{first_clear, TextBox};
 use crate::draw::painter::{Align, Painter};
 
 pub const MARGIN_LEFT: f64 = 78.0;
@@ -313,52 +314,36 @@ fn text_width(text: &str, bold: bool) -> f64 {
     text.chars().count() as f64 * if bold { 7.2 } else { 6.6 }
 }
 
-/// Whether a box `[x0, x1] × [y0, y1]` touches any segment of `line`.
-fn touches(line: &[(f64, f64)], (x0, x1, y0, y1): (f64, f64, f64, f64)) -> bool {
-    line.windows(2).any(|w| {
-        let (a, b) = (w[0], w[1]);
-        let (lx, hx) = (a.0.min(b.0), a.0.max(b.0));
-        let (ly, hy) = (a.1.min(b.1), a.1.max(b.1));
-        hx >= x0 && lx <= x1 && hy >= y0 && ly <= y1
-    }) || line
-        .iter()
-        .any(|&(x, y)| x >= x0 && x <= x1 && y >= y0 && y <= y1)
-}
-
 /// Where the limit's label goes: the first of right above, right below,
-/// left above, left below the limit line at `y` whose text box touches
-/// none of `lines` (the heap envelopes), else right above. Returns the
-/// text's anchor and alignment.
+/// left above, left below the limit line at `y` whose text touches none of
+/// `lines` (the heap envelopes), else right above. Returns the text's
+/// anchor and alignment.
 pub fn limit_label_place(
     frame: &Frame,
     y: f64,
     label: &str,
     lines: &[&[(f64, f64)]],
 ) -> (f64, f64, Align) {
-    let width = text_width(label, true);
+    let chars = label.chars().count();
     let (left, right) = (frame.plot_left(), frame.plot_left() + frame.plot_width());
-    let candidates = [
+    let bottom = frame.plot_top() + frame.plot_height();
+    let places: Vec<(f64, f64, Align)> = [
         (right - 4.0, y - 9.0, Align::Right),
         (right - 4.0, y + 10.0, Align::Right),
         (left + 4.0, y - 9.0, Align::Left),
         (left + 4.0, y + 10.0, Align::Left),
-    ];
-    let fits = |&(x, ty, align): &(f64, f64, Align)| {
-        let (x0, x1) = match align {
-            Align::Right => (x - width, x),
-            Align::Left => (x, x + width),
-            Align::Center => (x - width / 2.0, x + width / 2.0),
-        };
-        let bounds = (x0 - 2.0, x1 + 2.0, ty - 7.0, ty + 7.0);
-        ty - 7.0 >= 0.0
-            && ty + 7.0 <= frame.plot_top() + frame.plot_height()
-            && !lines.iter().any(|l| touches(l, bounds))
-    };
-    candidates
+    ]
+    .into_iter()
+    .filter(|&(_, ty, _)| ty - 7.0 >= 0.0 && ty + 7.0 <= bottom)
+    .collect();
+    let boxes: Vec<TextBox> = places
         .iter()
+        .map(|&(x, ty, align)| TextBox::of(chars, x, ty, align == Align::Right, true))
+        .collect();
+    places
+        .get(first_clear(&boxes, lines))
         .copied()
-        .find(fits)
-        .unwrap_or(candidates[0])
+        .unwrap_or((right - 4.0, y - 9.0, Align::Right))
 }
 
 /// Text on the whole-program bands: each band tall enough for a line says
@@ -619,6 +604,30 @@ mod tests {
         let (step, count) = byte_ticks(900.0);
         assert_eq!((step, count), (200.0, 5));
         assert!(y_axis_max(17_000_000_000) >= 17_000_000_000.0);
+    }
+
+    #[test]
+    fn the_limit_label_goes_below_a_heap_held_just_above_the_limit() {
+        let frame = Frame {
+            width: 700.0,
+            height: 460.0,
+            x0: 0.0,
+            x1: 10.0,
+            y_max: 20.0,
+        };
+        let limit = frame.py(15.75);
+        let label = "HBM limit 15.75 GiB";
+        // The heap ends at 16.06, a few pixels above the limit, at the right.
+        let high = [
+            (frame.px(0.0), frame.py(16.06)),
+            (frame.px(10.0), frame.py(16.06)),
+        ];
+        let (_, y, align) = limit_label_place(&frame, limit, label, &[&high]);
+        assert!(y > limit && align == Align::Right, "{y} vs {limit}");
+        // Far below, the label stays above its line.
+        let low = [(frame.px(0.0), frame.py(5.0)), (frame.px(10.0), frame.py(5.0))];
+        let (_, y, _) = limit_label_place(&frame, limit, label, &[&low]);
+        assert!(y < limit);
     }
 
     #[test]
