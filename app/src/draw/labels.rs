@@ -57,10 +57,10 @@ mod tests {
         let below = TextBox::of(20, 596.0, 110.0, true, true);
         assert!(touches(&heap, above));
         assert!(!touches(&heap, below));
-        assert_eq!(first_clear(&[above, below], &[&heap]), 1);
+        assert_eq!(first_clear(&[above, below], &[&heap[..]]), 1);
         // A vertical step through the box counts too.
         let step = [(500.0, 150.0), (500.0, 50.0)];
         assert!(touches(&step, below));
-        assert_eq!(first_clear(&[above, below], &[&heap, &step]), 0);
+        assert_eq!(first_clear(&[above, below], &[&heap[..], &step[..]]), 0);
     }
 }

@@ -271,10 +271,8 @@ fn ProfileView(profile: DeviceMemoryProfile) -> impl IntoView {
 /// A device name's sort key: its kind, then its number as a number
 /// (`cpu:2` before `cpu:10`), then the whole name.
 fn device_order(name: &str) -> (&str, u64, &str) {
-    let (kind, number) = match name.rfind(|c: char| !c.is_ascii_digit()) {
-        Some(at) if at + 1 < name.len() => (&name[..=at], name[at + 1..].parse().unwrap_or(u64::MAX)),
-        _ => (name, u64::MAX),
-    };
+    let kind = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    let number = name[kind.len()..].parse().unwrap_or(u64::MAX);
     (kind, number, name)
 }
 

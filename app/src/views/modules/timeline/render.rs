@@ -511,7 +511,7 @@ pub fn paint_overlays(
         if y >= top - 0.5 {
             painter.line(&[(left, y), (left + pw, y)], LIMIT, 1.5, &[6.0, 4.0]);
             let label = format!("HBM limit {}", format_bytes(limit));
-            let (x, ty, align) = limit_label_place(frame, y, &label, &[&heap, &unpadded]);
+            let (x, ty, align) = limit_label_place(frame, y, &label, &[heap.as_slice(), unpadded.as_slice()]);
             painter.text(x, ty, &label, LIMIT, align, true);
         }
     }
@@ -622,11 +622,11 @@ mod tests {
             (frame.px(0.0), frame.py(16.06)),
             (frame.px(10.0), frame.py(16.06)),
         ];
-        let (_, y, align) = limit_label_place(&frame, limit, label, &[&high]);
+        let (_, y, align) = limit_label_place(&frame, limit, label, &[&high[..]]);
         assert!(y > limit && align == Align::Right, "{y} vs {limit}");
         // Far below, the label stays above its line.
         let low = [(frame.px(0.0), frame.py(5.0)), (frame.px(10.0), frame.py(5.0))];
-        let (_, y, _) = limit_label_place(&frame, limit, label, &[&low]);
+        let (_, y, _) = limit_label_place(&frame, limit, label, &[&low[..]]);
         assert!(y < limit);
     }
 
