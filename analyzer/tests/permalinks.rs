@@ -79,13 +79,20 @@ fn check_round_trip(label: &str, r: &Report) -> usize {
                 .iter()
                 .find(|o| o.logical_buffer_id == p.logical_buffer_id && o.name == p.name)
                 .unwrap_or_else(|| panic!("{label}: {} was not a peak buffer", p.name));
-            assert_eq!(p.maybe_live_out, original.maybe_live_out, "{label}: {}", p.name);
+            assert_eq!(
+                p.maybe_live_out, original.maybe_live_out,
+                "{label}: {}",
+                p.name
+            );
             live_out += usize::from(p.maybe_live_out);
         }
     }
     if label == "pair-donate" {
         // Its donated variant's 8 weights and its plain variant's 8 updates.
-        assert!(live_out >= 16, "{label}: {live_out} maybe-live-out peak buffers carried");
+        assert!(
+            live_out >= 16,
+            "{label}: {live_out} maybe-live-out peak buffers carried"
+        );
     }
     // The carried peak buffers keep their lifetimes for the shared timeline.
     let mut lifetimes = 0;

@@ -152,7 +152,10 @@ mod tests {
         assert_eq!(share(1, 0), None);
         for part in [1u64, 7, 130, 4_096, 1 << 20] {
             let text = share(part, 17 << 30).unwrap();
-            assert!(text.chars().any(|c| ('1'..='9').contains(&c)), "{part}: {text}");
+            assert!(
+                text.chars().any(|c| ('1'..='9').contains(&c)),
+                "{part}: {text}"
+            );
         }
     }
 

@@ -64,6 +64,7 @@ async function frame() {
 
 /** Hovers (position, bytes) on the timeline; returns the tooltip's buffer. */
 async function bufferAt(position, bytes) {
+  await page.locator(".timeline-canvas").scrollIntoViewIfNeeded();
   const f = await frame();
   const x = f.left + ((position - f.x0) / (f.x1 - f.x0)) * f.width;
   const y = f.top + f.height - (bytes / f.yMax) * f.height;
@@ -71,6 +72,19 @@ async function bufferAt(position, bytes) {
   const tip = page.locator(".timeline-tooltip");
   await tip.waitFor({ timeout: TIMEOUT });
   return tip.getAttribute("data-buffer");
+}
+
+/** A screenshot of `locator` with the page's sticky header out of the way. */
+async function screenshotUnderHeader(p, locator, name) {
+  await p.evaluate(() => {
+    const header = document.querySelector(".page-header");
+    if (header) header.style.position = "static";
+  });
+  await locator.screenshot({ path: path.join(OUT, name) });
+  await p.evaluate(() => {
+    const header = document.querySelector(".page-header");
+    if (header) header.style.position = "";
+  });
 }
 
 /** `rgb(…)` → `#rrggbb`. */
@@ -146,7 +160,8 @@ test("each weight is paired with its output of the same shape, in the table and 
   assert.ok(outputs.some((o) => o.instructionName === high), `an output above the parameters: ${high}`);
   assert.match(await page.locator(".timeline-tooltip").textContent(), /whole program/);
   await page.mouse.move(0, 0);
-  await page.locator("section.timeline").screenshot({ path: path.join(OUT, "timeline-train-step.png") });
+  await screenshotUnderHeader(page, page.locator("section.timeline .timeline-stage"), "timeline-train-step.png");
+  await screenshotUnderHeader(page, page.locator("section.timeline"), "timeline-train-step-table.png");
 });
 
 test("the limit's label is not drawn over the heap line", async () => {
@@ -175,13 +190,14 @@ test("the snapshot curve has labelled axes, a legend in its colours, no unlabell
   const p = await freshPage();
   const name = "Constructor-Sun__code_location__memory_snapshot.pickle";
   await dropFiles(p, [{ name, path: path.join(CORPUS, "snapshots", name) }]);
-  const curve = p.locator('[data-testid="snapshot-curve"]').first();
-  await curve.waitFor({ timeout: TIMEOUT });
+  await p.locator('[data-testid="snapshot-oom"]').first().waitFor({ timeout: TIMEOUT });
   await settled(p);
+  // The device that ran out.
+  const curve = p.locator('[data-testid="memory-snapshot"]', { has: p.locator('[data-testid="snapshot-oom"]') }).first().locator('[data-testid="snapshot-curve"]');
   const texts = await curve.locator("svg text").allTextContents();
   assert.ok(texts.some((t) => /trace event/.test(t)), `an x axis title: ${texts}`);
   assert.ok(texts.filter((t) => /^\d+(\.\d+)? (B|KiB|MiB|GiB)$/.test(t.trim())).length >= 3, `byte ticks: ${texts}`);
-  assert.ok(texts.some((t) => /^out of memory at event/.test(t.trim())), "the OOM is labelled");
+  assert.ok(texts.some((t) => /^out of memory at event/.test(t.trim())), `the OOM is labelled: ${texts.map((t) => t.trim())}`);
   // The allocated swatch is the allocated area's colour, and visible.
   const swatch = curve.locator(".legend-item", { hasText: "allocated" }).locator(".legend-swatch");
   const style = await swatch.evaluate((s) => ({ bg: getComputedStyle(s).backgroundColor, h: s.getBoundingClientRect().height, border: getComputedStyle(s).borderTopWidth }));

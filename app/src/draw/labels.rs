@@ -17,7 +17,11 @@ impl TextBox {
     /// middle), `x` its left edge, or its right edge when `from_right`.
     pub fn of(chars: usize, x: f64, y: f64, from_right: bool, bold: bool) -> Self {
         let width = chars as f64 * if bold { 7.2 } else { 6.6 };
-        let (x0, x1) = if from_right { (x - width, x) } else { (x, x + width) };
+        let (x0, x1) = if from_right {
+            (x - width, x)
+        } else {
+            (x, x + width)
+        };
         TextBox {
             x0: x0 - 2.0,
             x1: x1 + 2.0,

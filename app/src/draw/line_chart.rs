@@ -297,7 +297,12 @@ fn ranges(chart: &Chart) -> (f64, f64, f64) {
             .series
             .iter()
             .flat_map(|s| s.points.iter().map(|p| p.0))
-            .chain(chart.areas.iter().flat_map(|a| a.points.iter().map(|p| p.0)))
+            .chain(
+                chart
+                    .areas
+                    .iter()
+                    .flat_map(|a| a.points.iter().map(|p| p.0)),
+            )
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
                 (lo.min(x), hi.max(x))
             })
@@ -313,7 +318,12 @@ fn ranges(chart: &Chart) -> (f64, f64, f64) {
             .series
             .iter()
             .flat_map(|s| s.points.iter().map(|p| p.1))
-            .chain(chart.areas.iter().flat_map(|a| a.points.iter().map(|p| p.1)))
+            .chain(
+                chart
+                    .areas
+                    .iter()
+                    .flat_map(|a| a.points.iter().map(|p| p.1)),
+            )
             .chain(chart.lines.iter().map(|l| l.bytes))
             .fold(0.0f64, f64::max)
     });
@@ -414,7 +424,10 @@ pub fn plot<DB: DrawingBackend>(
             outline.push((last, 0.0));
             outline.push((first, 0.0));
             plane
-                .draw_series(std::iter::once(Polygon::new(outline, rgb(a.color).filled())))
+                .draw_series(std::iter::once(Polygon::new(
+                    outline,
+                    rgb(a.color).filled(),
+                )))
                 .map_err(err)?;
         }
     }

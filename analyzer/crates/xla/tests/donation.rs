@@ -26,7 +26,10 @@ fn peak_buffers(variant: &str) -> Vec<PeakBuffer> {
 }
 
 fn weights(buffers: &[PeakBuffer]) -> Vec<&PeakBuffer> {
-    buffers.iter().filter(|b| b.name.starts_with("ws_")).collect()
+    buffers
+        .iter()
+        .filter(|b| b.name.starts_with("ws_"))
+        .collect()
 }
 
 #[test]

@@ -48,7 +48,11 @@ impl TimeAxis {
 /// Per band, its cumulative top at each point: band `i` lies between the
 /// sum of bands `0..i` and `0..=i`. Without categories there is one band,
 /// the total.
-pub fn stacked_tops(points: &[TimelinePoint], bands: usize, axis: &TimeAxis) -> Vec<Vec<(f64, f64)>> {
+pub fn stacked_tops(
+    points: &[TimelinePoint],
+    bands: usize,
+    axis: &TimeAxis,
+) -> Vec<Vec<(f64, f64)>> {
     let value = |p: &TimelinePoint, band: usize| -> f64 {
         if p.by_category.is_empty() {
             p.bytes as f64
@@ -91,6 +95,9 @@ mod tests {
         assert_eq!(tops[0], [(0.0, 10.0), (50.0, 10.0)]);
         assert_eq!(tops[1], [(0.0, 10.0), (50.0, 20.0)]);
         assert_eq!(TimeAxis::of(&[p(0, &[1]), p(20_000_000, &[1])]).unit, "s");
-        assert_eq!(TimeAxis::of(&[p(5, &[1])]).label(), "time since the first event (µs)");
+        assert_eq!(
+            TimeAxis::of(&[p(5, &[1])]).label(),
+            "time since the first event (µs)"
+        );
     }
 }

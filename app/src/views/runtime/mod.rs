@@ -125,7 +125,13 @@ fn TimelineView(timeline: MemoryTimeline) -> impl IntoView {
     } else {
         1
     };
-    let label = |i: usize| if categorized { CATEGORY_LABELS[i] } else { "Allocated" };
+    let label = |i: usize| {
+        if categorized {
+            CATEGORY_LABELS[i]
+        } else {
+            "Allocated"
+        }
+    };
     let axis = area::TimeAxis::of(&timeline.points);
     let tops = area::stacked_tops(&timeline.points, bands, &axis);
     // Only the bands that hold bytes are drawn and named; the top band
@@ -282,8 +288,13 @@ mod tests {
 
     #[test]
     fn devices_sort_by_kind_then_number() {
-        let mut names = vec!["cpu:2", "cpu:10", "TPU_1", "cpu:0", "cpu:7", "TPU_0", "cpu:1", "host"];
+        let mut names = vec![
+            "cpu:2", "cpu:10", "TPU_1", "cpu:0", "cpu:7", "TPU_0", "cpu:1", "host",
+        ];
         names.sort_by(|a, b| device_order(a).cmp(&device_order(b)));
-        assert_eq!(names, ["TPU_0", "TPU_1", "cpu:0", "cpu:1", "cpu:2", "cpu:7", "cpu:10", "host"]);
+        assert_eq!(
+            names,
+            ["TPU_0", "TPU_1", "cpu:0", "cpu:1", "cpu:2", "cpu:7", "cpu:10", "host"]
+        );
     }
 }

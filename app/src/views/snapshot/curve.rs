@@ -95,7 +95,12 @@ pub fn ActiveMemoryCurve(snapshot: MemorySnapshot) -> impl IntoView {
         Ok((svg, frame)) => (svg, Some(frame)),
         Err(_) => (String::new(), None),
     };
-    let phases: Vec<_> = snapshot.phases.iter().take(PHASES_LISTED).cloned().collect();
+    let phases: Vec<_> = snapshot
+        .phases
+        .iter()
+        .take(PHASES_LISTED)
+        .cloned()
+        .collect();
     let description = format!(
         "Active memory over {} trace events: peak {} allocated, reserved up to {}",
         group_digits(snapshot.trace_events),

@@ -140,9 +140,8 @@ fn position_count(module: &ModuleReport) -> u64 {
 /// Bytes the heap counts at every position without a lifetime in
 /// `buffers`: the indefinite allocations less the parameters and constants
 /// that have one (a dump's live ranges give them one).
-fn base_bytes_of(module: &ModuleReport) -> u64 {
-    let with_lifetime: u64 = module
-        .buffers
+fn base_bytes_of(indefinite_bytes: u64, own: &[BufferLifetime]) -> u64 {
+    let with_lifetime: u64 = own
         .iter()
         .filter(|b| {
             matches!(
@@ -152,7 +151,7 @@ fn base_bytes_of(module: &ModuleReport) -> u64 {
         })
         .map(|b| b.size_bytes)
         .fold(0u64, u64::saturating_add);
-    module.indefinite_bytes.saturating_sub(with_lifetime)
+    indefinite_bytes.saturating_sub(with_lifetime)
 }
 
 /// Adds to `module.buffers` one buffer per peak buffer live for the whole
@@ -165,7 +164,7 @@ fn base_bytes_of(module: &ModuleReport) -> u64 {
 /// parameter's rank in its group. Returns where they start.
 pub fn add_whole_program(module: &mut ModuleReport) -> WholeProgram {
     let positions = position_count(module);
-    let base = base_bytes_of(module);
+    let base = base_bytes_of(module.indefinite_bytes, &module.buffers);
     let first = module.buffers.len();
     let mut whole: Vec<(BufferLifetime, bool)> = module
         .peak_buffers
@@ -268,7 +267,9 @@ pub fn pair_by_shape(buffers: &[(&BufferLifetime, bool)]) -> Vec<Option<usize>> 
     let mut free: BTreeMap<(&str, u64), Vec<usize>> = BTreeMap::new();
     for (i, (b, _)) in buffers.iter().enumerate().rev() {
         if b.category == BufferCategory::Output && !b.shape.is_empty() {
-            free.entry((b.shape.as_str(), b.size_bytes)).or_default().push(i);
+            free.entry((b.shape.as_str(), b.size_bytes))
+                .or_default()
+                .push(i);
         }
     }
     for (i, (b, live_out)) in buffers.iter().enumerate() {
@@ -296,8 +297,6 @@ pub struct TimelineIndex {
     /// Position count: the x axis runs over `[0, positions)`.
     pub positions: u64,
     pub placement: Placement,
-    /// Bytes live for the whole program without a band of their own.
-    pub base_bytes: u64,
     /// Highest band top or heap value (bytes).
     pub top_bytes: u64,
     /// Op labels, by total bytes, largest first.
@@ -318,6 +317,7 @@ pub struct TimelineIndex {
 
 impl TimelineIndex {
     /// The index of a module's own buffers.
+    #[cfg(test)]
     pub fn new(module: &ModuleReport) -> Self {
         Self::with_whole_program(
             module,
@@ -352,18 +352,8 @@ impl TimelineIndex {
             .map(|b| b.offset_bytes.saturating_add(b.size_bytes))
             .max()
             .unwrap_or(0);
-        let base_bytes = {
-            let mut own_module_base = module.indefinite_bytes;
-            for b in own {
-                if matches!(
-                    b.category,
-                    BufferCategory::Parameter | BufferCategory::Constant
-                ) {
-                    own_module_base = own_module_base.saturating_sub(b.size_bytes);
-                }
-            }
-            own_module_base.max(stacked)
-        };
+        // Temporaries sit on what the heap counts at every position.
+        let base_bytes = base_bytes_of(module.indefinite_bytes, own).max(stacked);
 
         let (mut offsets, placement): (Vec<u64>, _) = if offsets_consistent(own, own_spans) {
             (
@@ -486,7 +476,6 @@ impl TimelineIndex {
             long_span,
             positions,
             placement,
-            base_bytes,
             top_bytes,
             ops: ops.into_iter().map(|(name, _)| name).collect(),
             band_of,
@@ -505,7 +494,11 @@ impl TimelineIndex {
 
     /// Whether buffer `i` is a parameter whose memory an output reuses.
     pub fn donated(&self, i: u32) -> bool {
-        self.whole.live_out.get(i as usize).copied().unwrap_or(false)
+        self.whole
+            .live_out
+            .get(i as usize)
+            .copied()
+            .unwrap_or(false)
     }
 
     /// Calls `visit` with every band that overlaps positions `[x0, x1)`.
@@ -808,7 +801,12 @@ mod tests {
         assert_eq!(index.peak_live, vec![0, 2]);
     }
 
-    fn peak(name: &str, shape: &str, size: u64, category: BufferCategory) -> oomscope_report::PeakBuffer {
+    fn peak(
+        name: &str,
+        shape: &str,
+        size: u64,
+        category: BufferCategory,
+    ) -> oomscope_report::PeakBuffer {
         oomscope_report::PeakBuffer {
             name: name.into(),
             shape: shape.into(),
@@ -847,7 +845,16 @@ mod tests {
         // then the whole-program bytes no buffer lists (8 bytes).
         assert_eq!(
             names,
-            ["x", "w0", "w1", "donated", "out1", "out0", "loss", "other whole-program bytes"]
+            [
+                "x",
+                "w0",
+                "w1",
+                "donated",
+                "out1",
+                "out0",
+                "loss",
+                "other whole-program bytes"
+            ]
         );
         let offsets: Vec<u64> = m.buffers[1..].iter().map(|b| b.offset_bytes).collect();
         assert_eq!(offsets, [0, 100, 164, 228, 260, 324, 388, 408]);

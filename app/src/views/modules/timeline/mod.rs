@@ -142,7 +142,7 @@ impl TimelineCtx {
 
 /// The legend's entries for a colouring: (colour, label).
 fn legend_entries(index: &TimelineIndex, colour_by: ColourBy) -> Vec<(String, String)> {
-    let mut entries: Vec<(String, String)> = match colour_by {
+    let entries: Vec<(String, String)> = match colour_by {
         ColourBy::Category => CATEGORIES
             .iter()
             .enumerate()

@@ -16,10 +16,10 @@ use super::describe::flag_text;
 use super::index::category_name;
 use super::TimelineCtx;
 use crate::format::{share, Bytes};
-use oomscope_report::units::format_bytes;
-use oomscope_report::BufferCategory;
 use crate::widgets::sort_header::sort_header;
 use crate::widgets::windowed::{centring_offset, visible_rows, ROW_HEIGHT};
+use oomscope_report::units::format_bytes;
+use oomscope_report::BufferCategory;
 
 /// Rows before "Show all".
 const PEAK_ROWS: usize = 100;
@@ -140,7 +140,10 @@ pub fn PeakTable(ctx: TimelineCtx, flagged: usize) -> impl IntoView {
                 .map(|&i| &module.buffers[i as usize])
                 .filter(|b| group_rank(b.category) == group_rank(category))
                 .collect();
-            let bytes = members.iter().map(|b| b.size_bytes).fold(0u64, u64::saturating_add);
+            let bytes = members
+                .iter()
+                .map(|b| b.size_bytes)
+                .fold(0u64, u64::saturating_add);
             let text = format!(
                 "{} · {} · {} · {} of the peak",
                 group_name(category),

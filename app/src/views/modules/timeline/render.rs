@@ -399,7 +399,11 @@ pub fn paint_whole_program_labels(
         }
         let room = ((pw * 0.62 - 8.0) / 6.6).max(4.0) as usize;
         if text.chars().count() > room {
-            text = text.chars().take(room.saturating_sub(1)).collect::<String>() + "…";
+            text = text
+                .chars()
+                .take(room.saturating_sub(1))
+                .collect::<String>()
+                + "…";
         }
         let color = match b.category {
             oomscope_report::BufferCategory::Output | oomscope_report::BufferCategory::Small => {
@@ -407,7 +411,14 @@ pub fn paint_whole_program_labels(
             }
             _ => "#ffffff",
         };
-        painter.text(left + 6.0, (y0 + y1) / 2.0, &text, color, Align::Left, false);
+        painter.text(
+            left + 6.0,
+            (y0 + y1) / 2.0,
+            &text,
+            color,
+            Align::Left,
+            false,
+        );
     }
     for (category, lo, hi, bytes, count) in groups {
         let (y0, y1) = (frame.py(hi as f64), frame.py(lo as f64));
@@ -511,7 +522,11 @@ pub fn paint_overlays(
         if y >= top - 0.5 {
             painter.line(&[(left, y), (left + pw, y)], LIMIT, 1.5, &[6.0, 4.0]);
             let label = format!("HBM limit {}", format_bytes(limit));
-            let (x, ty, align) = limit_label_place(frame, y, &label, &[heap.as_slice(), unpadded.as_slice()]);
+            let (x, ty, align) =
+                limit_label_place(frame, y, &label, &[heap.as_slice(), unpadded.as_slice()]);
+            // On a white ground: below the limit it may lie over a band.
+            let b = TextBox::of(label.chars().count(), x, ty, align == Align::Right, true);
+            painter.rect(b.x0, b.y0, b.x1 - b.x0, b.y1 - b.y0, "#ffffff", None);
             painter.text(x, ty, &label, LIMIT, align, true);
         }
     }
@@ -625,7 +640,10 @@ mod tests {
         let (_, y, align) = limit_label_place(&frame, limit, label, &[&high[..]]);
         assert!(y > limit && align == Align::Right, "{y} vs {limit}");
         // Far below, the label stays above its line.
-        let low = [(frame.px(0.0), frame.py(5.0)), (frame.px(10.0), frame.py(5.0))];
+        let low = [
+            (frame.px(0.0), frame.py(5.0)),
+            (frame.px(10.0), frame.py(5.0)),
+        ];
         let (_, y, _) = limit_label_place(&frame, limit, label, &[&low[..]]);
         assert!(y < limit);
     }
