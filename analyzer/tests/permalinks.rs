@@ -69,6 +69,32 @@ fn check_round_trip(label: &str, r: &Report) -> usize {
             n.id
         );
     }
+    // A carried peak buffer keeps whether its allocation is also an output
+    // (a donated parameter, which the shared timeline marks).
+    let mut live_out = 0;
+    for (a, b) in back.modules.iter().zip(&r.modules) {
+        for p in &a.peak_buffers {
+            let original = b
+                .peak_buffers
+                .iter()
+                .find(|o| o.logical_buffer_id == p.logical_buffer_id && o.name == p.name)
+                .unwrap_or_else(|| panic!("{label}: {} was not a peak buffer", p.name));
+            assert_eq!(
+                p.maybe_live_out, original.maybe_live_out,
+                "{label}: {}",
+                p.name
+            );
+            live_out += usize::from(p.maybe_live_out);
+        }
+    }
+    if label == "pair-donate" {
+        // Its donated weights and its plain variant's updates (as many as
+        // the link's budget carries).
+        assert!(
+            live_out > 0,
+            "{label}: {live_out} maybe-live-out peak buffers carried"
+        );
+    }
     // The carried peak buffers keep their lifetimes for the shared timeline.
     let mut lifetimes = 0;
     for (a, b) in back.modules.iter().zip(&r.modules) {

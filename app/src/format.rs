@@ -44,6 +44,28 @@ pub fn percent(part: u64, whole: u64) -> Option<String> {
     (whole > 0).then(|| format!("{:.1}%", part as f64 * 100.0 / whole as f64))
 }
 
+/// `part` as a share of `whole` with the digits it needs, so that no
+/// non-zero part reads as zero: one decimal from 1% up (`48.5%`), two
+/// significant digits below (`0.39%`, `0.048%`), `<0.0001%` for less; `0%`
+/// only for nothing. `None` when `whole` is zero.
+pub fn share(part: u64, whole: u64) -> Option<String> {
+    if whole == 0 {
+        return None;
+    }
+    let pct = part as f64 * 100.0 / whole as f64;
+    Some(if part == 0 {
+        "0%".to_string()
+    } else if pct >= 1.0 {
+        format!("{pct:.1}%")
+    } else if pct < 0.0001 {
+        "<0.0001%".to_string()
+    } else {
+        // Two significant digits: 0.39 has one leading zero decimal place less than 0.039.
+        let decimals = (-pct.log10()).floor() as usize + 2;
+        format!("{pct:.decimals$}%")
+    })
+}
+
 /// `123456789` → `123,456,789`.
 pub fn group_digits(value: u64) -> String {
     let digits = value.to_string();
@@ -139,6 +161,24 @@ pub fn base_name(path: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shares_never_round_a_real_part_to_zero() {
+        // A 16 MiB temporary of a 17 GiB peak: 0.09%, not 0.0%.
+        assert_eq!(share(16 << 20, 17 << 30), Some("0.092%".to_string()));
+        assert_eq!(share(1 << 30, 17 << 30), Some("5.9%".to_string()));
+        assert_eq!(share(39, 10_000), Some("0.39%".to_string()));
+        assert_eq!(share(1, 1 << 40), Some("<0.0001%".to_string()));
+        assert_eq!(share(0, 10), Some("0%".to_string()));
+        assert_eq!(share(1, 0), None);
+        for part in [1u64, 7, 130, 4_096, 1 << 20] {
+            let text = share(part, 17 << 30).unwrap();
+            assert!(
+                text.chars().any(|c| ('1'..='9').contains(&c)),
+                "{part}: {text}"
+            );
+        }
+    }
 
     #[test]
     fn percentages_and_digit_groups() {

@@ -20,6 +20,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::draw::labels::{first_clear, TextBox};
+
 /// Colours of overlaid series (colour-blind-safe order, dark enough on white).
 pub const PALETTE: [&str; 8] = [
     "#0969da", "#bc4c00", "#1a7f37", "#8250df", "#cf222e", "#0e7490", "#9a6700", "#57606a",
@@ -58,6 +60,30 @@ pub struct RefLine {
     pub color: &'static str,
 }
 
+/// A filled area under `points` (x, the area's top in bytes) down to
+/// zero. Areas are drawn under the series, in order: a stacked chart passes
+/// each band's cumulative top, the top band first, so each lower band
+/// covers the one above it below its own top.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Area {
+    /// Names the area (a legend entry); tags its polygon in SVG as
+    /// `data-series`.
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+    pub color: &'static str,
+    /// Hold each value until the next point.
+    pub steps: bool,
+}
+
+/// A vertical line at an x other than the peak, dashed and labelled in its
+/// colour (an out-of-memory event).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventLine {
+    pub x: f64,
+    pub label: String,
+    pub color: &'static str,
+}
+
 /// A vertical line at one x, labelled (the peak).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Marker {
@@ -91,7 +117,9 @@ pub struct Chart {
     pub title: Option<String>,
     pub x_label: String,
     pub series: Vec<Series>,
+    pub areas: Vec<Area>,
     pub lines: Vec<RefLine>,
+    pub events: Vec<EventLine>,
     pub marks: Vec<Mark>,
     pub marker: Option<Marker>,
     pub x_range: Option<(f64, f64)>,
@@ -209,14 +237,47 @@ pub fn draw_on_canvas(
 
 /// `chart` as an SVG document `width` × `height` CSS pixels.
 pub fn svg(chart: &Chart, width: f64, height: f64) -> Result<String, String> {
+    svg_and_frame(chart, width, height).map(|(doc, _)| doc)
+}
+
+/// `chart` as an SVG document, and where its plot is in it.
+fn svg_and_frame(chart: &Chart, width: f64, height: f64) -> Result<(String, PlotFrame), String> {
     let mut out = String::new();
+    let frame;
     {
         let area = SVGBackend::with_string(&mut out, (width.round() as u32, height.round() as u32))
             .into_drawing_area();
-        plot(&area, 1.0, chart)?;
+        frame = plot(&area, 1.0, chart)?;
         area.present().map_err(|e| e.to_string())?;
     }
-    Ok(out)
+    Ok((out, frame))
+}
+
+/// `chart` as an SVG document to place in the page: scaled to its box
+/// (`viewBox`), each area's polygon tagged `data-series="label"` in the
+/// order drawn, so that a legend can be checked against what it names.
+pub fn inline_svg(chart: &Chart, width: f64, height: f64) -> Result<(String, PlotFrame), String> {
+    let (doc, frame) = svg_and_frame(chart, width, height)?;
+    let mut out = String::with_capacity(doc.len() + 64 * chart.areas.len());
+    let mut rest = doc.as_str();
+    let mut labels = chart.areas.iter().map(|a| a.label.as_str());
+    while let Some(at) = rest.find("<polygon ") {
+        out.push_str(&rest[..at]);
+        out.push_str("<polygon ");
+        if let Some(label) = labels.next() {
+            out.push_str(&format!("data-series=\"{}\" ", xml_escape(label)));
+        }
+        rest = &rest[at + "<polygon ".len()..];
+    }
+    out.push_str(rest);
+    Ok((out, frame))
+}
+
+fn xml_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// `#0969da` → its colour (grey for anything else).
@@ -236,6 +297,12 @@ fn ranges(chart: &Chart) -> (f64, f64, f64) {
             .series
             .iter()
             .flat_map(|s| s.points.iter().map(|p| p.0))
+            .chain(
+                chart
+                    .areas
+                    .iter()
+                    .flat_map(|a| a.points.iter().map(|p| p.0)),
+            )
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
                 (lo.min(x), hi.max(x))
             })
@@ -251,6 +318,12 @@ fn ranges(chart: &Chart) -> (f64, f64, f64) {
             .series
             .iter()
             .flat_map(|s| s.points.iter().map(|p| p.1))
+            .chain(
+                chart
+                    .areas
+                    .iter()
+                    .flat_map(|a| a.points.iter().map(|p| p.1)),
+            )
             .chain(chart.lines.iter().map(|l| l.bytes))
             .fold(0.0f64, f64::max)
     });
@@ -341,6 +414,53 @@ pub fn plot<DB: DrawingBackend>(
         .draw()
         .map_err(err)?;
 
+    let plot_width = f64::from(plane.plotting_area().dim_in_pixel().0);
+    for a in &chart.areas {
+        let visible = clip(&a.points, x0, x1, y_max);
+        let thin = per_pixel_max(&visible, x0, x1 - x0, plot_width);
+        let thin: Vec<(f64, f64)> = thin.into_iter().map(|(x, bytes)| (x, y(bytes))).collect();
+        let mut outline = if a.steps { as_steps(&thin) } else { thin };
+        if let (Some(&(first, _)), Some(&(last, _))) = (outline.first(), outline.last()) {
+            outline.push((last, 0.0));
+            outline.push((first, 0.0));
+            plane
+                .draw_series(std::iter::once(Polygon::new(
+                    outline,
+                    rgb(a.color).filled(),
+                )))
+                .map_err(err)?;
+        }
+    }
+    // The series as drawn (clipped, thinned, stepped), and in CSS pixels,
+    // so that a limit's label can keep off them.
+    let drawn: Vec<Vec<(f64, f64)>> = chart
+        .series
+        .iter()
+        .map(|s| {
+            let visible = clip(&s.points, x0, x1, y_max);
+            let thin = per_pixel_max(&visible, x0, x1 - x0, plot_width);
+            let thin: Vec<(f64, f64)> = thin.into_iter().map(|(x, bytes)| (x, y(bytes))).collect();
+            if s.steps {
+                as_steps(&thin)
+            } else {
+                thin
+            }
+        })
+        .collect();
+    let in_pixels: Vec<Vec<(f64, f64)>> = drawn
+        .iter()
+        .map(|points| {
+            points
+                .iter()
+                .map(|p| {
+                    let (a, b) = plane.backend_coord(p);
+                    (f64::from(a) / scale, f64::from(b) / scale)
+                })
+                .collect()
+        })
+        .collect();
+    let series_lines: Vec<&[(f64, f64)]> = in_pixels.iter().map(Vec::as_slice).collect();
+
     // Near-equal limits (one per series) share one label.
     let mut labelled: Vec<f64> = Vec::new();
     for line in chart.lines.iter().filter(|l| l.bytes <= y_max) {
@@ -354,23 +474,39 @@ pub fn plot<DB: DrawingBackend>(
             ))
             .map_err(err)?;
         if labelled.iter().all(|&b| (b - line.bytes).abs() > 0.01 * b) {
-            let (left, top) = plane.backend_coord(&(x1, y(line.bytes)));
+            // Right above the line, else right below, left above, left
+            // below: the first place whose text hides no series.
+            let (right, at) = plane.backend_coord(&(x1, y(line.bytes)));
+            let (left, _) = plane.backend_coord(&(x0, y(line.bytes)));
+            let (right, left, at) = (
+                f64::from(right) / scale,
+                f64::from(left) / scale,
+                f64::from(at) / scale,
+            );
+            let chars = line.label.chars().count();
+            let places = [
+                (right - 4.0, at - 10.0, true),
+                (right - 4.0, at + 10.0, true),
+                (left + 4.0, at - 10.0, false),
+                (left + 4.0, at + 10.0, false),
+            ];
+            let boxes: Vec<TextBox> = places
+                .iter()
+                .map(|&(x, ty, from_right)| TextBox::of(chars, x, ty, from_right, true))
+                .collect();
+            let (x, ty, from_right) = places[first_clear(&boxes, &series_lines)];
+            let anchor = if from_right { HPos::Right } else { HPos::Left };
             area.draw(&Text::new(
                 line.label.clone(),
-                (left - px(4.0), top - px(3.0)),
-                text(colour, true).pos(Pos::new(HPos::Right, VPos::Bottom)),
+                (px(x), px(ty)),
+                text(colour, true).pos(Pos::new(anchor, VPos::Center)),
             ))
             .map_err(err)?;
             labelled.push(line.bytes);
         }
     }
 
-    let plot_width = f64::from(plane.plotting_area().dim_in_pixel().0);
-    for s in &chart.series {
-        let visible = clip(&s.points, x0, x1, y_max);
-        let thin = per_pixel_max(&visible, x0, x1 - x0, plot_width);
-        let thin: Vec<(f64, f64)> = thin.into_iter().map(|(x, bytes)| (x, y(bytes))).collect();
-        let points = if s.steps { as_steps(&thin) } else { thin };
+    for (s, points) in chart.series.iter().zip(drawn) {
         let colour = rgb(s.color);
         match s.stroke {
             Stroke::Solid => plane
@@ -421,6 +557,31 @@ pub fn plot<DB: DrawingBackend>(
                     ),
             )),
         }
+        .map_err(err)?;
+    }
+
+    for event in chart.events.iter().filter(|e| (x0..=x1).contains(&e.x)) {
+        let colour = rgb(event.color);
+        plane
+            .draw_series(DashedLineSeries::new(
+                [(event.x, 0.0), (event.x, y(y_max))],
+                px(6.0),
+                px(4.0),
+                colour.stroke_width(width_of(2.0)),
+            ))
+            .map_err(err)?;
+        let (x, top) = plane.backend_coord(&(event.x, y(y_max)));
+        let right_half = event.x > x0 + (x1 - x0) / 2.0;
+        let (anchor, dx) = if right_half {
+            (HPos::Right, -px(4.0))
+        } else {
+            (HPos::Left, px(4.0))
+        };
+        area.draw(&Text::new(
+            event.label.clone(),
+            (x + dx, top + px(16.0)),
+            text(colour, true).pos(Pos::new(anchor, VPos::Top)),
+        ))
         .map_err(err)?;
     }
 
@@ -588,6 +749,71 @@ mod tests {
             stroke: Stroke::Solid,
             steps: true,
         }
+    }
+
+    /// The `y` of the text element holding `label`.
+    fn text_y(doc: &str, label: &str) -> f64 {
+        let at = doc.find(label).expect("the label is drawn");
+        let open = doc[..at].rfind("<text").unwrap();
+        let y = doc[open..].find(" y=\"").unwrap() + open + 4;
+        doc[y..y + doc[y..].find('"').unwrap()].parse().unwrap()
+    }
+
+    #[test]
+    fn areas_are_tagged_in_order_and_events_labelled() {
+        let area = |label: &str, top: f64| Area {
+            label: label.into(),
+            points: vec![(0.0, top / 2.0), (9.0, top)],
+            color: "#0969da",
+            steps: true,
+        };
+        let chart = Chart {
+            x_label: "trace event".into(),
+            areas: vec![area("Top", 3.0e9), area("Bottom", 1.0e9)],
+            events: vec![EventLine {
+                x: 5.0,
+                label: "out of memory at event 5".into(),
+                color: "#cf222e",
+            }],
+            ..Chart::default()
+        };
+        let (doc, frame) = inline_svg(&chart, 600.0, 260.0).unwrap();
+        let top = doc.find("<polygon data-series=\"Top\" ").unwrap();
+        let bottom = doc.find("<polygon data-series=\"Bottom\" ").unwrap();
+        assert!(top < bottom, "the top band first, the lower one over it");
+        assert!(doc.contains("out of memory at event 5") && doc.contains("trace event"));
+        assert!((frame.x_at(frame.px(5.0)) - 5.0).abs() < 1e-9);
+        assert!(frame.y_max >= 3.0e9);
+    }
+
+    #[test]
+    fn a_limits_label_keeps_off_a_series_running_just_above_it() {
+        let gib = 1073741824.0;
+        let limit = RefLine {
+            label: "HBM limit 15.75 GiB".into(),
+            bytes: 15.75 * gib,
+            color: "#cf222e",
+        };
+        let heap = |level: f64| Series {
+            points: vec![(0.0, 5.0 * gib), (10.0, level), (100.0, level)],
+            ..heap()
+        };
+        let place = |level: f64| {
+            let chart = Chart {
+                x_label: "program order".into(),
+                series: vec![heap(level)],
+                lines: vec![limit.clone()],
+                ..Chart::default()
+            };
+            let (doc, frame) = inline_svg(&chart, 700.0, 300.0).unwrap();
+            let line = frame.top + frame.height * (1.0 - limit.bytes / frame.y_max);
+            text_y(&doc, "HBM limit 15.75 GiB") - line
+        };
+        // Far below the limit, the label sits above its line; just above
+        // it (16.06 GiB, as a train step's outputs and weights hold it),
+        // below.
+        assert!(place(8.0 * gib) < 0.0);
+        assert!(place(16.06 * gib) > 0.0);
     }
 
     #[test]

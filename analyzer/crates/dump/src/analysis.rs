@@ -67,6 +67,8 @@ struct Value<'a> {
     /// `(allocation index, offset)` when assigned.
     slot: Option<(u64, u64)>,
     indefinite: bool,
+    /// Its allocation is maybe-live-out (a program output).
+    live_out: bool,
     start: u64,
     end: u64,
 }
@@ -384,6 +386,10 @@ fn make_value<'a>(
         category,
         slot,
         indefinite,
+        live_out: match assigned {
+            Some((a, _)) => a.kinds.maybe_live_out,
+            None => category == BufferCategory::Output,
+        },
         start: 0,
         end: 0,
     }
@@ -794,6 +800,7 @@ fn peak_buffer(
         category: value.category,
         logical_buffer_id: (value.id >= 0).then_some(value.id),
         opcode,
+        maybe_live_out: value.live_out,
     }
 }
 

@@ -322,6 +322,7 @@ fn module_to_shared(m: &ModuleReport) -> pb::Module {
                 start: lifetime.map(|l| l.start),
                 end: lifetime.map(|l| l.end),
                 offset_bytes: lifetime.map(|l| l.offset_bytes),
+                maybe_live_out: b.maybe_live_out,
             })
             .collect(),
         parameters_bytes: m.parameters_bytes,
@@ -977,6 +978,7 @@ fn module_from_shared(m: pb::Module) -> Result<ModuleReport, LinkError> {
                     category: enum_parse("buffer category", &b.category)?,
                     logical_buffer_id: b.logical_buffer_id,
                     opcode: check_str("opcode", b.opcode)?,
+                    maybe_live_out: b.maybe_live_out,
                 })
             })
             .collect::<Result<_, LinkError>>()?,

@@ -621,6 +621,13 @@ pub struct PeakBuffer {
     /// HLO opcode of the defining instruction.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub opcode: String,
+    /// Its allocation is maybe-live-out (a program output) as well as what
+    /// `category` says: for a `parameter`, the output reuses the
+    /// parameter's memory (a donated argument, an input-output alias).
+    /// `category` keeps XProf's precedence (parameter before output), so
+    /// this is the only place a donated parameter shows as an output too.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub maybe_live_out: bool,
 }
 
 /// One buffer over its lifetime, `[start, end]` in program-order positions

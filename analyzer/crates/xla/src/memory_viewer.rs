@@ -328,6 +328,7 @@ impl<'a> Module<'a> {
             category: allocation.map_or(BufferCategory::Temporary, |a| category(a)),
             logical_buffer_id: Some(b.id()),
             opcode: b.instruction.opcode.clone(),
+            maybe_live_out: allocation.is_some_and(|a| a.maybe_live_out),
         }
     }
 

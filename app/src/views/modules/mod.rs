@@ -266,8 +266,8 @@ fn ModuleDetail(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
             {chart}
             <timeline::Timeline module=module.clone() limit=limit/>
             // With a timeline, its own table lists the buffers live at the
-            // peak; XProf's full list (with the buffers live throughout)
-            // stays one click away.
+            // peak (those live throughout too); XProf's list, as its Memory
+            // Viewer shows it (small buffers merged), stays one click away.
             {if module.buffers.is_empty() {
                 view! { <PeakBuffers buffers=buffers peak=peak/> }.into_any()
             } else {
@@ -331,7 +331,7 @@ fn PeakBuffers(buffers: Vec<oomscope_report::PeakBuffer>, peak: u64) -> impl Int
                     <tr>
                         <td class="mono" title=b.name.clone()>{b.name.clone()}</td>
                         <td class="num"><Bytes value=b.size_bytes/></td>
-                        <td class="num">{percent(b.size_bytes, peak).unwrap_or_default()}</td>
+                        <td class="num">{crate::format::share(b.size_bytes, peak).unwrap_or_default()}</td>
                         <td class="num">{(padding > 0).then(|| view! { <Bytes value=padding/> })}</td>
                         <td>{category_name(b.category)}</td>
                         <td class="mono shape">{b.shape.clone()}</td>

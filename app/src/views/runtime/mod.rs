@@ -15,9 +15,13 @@ use oomscope_report::{
     DeviceMemoryProfile, DeviceMemorySeries, Frame, MemoryTimeline, Report, TimelineSource,
 };
 
-use crate::draw::line_chart::PALETTE;
+use crate::draw::line_chart::{inline_svg, Area, Chart, Marker, PALETTE};
 use crate::format::{base_name, group_digits, Bytes};
 use crate::widgets::table_head::TableHead;
+
+/// The memory-over-time chart's size in CSS pixels (it scales to the page).
+const CHART_WIDTH: f64 = 960.0;
+const CHART_HEIGHT: f64 = 300.0;
 
 /// PyTorch's category names, in the order the analyzer stacks them.
 const CATEGORY_LABELS: [&str; 8] = [
@@ -128,19 +132,59 @@ fn TimelineView(timeline: MemoryTimeline) -> impl IntoView {
     } else {
         1
     };
-    let top = timeline.peak_bytes.max(1);
-    let paths = area::stacked_paths(&timeline.points, bands, top);
-    let peak_x = area::x_of(&timeline.points, timeline.peak_time);
+    let label = |i: usize| {
+        if categorized {
+            CATEGORY_LABELS[i]
+        } else {
+            "Allocated"
+        }
+    };
+    let axis = area::TimeAxis::of(&timeline.points);
+    let tops = area::stacked_tops(&timeline.points, bands, &axis);
+    // Only the bands that hold bytes are drawn and named; the top band
+    // first, so that each lower band covers it below its own top.
+    let drawn: Vec<usize> = (0..bands)
+        .filter(|&i| {
+            let below = |k: usize| if i == 0 { 0.0 } else { tops[i - 1][k].1 };
+            tops[i].iter().enumerate().any(|(k, t)| t.1 > below(k))
+        })
+        .collect();
+    let chart = Chart {
+        x_label: axis.label(),
+        areas: drawn
+            .iter()
+            .rev()
+            .map(|&i| Area {
+                label: label(i).to_string(),
+                points: tops[i].clone(),
+                color: PALETTE[i % PALETTE.len()],
+                steps: true,
+            })
+            .collect(),
+        marker: Some(Marker {
+            x: axis.x(timeline.peak_time),
+            label: format!(
+                "peak {} at {:.1} {}",
+                format_bytes(timeline.peak_bytes),
+                axis.x(timeline.peak_time),
+                axis.unit
+            ),
+        }),
+        ..Chart::default()
+    };
+    let svg = inline_svg(&chart, CHART_WIDTH, CHART_HEIGHT)
+        .map(|(svg, _)| svg)
+        .unwrap_or_default();
     let description = format!(
         "{source}{device}: peak {} at {} µs, final {}",
         format_bytes(timeline.peak_bytes),
         timeline.peak_time,
         format_bytes(timeline.final_bytes)
     );
-    let legend = (0..bands)
-        .map(|i| {
-            let label = if categorized { CATEGORY_LABELS[i] } else { "Allocated" };
-            view! { <span class="legend-item"><span class="legend-swatch" style:background=PALETTE[i % PALETTE.len()]></span>{label}</span> }
+    let legend = drawn
+        .iter()
+        .map(|&i| {
+            view! { <span class="legend-item" data-series=label(i)><span class="legend-swatch fill" style:background-color=PALETTE[i % PALETTE.len()]></span>{label(i)}</span> }
         })
         .collect_view();
     let by_category: Vec<(String, u64)> = timeline
@@ -150,7 +194,7 @@ fn TimelineView(timeline: MemoryTimeline) -> impl IntoView {
         .filter(|(_, b)| *b > 0)
         .collect();
     view! {
-        <figure class="runtime-timeline" data-testid="memory-timeline">
+        <figure class="runtime-timeline chart-figure" data-testid="memory-timeline">
             <figcaption>
                 <strong>{format!("{source}{device}")}</strong>
                 " · " {base_name(&timeline.input).to_string()}
@@ -158,21 +202,7 @@ fn TimelineView(timeline: MemoryTimeline) -> impl IntoView {
                 " · final " <Bytes value=timeline.final_bytes/>
                 {format!(" · {} events", group_digits(timeline.events))}
             </figcaption>
-            <svg
-                viewBox=format!("0 0 {} {}", area::WIDTH, area::HEIGHT)
-                preserveAspectRatio="none"
-                role="img"
-                aria-label=description
-            >
-                {paths
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, d)| view! { <path d=d fill=PALETTE[i % PALETTE.len()] fill-opacity="0.75"><title>{if categorized { CATEGORY_LABELS[i] } else { "Allocated" }}</title></path> })
-                    .collect_view()}
-                <line x1=peak_x.to_string() x2=peak_x.to_string() y1="0" y2=area::HEIGHT.to_string() stroke="#cf222e" stroke-dasharray="6 4">
-                    <title>{format!("Peak {} at {} µs", format_bytes(timeline.peak_bytes), timeline.peak_time)}</title>
-                </line>
-            </svg>
+            <div class="chart-svg" role="img" aria-label=description inner_html=svg></div>
             <div class="legend">{legend}</div>
             {(!by_category.is_empty()).then(|| view! {
                 <table class="data">
@@ -201,9 +231,10 @@ fn ProfileView(profile: DeviceMemoryProfile) -> impl IntoView {
         .balance
         .as_ref()
         .is_some_and(|b| b.max_bytes > b.min_bytes);
-    let bars = profile
-        .devices
-        .iter()
+    let mut devices: Vec<_> = profile.devices.iter().collect();
+    devices.sort_by(|a, b| device_order(&a.device).cmp(&device_order(&b.device)));
+    let bars = devices
+        .into_iter()
         .map(|d| {
             let width = format!("{:.1}%", d.buffer_bytes as f64 * 100.0 / max as f64);
             let hot = uneven && heaviest.as_deref() == Some(d.device.as_str());
@@ -253,5 +284,30 @@ fn ProfileView(profile: DeviceMemoryProfile) -> impl IntoView {
             </table>
             <crate::widgets::stacks::StackView stacks=profile.top_stacks/>
         </div>
+    }
+}
+
+/// A device name's sort key: its kind, then its number as a number
+/// (`cpu:2` before `cpu:10`), then the whole name.
+fn device_order(name: &str) -> (&str, u64, &str) {
+    let kind = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    let number = name[kind.len()..].parse().unwrap_or(u64::MAX);
+    (kind, number, name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::device_order;
+
+    #[test]
+    fn devices_sort_by_kind_then_number() {
+        let mut names = vec![
+            "cpu:2", "cpu:10", "TPU_1", "cpu:0", "cpu:7", "TPU_0", "cpu:1", "host",
+        ];
+        names.sort_by(|a, b| device_order(a).cmp(&device_order(b)));
+        assert_eq!(
+            names,
+            ["TPU_0", "TPU_1", "cpu:0", "cpu:1", "cpu:2", "cpu:7", "cpu:10", "host"]
+        );
     }
 }

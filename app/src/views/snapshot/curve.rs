@@ -1,21 +1,28 @@
 //! The Active Memory curve of one device: allocated bytes over trace events
 //! (the analyzer's downsampled curve, peak kept exactly), the reserved line
-//! on top, the OOM and the peak marked, `external_annotations` phases under
-//! it; hover reads the bytes at a point; the curve exports as CSV.
+//! on top, the OOM and the peak marked, drawn by the page's one line chart
+//! (plotters: labelled axes, bytes up, trace events along); the
+//! `external_annotations` phases listed under it; hover reads the bytes at
+//! a point; the curve exports as CSV.
 
 use leptos::prelude::*;
 use oomscope_report::units::format_bytes;
 use oomscope_report::{CurvePoint, MemorySnapshot};
 use wasm_bindgen::JsCast;
 
-use super::geometry::{allocated_area, point_at, reserved_line, Scale, HEIGHT, WIDTH};
+use super::geometry::{point_at, Scale};
+use crate::draw::line_chart::{inline_svg, Area, Chart, EventLine, Marker, Series, Stroke};
 use crate::export;
 use crate::format::{base_name, group_digits};
 
-/// Height of the phase band under the curve (viewBox units).
-const PHASE_ROW: f64 = 14.0;
-/// Phases drawn at most (their names are in the report).
-const PHASES_DRAWN: usize = 60;
+/// The chart's size in CSS pixels (it scales to the page's width).
+const WIDTH: f64 = 960.0;
+const HEIGHT: f64 = 300.0;
+/// Phases listed at most (their names are in the report).
+const PHASES_LISTED: usize = 60;
+pub const ALLOCATED: &str = "#6cb6ff";
+pub const RESERVED: &str = "#9a6700";
+pub const OOM: &str = "#cf222e";
 
 fn csv_of(points: &[CurvePoint]) -> String {
     export::csv(
@@ -30,24 +37,70 @@ fn csv_of(points: &[CurvePoint]) -> String {
     )
 }
 
+/// The curve as a chart: allocated filled, reserved a line, the peak and
+/// the OOM marked.
+fn chart_of(snapshot: &MemorySnapshot, scale: Scale) -> Chart {
+    let points = &snapshot.active_memory_curve;
+    let allocated: Vec<(f64, f64)> = points
+        .iter()
+        .map(|p| (p.event_index as f64, p.allocated_bytes as f64))
+        .collect();
+    let reserved: Vec<(f64, f64)> = points
+        .iter()
+        .map(|p| (p.event_index as f64, p.reserved_bytes as f64))
+        .collect();
+    Chart {
+        x_label: "trace event (allocations and frees, in order)".into(),
+        areas: vec![Area {
+            label: "Allocated".into(),
+            points: allocated,
+            color: ALLOCATED,
+            steps: true,
+        }],
+        series: vec![Series {
+            label: "Reserved".into(),
+            points: reserved,
+            color: RESERVED,
+            stroke: Stroke::Solid,
+            steps: true,
+        }],
+        events: snapshot
+            .oom
+            .iter()
+            .map(|o| EventLine {
+                x: o.event_index as f64,
+                label: format!("out of memory at event {}", group_digits(o.event_index)),
+                color: OOM,
+            })
+            .collect(),
+        marker: snapshot.peak_event_index.map(|e| Marker {
+            x: e as f64,
+            label: format!(
+                "peak {} at event {}",
+                format_bytes(snapshot.peak_allocated_bytes),
+                group_digits(e)
+            ),
+        }),
+        x_range: Some((0.0, scale.last_event as f64)),
+        ..Chart::default()
+    }
+}
+
 #[component]
 pub fn ActiveMemoryCurve(snapshot: MemorySnapshot) -> impl IntoView {
-    let points = snapshot.active_memory_curve.clone();
     let oom_event = snapshot.oom.as_ref().map(|o| o.event_index);
-    let scale = Scale::of(&points, oom_event);
-    let area = allocated_area(&points, scale);
-    let reserved = reserved_line(&points, scale);
-    let peak = snapshot
-        .peak_event_index
-        .map(|e| (scale.x(e), scale.y(snapshot.peak_allocated_bytes)));
-    let oom_x = oom_event.map(|e| scale.x(e));
-    let phases: Vec<_> = snapshot.phases.iter().take(PHASES_DRAWN).cloned().collect();
-    let height = HEIGHT
-        + if phases.is_empty() {
-            0.0
-        } else {
-            PHASE_ROW + 2.0
-        };
+    let scale = Scale::of(&snapshot.active_memory_curve, oom_event);
+    let chart = chart_of(&snapshot, scale);
+    let (svg, frame) = match inline_svg(&chart, WIDTH, HEIGHT) {
+        Ok((svg, frame)) => (svg, Some(frame)),
+        Err(_) => (String::new(), None),
+    };
+    let phases: Vec<_> = snapshot
+        .phases
+        .iter()
+        .take(PHASES_LISTED)
+        .cloned()
+        .collect();
     let description = format!(
         "Active memory over {} trace events: peak {} allocated, reserved up to {}",
         group_digits(snapshot.trace_events),
@@ -56,19 +109,20 @@ pub fn ActiveMemoryCurve(snapshot: MemorySnapshot) -> impl IntoView {
     );
 
     let hover = RwSignal::new(None::<u64>);
-    let points = StoredValue::new(points);
+    let points = StoredValue::new(snapshot.active_memory_curve.clone());
     let on_move = move |ev: web_sys::MouseEvent| {
-        let Some(target) = ev
-            .current_target()
-            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-        else {
+        let (Some(frame), Some(target)) = (
+            frame,
+            ev.current_target()
+                .and_then(|t| t.dyn_into::<web_sys::Element>().ok()),
+        ) else {
             return;
         };
         let rect = target.get_bounding_client_rect();
         if rect.width() > 0.0 {
-            hover.set(Some(scale.event_at(
-                (f64::from(ev.client_x()) - rect.left()) / rect.width() * WIDTH,
-            )));
+            let x = (f64::from(ev.client_x()) - rect.left()) / rect.width() * WIDTH;
+            let event = frame.x_at(x).round().clamp(0.0, scale.last_event as f64);
+            hover.set(Some(event as u64));
         }
     };
     let readout = move || match hover.get() {
@@ -83,12 +137,6 @@ pub fn ActiveMemoryCurve(snapshot: MemorySnapshot) -> impl IntoView {
             None => format!("Event {}", group_digits(event)),
         }),
     };
-    let hover_line = move || {
-        hover.get().map(|e| {
-            let x = format!("{:.1}", scale.x(e));
-            view! { <line x1=x.clone() x2=x y1="0" y2=HEIGHT.to_string() stroke="#1f2328" stroke-width="1" pointer-events="none"></line> }
-        })
-    };
     let error = RwSignal::new(None::<String>);
     let file = format!(
         "{}.cuda{}.active-memory.csv",
@@ -98,46 +146,40 @@ pub fn ActiveMemoryCurve(snapshot: MemorySnapshot) -> impl IntoView {
     let export_csv = move |_| {
         error.set(points.with_value(|p| export::download_text(&file, "text/csv", &csv_of(p)).err()))
     };
+    let has_oom = oom_event.is_some();
+    let phase_list = (!phases.is_empty()).then(|| {
+        let total = snapshot.phases.len();
+        view! {
+            <details class="snapshot-phases" data-testid="snapshot-phases">
+                <summary>{format!("Phases the program recorded ({total}, from the snapshot's external annotations)")}</summary>
+                <ol>
+                    {phases.into_iter().map(|ph| view! {
+                        <li><span class="mono">{ph.name}</span>
+                            {format!(": events {}–{}", group_digits(ph.start_event_index), ph.end_event_index.map_or("end".into(), group_digits))}
+                        </li>
+                    }).collect_view()}
+                </ol>
+            </details>
+        }
+    });
 
     view! {
-        <figure class="snapshot-curve" data-testid="snapshot-curve">
-            <figcaption>
-                "Active memory over the trace (allocated, filled; reserved, the line above)"
-                <button type="button" class="export" on:click=export_csv>"Export CSV"</button>
+        <figure class="snapshot-curve chart-figure" data-testid="snapshot-curve">
+            <figcaption class="chart-head">
+                <span>"Active memory over the trace"</span>
+                <button type="button" class="button small secondary" on:click=export_csv>"Export CSV"</button>
             </figcaption>
-            <svg
-                viewBox=format!("0 0 {WIDTH} {height}")
-                preserveAspectRatio="none"
-                role="img"
-                aria-label=description
-                on:mousemove=on_move
-                on:mouseleave=move |_| hover.set(None)
-            >
-                <path class="allocated" d=area fill="#0969da" fill-opacity="0.55"><title>"Allocated"</title></path>
-                <path class="reserved" d=reserved fill="none" stroke="#bf8700" stroke-width="2" vector-effect="non-scaling-stroke"><title>"Reserved"</title></path>
-                {peak.map(|(x, y)| view! {
-                    <circle class="peak" cx=format!("{x:.1}") cy=format!("{y:.1}") r="4" fill="#1a7f37">
-                        <title>{format!("Peak {} at event {}", format_bytes(snapshot.peak_allocated_bytes), snapshot.peak_event_index.unwrap_or(0))}</title>
-                    </circle>
-                })}
-                {oom_x.map(|x| view! {
-                    <line class="oom" x1=format!("{x:.1}") x2=format!("{x:.1}") y1="0" y2=HEIGHT.to_string() stroke="#cf222e" stroke-width="2" stroke-dasharray="6 4" vector-effect="non-scaling-stroke">
-                        <title>{format!("Out of memory at event {}", oom_event.unwrap_or(0))}</title>
-                    </line>
-                })}
-                {phases.into_iter().enumerate().map(|(i, ph)| {
-                    let x0 = scale.x(ph.start_event_index);
-                    let x1 = scale.x(ph.end_event_index.unwrap_or(scale.last_event));
-                    view! {
-                        <rect class="phase" x=format!("{x0:.1}") y=(HEIGHT + 2.0).to_string() width=format!("{:.1}", (x1 - x0).max(1.0)) height=PHASE_ROW.to_string()
-                            fill=if i % 2 == 0 { "#8c959f" } else { "#afb8c1" }>
-                            <title>{ph.name}</title>
-                        </rect>
-                    }
-                }).collect_view()}
-                {hover_line}
-            </svg>
+            <div class="chart-svg" role="img" aria-label=description
+                on:mousemove=on_move on:mouseleave=move |_| hover.set(None)
+                inner_html=svg></div>
+            <div class="legend">
+                <span class="legend-item"><span class="legend-swatch fill" style:background-color=ALLOCATED></span>"allocated"</span>
+                <span class="legend-item"><span class="legend-swatch" style:border-color=RESERVED></span>"reserved by PyTorch"</span>
+                <span class="legend-item"><span class="legend-swatch peak-mark"></span>"peak"</span>
+                {has_oom.then(|| view! { <span class="legend-item"><span class="legend-swatch dashed" style:border-color=OOM></span>"out of memory"</span> })}
+            </div>
             <p class="curve-readout" aria-live="polite">{readout}</p>
+            {phase_list}
             {move || error.get().map(|e| view! { <p class="error">{format!("Export failed: {e}")}</p> })}
         </figure>
     }

@@ -191,6 +191,7 @@ impl Plot {
             marker: None,
             x_range: Some(x_range),
             y_top: Some(y_top),
+            ..Chart::default()
         }
     }
 }

@@ -185,6 +185,7 @@ fn draw(ctx: &TimelineCtx, pixels: &mut Vec<u8>, cache: &mut Option<RasterCache>
     }
     let _ = c2d.set_transform(ratio, 0.0, 0.0, ratio, 0.0, 0.0);
     let mut painter = CanvasPainter { ctx: &c2d };
+    render::paint_whole_program_labels(&ctx.module, &ctx.index, &frame, &mut painter);
     render::paint_overlays(&ctx.module, &frame, ctx.limit, &mut painter);
     for (buffer, color, line) in [
         (s.hover.get_untracked().map(|h| h.0), "#0969da", 1.5),

@@ -15,6 +15,16 @@ pub fn lifetime_text(start: u64, end: u64) -> String {
     )
 }
 
+/// The lifetime of a buffer of the timeline: a whole-program buffer (a
+/// parameter, output or constant) has none of its own.
+pub fn lifetime_of(whole_program: bool, start: u64, end: u64) -> String {
+    if whole_program {
+        "the whole program (allocated before it starts, kept after it ends)".to_string()
+    } else {
+        lifetime_text(start, end)
+    }
+}
+
 pub fn padding_note(padded: u64, unpadded: u64) -> Option<String> {
     (padded > unpadded).then(|| {
         format!(

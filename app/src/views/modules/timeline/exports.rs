@@ -45,6 +45,7 @@ pub fn save_svg(ctx: &TimelineCtx) -> Result<(), String> {
         &Emphasis { mask },
         &mut body,
     );
+    render::paint_whole_program_labels(&ctx.module, &ctx.index, &frame, &mut body);
     render::paint_overlays(&ctx.module, &frame, ctx.limit, &mut body);
     let legend = super::legend_entries(&ctx.index, s.colour_by.get_untracked());
     let legend_rows = legend_layout(&legend, frame.width);

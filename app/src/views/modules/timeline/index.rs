@@ -7,15 +7,18 @@
 //! the address inside the temporary allocation, as XProf's buffer chart
 //! draws them) when they are consistent, i.e. no two buffers overlap in
 //! both time and address; otherwise (e.g. dumps without buffer assignment)
-//! a first-fit packing in program order. Bytes that are live for the whole
-//! program but have no buffer of their own (the heap simulator's
-//! indefinite allocations) form a base band under everything, so that the
-//! bands sit under the heap envelope as in XProf's Memory Viewer.
+//! a first-fit packing in program order. The buffers live for the whole
+//! program (the heap simulator's indefinite allocations: parameters,
+//! outputs, constants), which have no lifetime in `buffers`, are added by
+//! [`add_whole_program`] from the module's peak buffers and stacked under
+//! everything, grouped (parameters, outputs, constants) and largest first,
+//! so that the bands sit under the heap envelope as in XProf's Memory
+//! Viewer and a parameter and an output of the same shape line up (pairs).
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
-use oomscope_report::{BufferCategory, ModuleReport};
+use oomscope_report::{BufferCategory, BufferLifetime, ModuleReport};
 
 /// A buffer's band: positions `[start, end)` and bytes `[y0, y1)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -98,6 +101,192 @@ pub fn op_label(op_name: &str, opcode: &str) -> String {
     }
 }
 
+/// What [`add_whole_program`] added to a module's buffers.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WholeProgram {
+    /// Buffers from this index on are live for the whole program.
+    pub first: usize,
+    /// Per buffer: its allocation is also a program output (a parameter
+    /// whose memory the output reuses: donated).
+    pub live_out: Vec<bool>,
+}
+
+/// The whole-program group a category is stacked in, bottom up.
+fn whole_group(category: BufferCategory) -> u8 {
+    match category {
+        BufferCategory::Parameter => 0,
+        BufferCategory::Output => 1,
+        BufferCategory::Constant => 2,
+        _ => 3,
+    }
+}
+
+/// The positions the x axis runs over: the heap curve's and every lifetime's.
+fn position_count(module: &ModuleReport) -> u64 {
+    let heap_len = if module.heap_positions.is_empty() {
+        module.heap_bytes.len() as u64
+    } else {
+        module.heap_positions.last().map_or(0, |p| p + 1)
+    };
+    let last_end = module
+        .buffers
+        .iter()
+        .map(|b| b.end.max(b.start) + 1)
+        .max()
+        .unwrap_or(0);
+    heap_len.max(last_end).max(1)
+}
+
+/// Bytes the heap counts at every position without a lifetime in
+/// `buffers`: the indefinite allocations less the parameters and constants
+/// that have one (a dump's live ranges give them one).
+fn base_bytes_of(indefinite_bytes: u64, own: &[BufferLifetime]) -> u64 {
+    let with_lifetime: u64 = own
+        .iter()
+        .filter(|b| {
+            matches!(
+                b.category,
+                BufferCategory::Parameter | BufferCategory::Constant
+            )
+        })
+        .map(|b| b.size_bytes)
+        .fold(0u64, u64::saturating_add);
+    indefinite_bytes.saturating_sub(with_lifetime)
+}
+
+/// Adds to `module.buffers` one buffer per peak buffer live for the whole
+/// program (a parameter, output or constant the report lists at the peak
+/// without a lifetime: an indefinite allocation, its largest buffer), then
+/// the whole-program bytes no listed buffer holds (buffers under 16 KiB,
+/// an allocation's bytes beyond its largest buffer), each over every
+/// position, stacked from 0 in `offset_bytes`: parameters, outputs,
+/// constants, each largest first, an output of a parameter's shape at the
+/// parameter's rank in its group. Returns where they start.
+pub fn add_whole_program(module: &mut ModuleReport) -> WholeProgram {
+    let positions = position_count(module);
+    let base = base_bytes_of(module.indefinite_bytes, &module.buffers);
+    let first = module.buffers.len();
+    let mut whole: Vec<(BufferLifetime, bool)> = module
+        .peak_buffers
+        .iter()
+        .zip(module.peak_buffer_lifetimes())
+        .filter(|(b, lifetime)| {
+            lifetime.is_none()
+                && matches!(
+                    b.category,
+                    BufferCategory::Parameter | BufferCategory::Output | BufferCategory::Constant
+                )
+        })
+        .map(|(b, _)| {
+            (
+                BufferLifetime {
+                    id: b.logical_buffer_id.unwrap_or(-1),
+                    name: b.name.clone(),
+                    shape: b.shape.clone(),
+                    size_bytes: b.size_bytes,
+                    unpadded_bytes: b.unpadded_bytes,
+                    start: 0,
+                    end: positions - 1,
+                    category: b.category,
+                    op_name: b.op_name.clone(),
+                    source: b.source.clone(),
+                    opcode: b.opcode.clone(),
+                    offset_bytes: 0,
+                },
+                b.maybe_live_out,
+            )
+        })
+        .collect();
+    // Stable: equal sizes keep the report's (allocation) order.
+    whole.sort_by_key(|(b, _)| (whole_group(b.category), Reverse(b.size_bytes)));
+    // Outputs of a parameter's shape take their parameter's rank.
+    let partners = pair_by_shape(&whole.iter().map(|(b, o)| (b, *o)).collect::<Vec<_>>());
+    let outputs: Vec<usize> = (0..whole.len())
+        .filter(|&i| whole[i].0.category == BufferCategory::Output)
+        .collect();
+    if let Some(&first_output) = outputs.first() {
+        let mut ordered: Vec<usize> = (0..whole.len())
+            .filter(|&i| whole[i].0.category == BufferCategory::Parameter)
+            .filter_map(|p| partners[p])
+            .collect();
+        ordered.extend(outputs.iter().copied().filter(|o| partners[*o].is_none()));
+        let mut reordered: Vec<(BufferLifetime, bool)> = Vec::with_capacity(whole.len());
+        reordered.extend(whole[..first_output].iter().cloned());
+        reordered.extend(ordered.iter().map(|&i| whole[i].clone()));
+        reordered.extend(whole[first_output + outputs.len()..].iter().cloned());
+        whole = reordered;
+    }
+    let mut offset = 0u64;
+    for (b, _) in &mut whole {
+        b.offset_bytes = offset;
+        offset = offset.saturating_add(b.size_bytes);
+    }
+    // A dump's parameters have lifetimes: their flag comes from the peak buffer.
+    let donated: std::collections::BTreeSet<(i64, String)> = module
+        .peak_buffers
+        .iter()
+        .zip(module.peak_buffer_lifetimes())
+        .filter(|(b, _)| b.maybe_live_out)
+        .filter_map(|(_, l)| l.map(|l| (l.id, l.name.clone())))
+        .collect();
+    let mut live_out: Vec<bool> = module
+        .buffers
+        .iter()
+        .map(|b| !donated.is_empty() && donated.contains(&(b.id, b.name.clone())))
+        .collect();
+    for (b, out) in whole {
+        module.buffers.push(b);
+        live_out.push(out);
+    }
+    if base > offset {
+        module.buffers.push(BufferLifetime {
+            id: -1,
+            name: "other whole-program bytes".into(),
+            shape: String::new(),
+            size_bytes: base - offset,
+            unpadded_bytes: base - offset,
+            start: 0,
+            end: positions - 1,
+            category: BufferCategory::Small,
+            op_name: String::new(),
+            source: "buffers under 16 KiB, and allocations' bytes beyond their largest buffer"
+                .into(),
+            opcode: String::new(),
+            offset_bytes: offset,
+        });
+        live_out.push(false);
+    }
+    WholeProgram { first, live_out }
+}
+
+/// Pairs each parameter that is not also an output with an output of the
+/// same shape and size (greedily, in order): an output that could reuse
+/// the parameter's memory if it were donated. Per buffer, its partner.
+pub fn pair_by_shape(buffers: &[(&BufferLifetime, bool)]) -> Vec<Option<usize>> {
+    let mut partner = vec![None; buffers.len()];
+    let mut free: BTreeMap<(&str, u64), Vec<usize>> = BTreeMap::new();
+    for (i, (b, _)) in buffers.iter().enumerate().rev() {
+        if b.category == BufferCategory::Output && !b.shape.is_empty() {
+            free.entry((b.shape.as_str(), b.size_bytes))
+                .or_default()
+                .push(i);
+        }
+    }
+    for (i, (b, live_out)) in buffers.iter().enumerate() {
+        if b.category != BufferCategory::Parameter || *live_out {
+            continue;
+        }
+        if let Some(o) = free
+            .get_mut(&(b.shape.as_str(), b.size_bytes))
+            .and_then(Vec::pop)
+        {
+            partner[i] = Some(o);
+            partner[o] = Some(i);
+        }
+    }
+    partner
+}
+
 pub struct TimelineIndex {
     /// Sorted by `start`.
     pub bands: Vec<Band>,
@@ -108,8 +297,6 @@ pub struct TimelineIndex {
     /// Position count: the x axis runs over `[0, positions)`.
     pub positions: u64,
     pub placement: Placement,
-    /// Bytes live for the whole program without a band of their own.
-    pub base_bytes: u64,
     /// Highest band top or heap value (bytes).
     pub top_bytes: u64,
     /// Op labels, by total bytes, largest first.
@@ -119,22 +306,34 @@ pub struct TimelineIndex {
     pub flags: Vec<Option<Flag>>,
     /// Buffers live at the peak position, largest first.
     pub peak_live: Vec<u32>,
+    /// What is live for the whole program (see [`add_whole_program`]).
+    pub whole: WholeProgram,
+    /// Per buffer: the output of its shape beside a parameter, or the
+    /// parameter beside an output, both live at the peak (the donation case).
+    pub partner: Vec<Option<u32>>,
+    /// Per buffer: its pair's number (1, 2, …), in stacking order.
+    pub pair_number: Vec<Option<u32>>,
 }
 
 impl TimelineIndex {
+    /// The index of a module's own buffers.
+    #[cfg(test)]
     pub fn new(module: &ModuleReport) -> Self {
+        Self::with_whole_program(
+            module,
+            WholeProgram {
+                first: module.buffers.len(),
+                live_out: vec![false; module.buffers.len()],
+            },
+        )
+    }
+
+    /// The index of a module whose buffers from `whole.first` on were
+    /// added by [`add_whole_program`] (placed at their own offsets, from 0).
+    pub fn with_whole_program(module: &ModuleReport, whole: WholeProgram) -> Self {
         let buffers = &module.buffers;
-        let heap_len = if module.heap_positions.is_empty() {
-            module.heap_bytes.len() as u64
-        } else {
-            module.heap_positions.last().map_or(0, |p| p + 1)
-        };
-        let last_end = buffers
-            .iter()
-            .map(|b| b.end.max(b.start) + 1)
-            .max()
-            .unwrap_or(0);
-        let positions = heap_len.max(last_end).max(1);
+        let first_whole = whole.first.min(buffers.len());
+        let positions = position_count(module);
 
         // `[start, end]` is inclusive; bands are half-open `[start, end + 1)`.
         let spans: Vec<(u64, u64)> = buffers
@@ -146,26 +345,25 @@ impl TimelineIndex {
                 )
             })
             .collect();
-        let whole_program_bytes: u64 = buffers
+        let own = &buffers[..first_whole];
+        let own_spans = &spans[..first_whole];
+        let stacked: u64 = buffers[first_whole..]
             .iter()
-            .filter(|b| {
-                matches!(
-                    b.category,
-                    BufferCategory::Parameter | BufferCategory::Constant
-                )
-            })
-            .map(|b| b.size_bytes)
-            .fold(0u64, u64::saturating_add);
-        let base_bytes = module.indefinite_bytes.saturating_sub(whole_program_bytes);
+            .map(|b| b.offset_bytes.saturating_add(b.size_bytes))
+            .max()
+            .unwrap_or(0);
+        // Temporaries sit on what the heap counts at every position.
+        let base_bytes = base_bytes_of(module.indefinite_bytes, own).max(stacked);
 
-        let (offsets, placement) = if offsets_consistent(buffers, &spans) {
+        let (mut offsets, placement): (Vec<u64>, _) = if offsets_consistent(own, own_spans) {
             (
-                buffers.iter().map(|b| b.offset_bytes).collect(),
+                own.iter().map(|b| b.offset_bytes).collect(),
                 Placement::Compiler,
             )
         } else {
-            (first_fit(buffers, &spans), Placement::Packed)
+            (first_fit(own, own_spans), Placement::Packed)
         };
+        offsets.extend(buffers[first_whole..].iter().map(|b| b.offset_bytes));
 
         let mut op_bytes: BTreeMap<String, u64> = BTreeMap::new();
         let labels: Vec<String> = buffers
@@ -189,7 +387,11 @@ impl TimelineIndex {
             .enumerate()
             .filter(|(_, b)| b.size_bytes > 0)
             .map(|(i, b)| {
-                let y0 = base_bytes.saturating_add(offsets[i]);
+                let y0 = if i < first_whole {
+                    base_bytes.saturating_add(offsets[i])
+                } else {
+                    offsets[i]
+                };
                 Band {
                     start: spans[i].0,
                     end: spans[i].1,
@@ -236,20 +438,67 @@ impl TimelineIndex {
                 .cmp(&buffers[*a as usize].size_bytes)
         });
 
-        let flags = flags(module, &spans, positions);
+        let mut flags = flags(module, &spans, positions);
+        // Whole-program buffers are what they are (the table pairs them).
+        for f in flags.iter_mut().skip(first_whole) {
+            *f = None;
+        }
+        let live_out = |i: usize| whole.live_out.get(i).copied().unwrap_or(false);
+        let live: Vec<(&BufferLifetime, bool)> = peak_live
+            .iter()
+            .map(|&i| (&buffers[i as usize], live_out(i as usize)))
+            .collect();
+        let mut partner = vec![None; buffers.len()];
+        for (k, p) in pair_by_shape(&live).into_iter().enumerate() {
+            if let Some(p) = p {
+                partner[peak_live[k] as usize] = Some(peak_live[p]);
+            }
+        }
+        // Pairs are numbered bottom up, by where their parameter is drawn.
+        let mut pair_number = vec![None; buffers.len()];
+        let mut params: Vec<u32> = (0..buffers.len() as u32)
+            .filter(|&i| {
+                buffers[i as usize].category == BufferCategory::Parameter
+                    && partner[i as usize].is_some()
+            })
+            .collect();
+        params.sort_by_key(|&i| (offsets[i as usize], i));
+        for (n, &p) in params.iter().enumerate() {
+            let n = Some(n as u32 + 1);
+            pair_number[p as usize] = n;
+            if let Some(o) = partner[p as usize] {
+                pair_number[o as usize] = n;
+            }
+        }
         TimelineIndex {
             bands,
             long_bands,
             long_span,
             positions,
             placement,
-            base_bytes,
             top_bytes,
             ops: ops.into_iter().map(|(name, _)| name).collect(),
             band_of,
             flags,
             peak_live,
+            whole,
+            partner,
+            pair_number,
         }
+    }
+
+    /// Whether buffer `i` is live for the whole program.
+    pub fn is_whole_program(&self, i: u32) -> bool {
+        i as usize >= self.whole.first
+    }
+
+    /// Whether buffer `i` is a parameter whose memory an output reuses.
+    pub fn donated(&self, i: u32) -> bool {
+        self.whole
+            .live_out
+            .get(i as usize)
+            .copied()
+            .unwrap_or(false)
     }
 
     /// Calls `visit` with every band that overlaps positions `[x0, x1)`.
@@ -550,6 +799,81 @@ mod tests {
         let index = TimelineIndex::new(&m);
         assert_eq!(index.flags, vec![Some(Flag::HeldToEnd), None, None]);
         assert_eq!(index.peak_live, vec![0, 2]);
+    }
+
+    fn peak(
+        name: &str,
+        shape: &str,
+        size: u64,
+        category: BufferCategory,
+    ) -> oomscope_report::PeakBuffer {
+        oomscope_report::PeakBuffer {
+            name: name.into(),
+            shape: shape.into(),
+            size_bytes: size,
+            unpadded_bytes: size,
+            category,
+            logical_buffer_id: Some(size as i64 + name.len() as i64),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn whole_program_buffers_are_stacked_grouped_and_paired() {
+        use BufferCategory::*;
+        // A train step as the heap simulator reports it: the temporaries
+        // have lifetimes, the parameters and outputs do not.
+        let mut m = module(vec![buffer("tmp", 2, 5, 10, 0)], 10);
+        m.peak_position = 3;
+        m.peak_buffers = vec![
+            peak("w0", "f32[4,4]", 64, Parameter),
+            peak("x", "f32[2,4]", 100, Parameter),
+            peak("w1", "f32[4,4]", 64, Parameter),
+            peak("donated", "f32[8]", 32, Parameter),
+            peak("out1", "f32[4,4]", 64, Output),
+            peak("out0", "f32[4,4]", 64, Output),
+            peak("loss", "f32[]", 20, Output),
+            peak("tmp", "f32[2]", 10, Temporary),
+        ];
+        m.peak_buffers[3].maybe_live_out = true;
+        m.peak_buffers[7].logical_buffer_id = Some(0);
+        m.indefinite_bytes = 64 * 4 + 100 + 32 + 20 + 8;
+        let whole = add_whole_program(&mut m);
+        assert_eq!(whole.first, 1);
+        let names: Vec<&str> = m.buffers[1..].iter().map(|b| b.name.as_str()).collect();
+        // Parameters largest first, then outputs in their parameters' order,
+        // then the whole-program bytes no buffer lists (8 bytes).
+        assert_eq!(
+            names,
+            [
+                "x",
+                "w0",
+                "w1",
+                "donated",
+                "out1",
+                "out0",
+                "loss",
+                "other whole-program bytes"
+            ]
+        );
+        let offsets: Vec<u64> = m.buffers[1..].iter().map(|b| b.offset_bytes).collect();
+        assert_eq!(offsets, [0, 100, 164, 228, 260, 324, 388, 408]);
+        assert!(m.buffers[1..].iter().all(|b| b.start == 0 && b.end == 9));
+        let index = TimelineIndex::with_whole_program(&m, whole);
+        // Temporaries sit on the whole-program bytes, as the heap counts them.
+        let tmp = index.bands[index.band_of[0].unwrap() as usize];
+        assert_eq!(tmp.y0, m.indefinite_bytes);
+        // Every buffer is live at the peak, and each pair names the other.
+        assert_eq!(index.peak_live.len(), 9);
+        let at = |name: &str| m.buffers.iter().position(|b| b.name == name).unwrap() as u32;
+        assert_eq!(index.partner[at("w0") as usize], Some(at("out1")));
+        assert_eq!(index.partner[at("out0") as usize], Some(at("w1")));
+        assert_eq!(index.pair_number[at("w0") as usize], Some(1));
+        assert_eq!(index.pair_number[at("out0") as usize], Some(2));
+        assert_eq!(index.partner[at("donated") as usize], None);
+        assert!(index.donated(at("donated")));
+        assert!(index.is_whole_program(at("loss")) && !index.is_whole_program(0));
+        assert!(index.flags.iter().all(Option::is_none));
     }
 
     #[test]

@@ -142,7 +142,7 @@ impl TimelineCtx {
 
 /// The legend's entries for a colouring: (colour, label).
 fn legend_entries(index: &TimelineIndex, colour_by: ColourBy) -> Vec<(String, String)> {
-    let mut entries: Vec<(String, String)> = match colour_by {
+    let entries: Vec<(String, String)> = match colour_by {
         ColourBy::Category => CATEGORIES
             .iter()
             .enumerate()
@@ -171,12 +171,6 @@ fn legend_entries(index: &TimelineIndex, colour_by: ColourBy) -> Vec<(String, St
             })
             .collect(),
     };
-    if index.base_bytes > 0 {
-        entries.push((
-            render::hex(render::BASE),
-            "live throughout (no buffer)".to_string(),
-        ));
-    }
     entries
 }
 
@@ -185,8 +179,13 @@ pub fn Timeline(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
     if module.buffers.is_empty() {
         return ().into_any();
     }
+    // The buffers live for the whole program (parameters, outputs,
+    // constants) join the module's own, so that every buffer at the peak
+    // is drawn, listed, searched and pinned alike.
+    let mut module = module;
+    let whole = index::add_whole_program(&mut module);
     let module = Arc::new(module);
-    let index = Arc::new(TimelineIndex::new(&module));
+    let index = Arc::new(TimelineIndex::with_whole_program(&module, whole));
     let full = Viewport::full(index.positions as f64);
     let y_max = render::y_axis_max(index.top_bytes.max(limit.unwrap_or(0)));
     let query = RwSignal::new(String::new());

@@ -1,7 +1,10 @@
 //! The buffers live at the peak, linked both ways with the chart: a row
 //! pins its buffer, pinning a buffer selects (and scrolls to) its row.
-//! Sortable by its headers; past [`PEAK_ROWS`] rows, "Show all" renders
-//! only the rows in view.
+//! Grouped by kind (parameters, outputs, temporaries, constants, …), each
+//! group largest first under a row with its total; a parameter and an
+//! output of the same shape name each other (the donation case). Sortable
+//! by its headers (which lists it flat); past [`PEAK_ROWS`] rows, "Show
+//! all" renders only the rows in view.
 
 use std::cmp::Reverse;
 
@@ -12,9 +15,11 @@ use leptos::prelude::*;
 use super::describe::flag_text;
 use super::index::category_name;
 use super::TimelineCtx;
-use crate::format::{percent, Bytes};
+use crate::format::{share, Bytes};
 use crate::widgets::sort_header::sort_header;
 use crate::widgets::windowed::{centring_offset, visible_rows, ROW_HEIGHT};
+use oomscope_report::units::format_bytes;
+use oomscope_report::BufferCategory;
 
 /// Rows before "Show all".
 const PEAK_ROWS: usize = 100;
@@ -22,6 +27,8 @@ const PEAK_ROWS: usize = 100;
 /// The columns the table sorts by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SortKey {
+    /// By kind, in [`group_rank`]'s order, then largest first.
+    Group,
     Name,
     Size,
     Padding,
@@ -34,7 +41,7 @@ pub fn PeakTable(ctx: TimelineCtx, flagged: usize) -> impl IntoView {
     let (module, index, pinned) = (ctx.module.clone(), ctx.index.clone(), ctx.signals.pinned);
     let total = index.peak_live.len();
     let show_all = RwSignal::new(false);
-    let sort = RwSignal::new((SortKey::Size, true));
+    let sort = RwSignal::new((SortKey::Group, true));
     let scroll_top = RwSignal::new(0.0f64);
     let scroller: NodeRef<html::Div> = NodeRef::new();
     let windowed = move || show_all.get() && total > PEAK_ROWS;
@@ -47,6 +54,9 @@ pub fn PeakTable(ctx: TimelineCtx, flagged: usize) -> impl IntoView {
             let mut order = index.peak_live.clone();
             let b = |i: &u32| &module.buffers[*i as usize];
             match key {
+                SortKey::Group => {
+                    order.sort_by_key(|i| (group_rank(b(i).category), Reverse(b(i).size_bytes)))
+                }
                 SortKey::Name => order.sort_by(|x, y| b(x).name.cmp(&b(y).name)),
                 SortKey::Size => order.sort_by_key(|i| Reverse(b(i).size_bytes)),
                 SortKey::Padding => order
@@ -56,7 +66,8 @@ pub fn PeakTable(ctx: TimelineCtx, flagged: usize) -> impl IntoView {
             }
             // Sizes sort largest first by the comparisons above; the
             // others smallest (or A) first.
-            let natural_descending = matches!(key, SortKey::Size | SortKey::Padding);
+            let natural_descending =
+                matches!(key, SortKey::Size | SortKey::Padding | SortKey::Group);
             if descending != natural_descending {
                 order.reverse();
             }
@@ -96,6 +107,53 @@ pub fn PeakTable(ctx: TimelineCtx, flagged: usize) -> impl IntoView {
         scroll_top.set(offset);
     });
 
+    // A parameter's output of the same shape (or an output's parameter),
+    // a button that pins it; a donated parameter says so.
+    let pair_cell = {
+        let (module, index, ctx) = (module.clone(), index.clone(), ctx.clone());
+        move |i: u32| -> Option<AnyView> {
+            if let Some(p) = index.partner.get(i as usize).copied().flatten() {
+                let other = &module.buffers[p as usize];
+                let n = index.pair_number[i as usize].unwrap_or(0);
+                let ctx = ctx.clone();
+                Some(view! {
+                    <button type="button" class="link-button pair-link" data-partner=other.name.clone()
+                        title="A parameter and an output of the same shape, both live at the peak: donated, the output could reuse the parameter's memory."
+                        on:click=move |ev: ev::MouseEvent| { ev.stop_propagation(); ctx.focus(p) }>
+                        {format!("pair {n} ⇄ {} {}", category_name(other.category), other.name)}
+                    </button>
+                }.into_any())
+            } else if index.donated(i) {
+                Some(view! { <span class="donated" title="Its allocation is also the program's output: the output reuses this parameter's memory.">"donated: the output reuses it"</span> }.into_any())
+            } else {
+                None
+            }
+        }
+    };
+    // The row above each kind's first buffer, when the table is grouped.
+    let group_row = {
+        let (module, index) = (module.clone(), index.clone());
+        move |category: BufferCategory| {
+            let members: Vec<&oomscope_report::BufferLifetime> = index
+                .peak_live
+                .iter()
+                .map(|&i| &module.buffers[i as usize])
+                .filter(|b| group_rank(b.category) == group_rank(category))
+                .collect();
+            let bytes = members
+                .iter()
+                .map(|b| b.size_bytes)
+                .fold(0u64, u64::saturating_add);
+            let text = format!(
+                "{} · {} · {} · {} of the peak",
+                group_name(category),
+                members.len(),
+                format_bytes(bytes),
+                share(bytes, module.peak_bytes).unwrap_or_default()
+            );
+            view! { <tr class="group-row" data-group=group_name(category)><th scope="rowgroup" colspan="11">{text}</th></tr> }
+        }
+    };
     let row_view = {
         let (module, index, ctx) = (module.clone(), index.clone(), ctx.clone());
         move |i: u32| {
@@ -110,10 +168,11 @@ pub fn PeakTable(ctx: TimelineCtx, flagged: usize) -> impl IntoView {
                     on:keydown=move |ev: ev::KeyboardEvent| if ev.key() == "Enter" { focus_key.focus(i) }>
                     <td class="mono" title=b.name.clone()>{b.name.clone()}</td>
                     <td class="num"><Bytes value=b.size_bytes/></td>
-                    <td class="num">{percent(b.size_bytes, module.peak_bytes).unwrap_or_default()}</td>
+                    <td class="num">{share(b.size_bytes, module.peak_bytes).unwrap_or_default()}</td>
                     <td class="num">{(b.size_bytes > b.unpadded_bytes).then(|| view! { <Bytes value=b.size_bytes - b.unpadded_bytes/> })}</td>
                     <td>{category_name(b.category)}</td>
-                    <td class="num">{format!("{}–{}", b.start, b.end.max(b.start))}</td>
+                    <td class="pair">{pair_cell(i)}</td>
+                    <td class="num">{if index.is_whole_program(i) { "whole program".to_string() } else { format!("{}–{}", b.start, b.end.max(b.start)) }}</td>
                     <td>{flag.map(|f| view! { <span class="flag" title=flag_text(f, b)>{"⚑ "}{f.label()}</span> })}</td>
                     <td class="mono shape">{b.shape.clone()}</td>
                     <td class="mono" title=b.op_name.clone()>{b.op_name.clone()}</td>
@@ -122,7 +181,9 @@ pub fn PeakTable(ctx: TimelineCtx, flagged: usize) -> impl IntoView {
             }
         }
     };
+    let rows_module = module.clone();
     let rows = move || {
+        let module = &rows_module;
         let order = order.get();
         let range = if windowed() {
             let height = scroller
@@ -137,17 +198,57 @@ pub fn PeakTable(ctx: TimelineCtx, flagged: usize) -> impl IntoView {
             (rows > 0).then(|| view! { <tr class="spacer" aria-hidden="true" style:height=format!("{}px", rows as f64 * ROW_HEIGHT)></tr> })
         };
         let (above, below) = (range.start, if windowed() { total - range.end } else { 0 });
+        let grouped = !windowed() && sort.with(|s| s.0 == SortKey::Group);
+        let mut last_group = None;
+        let rows = order[range]
+            .iter()
+            .map(|&i| {
+                let category = module.buffers[i as usize].category;
+                let head = (grouped && last_group != Some(group_rank(category))).then(|| {
+                    last_group = Some(group_rank(category));
+                    group_row(category)
+                });
+                view! { {head} {row_view(i)} }
+            })
+            .collect_view();
         view! {
             {spacer(above)}
-            {order[range].iter().map(|&i| row_view(i)).collect_view()}
+            {rows}
             {spacer(below)}
         }
     };
+    let pairs: Vec<u32> = index
+        .peak_live
+        .iter()
+        .copied()
+        .filter(|&i| {
+            module.buffers[i as usize].category == BufferCategory::Parameter
+                && index.partner[i as usize].is_some()
+        })
+        .collect();
+    let pair_note = (!pairs.is_empty()).then(|| {
+        let bytes = pairs
+            .iter()
+            .map(|&i| module.buffers[i as usize].size_bytes)
+            .fold(0u64, u64::saturating_add);
+        let n = pairs.len();
+        view! {
+            <p class="pair-note" data-testid="pair-note">
+                {format!(
+                    "{n} {} an output of the same shape live beside {} at the peak ({} on each side, marked pair 1 to {n} in the chart and the table): donated, each output could reuse its parameter's memory.",
+                    if n == 1 { "parameter has" } else { "parameters have" },
+                    if n == 1 { "it" } else { "them" },
+                    format_bytes(bytes),
+                )}
+            </p>
+        }
+    });
     view! {
         <h4 class="subhead">
             {format!("Buffers live at the peak ({total})")}
             {(flagged > 0).then(|| view! { <span class="flag-count">{format!(" · ⚑ {flagged} flagged as holding memory long")}</span> })}
         </h4>
+        {pair_note}
         <div class="table-scroll timeline-table" node_ref=scroller
             on:scroll=move |_| if windowed() {
                 if let Some(c) = scroller.get_untracked() { scroll_top.set(f64::from(c.scroll_top())) }
@@ -160,6 +261,7 @@ pub fn PeakTable(ctx: TimelineCtx, flagged: usize) -> impl IntoView {
                         <th scope="col" class="num">"Of peak"</th>
                         {sort_header("Padding", SortKey::Padding, true, sort)}
                         {sort_header("Kind", SortKey::Kind, false, sort)}
+                        <th scope="col">"Pair"</th>
                         {sort_header("Lifetime", SortKey::Lifetime, true, sort)}
                         <th scope="col">"Flag"</th>
                         <th scope="col">"Shape"</th>
@@ -185,4 +287,28 @@ fn header_height(container: &web_sys::HtmlDivElement) -> f64 {
         .ok()
         .flatten()
         .map_or(ROW_HEIGHT, |h| h.get_bounding_client_rect().height())
+}
+
+/// The order of the kinds in the grouped table: what lives for the whole
+/// program first (as XProf lists it), then what the program makes.
+fn group_rank(category: BufferCategory) -> u8 {
+    match category {
+        BufferCategory::Parameter => 0,
+        BufferCategory::Output => 1,
+        BufferCategory::Temporary => 2,
+        BufferCategory::Constant => 3,
+        BufferCategory::ThreadLocal => 4,
+        BufferCategory::Small => 5,
+    }
+}
+
+fn group_name(category: BufferCategory) -> &'static str {
+    match category {
+        BufferCategory::Parameter => "Parameters",
+        BufferCategory::Output => "Outputs (maybe-live-out)",
+        BufferCategory::Temporary => "Temporaries",
+        BufferCategory::Constant => "Constants",
+        BufferCategory::ThreadLocal => "Thread-local",
+        BufferCategory::Small => "Small and other whole-program bytes",
+    }
 }

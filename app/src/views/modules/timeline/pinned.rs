@@ -6,7 +6,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use oomscope_report::ModuleReport;
 
-use super::describe::{flag_text, lifetime_text, padding_note};
+use super::describe::{flag_text, lifetime_of, padding_note};
 use super::index::{category_name, TimelineIndex};
 use crate::format::{group_digits, Bytes};
 
@@ -23,6 +23,7 @@ pub fn PinnedBuffer(
     let Some(b) = module.buffers.get(buffer as usize) else {
         return ().into_any();
     };
+    let whole = index.is_whole_program(buffer);
     let end = b.end.max(b.start);
     let name_at = |p: u64| {
         module
@@ -43,7 +44,13 @@ pub fn PinnedBuffer(
             .map(|n| format!("{n} (the instruction before its free at {end})")),
         other => other,
     };
-    let during: Vec<(u64, String)> = (b.start..=end)
+    let (defined, last_use) = if whole {
+        let why = "(live for the whole program)".to_string();
+        (Some(why.clone()), Some(why))
+    } else {
+        (defined, last_use)
+    };
+    let during: Vec<(u64, String)> = (if whole { 1..=0 } else { b.start..=end })
         .take(INSTRUCTION_ROWS)
         .filter_map(|p| name_at(p).map(|n| (p, n)))
         .collect();
@@ -60,7 +67,7 @@ pub fn PinnedBuffer(
                 <div><dt>"Shape"</dt><dd class="mono">{b.shape.clone()}</dd></div>
                 <div><dt>"Size"</dt><dd><Bytes value=b.size_bytes/>{padding_note(b.size_bytes, b.unpadded_bytes)}</dd></div>
                 <div><dt>"Kind"</dt><dd>{category_name(b.category)}</dd></div>
-                <div><dt>"Lifetime"</dt><dd>{lifetime_text(b.start, b.end)}</dd></div>
+                <div><dt>"Lifetime"</dt><dd>{lifetime_of(whole, b.start, b.end)}</dd></div>
                 <div><dt>"Defined by"</dt><dd class="mono" data-field="defined">{defined.unwrap_or_else(|| "(not recorded)".into())}</dd></div>
                 <div><dt>"Last used by"</dt><dd class="mono" data-field="last-use">{last_use.unwrap_or_else(|| "(not recorded)".into())}</dd></div>
                 {(!b.op_name.is_empty()).then(|| view! { <div><dt>"Op"</dt><dd class="mono">{b.op_name.clone()}</dd></div> })}

@@ -9,6 +9,7 @@ use oomscope_report::units::format_bytes;
 use oomscope_report::ModuleReport;
 
 use super::index::{Band, TimelineIndex};
+use crate::draw::labels::{first_clear, TextBox};
 use crate::draw::painter::{Align, Painter};
 
 pub const MARGIN_LEFT: f64 = 78.0;
@@ -22,7 +23,6 @@ pub const HEAP: &str = "#1f2328";
 pub const UNPADDED: &str = "#8250df";
 pub const LIMIT: &str = "#cf222e";
 pub const PEAK: &str = "#bc4c00";
-pub const BASE: [u8; 3] = [0xd0, 0xd7, 0xde];
 
 /// Category colours, in [`super::index::CATEGORIES`] order.
 pub const CATEGORY_COLORS: [[u8; 3]; 6] = [
@@ -191,10 +191,6 @@ pub fn rasterize(
             fill(pixels, w, 0, w, r, r + 1, GRID);
         }
     }
-    if index.base_bytes > 0 {
-        let top = row(index.base_bytes as f64).min(h.saturating_sub(1));
-        fill(pixels, w, 0, w, top, h, BASE);
-    }
 
     let mut drawn = 0usize;
     index.for_each_visible(area.x0, area.x1, |band| {
@@ -266,10 +262,6 @@ pub fn paint_bands(
     );
     let w = pw.ceil() as usize;
     let h = ph.ceil() as usize;
-    if index.base_bytes > 0 {
-        let y = frame.py(index.base_bytes as f64);
-        painter.rect(left, y, pw, top + ph - y, &hex(BASE), None);
-    }
     let mut thin = vec![false; w * h];
     index.for_each_visible(frame.x0, frame.x1, |band| {
         let x0 = frame.px(band.start as f64).max(left);
@@ -314,6 +306,142 @@ pub fn paint_bands(
                 r += 1;
             }
         }
+    }
+}
+
+/// Width of 12px text, estimated (bold is a little wider).
+fn text_width(text: &str, bold: bool) -> f64 {
+    text.chars().count() as f64 * if bold { 7.2 } else { 6.6 }
+}
+
+/// Where the limit's label goes: the first of right above, right below,
+/// left above, left below the limit line at `y` whose text touches none of
+/// `lines` (the heap envelopes), else right above. Returns the text's
+/// anchor and alignment.
+pub fn limit_label_place(
+    frame: &Frame,
+    y: f64,
+    label: &str,
+    lines: &[&[(f64, f64)]],
+) -> (f64, f64, Align) {
+    let chars = label.chars().count();
+    let (left, right) = (frame.plot_left(), frame.plot_left() + frame.plot_width());
+    let bottom = frame.plot_top() + frame.plot_height();
+    let places: Vec<(f64, f64, Align)> = [
+        (right - 4.0, y - 9.0, Align::Right),
+        (right - 4.0, y + 10.0, Align::Right),
+        (left + 4.0, y - 9.0, Align::Left),
+        (left + 4.0, y + 10.0, Align::Left),
+    ]
+    .into_iter()
+    .filter(|&(_, ty, _)| ty - 7.0 >= 0.0 && ty + 7.0 <= bottom)
+    .collect();
+    let boxes: Vec<TextBox> = places
+        .iter()
+        .map(|&(x, ty, align)| TextBox::of(chars, x, ty, align == Align::Right, true))
+        .collect();
+    places
+        .get(first_clear(&boxes, lines))
+        .copied()
+        .unwrap_or((right - 4.0, y - 9.0, Align::Right))
+}
+
+/// Text on the whole-program bands: each band tall enough for a line says
+/// what it is (name, shape, size, its pair or its donation); each group
+/// (parameters, outputs, constants) tall enough says its total at the
+/// right.
+pub fn paint_whole_program_labels(
+    module: &ModuleReport,
+    index: &TimelineIndex,
+    frame: &Frame,
+    painter: &mut dyn Painter,
+) {
+    const LINE: f64 = 14.0;
+    let (left, pw) = (frame.plot_left(), frame.plot_width());
+    let top = frame.plot_top();
+    let bottom = top + frame.plot_height();
+    let visible = |y0: f64, y1: f64| y0 >= top - 0.5 && y1 <= bottom + 0.5;
+    let mut groups: Vec<(oomscope_report::BufferCategory, u64, u64, u64, usize)> = Vec::new(); // category, lo, hi, bytes, count
+    let first = index.whole.first;
+    for (i, b) in module.buffers.iter().enumerate().skip(first) {
+        let Some(band) = index.band_of.get(i).copied().flatten() else {
+            continue;
+        };
+        let band = index.bands[band as usize];
+        match groups.last_mut() {
+            Some(g) if g.0 == b.category => {
+                g.2 = band.y1;
+                g.3 = g.3.saturating_add(b.size_bytes);
+                g.4 += 1;
+            }
+            _ => groups.push((b.category, band.y0, band.y1, b.size_bytes, 1)),
+        }
+        let (y0, y1) = (frame.py(band.y1 as f64), frame.py(band.y0 as f64));
+        if y1 - y0 < LINE || !visible(y0, y1) {
+            continue;
+        }
+        let mut text = format!("{} · {}", b.name, format_bytes(b.size_bytes));
+        if !b.shape.is_empty() {
+            text = format!("{} · {} · {}", b.name, b.shape, format_bytes(b.size_bytes));
+        }
+        if let (Some(n), Some(p)) = (
+            index.pair_number.get(i).copied().flatten(),
+            index.partner.get(i).copied().flatten(),
+        ) {
+            let other = &module.buffers[p as usize];
+            text.push_str(&format!(
+                " · pair {n} with {} {}",
+                super::index::category_name(other.category),
+                other.name
+            ));
+        } else if index.donated(i as u32) {
+            text.push_str(" · donated: the output reuses it");
+        }
+        let room = ((pw * 0.62 - 8.0) / 6.6).max(4.0) as usize;
+        if text.chars().count() > room {
+            text = text
+                .chars()
+                .take(room.saturating_sub(1))
+                .collect::<String>()
+                + "…";
+        }
+        let color = match b.category {
+            oomscope_report::BufferCategory::Output | oomscope_report::BufferCategory::Small => {
+                HEAP
+            }
+            _ => "#ffffff",
+        };
+        painter.text(
+            left + 6.0,
+            (y0 + y1) / 2.0,
+            &text,
+            color,
+            Align::Left,
+            false,
+        );
+    }
+    for (category, lo, hi, bytes, count) in groups {
+        let (y0, y1) = (frame.py(hi as f64), frame.py(lo as f64));
+        if y1 - y0 < LINE || !visible(y0, y1) {
+            continue;
+        }
+        let noun = match category {
+            oomscope_report::BufferCategory::Parameter => "parameters",
+            oomscope_report::BufferCategory::Output => "outputs",
+            oomscope_report::BufferCategory::Constant => "constants",
+            _ => "other",
+        };
+        let text = format!("{noun}: {count}, {}", format_bytes(bytes));
+        let x = left + pw - 6.0;
+        painter.rect(
+            x - text_width(&text, true) - 4.0,
+            (y0 + y1) / 2.0 - 8.0,
+            text_width(&text, true) + 8.0,
+            16.0,
+            "#ffffff",
+            Some(AXIS),
+        );
+        painter.text(x, (y0 + y1) / 2.0, &text, HEAP, Align::Right, true);
     }
 }
 
@@ -393,14 +521,13 @@ pub fn paint_overlays(
         let y = frame.py(limit as f64);
         if y >= top - 0.5 {
             painter.line(&[(left, y), (left + pw, y)], LIMIT, 1.5, &[6.0, 4.0]);
-            painter.text(
-                left + pw - 4.0,
-                y - 8.0,
-                &format!("HBM limit {}", format_bytes(limit)),
-                LIMIT,
-                Align::Right,
-                true,
-            );
+            let label = format!("HBM limit {}", format_bytes(limit));
+            let (x, ty, align) =
+                limit_label_place(frame, y, &label, &[heap.as_slice(), unpadded.as_slice()]);
+            // On a white ground: below the limit it may lie over a band.
+            let b = TextBox::of(label.chars().count(), x, ty, align == Align::Right, true);
+            painter.rect(b.x0, b.y0, b.x1 - b.x0, b.y1 - b.y0, "#ffffff", None);
+            painter.text(x, ty, &label, LIMIT, align, true);
         }
     }
     let peak = module.peak_position as f64 + 0.5;
@@ -492,6 +619,33 @@ mod tests {
         let (step, count) = byte_ticks(900.0);
         assert_eq!((step, count), (200.0, 5));
         assert!(y_axis_max(17_000_000_000) >= 17_000_000_000.0);
+    }
+
+    #[test]
+    fn the_limit_label_goes_below_a_heap_held_just_above_the_limit() {
+        let frame = Frame {
+            width: 700.0,
+            height: 460.0,
+            x0: 0.0,
+            x1: 10.0,
+            y_max: 20.0,
+        };
+        let limit = frame.py(15.75);
+        let label = "HBM limit 15.75 GiB";
+        // The heap ends at 16.06, a few pixels above the limit, at the right.
+        let high = [
+            (frame.px(0.0), frame.py(16.06)),
+            (frame.px(10.0), frame.py(16.06)),
+        ];
+        let (_, y, align) = limit_label_place(&frame, limit, label, &[&high[..]]);
+        assert!(y > limit && align == Align::Right, "{y} vs {limit}");
+        // Far below, the label stays above its line.
+        let low = [
+            (frame.px(0.0), frame.py(5.0)),
+            (frame.px(10.0), frame.py(5.0)),
+        ];
+        let (_, y, _) = limit_label_place(&frame, limit, label, &[&low[..]]);
+        assert!(y < limit);
     }
 
     #[test]

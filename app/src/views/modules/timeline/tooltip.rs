@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use super::describe::{flag_text, lifetime_text, padding_note};
+use super::describe::{flag_text, lifetime_of, padding_note};
 use super::index::category_name;
 use super::{TimelineCtx, HEIGHT};
 use crate::format::Bytes;
@@ -31,7 +31,7 @@ pub fn tooltip(ctx: &TimelineCtx) -> impl Fn() -> Option<AnyView> + Send + Sync 
                 <div class="tt-shape mono">{b.shape.clone()}</div>
                 <dl>
                     <dt>"Size"</dt><dd><Bytes value=b.size_bytes/>{padding_note(b.size_bytes, b.unpadded_bytes)}</dd>
-                    <dt>"Lifetime"</dt><dd>{lifetime_text(b.start, b.end)}</dd>
+                    <dt>"Lifetime"</dt><dd>{lifetime_of(index.is_whole_program(buffer), b.start, b.end)}</dd>
                     <dt>"Kind"</dt><dd>{category_name(b.category)}</dd>
                     {(!b.op_name.is_empty()).then(|| view! { <dt>"Op"</dt><dd class="mono">{b.op_name.clone()}</dd> })}
                     {(!b.source.is_empty()).then(|| view! { <dt>"Source"</dt><dd class="mono">{b.source.clone()}</dd> })}
