@@ -489,6 +489,7 @@ pub(crate) fn reduce(s: &mut pb::SharedReport, step: usize) {
         }
         5 => {
             if let Some(d) = &mut s.diagnosis {
+                reduce_what_if(d, usize::MAX, 120);
                 for n in d.nodes.iter_mut().filter(|n| !n.selected) {
                     n.actions.clear();
                     n.cites.clear();
@@ -522,6 +523,9 @@ pub(crate) fn reduce(s: &mut pb::SharedReport, step: usize) {
                 downsample_module(m, 16);
                 m.peak_buffers.truncate(3);
             });
+            if let Some(d) = &mut s.diagnosis {
+                reduce_what_if(d, 3, 0);
+            }
             // The node the sender has open travels with the link.
             let carried = s
                 .view
@@ -552,7 +556,13 @@ pub(crate) fn reduce(s: &mut pb::SharedReport, step: usize) {
                 for n in &mut d.nodes {
                     n.facts_json = "{}".into();
                     n.actions.truncate(2);
+                    for a in &mut n.actions {
+                        a.how = None;
+                    }
+                    n.reason = truncate(&n.reason, 160);
                 }
+                // The headline's prediction (the first) keeps its numbers.
+                reduce_what_if(d, 1, 0);
             }
         }
     }
@@ -1029,6 +1039,21 @@ fn what_if_to_json(what_if: &[oomscope_report::whatif::WhatIf]) -> String {
         })
         .collect();
     serde_json::to_string(&slim).unwrap_or_default()
+}
+
+/// The what-if predictions shortened in place: at most `keep` of them (in
+/// their order: single remedies first, as the analyzer lists them), each
+/// `how` cut to `how_chars` characters (0: dropped). Their numbers stay whole.
+fn reduce_what_if(d: &mut pb::Diagnosis, keep: usize, how_chars: usize) {
+    let Ok(mut what_if) = what_if_from_json(&d.what_if_json) else {
+        return;
+    };
+    what_if.truncate(keep);
+    for w in &mut what_if {
+        w.how = if how_chars == 0 { String::new() } else { truncate(&w.how, how_chars) };
+        w.scope = truncate(&w.scope, 80);
+    }
+    d.what_if_json = what_if_to_json(&what_if);
 }
 
 fn what_if_from_json(json: &str) -> Result<Vec<oomscope_report::whatif::WhatIf>, LinkError> {
