@@ -81,7 +81,18 @@ fn the_predictions_survive_a_permalink() {
     let r = report_of("pair-donate/plain");
     let link = oomscope_permalink::encode_link(&r, "https://example.invalid/").unwrap();
     let back = oomscope_permalink::decode(&link.url).unwrap();
-    assert_eq!(back.diagnosis.what_if.len(), r.diagnosis.what_if.len());
+    // Over the typical budget, fewer predictions travel (the first ones, in
+    // the analyzer's order), and the link says so.
+    assert!(!back.diagnosis.what_if.is_empty());
+    if back.diagnosis.what_if.len() < r.diagnosis.what_if.len() {
+        assert!(
+            link.reductions
+                .iter()
+                .any(|s| s.contains("what-if predictions")),
+            "{:?}",
+            link.reductions
+        );
+    }
     for (a, b) in back.diagnosis.what_if.iter().zip(&r.diagnosis.what_if) {
         assert_eq!(a.predicted_peak_bytes, b.predicted_peak_bytes);
         assert_eq!(a.remedy, b.remedy);

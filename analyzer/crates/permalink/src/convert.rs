@@ -1050,7 +1050,11 @@ fn reduce_what_if(d: &mut pb::Diagnosis, keep: usize, how_chars: usize) {
     };
     what_if.truncate(keep);
     for w in &mut what_if {
-        w.how = if how_chars == 0 { String::new() } else { truncate(&w.how, how_chars) };
+        w.how = if how_chars == 0 {
+            String::new()
+        } else {
+            truncate(&w.how, how_chars)
+        };
         w.scope = truncate(&w.scope, 80);
     }
     d.what_if_json = what_if_to_json(&what_if);

@@ -96,10 +96,10 @@ pub const REDUCTION_STEPS: &[&str] = &[
     "heap curves downsampled to 64 points",
     "step series and allocator timelines downsampled to 64 points",
     "peak buffers limited to the largest 8 per module; top allocations to 10 per error",
-    "decision-tree nodes off the selected path reduced to a short reason",
+    "decision-tree nodes off the selected path reduced to a short reason; what-if explanations shortened",
     "padding tables limited to 5 rows; long labels shortened",
-    "heap curves downsampled to 16 points; peak buffers limited to 3; decision-tree nodes off the selected path dropped; cited buffers limited to 3 per node",
-    "decision-tree facts dropped (the reasons keep the numbers); actions limited to 2 per node",
+    "heap curves downsampled to 16 points; peak buffers limited to 3; decision-tree nodes off the selected path dropped; cited buffers limited to 3 per node; what-if predictions limited to 3",
+    "decision-tree facts dropped (the reasons keep the numbers); actions limited to 2 per node, without their details; reasons cut to 160 characters; only the headline's what-if prediction",
     "run-time curves downsampled to 16 points; top lines, live allocations and accumulations limited to 1; phases dropped",
 ];
 
