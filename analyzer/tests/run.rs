@@ -3,6 +3,9 @@
 //! jax and jaxlib (`scripts/install-python.sh`; `OOMSCOPE_PYTHON` names
 //! another interpreter) and fail, saying so, when jax is missing.
 
+mod common;
+
+use common::cli_analyze_json;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -457,17 +460,7 @@ with open({csv:?}, "w") as f:
         .join("snapshots/Charan6924__assignment2-systems__cs336_systems__memory_snapshot.pickle");
     std::fs::copy(&snapshot, rank.join("snapshot_oom.pickle")).unwrap();
 
-    let out = Command::new(env!("CARGO_BIN_EXE_oomscope"))
-        .args(["analyze", "--json"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report: Value = cli_analyze_json(&[&dir]);
     let series = report["step_series"].as_array().unwrap();
     let allocated = series
         .iter()

@@ -7,7 +7,6 @@ mod common;
 use common::*;
 use oomscope_analyzer::{analyze, InputFile};
 use oomscope_report::{InputKind, Report, TimelineSource};
-use std::process::Command;
 
 fn run(files: Vec<InputFile>) -> Report {
     analyze(files, &mut |_| {})
@@ -105,19 +104,7 @@ fn the_cli_prints_the_series_with_the_leaking_line() {
                 .into_owned()
         })
         .collect();
-    let mut args = vec!["analyze".to_string()];
-    args.extend(paths);
-    args.push("--json".into());
-    let out = Command::new(env!("CARGO_BIN_EXE_oomscope"))
-        .args(&args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Report = serde_json::from_slice(&out.stdout).unwrap();
+    let report: Report = serde_json::from_value(cli_analyze_json(&paths)).unwrap();
     assert_eq!(report.device_memory_profiles.len(), 3);
     let leak = &report.device_memory_series[0].growing_stacks[0];
     assert!(

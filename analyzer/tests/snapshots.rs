@@ -40,16 +40,7 @@ fn summary(r: &Report) -> Vec<(u32, u64, Option<u64>, u64)> {
 #[test]
 fn cli_json_has_memory_snapshots_and_the_oom() {
     let path = corpus().join(OOM_SNAPSHOT);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_oomscope"))
-        .args(["analyze", path.to_str().unwrap(), "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let cli: Report = serde_json::from_slice(&out.stdout).unwrap();
+    let cli: Report = serde_json::from_value(cli_analyze_json(&[&path])).unwrap();
     assert_eq!(cli.inputs[0].kind, InputKind::MemorySnapshot);
     assert!(cli.errors.is_empty(), "{:?}", cli.errors);
     let lib = analyze(

@@ -55,3 +55,19 @@ pub fn fixture_dirs() -> Vec<PathBuf> {
     dirs.sort();
     dirs
 }
+
+/// `oomscope analyze --json PATH...` run as a user runs it, its report as
+/// JSON; the test fails with the command's stderr when it does not succeed.
+pub fn cli_analyze_json<P: AsRef<std::ffi::OsStr>>(paths: &[P]) -> serde_json::Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_oomscope"))
+        .args(["analyze", "--json"])
+        .args(paths)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
