@@ -92,11 +92,11 @@ fn FindingItem(finding: RankFinding) -> impl IntoView {
         RankFindingKind::OomFirst => "Failed first",
         RankFindingKind::Other(_) => "Differs",
     };
-    let line = (!finding.line.is_empty())
-        .then(|| view! { " · " <code class="rank-line">{finding.line.clone()}</code> });
+    // The analyzer's text already names the line (`finding.line`), so it is
+    // not repeated beside it.
     view! {
         <li class="rank-finding" data-kind=finding.kind.as_str().to_string() data-rank=finding.rank.to_string()>
-            <strong>{format!("{kind}: rank {}", finding.rank)}</strong> " — " {finding.text.clone()} {line}
+            <strong>{format!("{kind}: rank {}", finding.rank)}</strong> " — " {finding.text.clone()}
         </li>
     }
 }
