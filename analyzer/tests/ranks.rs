@@ -100,6 +100,9 @@ fn the_leaking_rank_grows_by_a_mebibyte_per_step_at_its_line() {
     assert_eq!(f.line, generator_line("history.append(state"));
     assert!(f.text.contains(&f.line), "{}", f.text);
     assert_eq!(f.limit_step, None, "no limit is known");
+    // The answer first: the headline names the growing rank and its line.
+    let h = r.diagnosis.headline.as_ref().unwrap();
+    assert!(h.text.contains(&f.text), "{}", h.text);
 }
 
 #[test]

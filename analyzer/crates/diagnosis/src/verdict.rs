@@ -290,6 +290,11 @@ pub(crate) fn none_verdict(
     if let Some(r) = crate::profiles::replication(report) {
         detail.push(crate::profiles::replication_text(&r));
     }
+    // Then the rank that differs from the others (the ranks view's first
+    // finding, with its line), which is what a job of many ranks comes for.
+    if let Some(f) = report.rank_findings.first() {
+        detail.push(f.text.clone());
+    }
     let detail = if detail.is_empty() {
         String::new()
     } else {
