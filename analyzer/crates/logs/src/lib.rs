@@ -80,6 +80,7 @@ mod lines;
 mod listing;
 mod normalize;
 mod rank;
+mod rescan;
 mod site;
 mod torch;
 mod tpu;
@@ -99,30 +100,59 @@ const MAX_ESCAPED_LINE: usize = 4 << 20;
 /// Every distinct OOM in `text`, in order of first occurrence. `line` is the
 /// 1-based line where each starts; `repeats` counts its occurrences.
 pub fn parse_oom_log(input_name: &str, text: &str) -> Vec<OomEvent> {
+    read_log(input_name, text, false)
+}
+
+/// [`parse_oom_log`] reading the whole text again whenever a wrap is seen,
+/// as it did before the lines around a wrapped message were read alone:
+/// the reference the windowed reading is tested against.
+#[doc(hidden)]
+pub fn parse_oom_log_rescanning_all(input_name: &str, text: &str) -> Vec<OomEvent> {
+    read_log(input_name, text, true)
+}
+
+fn read_log(input_name: &str, text: &str, rescan_all: bool) -> Vec<OomEvent> {
     let text = normalize::clean(text);
     let mut hits = Vec::new();
-    let as_is = scan_all(input_name, &text, &mut hits);
-    let Some(unwrapped) = normalize::unwrap(&text, &hits) else {
-        return as_is;
+    let mut first = Reading::keeping();
+    scan(&text, None, &mut first, &mut hits);
+    let Some(wraps) = normalize::find_wraps(&text, &hits) else {
+        return first.merger.finish(input_name);
     };
+    let (joined, full_lines) = match wraps {
+        normalize::Wraps::Whole(unwrapped) => {
+            (scan_unwrapped(input_name, &unwrapped), unwrapped.full_lines)
+        }
+        normalize::Wraps::Local(local) => {
+            let windowed = match (rescan_all, first.kept.take()) {
+                (false, Some(kept)) => rescan::joined(input_name, &text, kept, &local),
+                _ => None,
+            };
+            let joined =
+                windowed.unwrap_or_else(|| scan_unwrapped(input_name, &local.join_all(&text)));
+            (joined, local.full_lines)
+        }
+    };
+    let as_is = first.merger.finish(input_name);
     // Lines that only look wrapped (an editor's word wrap whose lines happen
     // to be as long) read worse joined: the reading with more numbers wins.
-    let mut joined = scan_all(input_name, &unwrapped.text, &mut Vec::new());
-    for e in &mut joined {
-        let i = e.line.saturating_sub(1) as usize;
-        e.line = unwrapped.line_of.get(i).copied().unwrap_or(e.line);
-    }
-    if unwrapped.full_lines >= 3 || numbers_read(&joined) >= numbers_read(&as_is) {
+    if full_lines >= 3 || numbers_read(&joined) >= numbers_read(&as_is) {
         joined
     } else {
         as_is
     }
 }
 
-fn scan_all(input_name: &str, text: &str, hits: &mut Vec<Hit>) -> Vec<OomEvent> {
-    let mut merger = event::Merger::default();
-    scan(text, None, &mut merger, hits);
-    merger.finish(input_name)
+/// The events of a joined text, on the lines of the input.
+fn scan_unwrapped(input_name: &str, unwrapped: &normalize::Unwrapped) -> Vec<OomEvent> {
+    let mut reading = Reading::merging();
+    scan(&unwrapped.text, None, &mut reading, &mut Vec::new());
+    let mut joined = reading.merger.finish(input_name);
+    for e in &mut joined {
+        let i = e.line.saturating_sub(1) as usize;
+        e.line = unwrapped.line_of.get(i).copied().unwrap_or(e.line);
+    }
+    joined
 }
 
 /// How many numbers a reading of a log found.
@@ -136,13 +166,13 @@ pub fn looks_like_oom_log(head: &str) -> bool {
         return false;
     }
     let head = normalize::clean(head);
-    let mut merger = event::Merger::default();
+    let mut reading = Reading::merging();
     let mut hits = Vec::new();
-    scan(&head, None, &mut merger, &mut hits);
+    scan(&head, None, &mut reading, &mut hits);
     if let Some(unwrapped) = normalize::unwrap(&head, &hits) {
-        scan(&unwrapped.text, None, &mut merger, &mut Vec::new());
+        scan(&unwrapped.text, None, &mut reading, &mut Vec::new());
     }
-    !merger.is_empty()
+    !reading.merger.is_empty()
 }
 
 /// A keyword the scan looked at: its 0-based line and the line's start
@@ -152,10 +182,78 @@ pub(crate) type Hit = (usize, usize);
 /// Hits kept for the wrap detection.
 const MAX_HITS: usize = 100_000;
 
-/// Scans `text`. `escaped_line` is set when `text` is an unescaped copy of
-/// that line of the input: its events get that line and are marked escaped.
-/// The keywords looked at are added to `hits`.
-fn scan(text: &str, escaped_line: Option<u32>, merger: &mut event::Merger, hits: &mut Vec<Hit>) {
+/// Occurrences kept by a [`Reading`] for a second reading around wraps;
+/// past it (a log repeating one error without end) the whole text is read
+/// again instead, in bounded memory.
+const MAX_KEPT: usize = 20_000;
+
+/// The lines one parse read: 0-based line of its start, the byte offset of
+/// that line, and the offset where the scan resumed after it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Span {
+    pub line: usize,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// What a scan found: occurrences merged as they come, and, while few,
+/// each kept with the lines it was read from, so that the lines around a
+/// wrapped message can be read again alone (`rescan`) and the rest reused.
+pub(crate) struct Reading {
+    merger: event::Merger,
+    kept: Option<Kept>,
+}
+
+#[derive(Default)]
+pub(crate) struct Kept {
+    /// Occurrences in input order, with the byte offset of their line.
+    pub raws: Vec<(event::Raw, usize)>,
+    /// What every parse consumed (events and reports skipped), in order.
+    pub spans: Vec<Span>,
+}
+
+impl Reading {
+    fn merging() -> Self {
+        Reading {
+            merger: event::Merger::default(),
+            kept: None,
+        }
+    }
+
+    fn keeping() -> Self {
+        Reading {
+            merger: event::Merger::default(),
+            kept: Some(Kept::default()),
+        }
+    }
+
+    fn add(&mut self, raw: event::Raw, line_start: usize) {
+        if let Some(kept) = &mut self.kept {
+            if kept.raws.len() < MAX_KEPT {
+                kept.raws.push((raw.clone(), line_start));
+            } else {
+                self.kept = None;
+            }
+        }
+        self.merger.add(raw);
+    }
+
+    fn consumed(&mut self, span: Span) {
+        if let Some(kept) = &mut self.kept {
+            if kept.spans.len() < 2 * MAX_KEPT {
+                kept.spans.push(span);
+            } else {
+                self.kept = None;
+            }
+        }
+    }
+}
+
+/// Scans `text`. `escaped` is set when `text` is an unescaped copy of a line
+/// of the input (its 1-based number and its span there): its events get
+/// that line and are marked escaped. The keywords looked at are added to
+/// `hits`.
+fn scan(text: &str, escaped: Option<(u32, Span)>, out: &mut Reading, hits: &mut Vec<Hit>) {
     let mut counter = lines::LineCounter::new(text);
     let mut consumed = 0usize;
     let mut line = (usize::MAX, 0usize);
@@ -166,7 +264,7 @@ fn scan(text: &str, escaped_line: Option<u32>, merger: &mut event::Merger, hits:
             continue;
         }
         let (line_no, line_start) = counter.locate(at);
-        if escaped_line.is_none() && hits.len() < MAX_HITS && line.0 != line_start {
+        if escaped.is_none() && hits.len() < MAX_HITS && line.0 != line_start {
             hits.push((line_no as usize - 1, line_start));
         }
         if line.0 != line_start {
@@ -182,24 +280,48 @@ fn scan(text: &str, escaped_line: Option<u32>, merger: &mut event::Merger, hits:
             line_end: line.1,
             anchor: at,
         };
-        if escaped_line.is_none() && is_escaped(&site) {
+        if escaped.is_none() && is_escaped(&site) {
             let end = lines::floor_boundary(text, line.1.min(line_start + MAX_ESCAPED_LINE));
             let unescaped = unescape(&text[line_start..end]);
-            scan(&unescaped, Some(line_no), merger, &mut Vec::new());
+            let span = Span {
+                line: line_no as usize - 1,
+                start: line_start,
+                end: line.1,
+            };
+            scan(&unescaped, Some((line_no, span)), out, &mut Vec::new());
+            out.consumed(span);
             consumed = line.1;
             continue;
         }
         let anchor = KEYWORDS[m.pattern().as_usize()].1;
+        // Where this parse starts in the input, for `Reading`.
+        let span = |end: usize| match escaped {
+            Some((_, outer)) => outer,
+            None => Span {
+                line: line_no as usize - 1,
+                start: line_start,
+                end,
+            },
+        };
         match parse_at(&site, anchor) {
             Outcome::Event(mut raw, end) => {
-                raw.line = escaped_line.unwrap_or(line_no);
-                raw.escaped = escaped_line.is_some();
+                raw.line = escaped.map_or(line_no, |e| e.0);
+                raw.escaped = escaped.is_some();
                 raw.logged = site.head_and_origin().1;
                 raw.ranks.extend(rank::of_line(&text[line_start..line.1]));
-                merger.add(*raw);
                 consumed = end.max(line.1);
+                let span = span(consumed);
+                out.add(*raw, span.start);
+                if escaped.is_none() {
+                    out.consumed(span);
+                }
             }
-            Outcome::Ignore(end) => consumed = end.max(line.1),
+            Outcome::Ignore(end) => {
+                consumed = end.max(line.1);
+                if escaped.is_none() {
+                    out.consumed(span(consumed));
+                }
+            }
             Outcome::NoMatch => fails += 1,
         }
     }

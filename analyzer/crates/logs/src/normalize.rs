@@ -87,25 +87,117 @@ const MIN_WIDTH: usize = 40;
 /// unrelated long line anywhere hides it), the lines around each message are
 /// looked at alone ([`local_unwrap`]). `None` when no wrap is seen.
 pub fn unwrap(text: &str, hits: &[crate::Hit]) -> Option<Unwrapped> {
+    match find_wraps(text, hits)? {
+        Wraps::Whole(u) => Some(u),
+        Wraps::Local(local) => Some(local.join_all(text)),
+    }
+}
+
+/// The wraps [`unwrap`] joins: the whole text's (already joined), or those
+/// around single messages, kept as line ranges so that only their lines
+/// are joined and read again (`crate::rescan`).
+pub enum Wraps {
+    Whole(Unwrapped),
+    Local(Local),
+}
+
+pub fn find_wraps(text: &str, hits: &[crate::Hit]) -> Option<Wraps> {
     let Some((width, full_lines)) = wrap_width(text) else {
-        return local_unwrap(text, hits);
+        return local_unwrap(text, hits).map(Wraps::Local);
     };
     let region = Region {
         start: 0,
         end: usize::MAX,
+        from: (0, 0),
+        to_end: usize::MAX,
         width,
         framed: every_line_framed(text, width),
         // In a text that is not a quote, `>` after a cut line is the rest of
         // it (an einsum's `->` cut after the `-`), not a quote mark.
         quoted: every_line_quoted(text, width),
     };
-    Some(join(text, &[region], &[], full_lines))
+    Some(Wraps::Whole(join(text, &[region], &[], full_lines)))
+}
+
+/// Wraps seen around single messages: regions of lines cut at a width, and
+/// single line breaks that cut a keyword.
+pub struct Local {
+    regions: Vec<Region>,
+    /// 0-based line, whether a space goes between, byte offset of the line.
+    joins: Vec<(usize, bool, usize)>,
+    pub full_lines: usize,
+}
+
+/// Lines a local wrap joins: the first (0-based, with its byte offset) and
+/// the last (0-based, with the byte offset of its end).
+#[derive(Clone, Copy, Debug)]
+pub struct Touched {
+    pub first: (usize, usize),
+    pub last: (usize, usize),
+}
+
+impl Local {
+    /// The whole text with every local wrap joined.
+    pub fn join_all(&self, text: &str) -> Unwrapped {
+        let joins: Vec<(usize, bool)> = self.joins.iter().map(|j| (j.0, j.1)).collect();
+        join(text, &self.regions, &joins, self.full_lines)
+    }
+
+    /// The lines each wrap joins, sorted by their first line. A join takes
+    /// its line and the next (whose end is not known here: `usize::MAX`
+    /// stands for "the end of the line after").
+    pub fn touched(&self) -> Vec<Touched> {
+        let mut out: Vec<Touched> = self
+            .regions
+            .iter()
+            .map(|g| Touched {
+                first: g.from,
+                last: (g.end, g.to_end),
+            })
+            .chain(self.joins.iter().map(|j| Touched {
+                first: (j.0, j.2),
+                last: (j.0 + 1, usize::MAX),
+            }))
+            .collect();
+        out.sort_by_key(|t| t.first.0);
+        out
+    }
+
+    /// `slice`, the text's lines `first_line..` up to some line, with the
+    /// wraps that fall in it joined; its `line_of` counts from the slice's
+    /// first line (1-based).
+    pub fn join_lines(&self, slice: &str, first_line: usize, end_line: usize) -> Unwrapped {
+        let inside = |l: usize| first_line <= l && l < end_line;
+        let regions: Vec<Region> = self
+            .regions
+            .iter()
+            .filter(|g| inside(g.start))
+            .map(|g| Region {
+                start: g.start - first_line,
+                end: g.end - first_line,
+                ..*g
+            })
+            .collect();
+        let joins: Vec<(usize, bool)> = self
+            .joins
+            .iter()
+            .filter(|j| inside(j.0))
+            .map(|j| (j.0 - first_line, j.1))
+            .collect();
+        join(slice, &regions, &joins, self.full_lines)
+    }
 }
 
 /// Lines `start..=end` (0-based) cut by a terminal at `width` columns.
+#[derive(Clone, Copy)]
 struct Region {
     start: usize,
     end: usize,
+    /// The first line the region was found with (0-based, byte offset): at
+    /// or before `start`, which an earlier region may have moved.
+    from: (usize, usize),
+    /// Byte offset of the end of line `end`.
+    to_end: usize,
     width: usize,
     /// Whether a logger frames every line of the region.
     framed: bool,
@@ -194,7 +286,7 @@ const SPLIT_WINDOW: usize = 48;
 /// too (its run at the cut line's width), after a space when the keyword
 /// needs one (`Resource exhausted: Out` / `of memory while trying to
 /// allocate`: a logger or a viewer that wrapped at words).
-fn local_unwrap(text: &str, hits: &[crate::Hit]) -> Option<Unwrapped> {
+fn local_unwrap(text: &str, hits: &[crate::Hit]) -> Option<Local> {
     let (hard_splits, mut joins) = split_keywords(text);
     let mut regions: Vec<Region> = Vec::new();
     let mut full_lines = 0usize;
@@ -210,7 +302,7 @@ fn local_unwrap(text: &str, hits: &[crate::Hit]) -> Option<Unwrapped> {
         let width = w.width(w.seed);
         if width == 0 {
             // Too short for a terminal's cut: this one break alone.
-            joins.push((i, false));
+            joins.push((i, false, at));
             continue;
         }
         let (start, end) = w.run(w.seed, width);
@@ -252,13 +344,17 @@ fn local_unwrap(text: &str, hits: &[crate::Hit]) -> Option<Unwrapped> {
         kept.push(g);
     }
     joins.sort_unstable();
-    Some(join(text, &kept, &joins, full_lines))
+    Some(Local {
+        regions: kept,
+        joins,
+        full_lines,
+    })
 }
 
 /// The line breaks that cut a keyword, by the 0-based line before the
 /// break: those whose join as they are makes it appear (a terminal's cut,
 /// with the line's start offset) and those that need a space between.
-fn split_keywords(text: &str) -> (Vec<(usize, usize)>, Vec<(usize, bool)>) {
+fn split_keywords(text: &str) -> (Vec<(usize, usize)>, Vec<(usize, bool, usize)>) {
     let (mut hard, mut space) = (Vec::new(), Vec::new());
     let mut buf = String::with_capacity(2 * SPLIT_WINDOW + 1);
     let spans = |buf: &str, cut: usize, after: usize| {
@@ -307,7 +403,7 @@ fn split_keywords(text: &str) -> (Vec<(usize, usize)>, Vec<(usize, bool)>) {
         buf.push(' ');
         buf.push_str(head.trim_start());
         if spans(&buf, tail.len(), tail.len() + 1) {
-            space.push((before_no, true));
+            space.push((before_no, true, before_at));
         }
     }
     (hard, space)
@@ -422,9 +518,12 @@ impl<'t> Window<'t> {
             (Some(a), Some(b)) => &self.text[a.0..b.1],
             _ => "",
         };
+        let at = |i: usize| self.lines.get(i).map_or((0, 0), |l| (l.0, l.1));
         Region {
             start: self.first + start,
             end: self.first + end,
+            from: (self.first + start, at(start).0),
+            to_end: at(end).1,
             width,
             framed: every_line_framed(slice, width),
             quoted: every_line_quoted(slice, width),

@@ -447,3 +447,57 @@ fn unrelated_text_gives_no_event() {
         assert!(parse_oom_log("plain", &variant).is_empty(), "{what}");
     }
 }
+
+/// Unrelated lines as a long log holds them (some with keywords of no
+/// message, and a line longer than any wrap), `n` of them.
+fn noise(n: usize) -> String {
+    const LINES: [&str; 5] = [
+        "I0706 16:50:26.230209 140110937163584 metric_logger.py:214] completed step: 1, seconds: 24.930, loss: 0.693",
+        "step: 1200  loss:  2.3412  memory: 23.45GiB(24.67%)  tps: 5,812  tflops: 201.33  mfu: 20.36%",
+        "I0813 17:21:06.501245    5157 deepsea_compiler_backend.cc:2130] XLA::TPU program HBM usage: 14.10G / 94.74G",
+        "  File \"/usr/local/lib/python3.12/site-packages/jax/_src/interpreters/pxla.py\", line 1260, in compile",
+        LONG_LINE,
+    ];
+    (0..n)
+        .map(|i| format!("{}\n", LINES[(i * 7 + 3) % LINES.len()]))
+        .collect()
+}
+
+/// The lines around a wrapped message are read again alone
+/// (`rescan`): the events are exactly those of reading the whole joined
+/// text again, on every input and variant, and with the message buried in
+/// a long log (where the windows are a small part of the text), twice.
+#[test]
+fn reading_around_wraps_equals_reading_everything_again() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    let (before, between, after) = (noise(400), noise(200), noise(300));
+    for input in inputs() {
+        let mut variants = same_numbers_variants(&input.text);
+        for width in [62, 80, 101] {
+            let wrapped = hard_wrap(&input.text, width);
+            variants.push((
+                format!("in a long log, hard wrap at {width}"),
+                format!("{before}{wrapped}{between}{wrapped}{after}"),
+            ));
+        }
+        variants.push((
+            "in a long log".into(),
+            format!("{before}{}{between}{after}", input.text),
+        ));
+        for (what, text) in variants {
+            checked += 1;
+            let got = oomscope_logs::parse_oom_log(&input.name, &text);
+            let want = oomscope_logs::parse_oom_log_rescanning_all(&input.name, &text);
+            if got != want {
+                failures.push(format!("{} / {what}", input.name));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} readings differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
