@@ -14,7 +14,7 @@
 //! residual's allocation to the last one's release: one block input per
 //! block plus one block's residuals.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use oomscope_report::program::HeapEventKind;
 
@@ -33,7 +33,9 @@ pub(crate) fn apply(work: &mut Work<'_>, before: &Curve) -> Result<(String, Stri
     live.dedup();
     let size = |b: usize| work.plan.buffer_bytes.get(b).copied().unwrap_or(0);
     // Unrolled blocks: the same shape live several times at the peak.
-    let mut by_shape: HashMap<&str, Vec<usize>> = HashMap::new();
+    // Ordered maps: the residuals, and the buffers the report lists as
+    // changed, come out in one order on every run.
+    let mut by_shape: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for &b in &live {
         if let Some(s) = work.shapes.get(b) {
             if size(b) > 0 {
@@ -50,7 +52,7 @@ pub(crate) fn apply(work: &mut Work<'_>, before: &Curve) -> Result<(String, Stri
         .max_by_key(|g| g.iter().map(|&b| size(b)).sum::<u64>())
         .map_or(0, Vec::len);
     // Scanned blocks: live buffers stacked along a leading trip count.
-    let mut by_leading: HashMap<i64, Vec<usize>> = HashMap::new();
+    let mut by_leading: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
     for &b in &live {
         if let Some(a) = work.shapes.get(b).and_then(|s| facts::array_of(s)) {
             if a.dims.len() >= 3 {
