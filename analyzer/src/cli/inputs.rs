@@ -83,11 +83,9 @@ impl Inputs {
             return;
         }
         let name = input_name(root, path);
-        // Profiles and memory snapshots (pickles) can be gigabytes: read by slices.
-        let lower = name.to_ascii_lowercase();
-        let by_slices =
-            lower.ends_with(".xplane.pb") || lower.ends_with(".pickle") || lower.ends_with(".pkl");
-        let added = if by_slices {
+        // Profiles and memory snapshots (pickles) can be gigabytes: read by
+        // slices, as their readers read.
+        let added = if oomscope_analyzer::readers::reads_by_slices(&name) {
             std::fs::File::open(path).and_then(|file| {
                 let len = file.metadata()?.len();
                 self.sources.push(InputSource {

@@ -12,7 +12,6 @@
 
 use js_sys::{ArrayBuffer, Reflect, Uint8Array};
 use oomscope_analyzer::compare::{analyze_loaded, compare_inputs, Labels, SideInputs};
-use oomscope_analyzer::sniff::{sniff, Sniffed};
 use oomscope_analyzer::{InputFile, InputSource, Progress, ReadAt};
 use oomscope_app::protocol::{
     AnalyzeRequest, CompareRequest, LinkRequest, ProgressThrottle, RequestFile, WorkerMessage,
@@ -318,7 +317,7 @@ fn load_payload(
 /// A file the analyzer reads by slices: an XProf profile on disk.
 fn profile_source(name: &str, payload: &JsValue) -> Option<BlobSource> {
     let blob = payload.dyn_ref::<Blob>()?;
-    if !matches!(sniff(name, &[]), Sniffed::Xplane | Sniffed::MemorySnapshot) {
+    if !oomscope_analyzer::readers::reads_by_slices(name) {
         return None;
     }
     let reader = FileReaderSync::new().ok()?;

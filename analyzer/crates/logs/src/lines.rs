@@ -70,6 +70,19 @@ impl<'a> LineCounter<'a> {
     }
 }
 
+/// The start of the line `n` lines before the line starting at `at`, and
+/// how many lines back that is (fewer at the text's start).
+pub fn lines_before(text: &str, at: usize, n: usize) -> (usize, usize) {
+    let bytes = text.as_bytes();
+    let mut at = at.min(text.len());
+    let mut back = 0usize;
+    while at > 0 && back < n {
+        at = memchr::memrchr(b'\n', &bytes[..at - 1]).map_or(0, |i| i + 1);
+        back += 1;
+    }
+    (at, back)
+}
+
 /// End offset (exclusive, before `\n`) of the line containing `offset`.
 pub fn line_end(text: &str, offset: usize) -> usize {
     let offset = offset.min(text.len());

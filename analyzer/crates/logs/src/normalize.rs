@@ -426,12 +426,7 @@ impl<'t> Window<'t> {
     /// (0-based).
     fn around(text: &'t str, at: usize, line_no: usize) -> Self {
         let bytes = text.as_bytes();
-        let mut from = at;
-        let mut before = 0usize;
-        while from > 0 && before < LOCAL_BEFORE {
-            from = memchr::memrchr(b'\n', &bytes[..from - 1]).map_or(0, |i| i + 1);
-            before += 1;
-        }
+        let (from, before) = crate::lines::lines_before(text, at, LOCAL_BEFORE);
         let mut lines = Vec::new();
         let mut start = from;
         while start <= text.len() && lines.len() < before + LOCAL_AFTER + CANDIDATE_LINES {

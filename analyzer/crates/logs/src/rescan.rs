@@ -13,7 +13,7 @@
 //! caller reads the whole joined text as before.
 
 use crate::event::{Merger, Raw};
-use crate::lines::line_end;
+use crate::lines::{line_end, lines_before};
 use crate::normalize::{Local, Touched};
 use crate::{scan, Kept, Reading, Span};
 use oomscope_report::OomEvent;
@@ -119,19 +119,6 @@ fn open(text: &str, t: &Touched, pad: usize) -> Window {
         a_line: t.first.0 - back,
         b: lines_after(text, next_line_start(text, last_end), pad),
     }
-}
-
-/// The start of the line `n` lines before the line starting at `at`, and
-/// how many lines back that is (fewer at the text's start).
-fn lines_before(text: &str, at: usize, n: usize) -> (usize, usize) {
-    let bytes = text.as_bytes();
-    let mut at = at;
-    let mut back = 0usize;
-    while at > 0 && back < n {
-        at = memchr::memrchr(b'\n', &bytes[..at - 1]).map_or(0, |i| i + 1);
-        back += 1;
-    }
-    (at, back)
 }
 
 /// The start of the line `n` lines after the line starting at `at` (the
