@@ -484,3 +484,73 @@ fn reader_modules_import_each_other_one_way() {
     ];
     assert_eq!(import_cycle(&circle).map(|c| c.len()), Some(3));
 }
+
+/// The reader modules a reader's source names through `super::` or
+/// `readers::` (single paths and `{...}` lists), outside its tests.
+fn readers_named(source: &str, readers: &[String]) -> Vec<String> {
+    let source = source.split("#[cfg(test)]").next().unwrap_or("");
+    let mut named = Vec::new();
+    for prefix in ["super::", "readers::"] {
+        for (at, _) in source.match_indices(prefix) {
+            let rest = &source[at + prefix.len()..];
+            let names = match rest.strip_prefix('{') {
+                Some(list) => &list[..list.find('}').unwrap_or(list.len())],
+                None => {
+                    let end = rest
+                        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .unwrap_or(rest.len());
+                    &rest[..end]
+                }
+            };
+            for name in names
+                .split(',')
+                .map(|n| n.trim().split("::").next().unwrap_or(""))
+            {
+                if readers.iter().any(|r| r == name) && !named.iter().any(|n| n == name) {
+                    named.push(name.to_string());
+                }
+            }
+        }
+    }
+    named
+}
+
+/// The facade's readers (`analyzer/src/readers/`, one module per format)
+/// never name each other: what several share lives in `readers/mod.rs`,
+/// so a reader is added, changed or removed alone.
+#[test]
+fn readers_never_name_each_other() {
+    let dir = repo().join("analyzer/src/readers");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let readers: Vec<String> = files
+        .iter()
+        .filter_map(|f| f.file_stem().map(|s| s.to_string_lossy().to_string()))
+        .filter(|s| s != "mod")
+        .collect();
+    assert!(readers.len() >= 8, "readers not found in {}", dir.display());
+    let mut violations = Vec::new();
+    for f in &files {
+        let own = f.file_stem().unwrap().to_string_lossy().to_string();
+        if own == "mod" {
+            continue;
+        }
+        let source = std::fs::read_to_string(f).unwrap();
+        for other in readers_named(&source, &readers) {
+            if other != own {
+                violations.push(format!("readers/{own}.rs names readers/{other}.rs"));
+            }
+        }
+    }
+    assert!(violations.is_empty(), "{}", violations.join("\n"));
+    // The check sees a reader named either way.
+    let names = ["text".to_string(), "dump".to_string()];
+    assert_eq!(
+        readers_named(
+            "use super::{dump::X, Out};\nfn f() { super::text::g() }",
+            &names
+        ),
+        ["dump", "text"]
+    );
+    assert!(readers_named("use super::{Offer, Out, Reader};", &names).is_empty());
+}

@@ -1,7 +1,7 @@
 //! Files that sit beside the modules of an XLA dump or a compile run and
 //! describe how it was made: read, nothing to analyse, never an error.
 
-use super::{Offer, Out, Reader};
+use super::{is_companion, Offer, Out, Reader};
 use crate::InputFile;
 use oomscope_report::InputKind;
 
@@ -21,22 +21,4 @@ impl Reader for Companion {
     fn read(&mut self, _file: &InputFile, _explicit: bool, _out: &mut Out) -> InputKind {
         InputKind::Unknown
     }
-}
-
-/// `*target_arguments.txt`, `debug_options`, `flagfile`, and the run's
-/// `log.txt`.
-pub fn is_companion(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    let base = lower.rsplit('/').next().unwrap_or(&lower);
-    const SUFFIXES: [&str; 6] = [
-        "target_arguments.txt",
-        "debug_options",
-        "debug_options.txt",
-        "flagfile",
-        "flagfile.txt",
-        "log.txt",
-    ];
-    SUFFIXES
-        .iter()
-        .any(|s| base == *s || base.ends_with(&format!(".{s}")) || base.ends_with(&format!("_{s}")))
 }

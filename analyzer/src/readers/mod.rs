@@ -24,8 +24,6 @@ mod text;
 mod unreadable;
 mod xplane;
 
-pub use companion::is_companion;
-
 use crate::{InputFile, Progress, ReadAt};
 use oomscope_report::program::HeapProgram;
 use oomscope_report::{InputError, InputKind, Report};
@@ -165,6 +163,26 @@ pub fn recognise(readers: &[Box<dyn Reader>], name: &str, data: &[u8]) -> usize 
 pub fn reads_by_slices(name: &str) -> bool {
     let list = readers();
     list[recognise(&list, name, &[])].access() == Access::Slices
+}
+
+/// Files that sit beside the modules of an XLA dump or a compile run:
+/// `*target_arguments.txt`, `debug_options`, `flagfile`, and the run's
+/// `log.txt` (the companion reader lists them; the text reader, which reads
+/// `log.txt`, never calls one of them empty).
+pub fn is_companion(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let base = lower.rsplit('/').next().unwrap_or(&lower);
+    const SUFFIXES: [&str; 6] = [
+        "target_arguments.txt",
+        "debug_options",
+        "debug_options.txt",
+        "flagfile",
+        "flagfile.txt",
+        "log.txt",
+    ];
+    SUFFIXES
+        .iter()
+        .any(|s| base == *s || base.ends_with(&format!(".{s}")) || base.ends_with(&format!("_{s}")))
 }
 
 #[cfg(test)]
