@@ -8,6 +8,14 @@
 #   FUZZ_SECONDS=N scripts/test.sh   # seconds per fuzz target (default 15; 0 skips)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+NEEDED_GB=12
+
+# What the builds below need on disk, measured on a clean checkout (the
+# README's table); said first, so that a full disk is not a riddle later.
+free_kb=$(df -Pk . | awk 'NR==2 {print $4}')
+if [ "${free_kb:-0}" -lt $((NEEDED_GB * 1024 * 1024)) ]; then
+  echo "[test] warning: $((free_kb / 1024 / 1024)) GB free here; a clean run's builds take about ${NEEDED_GB} GB" >&2
+fi
 
 # First, in seconds: would a fresh machine's installs resolve? (A machine
 # that already has the tools never takes the install path, so this is the

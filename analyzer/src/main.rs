@@ -17,6 +17,7 @@
 
 mod cli {
     pub mod compare;
+    pub mod embed;
     pub mod html;
     pub mod inputs;
     pub mod link;
@@ -196,7 +197,8 @@ fn cmd_analyze(m: &ArgMatches) -> ExitCode {
             report.diagnosis.what_if.push(w.clone());
         }
     }
-    if !m.get_flag("buffers") {
+    // The page embedded by --html draws the buffers (cli/embed.rs).
+    if !m.get_flag("buffers") && !m.get_flag("html") {
         for module in &mut report.modules {
             module.buffers.clear();
             module.instructions.clear();
@@ -215,7 +217,7 @@ fn cmd_analyze(m: &ArgMatches) -> ExitCode {
     if m.get_flag("html") {
         // The link goes inside the HTML, not after it.
         let url = link.as_ref().and_then(|l| l.as_ref().ok()).cloned();
-        print!("{}", cli::html::page(&report, url.as_deref()));
+        print!("{}", cli::embed::fragment(&report, url.as_deref()));
         for e in &report.errors {
             eprintln!("oomscope: {}", e.message);
         }

@@ -11,6 +11,7 @@
 //! drawing: canvas and SVG), `widgets` (shared bits of markup).
 
 mod draw;
+mod embedded;
 mod example;
 mod export;
 mod format;
@@ -38,19 +39,25 @@ fn App() -> impl IntoView {
     let state = AppState::new();
     provide_context(state);
     navigate::install_test_hook(state);
-    // A link in the URL shows the report it carries, not the example.
-    if !views::share::open_from_location(state) {
-        example::load(state);
+    // A report the document carries is all an embedded page shows; a link
+    // in the URL shows the report it carries, not the example.
+    let embedded = embedded::load(state);
+    if !embedded {
+        if !views::share::open_from_location(state) {
+            example::load(state);
+        }
+        offline::register_service_worker();
     }
-    offline::register_service_worker();
 
     view! {
         <page::Header/>
         <main id="main">
             <views::notice::Notice/>
-            <views::drop_zone::DropZone/>
-            <views::progress::ProgressList/>
-            <views::compare::CompareView/>
+            {(!embedded).then(|| view! {
+                <views::drop_zone::DropZone/>
+                <views::progress::ProgressList/>
+                <views::compare::CompareView/>
+            })}
             <page::ReportView/>
         </main>
         <footer class="page-footer">

@@ -83,7 +83,7 @@ pub fn Header() -> impl IntoView {
                 "Out-of-memory investigator for XLA (TPU, GPU) and PyTorch jobs. "
                 "Your files are analysed inside this page and never uploaded."
             </p>
-            <Show when=move || example::available() && !showing_example()>
+            <Show when=move || !crate::embedded::active() && example::available() && !showing_example()>
                 <button
                     type="button"
                     class="button secondary"
@@ -93,7 +93,16 @@ pub fn Header() -> impl IntoView {
                     "Show the example"
                 </button>
             </Show>
-            <share::CopyLink/>
+            {if crate::embedded::active() {
+                // No worker here to make a link: the command made it.
+                crate::embedded::link().map(|link| view! {
+                    <a class="button secondary" href=link target="_blank" rel="noopener noreferrer">
+                        "Open on the full page"
+                    </a>
+                }.into_any())
+            } else {
+                Some(view! { <share::CopyLink/> }.into_any())
+            }}
         </header>
     }
 }

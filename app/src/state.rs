@@ -13,6 +13,9 @@ pub enum ReportOrigin {
     Example(String),
     /// The user's own files.
     User,
+    /// The report the document carries (`oomscope analyze --html`, a
+    /// notebook's `oomscope.show()`): see `embedded.rs`.
+    Embedded,
 }
 
 /// One input of the running job, as shown in the progress list.

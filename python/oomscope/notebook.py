@@ -1,10 +1,20 @@
 """`oomscope.show()`: the report inline in a notebook.
 
-The HTML is made by the command (`analyze --html`, `link --html`): one
-self-contained fragment, inline CSS and SVG, no script and nothing fetched,
-so it shows the same in Jupyter, JupyterLab, VS Code and Colab, offline,
-and stays in the saved notebook. Its link opens the whole report on the
-page (`oomscope serve` serves it locally).
+The HTML is made by the command (`analyze --html`, `link --html`), and is
+self-contained: nothing is fetched, so it shows offline and stays in the
+saved notebook. It holds two things:
+
+- the page itself, in an `<iframe srcdoc>`: the page's own WebAssembly, JS
+  and CSS travel inside the output with the report's JSON, and draw the
+  whole interactive report (timeline, charts, decision tree) where the
+  notebook runs scripts (a trusted notebook in Jupyter, JupyterLab,
+  VS Code, Colab). It is there when the page is installed with the command
+  (the wheel of scripts/wheel.sh; `$OOMSCOPE_DIST`);
+- a static fragment (inline CSS and SVG, no script): what shows where
+  scripts do not run, and what the page replaces where they do.
+
+The link in it opens the whole report on the page (`oomscope serve` serves
+it locally).
 """
 
 import json

@@ -55,6 +55,18 @@ class Api(unittest.TestCase):
         self.assertIn("modules", result["comparison"])
         self.assertIn("#c=", oomscope.link(result))
 
+    def test_show_embeds_the_bundled_page(self):
+        # A wheel with the page (scripts/wheel.sh) puts the page itself in
+        # show()'s output; without one, the static fragment alone.
+        log = os.path.join(corpus(), "logs", "01_tpu_compile_hbm.txt")
+        html = oomscope.show(log)._repr_html_()
+        self.assertIn('class="oomscope-static"' if oomscope.page_dir() else 'class="oomscope"', html)
+        if oomscope.page_dir():
+            self.assertIn('<iframe class="oomscope-page"', html)
+            self.assertIn("id=&quot;oomscope-report&quot;", html)
+        else:
+            self.assertNotIn("<iframe", html)
+
     def test_link_opens_on_the_page(self):
         report = oomscope.analyze(os.path.join(corpus(), "logs", "01_tpu_compile_hbm.txt"))
         url = oomscope.link(report)

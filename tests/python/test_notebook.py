@@ -38,6 +38,11 @@ def command():
     return built if os.path.isfile(built) else None
 
 
+# A TPU compile that ran out (log and dump with its HloProto): the embedded
+# page draws its buffer timeline.
+TRAIN_STEP = os.path.join(ROOT, "fixtures", "oom-aggregate")
+
+
 class Notebook(unittest.TestCase):
     def test_show_renders_inline_and_in_chromium(self):
         try:
@@ -51,6 +56,7 @@ class Notebook(unittest.TestCase):
         # step log of another (fixtures/steps/): the two charts.
         series = os.path.join(ROOT, "fixtures", "jax-memory-profiles", "leak")
         steps = os.path.join(ROOT, "fixtures", "steps", "jax_cpu_leak.log")
+        train_step = TRAIN_STEP
         nb = nbformat.v4.new_notebook()
         nb.cells = [
             nbformat.v4.new_code_cell("import sys; sys.path.insert(0, %r)\nimport oomscope" % os.path.join(ROOT, "python")),
@@ -58,6 +64,7 @@ class Notebook(unittest.TestCase):
             nbformat.v4.new_code_cell("report = oomscope.analyze(%r)\noomscope.show(report)" % [log]),
             nbformat.v4.new_code_cell("oomscope.show(%r)" % series),
             nbformat.v4.new_code_cell("oomscope.show(%r)" % steps),
+            nbformat.v4.new_code_cell("oomscope.show(%r)" % train_step),
         ]
         env = dict(os.environ)
         if command():
@@ -81,7 +88,7 @@ class Notebook(unittest.TestCase):
             htmls.append(outputs[0]["data"]["text/html"])
         self.assertIn("Out of memory", htmls[0])
         # Paths or the report dict: the same view (links differ by their time of making).
-        unlinked = [re.sub(r'href="[^"]*"', "", h).strip() for h in htmls[:2]]
+        unlinked = [re.sub(r'(href="[^"]*"|data-link=&quot;.*?&quot;)', "", h).strip() for h in htmls[:2]]
         self.assertEqual(unlinked[0], unlinked[1])
         page = os.path.join(OUT, "show.html")
         with open(page, "w") as f:
@@ -94,10 +101,14 @@ class Notebook(unittest.TestCase):
             stderr=subprocess.PIPE,
         )
         self.assertEqual(out.returncode, 0, out.stdout.decode() + out.stderr.decode())
-        seen = json.loads(out.stdout.decode().strip().splitlines()[-1])
+        views = json.loads(out.stdout.decode().strip().splitlines()[-1])
         report = json.loads(subprocess.run([env.get("OOMSCOPE_BIN", "oomscope"), "analyze", "--json", log], stdout=subprocess.PIPE).stdout)
-        # What Chromium shows is the command's answer.
-        self.assertEqual(seen["cell1"]["headline"], report["diagnosis"]["headline"]["text"].strip())
+        headline = report["diagnosis"]["headline"]["text"].strip()
+
+        # Scripts off (an untrusted notebook): the static fragment, which
+        # holds no script, shows the command's answer.
+        seen = views["static"]
+        self.assertEqual(seen["cell1"]["headline"], headline)
         self.assertIn("over by", seen["cell1"]["text"])
         self.assertGreater(seen["cell1"]["headlineHeight"], 10)
         self.assertTrue(seen["cell1"]["link"].startswith("http://127.0.0.1:8080/#r="))
@@ -110,6 +121,22 @@ class Notebook(unittest.TestCase):
         self.assertIn("Memory per step", seen["cell4"]["text"])
         self.assertEqual(seen["scripts"], 0)
 
+        # Scripts on (a trusted notebook): every cell's embedded page
+        # started from the output alone (nothing fetched: notebook_view.mjs
+        # fails on any request), hid the static fragment, and draws the same
+        # answer as the command, with no drop zone.
+        for cell in ("cell1", "cell2", "cell3", "cell4", "cell5"):
+            self.assertTrue(seen[cell]["embedded"], cell)
+            page = views["page"][cell]
+            self.assertTrue(page["staticHidden"], cell)
+            self.assertGreater(page["frameHeight"], 300, cell)
+            self.assertEqual(page["dropZone"], 0, cell)
+        for cell in ("cell1", "cell2"):
+            self.assertEqual(views["page"][cell]["headline"], headline)
+            self.assertEqual(views["page"][cell]["node"], report["diagnosis"]["headline"]["node"])
+        # The HloProto's buffers travel with the embedded report: the
+        # timeline is drawn, as on the page.
+        self.assertIn("Buffers live at the peak", views["page"]["cell5"]["text"])
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

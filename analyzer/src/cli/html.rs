@@ -1,7 +1,8 @@
 //! `oomscope analyze --html`: the report as one self-contained HTML
 //! fragment (inline CSS and SVG, no script, nothing fetched), for notebooks
-//! (`oomscope.show()`), where the page cannot run but HTML output shows
-//! everywhere (Jupyter, JupyterLab, VS Code, Colab). It shows what the
+//! (`oomscope.show()`). It is what shows where scripts do not run (an
+//! untrusted notebook, a viewer that strips them); where they run, the page
+//! embedded beside it (`embed.rs`) replaces it. It shows what the
 //! page puts first: the headline, the verdict's numbers, the decision path,
 //! each module's peak and largest buffers, and memory over steps and over
 //! profiles as charts; the link opens the whole report on the page.

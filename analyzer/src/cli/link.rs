@@ -83,7 +83,7 @@ fn link_of_json(data: &[u8], base_url: &str, html: bool) -> Result<String, Strin
         serde_json::from_value(value).map_err(|e| format!("not a report (analyze --json): {e}"))?;
     let url = crate::link_for(&report, base_url, None)?;
     Ok(if html {
-        super::html::page(&report, Some(&url))
+        super::embed::fragment(&report, Some(&url))
     } else {
         url
     })

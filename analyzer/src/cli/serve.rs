@@ -138,10 +138,17 @@ fn bind(m: &ArgMatches) -> Option<(TcpListener, String)> {
 /// The first folder holding an `index.html` among the places the page is
 /// looked for.
 fn find_dist(m: &ArgMatches) -> Option<PathBuf> {
+    installed_page(m.get_one::<PathBuf>("dist").map(PathBuf::as_path))
+}
+
+/// The page: `explicit` when given (that one or none), else
+/// `$OOMSCOPE_DIST`, the wheel's `share/oomscope/dist`, or a checkout's
+/// `dist/` beside `target/`.
+pub fn installed_page(explicit: Option<&Path>) -> Option<PathBuf> {
     let mut candidates: Vec<PathBuf> = Vec::new();
-    if let Some(d) = m.get_one::<PathBuf>("dist") {
+    if let Some(d) = explicit {
         // Named by the user: that one or none.
-        return d.join("index.html").is_file().then(|| d.clone());
+        return d.join("index.html").is_file().then(|| d.to_path_buf());
     }
     if let Some(d) = std::env::var_os("OOMSCOPE_DIST") {
         candidates.push(d.into());

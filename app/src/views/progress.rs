@@ -18,7 +18,7 @@ fn JobProgress(job: Job) -> impl IntoView {
     let title = match (&job.comparing, &job.origin) {
         (Some((a, b)), _) => format!("Comparing {a} (A) with {b} (B): {} files…", job.files.len()),
         (None, ReportOrigin::Example(name)) => format!("Analysing the example ({name})…"),
-        (None, ReportOrigin::User) => format!(
+        (None, ReportOrigin::User | ReportOrigin::Embedded) => format!(
             "Analysing {} file{}…",
             job.files.len(),
             if job.files.len() == 1 { "" } else { "s" }
