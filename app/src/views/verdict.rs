@@ -15,7 +15,7 @@ use oomscope_report::{
     Confidence, DiagnosisNode, Headline, OomEvent, OomKind, Report, Severity, TopAllocation,
 };
 
-use crate::format::{base_name, fact_label, percent, Bytes};
+use crate::format::{base_name, fact_label, percent, share, Bytes};
 
 pub fn kind_title(event: &OomEvent) -> String {
     let space = event.memory_space.as_str().to_uppercase();
@@ -291,9 +291,9 @@ fn TopAllocations(allocations: Vec<TopAllocation>, limit: Option<u64>) -> impl I
     let rows = allocations
         .into_iter()
         .map(|a| {
-            let share = limit.filter(|l| *l > 0).map(|l| a.size_bytes as f64 * 100.0 / l as f64);
-            let share_text = limit.and_then(|l| percent(a.size_bytes, l)).unwrap_or_default();
-            let bar_width = format!("{:.1}%", share.unwrap_or(0.0).min(100.0));
+            let of_limit = limit.filter(|l| *l > 0).map(|l| a.size_bytes as f64 * 100.0 / l as f64);
+            let share_text = limit.and_then(|l| share(a.size_bytes, l)).unwrap_or_default();
+            let bar_width = format!("{:.1}%", of_limit.unwrap_or(0.0).min(100.0));
             let what = what_of(&a);
             let source = a.source.clone().unwrap_or_default();
             let padding = a.padding_bytes.filter(|p| *p > 0);
