@@ -147,8 +147,18 @@ fn same_failures(events: &[OomEvent]) -> Vec<(&OomEvent, Vec<String>)> {
         .collect()
 }
 
+/// The tree's answer shown under the verdict: the node the headline names
+/// when it is on the path (a report of several failures has a path through
+/// each, and the headline speaks of the first), else the path's end.
 fn selected_leaf(report: &Report) -> Option<&DiagnosisNode> {
-    let leaf_id = report.diagnosis.path.last()?;
+    let path = &report.diagnosis.path;
+    let leaf_id = report
+        .diagnosis
+        .headline
+        .as_ref()
+        .map(|h| &h.node)
+        .filter(|node| path.contains(node))
+        .or(path.last())?;
     report.diagnosis.nodes.iter().find(|n| &n.id == leaf_id)
 }
 
