@@ -406,7 +406,7 @@ fn pytorch_without_cuda_records_nothing_and_says_so() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "trained\n");
     assert!(
-        stderr.contains("PyTorch without CUDA: nothing recorded for it"),
+        stderr.contains("PyTorch without CUDA: no CUDA memory to record"),
         "{stderr}"
     );
     // Nothing was recorded: no process folder.
@@ -547,5 +547,91 @@ fn the_users_xla_flags_are_kept_beside_the_dump_flags() {
         std::path::absolute(&dir).unwrap().display()
     );
     assert!(flags.contains(&dump_to), "{flags}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A real PyTorch/XLA program on the CPU: the XLA dumps are recorded and
+/// read, the memory info the CPU does not have is noted once, and the
+/// program's output and exit code are its own. Needs torch and torch_xla
+/// (about 5 GB), which CI does not install:
+/// `OOMSCOPE_TORCH_XLA_PYTHON=/path/to/python cargo test --test run -- --ignored`.
+#[test]
+#[ignore = "needs torch_xla: set OOMSCOPE_TORCH_XLA_PYTHON and run with --ignored"]
+fn torch_xla_on_the_cpu_records_its_xla_dumps() {
+    let py = std::env::var("OOMSCOPE_TORCH_XLA_PYTHON")
+        .expect("OOMSCOPE_TORCH_XLA_PYTHON names a Python with torch and torch_xla");
+    let dir = out_dir("torch-xla");
+    let script = program("torch_xla_train.py");
+    let run = run_in(&dir, &["--every", "0.2"], &[&py, &script.display().to_string()]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("trained 4 steps"), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("torch_xla get_memory_info() gives nothing on this device"),
+        "{}",
+        run.stderr
+    );
+    let folders = run.process_folders();
+    assert_eq!(folders.len(), 1, "{folders:?}");
+    let files = run.files_in(&format!("{}/xla_dump", folders[0]));
+    assert!(
+        files.iter().any(|f| f.ends_with("after_optimizations-buffer-assignment.txt")),
+        "{files:?}"
+    );
+    let report = run.report();
+    let modules = report["modules"].as_array().unwrap();
+    assert!(
+        modules.iter().any(|m| m["name"].as_str().unwrap_or("").starts_with("SyncTensorsGraph")
+            && m["peak_bytes"].as_u64().unwrap_or(0) > 0),
+        "{modules:?}"
+    );
+    run.cleanup();
+}
+
+/// What the PyTorch/XLA hook writes, made by its own code from
+/// `get_memory_info()` dicts of both versions' keys: the analyzer reads the
+/// growth and the device's limit.
+#[test]
+fn what_the_torch_xla_hook_writes_is_read_back() {
+    let dir = out_dir("torch-xla-files");
+    let rank = dir.join("rank0");
+    std::fs::create_dir_all(&rank).unwrap();
+    let hook = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli/run_hook.py");
+    let script = format!(
+        r#"
+import importlib.util, os
+os.environ.pop("OOMSCOPE_RUN_DIR", None)
+spec = importlib.util.spec_from_file_location("oomscope_hook", {hook:?})
+hook = importlib.util.module_from_spec(spec); spec.loader.exec_module(hook)
+with open(os.path.join({rank:?}, "xla_memory_steps.log"), "w") as f:
+    for step in range(30):
+        f.write(hook.xla_memory_line(step, "xla:0", {{"bytes_used": (2 << 30) + step * (32 << 20), "bytes_limit": 16 << 30}}))
+os.makedirs(os.path.join({rank:?}, "old"))
+with open(os.path.join({rank:?}, "old", "xla_memory_steps.log"), "w") as f:
+    for step in range(30):
+        f.write(hook.xla_memory_line(step, "xla:1", {{"kb_free": (8 << 20) - step * 1024, "kb_total": 8 << 20}}))
+"#,
+        hook = hook.display().to_string(),
+        rank = rank.display().to_string()
+    );
+    let made = Command::new(python()).args(["-c", &script]).output().unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let report: Value = cli_analyze_json(&[&dir]);
+    let series = report["step_series"].as_array().unwrap();
+    let used = series
+        .iter()
+        .find(|s| s["device"] == "xla:0")
+        .unwrap_or_else(|| panic!("{series:?}"));
+    assert_eq!(used["limit_bytes"].as_u64(), Some(16 << 30));
+    assert_eq!(used["points"].as_array().unwrap().len(), 30);
+    let slope = used["slope_bytes_per_step"].as_f64().unwrap();
+    assert!((slope - (32u64 << 20) as f64).abs() < 1.0, "{slope}");
+    let old = series
+        .iter()
+        .find(|s| s["device"] == "xla:1")
+        .unwrap_or_else(|| panic!("{series:?}"));
+    assert_eq!(old["limit_bytes"].as_u64(), Some(8 << 30));
+    assert!((old["slope_bytes_per_step"].as_f64().unwrap() - 1048576.0).abs() < 1.0);
+    // Growing 32 MiB a step from 2 GiB, the 16 GiB limit is projected.
+    assert!(used["projected_limit_step"].as_u64().is_some(), "{used:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -110,3 +110,52 @@ fn a_module_without_a_limit_still_gets_predictions_without_fits() {
         .iter()
         .all(|w| w.fits.is_none() && w.headroom_bytes.is_none()));
 }
+
+/// The headline and the tree never name two remedies: where the replay
+/// chose the answer, the path ends at that remedy's node, which says what
+/// the replay found, and the node the estimates had chosen no longer claims
+/// that nothing cheaper covers the excess. On every fixture that ran out
+/// (9 of them named remat by estimate and bf16 by replay before).
+#[test]
+fn the_tree_ends_at_the_remedy_the_headline_names() {
+    let mut checked = 0;
+    for entry in std::fs::read_dir(fixtures()).unwrap().flatten() {
+        let dir = entry.path();
+        if !dir.is_dir() || !dir.join("compile.log").is_file() {
+            continue;
+        }
+        let r = analyze(load_folder(&dir), &mut |_| {});
+        let d = &r.diagnosis;
+        let (Some(headline), Some(last)) = (d.headline.as_ref(), d.path.last()) else {
+            continue;
+        };
+        if !headline.text.contains("predicted by replaying the program") {
+            continue;
+        }
+        checked += 1;
+        let name = dir.display();
+        assert_eq!(&headline.node, last, "{name}: the headline and the path's end");
+        let leaf = d.nodes.iter().find(|n| &n.id == last).unwrap();
+        assert!(leaf.selected, "{name}");
+        assert!(leaf.reason.starts_with("Replayed on the program"), "{name}: {}", leaf.reason);
+        assert!(!leaf.reason.contains("a cheaper remedy covers it ("), "{name}: {}", leaf.reason);
+        for other in d.nodes.iter().filter(|n| n.id != *last && n.selected) {
+            assert!(
+                !["aggregate.config", "aggregate.remat", "aggregate.padding", "aggregate.architecture"]
+                    .contains(&other.id.as_str()),
+                "{name}: {} is still selected beside {last}",
+                other.id
+            );
+        }
+        for node in &d.nodes {
+            assert!(
+                !node.reason.contains("no cheaper remedy covers it")
+                    && !node.reason.contains("No cheaper remedy's estimate covers the excess"),
+                "{name}: {}: {}",
+                node.id,
+                node.reason
+            );
+        }
+    }
+    assert!(checked >= 9, "only {checked} fixtures had a replayed headline");
+}

@@ -235,3 +235,23 @@ test("a PyTorch fragmentation message: torch.fragmentation with its numbers and 
   assert.deepEqual(opened.pageErrors, []);
   assert.deepEqual(opened.cspViolations, []);
 });
+
+test("the tree's answer under the verdict is the remedy the headline names", async () => {
+  // A TPU compile whose replay chose bfloat16 where the estimates chose
+  // jax.checkpoint, and logs of two failures (a path through each): the
+  // box under the verdict showed the tree's other answer.
+  for (const dir of ["oom-aggregate", "ranks-logs"]) {
+    const files = folderFiles(path.join(FIXTURES, dir));
+    const report = analyze(files.map((f) => f.path));
+    const h = report.diagnosis.headline;
+    assert.ok(report.diagnosis.path.includes(h.node), `${dir}: ${h.node} on ${report.diagnosis.path}`);
+    await show(files);
+    await expectHeadline(h, dir);
+    const leaf = page.locator(".verdict-leaf").first();
+    assert.equal(await leaf.getAttribute("data-node"), h.node, dir);
+    const node = report.diagnosis.nodes.find((n) => n.id === h.node);
+    assert.ok((await leaf.textContent()).includes(node.reason), `${dir}: ${node.reason}`);
+    if (dir === "oom-aggregate") assert.ok(node.reason.startsWith("Replayed on the program"), node.reason);
+  }
+  assert.deepEqual(opened.pageErrors, []);
+});

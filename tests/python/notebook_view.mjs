@@ -74,6 +74,7 @@ try {
       node: await frame.locator(".verdict-headline").first().getAttribute("data-node"),
       dropZone: await frame.locator(".drop-zone").count(),
       text: await frame.locator("body").innerText(),
+      shares: await frame.locator("table.allocations .share-text").allTextContents(),
     };
   }
   await live.screenshot({ path: screenshot, fullPage: true });

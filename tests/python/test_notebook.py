@@ -137,6 +137,12 @@ class Notebook(unittest.TestCase):
         # The HloProto's buffers travel with the embedded report: the
         # timeline is drawn, as on the page.
         self.assertIn("Buffers live at the peak", views["page"]["cell5"]["text"])
+        # Its largest allocations include 512-byte scalars: a share of the
+        # limit never reads as 0.0% for a real allocation.
+        shares = views["page"]["cell5"]["shares"]
+        self.assertTrue(shares)
+        for share in shares:
+            self.assertNotRegex(share, r"^0(\.0+)?%$")
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -2,7 +2,7 @@
 # `DIR/.oomscope/hook/sitecustomize.py` and puts that folder first on
 # PYTHONPATH, so every Python process of the run loads it at start-up.
 #
-# It does nothing until the program imports jax or torch. Every step is
+# It does nothing until the program imports jax, torch or torch_xla. Every step is
 # guarded: a hook that fails leaves the program running as if unwrapped and
 # says what could not be recorded in its process's notes
 # (`DIR/.oomscope/pid<PID>.json`, which `oomscope run` prints at the end).
@@ -16,6 +16,12 @@
 # - PyTorch on CUDA: `_record_memory_history` (bounded), a snapshot from the
 #   allocator's OOM observer and at exit, `memory_stats()` samples as a
 #   `step,...` CSV per device. Without CUDA it records nothing and notes so.
+# - PyTorch/XLA: XLA dumps (the same XLA_FLAGS, set before its runtime
+#   starts), and `xm.get_memory_info()` every OOMSCOPE_RUN_EVERY seconds and
+#   at exit, printed as the user would print it, one `step=N DEVICE: {...}`
+#   line each in `xla_memory_steps.log` (the step-log reader reads every
+#   version's keys). Never before the program has started the runtime; a
+#   device that has no memory info (the CPU) is noted once.
 #
 # Nothing is written outside DIR. The standard library only.
 
@@ -90,6 +96,7 @@ class _Recorder(object):
         self.exited = False
         self.every = _every()
         self.sampler = None
+        self.xla_memory_info = True
         self._rank_from_env()
 
     # -- bookkeeping -----------------------------------------------------
@@ -161,8 +168,8 @@ class _Recorder(object):
                 pass
             return False
 
-    # -- JAX ---------------------------------------------------------------
-    def before_jax(self):
+    # -- JAX and PyTorch/XLA: the XLA dumps ----------------------------------
+    def before_xla(self):
         # XLA reads XLA_FLAGS when its first backend starts, after this
         # import: the flags as the program has them now (it may have set
         # some itself), less the dump folder a parent process of this run
@@ -252,6 +259,59 @@ class _Recorder(object):
         self.every *= 2
 
     # -- PyTorch -----------------------------------------------------------
+    # -- PyTorch/XLA -------------------------------------------------------
+    def after_torch_xla(self, torch_xla):
+        self.frameworks.append("torch_xla")
+        self.save_meta()
+        # torch_xla's own atexit handler shuts its runtime down: ours,
+        # registered after it, runs first (as after jax's import).
+        import atexit
+
+        atexit.register(self.at_exit)
+        self.start_sampler()
+
+    def torch_xla_sample(self):
+        if "torch_xla" not in self.frameworks or self.stopped is not None or not self.xla_memory_info:
+            return
+        try:
+            import torch_xla
+
+            started = getattr(torch_xla._XLAC, "_xla_runtime_is_initialized", None)
+            if started is None:
+                self.xla_memory_info = False
+                self.note("this torch_xla cannot tell whether its runtime has started: its memory is not sampled")
+                return
+            # Never start the runtime ourselves: the program decides when.
+            if not started():
+                return
+            import torch_xla.core.xla_model as xm
+
+            device = xm.xla_device()
+            info = dict(xm.get_memory_info(device))
+        except Exception as e:
+            self.xla_memory_info = False
+            reason = str(e).strip().splitlines()[0] if str(e).strip() else repr(e)
+            self.note("torch_xla get_memory_info() gives nothing on this device, so no memory samples: %s" % reason)
+            return
+        self.append_line("xla_memory_steps.log", None, xla_memory_line(self.step, device, info))
+
+    def append_line(self, name, header, line):
+        """Appends `line` to `name` in this process's folder (`header` first
+        when the file is new); recording stops when it cannot."""
+        if self.stopped is not None:
+            return
+        try:
+            self.ensure_folder()
+            path = os.path.join(self.folder, name)
+            new = not os.path.exists(path)
+            with open(path, "a") as f:
+                if new and header:
+                    f.write(header)
+                f.write(line)
+        except Exception as e:
+            self.stop("cannot write %s: %s" % (name, e))
+
+    # -- PyTorch on CUDA ---------------------------------------------------
     def after_torch(self, torch):
         self.frameworks.append("torch")
         try:
@@ -260,7 +320,7 @@ class _Recorder(object):
             cuda = False
             self.note("torch.cuda.is_available() failed: %r" % (e,))
         if not cuda:
-            self.note("PyTorch without CUDA: nothing recorded for it (the hook records CUDA memory only)")
+            self.note("PyTorch without CUDA: no CUDA memory to record (PyTorch/XLA is recorded when torch_xla is imported)")
             return
         try:
             torch.cuda.memory._record_memory_history(max_entries=100000)
@@ -298,18 +358,9 @@ class _Recorder(object):
         except Exception as e:
             self.note("torch.cuda.memory_stats failed: %r" % (e,))
             return
-        try:
-            self.ensure_folder()
-            for device, row in rows:
-                # One file per device: every column but the step is a series of bytes.
-                path = os.path.join(self.folder, "cuda%d_memory_steps.csv" % device)
-                new = not os.path.exists(path)
-                with open(path, "a") as f:
-                    if new:
-                        f.write(CUDA_STATS_HEADER)
-                    f.write(row)
-        except Exception as e:
-            self.stop("cannot write the memory_stats samples: %s" % (e,))
+        for device, row in rows:
+            # One file per device: every column but the step is a series of bytes.
+            self.append_line("cuda%d_memory_steps.csv" % device, CUDA_STATS_HEADER, row)
 
     # -- sampling ----------------------------------------------------------
     def visible_step(self):
@@ -341,6 +392,7 @@ class _Recorder(object):
         self.visible_step()
         self.jax_profile()
         self.torch_sample()
+        self.torch_xla_sample()
 
     def start_sampler(self):
         if self.sampler is not None or self.every <= 0:
@@ -396,6 +448,13 @@ def cuda_stats_row(step, stats):
     )
 
 
+def xla_memory_line(step, device, info):
+    """One `xla_memory_steps.log` line: `xm.get_memory_info()`'s dict as
+    Python prints it (`{'bytes_used': N, 'bytes_limit': N}`; older
+    torch_xla `{'kb_free': N, 'kb_total': N}`), after the step and device."""
+    return "step=%d %s: %r\n" % (step, device, info)
+
+
 def without_run_dump(flags):
     """`flags` without a `--xla_dump_to` into this run's folder (a parent
     process of the run set it; this process dumps into its own)."""
@@ -433,14 +492,15 @@ def _every():
 
 class _ImportWatcher(object):
     """A meta path finder that runs our set-up around the first import of
-    jax and torch, and otherwise finds nothing (Python asks the next one)."""
+    jax, torch and torch_xla, and otherwise finds nothing (Python asks the
+    next one)."""
 
     def __init__(self, recorder):
         self.recorder = recorder
         self.seen = set()
 
     def find_spec(self, name, path=None, target=None):
-        if name not in ("jax", "torch") or name in self.seen:
+        if name not in ("jax", "torch", "torch_xla") or name in self.seen:
             return None
         self.seen.add(name)
         try:
@@ -454,8 +514,8 @@ class _ImportWatcher(object):
             if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
                 return spec
             recorder = self.recorder
-            if name == "jax":
-                recorder.before_jax()
+            if name in ("jax", "torch_xla"):
+                recorder.before_xla()
             original = spec.loader.exec_module
 
             def exec_module(module):
@@ -463,6 +523,8 @@ class _ImportWatcher(object):
                 try:
                     if name == "jax":
                         recorder.after_jax(module)
+                    elif name == "torch_xla":
+                        recorder.after_torch_xla(module)
                     else:
                         recorder.after_torch(module)
                 except Exception as e:

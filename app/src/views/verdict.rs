@@ -15,7 +15,7 @@ use oomscope_report::{
     Confidence, DiagnosisNode, Headline, OomEvent, OomKind, Report, Severity, TopAllocation,
 };
 
-use crate::format::{base_name, fact_label, percent, Bytes};
+use crate::format::{base_name, fact_label, percent, share, Bytes};
 
 pub fn kind_title(event: &OomEvent) -> String {
     let space = event.memory_space.as_str().to_uppercase();
@@ -147,8 +147,18 @@ fn same_failures(events: &[OomEvent]) -> Vec<(&OomEvent, Vec<String>)> {
         .collect()
 }
 
+/// The tree's answer shown under the verdict: the node the headline names
+/// when it is on the path (a report of several failures has a path through
+/// each, and the headline speaks of the first), else the path's end.
 fn selected_leaf(report: &Report) -> Option<&DiagnosisNode> {
-    let leaf_id = report.diagnosis.path.last()?;
+    let path = &report.diagnosis.path;
+    let leaf_id = report
+        .diagnosis
+        .headline
+        .as_ref()
+        .map(|h| &h.node)
+        .filter(|node| path.contains(node))
+        .or(path.last())?;
     report.diagnosis.nodes.iter().find(|n| &n.id == leaf_id)
 }
 
@@ -291,9 +301,9 @@ fn TopAllocations(allocations: Vec<TopAllocation>, limit: Option<u64>) -> impl I
     let rows = allocations
         .into_iter()
         .map(|a| {
-            let share = limit.filter(|l| *l > 0).map(|l| a.size_bytes as f64 * 100.0 / l as f64);
-            let share_text = limit.and_then(|l| percent(a.size_bytes, l)).unwrap_or_default();
-            let bar_width = format!("{:.1}%", share.unwrap_or(0.0).min(100.0));
+            let of_limit = limit.filter(|l| *l > 0).map(|l| a.size_bytes as f64 * 100.0 / l as f64);
+            let share_text = limit.and_then(|l| share(a.size_bytes, l)).unwrap_or_default();
+            let bar_width = format!("{:.1}%", of_limit.unwrap_or(0.0).min(100.0));
             let what = what_of(&a);
             let source = a.source.clone().unwrap_or_default();
             let padding = a.padding_bytes.filter(|p| *p > 0);

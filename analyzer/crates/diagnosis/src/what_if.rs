@@ -189,11 +189,26 @@ pub fn attach(d: &mut Diagnosis, replayed: Replayed) {
         .combination
         .as_ref()
         .filter(|w| fits_with_margin(w, limit)));
-    let Some(headline) = d.headline.as_mut() else {
+    if d.headline.is_none() {
         return;
-    };
+    }
     match chosen {
         Some(w) => {
+            reselect(
+                d.path.as_mut_slice(),
+                &mut d.nodes,
+                node_of(w.remedy),
+                &format!(
+                    "Replayed on the program, {} brings the peak from {} to {} (fits the limit of {}).",
+                    steps(w),
+                    gib(replayed.peak_bytes),
+                    gib(w.predicted_peak_bytes),
+                    gib(limit)
+                ),
+            );
+            let Some(headline) = d.headline.as_mut() else {
+                return;
+            };
             *headline = Headline {
                 node: node_of(w.remedy).into(),
                 text: format!(
@@ -211,6 +226,9 @@ pub fn attach(d: &mut Diagnosis, replayed: Replayed) {
             };
         }
         None => {
+            let Some(headline) = d.headline.as_mut() else {
+                return;
+            };
             // No prediction fits: a remedy that buys less than the excess
             // must not stay the answer.
             let best = replayed
@@ -235,4 +253,54 @@ pub fn attach(d: &mut Diagnosis, replayed: Replayed) {
             }
         }
     }
+}
+
+/// The replay's choice is the tree's answer too, so that the headline and
+/// the path never name two remedies: the path ends at the chosen remedy's
+/// node, which says what the replay found first, and the node the
+/// estimates had chosen no longer claims that nothing cheaper covers the
+/// excess. Only a path that ends at a remedy node is changed.
+fn reselect(path: &mut [String], nodes: &mut [DiagnosisNode], chosen: &str, found: &str) {
+    const REMEDY_NODES: [&str; 4] = [CONFIG, REMAT, PADDING, ARCHITECTURE];
+    let Some(last) = path.last_mut() else {
+        return;
+    };
+    if !REMEDY_NODES.contains(&last.as_str()) {
+        return;
+    }
+    let previous = std::mem::replace(last, chosen.to_string());
+    let chosen_title = nodes
+        .iter()
+        .find(|n| n.id == chosen)
+        .map(|n| n.title.clone())
+        .unwrap_or_else(|| chosen.to_string());
+    for node in nodes.iter_mut() {
+        if node.id == chosen {
+            node.selected = true;
+            // The estimates' pointer elsewhere is what the replay overturned.
+            let reason = match node.reason.find(crate::compile::A_CHEAPER_REMEDY) {
+                Some(at) => {
+                    let end = node.reason[at..].find(')').map_or(node.reason.len(), |e| at + e + 1);
+                    format!("{}{}", &node.reason[..at], &node.reason[end..])
+                }
+                None => node.reason.clone(),
+            };
+            let reason = without_choice_claims(&reason);
+            node.reason = format!("{found} {reason}").trim_end().to_string();
+        } else if node.id == previous {
+            node.selected = false;
+            node.reason = format!(
+                "{} Replayed on the program, a cheaper remedy fits: see {chosen_title}.",
+                without_choice_claims(&node.reason)
+            );
+        }
+    }
+}
+
+/// A reason without the estimates' claim that nothing cheaper covers the
+/// excess: once the replay has chosen, its numbers are the answer.
+fn without_choice_claims(reason: &str) -> String {
+    reason
+        .replace(crate::compile::NO_CHEAPER_REMEDY, "")
+        .replace(crate::compile::NO_CHEAPER_ESTIMATE, "")
 }

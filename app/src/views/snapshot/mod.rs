@@ -11,7 +11,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use oomscope_report::{MemorySnapshot, Report};
 
-use crate::format::{base_name, group_digits, percent, Bytes};
+use crate::format::{base_name, group_digits, share, Bytes};
 use crate::widgets::stacks::StackView;
 use crate::widgets::table_head::TableHead;
 
@@ -114,7 +114,7 @@ fn StateTable(snapshot: MemorySnapshot) -> impl IntoView {
             <TableHead columns=vec![("", false), ("Bytes", true), ("Of reserved", true)]/>
             <tbody>
                 {rows.into_iter().map(|(label, bytes)| view! {
-                    <tr><td>{label}</td><td class="num"><Bytes value=bytes/></td><td class="num">{percent(bytes, reserved).unwrap_or_default()}</td></tr>
+                    <tr><td>{label}</td><td class="num"><Bytes value=bytes/></td><td class="num">{share(bytes, reserved).unwrap_or_default()}</td></tr>
                 }).collect_view()}
             </tbody>
         </table>

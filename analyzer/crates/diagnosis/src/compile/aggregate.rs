@@ -163,7 +163,7 @@ pub(super) fn section(
             match chosen {
                 Some((r, _)) if r.node() == CONFIG =>
                     format!("; {} is the cheapest remedy that covers it", r.name()),
-                Some((r, _)) => format!("; a cheaper remedy covers it ({})", r.name()),
+                Some((r, _)) => format!("{}{})", super::A_CHEAPER_REMEDY, r.name()),
                 None => String::new(),
             }
         )
@@ -395,7 +395,7 @@ fn architecture_node(
     }
     if selected {
         arch.reason
-            .push_str(" No cheaper remedy's estimate covers the excess.");
+            .push_str(super::NO_CHEAPER_ESTIMATE);
     }
     arch
 }
@@ -422,7 +422,7 @@ fn remat_node(
             if c.bytes >= e { "which covers" } else { "less than" },
             gib(e),
             match chosen {
-                Some(Remedy::Checkpoint) => "; no cheaper remedy covers it",
+                Some(Remedy::Checkpoint) => super::NO_CHEAPER_REMEDY,
                 Some(r) if c.bytes >= e => {
                     if matches!(r, Remedy::Donation | Remedy::Padding) {
                         "; a cheaper remedy covers it too"

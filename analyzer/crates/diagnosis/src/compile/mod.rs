@@ -10,6 +10,15 @@
 //! remain), section 3 is selected as well, after it.
 
 mod aggregate;
+
+/// What the remat and architecture nodes say when the estimates chose them:
+/// a replay that finds a cheaper remedy that fits (`crate::what_if`) takes
+/// the claim back, so the two never stand side by side.
+pub(crate) const NO_CHEAPER_REMEDY: &str = "; no cheaper remedy covers it";
+pub(crate) const NO_CHEAPER_ESTIMATE: &str = " No cheaper remedy's estimate covers the excess.";
+/// The configuration node's pointer to the remedy the estimates chose
+/// (`…; a cheaper remedy covers it (jax.checkpoint)`), up to its `)`.
+pub(crate) const A_CHEAPER_REMEDY: &str = "; a cheaper remedy covers it (";
 mod balance;
 mod estimates;
 mod large;
