@@ -79,10 +79,10 @@ impl Framework {
     /// Steady growth: what keeps device memory from one step to the next.
     pub fn no_persistent_tensors(self) -> &'static str {
         match self {
-            Framework::PyTorch => "Do not keep tensors across iterations: a list of losses or outputs, tensors stored on the model, a cache that grows (a loss kept without .item() or .detach() keeps its whole autograd graph). torch.cuda.memory._record_memory_history() and a snapshot show which stack keeps allocating.",
-            Framework::PyTorchXla => "Do not keep XLA tensors across iterations (a list of losses or metrics, tensors stored on the model): each keeps its device buffer alive after torch_xla.sync(). torch_xla.debug.metrics.metrics_report() shows the live tensor count growing.",
-            Framework::Jax => "Do not keep jax.Array results across steps (a Python list of losses or metrics, arrays held by closures or caches): each keeps its device buffer. len(jax.live_arrays()) printed every few steps shows whether arrays accumulate.",
-            Framework::Unknown => "Do not keep device tensors or arrays across iterations (lists of losses or metrics, growing caches); release intermediates you no longer need.",
+            Framework::PyTorch => "Do not keep tensors that persist across iterations: a list of losses or outputs, tensors stored on the model, a cache that grows (a loss kept without .item() or .detach() keeps its whole autograd graph). torch.cuda.memory._record_memory_history() and a snapshot show which stack keeps allocating.",
+            Framework::PyTorchXla => "Do not keep XLA tensors that persist across iterations (a list of losses or metrics, tensors stored on the model): each keeps its device buffer alive after torch_xla.sync(). torch_xla.debug.metrics.metrics_report() shows the live tensor count growing.",
+            Framework::Jax => "Do not keep jax.Array results that persist across steps (a Python list of losses or metrics, arrays held by closures or caches): each keeps its device buffer. len(jax.live_arrays()) printed every few steps shows whether arrays accumulate.",
+            Framework::Unknown => "Do not keep device tensors or arrays that persist across iterations (lists of losses or metrics, growing caches); release intermediates you no longer need.",
         }
     }
 
