@@ -199,3 +199,24 @@ export function lineOf(file, matches) {
   if (line === 0) throw new Error(`no such line in ${file}`);
   return line;
 }
+
+/** The buffer timeline's frame, from the canvas's data attributes (plot box in canvas pixels, visible range). */
+export async function timelineFrame(page) {
+  return page.locator(".timeline-canvas").evaluate((c) => {
+    const [left, top, width, height] = c.dataset.plot.split(",").map(Number);
+    const r = c.getBoundingClientRect();
+    return { x0: Number(c.dataset.x0), x1: Number(c.dataset.x1), yMax: Number(c.dataset.yMax), left, top, width, height, clientLeft: r.left, clientTop: r.top };
+  });
+}
+
+/** Hovers (program position, bytes) on the buffer timeline; returns the tooltip's buffer name. */
+export async function timelineBufferAt(page, position, bytes, timeout = 60_000) {
+  await page.locator(".timeline-canvas").scrollIntoViewIfNeeded();
+  const f = await timelineFrame(page);
+  const x = f.left + ((position - f.x0) / (f.x1 - f.x0)) * f.width;
+  const y = f.top + f.height - (bytes / f.yMax) * f.height;
+  await page.mouse.move(f.clientLeft + x, f.clientTop + y);
+  const tip = page.locator(".timeline-tooltip");
+  await tip.waitFor({ timeout });
+  return tip.getAttribute("data-buffer");
+}

@@ -111,6 +111,15 @@ pub struct WholeProgram {
     pub live_out: Vec<bool>,
 }
 
+/// Whether a buffer of this category is held for the whole program (an
+/// entry parameter or a constant: indefinite in the heap simulator).
+fn is_whole_program(category: BufferCategory) -> bool {
+    matches!(
+        category,
+        BufferCategory::Parameter | BufferCategory::Constant
+    )
+}
+
 /// The whole-program group a category is stacked in, bottom up.
 fn whole_group(category: BufferCategory) -> u8 {
     match category {
@@ -164,6 +173,32 @@ fn base_bytes_of(indefinite_bytes: u64, own: &[BufferLifetime]) -> u64 {
 /// parameter's rank in its group. Returns where they start.
 pub fn add_whole_program(module: &mut ModuleReport) -> WholeProgram {
     let positions = position_count(module);
+    // A dump's live ranges give entry parameters and constants a lifetime,
+    // yet their memory is held for the whole program (the heap simulator's
+    // indefinite allocations): drawn like an HloProto's, they join the
+    // whole-program group from their peak buffers, grouped, largest first
+    // and paired with outputs, instead of being packed among temporaries.
+    let held: Vec<usize> = module
+        .peak_buffers
+        .iter()
+        .zip(module.peak_buffer_lifetimes())
+        .filter(|(b, l)| l.is_some() && is_whole_program(b.category))
+        .filter_map(|(_, l)| l.map(|l| (l.id, l.name.clone())))
+        .filter_map(|key| {
+            module
+                .buffers
+                .iter()
+                .position(|b| b.id == key.0 && b.name == key.1)
+        })
+        .collect();
+    if !held.is_empty() {
+        let held: std::collections::BTreeSet<usize> = held.into_iter().collect();
+        let mut i = 0;
+        module.buffers.retain(|_| {
+            i += 1;
+            !held.contains(&(i - 1))
+        });
+    }
     let base = base_bytes_of(module.indefinite_bytes, &module.buffers);
     let first = module.buffers.len();
     let mut whole: Vec<(BufferLifetime, bool)> = module
@@ -874,6 +909,46 @@ mod tests {
         assert!(index.donated(at("donated")));
         assert!(index.is_whole_program(at("loss")) && !index.is_whole_program(0));
         assert!(index.flags.iter().all(Option::is_none));
+    }
+
+    #[test]
+    fn a_dumps_parameters_with_lifetimes_join_the_whole_program_group() {
+        use BufferCategory::*;
+        // Dump text: live ranges give the parameters lifetimes too.
+        let lifetime = |name: &str, id: i64, start, end, size, category| BufferLifetime {
+            id,
+            category,
+            ..buffer(name, start, end, size, 0)
+        };
+        let mut m = module(
+            vec![
+                lifetime("w0", 1, 0, 9, 64, Parameter),
+                lifetime("tmp", 2, 2, 5, 10, Temporary),
+                lifetime("x", 3, 0, 9, 100, Parameter),
+            ],
+            10,
+        );
+        let mut w0 = peak("w0", "f32[4,4]", 64, Parameter);
+        w0.logical_buffer_id = Some(1);
+        let mut x = peak("x", "f32[2,4]", 100, Parameter);
+        x.logical_buffer_id = Some(3);
+        let mut tmp = peak("tmp", "f32[2]", 10, Temporary);
+        tmp.logical_buffer_id = Some(2);
+        m.peak_buffers = vec![w0, tmp, x];
+        m.indefinite_bytes = 164;
+        let whole = add_whole_program(&mut m);
+        // Only the temporary keeps its own lifetime; the parameters are
+        // stacked from 0, largest first, over every position.
+        assert_eq!(whole.first, 1);
+        let names: Vec<&str> = m.buffers.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, ["tmp", "x", "w0"]);
+        assert_eq!(m.buffers[1].offset_bytes, 0);
+        assert_eq!(m.buffers[2].offset_bytes, 100);
+        assert!(m.buffers[1..].iter().all(|b| b.start == 0 && b.end == 9));
+        let index = TimelineIndex::with_whole_program(&m, whole);
+        assert!(index.is_whole_program(1) && index.is_whole_program(2));
+        let tmp = index.bands[index.band_of[0].unwrap() as usize];
+        assert_eq!(tmp.y0, 164, "the temporary sits on the parameters");
     }
 
     #[test]
