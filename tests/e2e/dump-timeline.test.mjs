@@ -4,8 +4,9 @@
 // text only (HLO, buffer assignment, live ranges, memory-usage report, the
 // compile log), no HloProto. The dump's live ranges give each parameter a
 // lifetime, yet its memory is held for the whole program: the chart draws
-// the parameters as whole-program bands from 0, largest first, as it does
-// for an HloProto, not packed among the temporaries.
+// the parameters as whole-program bands from 0, largest first, and the
+// updated weights the step returns above them, as it does for an HloProto,
+// not packed among the temporaries.
 //
 // The expected parameters come from the fixture's own buffer-assignment
 // text (allocations marked `parameter`).
@@ -60,6 +61,13 @@ test("a dump's parameters are whole-program bands from 0, largest first, under t
       assert.match(await page.locator(".timeline-tooltip").textContent(), /whole program/);
     }
   }
+  // Above all parameters (8 GiB + 64 MiB), the updated weights the step
+  // returns, for the whole program too: the outputs paired with them.
+  const paramBytes = parameters.reduce((sum, p) => sum + p.bytes, 0);
+  const middle = (f.x0 + f.x1) / 2;
+  const output = await timelineBufferAt(page, middle, paramBytes + 512 * MIB, TIMEOUT);
+  assert.match(output, /^fusion(\.\d+)?$/, `an updated weight above the parameters: ${output}`);
+  assert.match(await page.locator(".timeline-tooltip").textContent(), /whole program/);
   await page.mouse.move(0, 0);
   await page.locator("section.timeline .timeline-stage").screenshot({ path: path.join(OUT, "timeline-dump-train-step.png") });
   assert.deepEqual(opened.pageErrors, []);

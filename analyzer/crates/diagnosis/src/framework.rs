@@ -22,14 +22,20 @@ pub(crate) enum Framework {
 
 impl Framework {
     /// The framework of a step series: the reader that produced it (a
-    /// torchtitan log is PyTorch's, maxtext's JAX's), else what the series
-    /// measures (PyTorch/XLA's `xm.get_memory_info()` prints `bytes_used`
-    /// or `kb_free` for devices named `xla:N`), else the rest of the report.
+    /// torchtitan log is PyTorch's, maxtext's JAX's), what a printed stats
+    /// dict measures, a device named `xla:N` (PyTorch/XLA's), else the
+    /// rest of the report.
     pub fn of_series(s: &StepSeries, report: &Report) -> Framework {
         match s.source.as_str() {
             "torchtitan" | "pytorch" | "torchtune" => Framework::PyTorch,
             "maxtext" | "tpu-info" => Framework::Jax,
-            _ if s.device.starts_with("xla:") || s.metric == "bytes_used" => Framework::PyTorchXla,
+            // JAX's `device.memory_stats()` keys; PyTorch/XLA's
+            // `xm.get_memory_info()` prints `bytes_used` (older: `kb_free`).
+            "memory_stats" if matches!(s.metric.as_str(), "bytes_in_use" | "peak_bytes_in_use") => {
+                Framework::Jax
+            }
+            "memory_stats" => Framework::PyTorchXla,
+            _ if s.device.starts_with("xla:") => Framework::PyTorchXla,
             _ => Framework::of_report(report),
         }
     }
@@ -114,5 +120,32 @@ impl Framework {
             Framework::Jax => "JAX",
             Framework::Unknown => "an unknown framework",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(source: &str, metric: &str, device: &str) -> StepSeries {
+        StepSeries {
+            source: source.into(),
+            metric: metric.into(),
+            device: device.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_series_says_its_framework_by_reader_stats_keys_or_device() {
+        let r = Report::default();
+        let of = |s: StepSeries| Framework::of_series(&s, &r);
+        assert_eq!(of(series("torchtune", "peak_memory_active", "rank 0")), Framework::PyTorch);
+        assert_eq!(of(series("maxtext", "bytes_in_use", "TPU_0")), Framework::Jax);
+        assert_eq!(of(series("memory_stats", "bytes_in_use", "TPU_0")), Framework::Jax);
+        assert_eq!(of(series("memory_stats", "bytes_used", "rank 2")), Framework::PyTorchXla);
+        assert_eq!(of(series("memory_stats", "used", "xla:1")), Framework::PyTorchXla);
+        assert_eq!(of(series("csv", "bytes", "xla:0")), Framework::PyTorchXla);
+        assert_eq!(of(series("csv", "bytes", "gpu 0")), Framework::Unknown);
     }
 }

@@ -173,34 +173,9 @@ fn base_bytes_of(indefinite_bytes: u64, own: &[BufferLifetime]) -> u64 {
 /// parameter's rank in its group. Returns where they start.
 pub fn add_whole_program(module: &mut ModuleReport) -> WholeProgram {
     let positions = position_count(module);
-    // A dump's live ranges give entry parameters and constants a lifetime,
-    // yet their memory is held for the whole program (the heap simulator's
-    // indefinite allocations): drawn like an HloProto's, they join the
-    // whole-program group from their peak buffers, grouped, largest first
-    // and paired with outputs, instead of being packed among temporaries.
-    let held: Vec<usize> = module
-        .peak_buffers
-        .iter()
-        .zip(module.peak_buffer_lifetimes())
-        .filter(|(b, l)| l.is_some() && is_whole_program(b.category))
-        .filter_map(|(_, l)| l.map(|l| (l.id, l.name.clone())))
-        .filter_map(|key| {
-            module
-                .buffers
-                .iter()
-                .position(|b| b.id == key.0 && b.name == key.1)
-        })
-        .collect();
-    if !held.is_empty() {
-        let held: std::collections::BTreeSet<usize> = held.into_iter().collect();
-        let mut i = 0;
-        module.buffers.retain(|_| {
-            i += 1;
-            !held.contains(&(i - 1))
-        });
-    }
-    let base = base_bytes_of(module.indefinite_bytes, &module.buffers);
-    let first = module.buffers.len();
+    let last = positions - 1;
+    // The peak buffers without a lifetime (an HloProto's indefinite
+    // allocations), taken before a dump's held buffers leave `buffers`.
     let mut whole: Vec<(BufferLifetime, bool)> = module
         .peak_buffers
         .iter()
@@ -221,7 +196,7 @@ pub fn add_whole_program(module: &mut ModuleReport) -> WholeProgram {
                     size_bytes: b.size_bytes,
                     unpadded_bytes: b.unpadded_bytes,
                     start: 0,
-                    end: positions - 1,
+                    end: last,
                     category: b.category,
                     op_name: b.op_name.clone(),
                     source: b.source.clone(),
@@ -232,6 +207,42 @@ pub fn add_whole_program(module: &mut ModuleReport) -> WholeProgram {
             )
         })
         .collect();
+    // A donated parameter with a lifetime (a dump's): its flag comes from
+    // its peak buffer.
+    let donated: std::collections::BTreeSet<(i64, String)> = module
+        .peak_buffers
+        .iter()
+        .zip(module.peak_buffer_lifetimes())
+        .filter(|(b, _)| b.maybe_live_out)
+        .filter_map(|(_, l)| l.map(|l| (l.id, l.name.clone())))
+        .collect();
+    let is_donated = |b: &BufferLifetime| donated.contains(&(b.id, b.name.clone()));
+    // A dump's live ranges give entry parameters, constants and the values
+    // the program returns a lifetime, yet the heap holds their memory for
+    // the whole program (the heap simulator's indefinite allocations): they
+    // join the whole-program group as an HloProto's do, grouped, largest
+    // first and paired with outputs, instead of being packed among the
+    // temporaries. A returned value is an output still live at the end.
+    let held = |b: &BufferLifetime| {
+        is_whole_program(b.category) || (b.category == BufferCategory::Output && b.end >= last)
+    };
+    let (held_buffers, own): (Vec<BufferLifetime>, Vec<BufferLifetime>) =
+        std::mem::take(&mut module.buffers).into_iter().partition(held);
+    module.buffers = own;
+    whole.extend(held_buffers.into_iter().map(|b| {
+        let out = is_donated(&b);
+        (
+            BufferLifetime {
+                start: 0,
+                end: last,
+                offset_bytes: 0,
+                ..b
+            },
+            out,
+        )
+    }));
+    let base = base_bytes_of(module.indefinite_bytes, &module.buffers);
+    let first = module.buffers.len();
     // Stable: equal sizes keep the report's (allocation) order.
     whole.sort_by_key(|(b, _)| (whole_group(b.category), Reverse(b.size_bytes)));
     // Outputs of a parameter's shape take their parameter's rank.
@@ -256,19 +267,7 @@ pub fn add_whole_program(module: &mut ModuleReport) -> WholeProgram {
         b.offset_bytes = offset;
         offset = offset.saturating_add(b.size_bytes);
     }
-    // A dump's parameters have lifetimes: their flag comes from the peak buffer.
-    let donated: std::collections::BTreeSet<(i64, String)> = module
-        .peak_buffers
-        .iter()
-        .zip(module.peak_buffer_lifetimes())
-        .filter(|(b, _)| b.maybe_live_out)
-        .filter_map(|(_, l)| l.map(|l| (l.id, l.name.clone())))
-        .collect();
-    let mut live_out: Vec<bool> = module
-        .buffers
-        .iter()
-        .map(|b| !donated.is_empty() && donated.contains(&(b.id, b.name.clone())))
-        .collect();
+    let mut live_out: Vec<bool> = module.buffers.iter().map(is_donated).collect();
     for (b, out) in whole {
         module.buffers.push(b);
         live_out.push(out);
@@ -925,9 +924,14 @@ mod tests {
                 lifetime("w0", 1, 0, 9, 64, Parameter),
                 lifetime("tmp", 2, 2, 5, 10, Temporary),
                 lifetime("x", 3, 0, 9, 100, Parameter),
+                // The updated weight the program returns (live at its end),
+                // and an earlier value of the same output allocation.
+                lifetime("new_w0", 4, 6, 9, 64, Output),
+                lifetime("early", 5, 1, 3, 8, Output),
             ],
             10,
         );
+        m.buffers[3].shape = "f32[4,4]".into();
         let mut w0 = peak("w0", "f32[4,4]", 64, Parameter);
         w0.logical_buffer_id = Some(1);
         let mut x = peak("x", "f32[2,4]", 100, Parameter);
@@ -935,20 +939,24 @@ mod tests {
         let mut tmp = peak("tmp", "f32[2]", 10, Temporary);
         tmp.logical_buffer_id = Some(2);
         m.peak_buffers = vec![w0, tmp, x];
-        m.indefinite_bytes = 164;
+        m.indefinite_bytes = 228;
         let whole = add_whole_program(&mut m);
-        // Only the temporary keeps its own lifetime; the parameters are
-        // stacked from 0, largest first, over every position.
-        assert_eq!(whole.first, 1);
+        // The temporary and the earlier output value keep their lifetimes;
+        // the parameters are stacked from 0, largest first, then the
+        // returned weight, over every position.
+        assert_eq!(whole.first, 2);
         let names: Vec<&str> = m.buffers.iter().map(|b| b.name.as_str()).collect();
-        assert_eq!(names, ["tmp", "x", "w0"]);
-        assert_eq!(m.buffers[1].offset_bytes, 0);
-        assert_eq!(m.buffers[2].offset_bytes, 100);
-        assert!(m.buffers[1..].iter().all(|b| b.start == 0 && b.end == 9));
+        assert_eq!(names, ["tmp", "early", "x", "w0", "new_w0"]);
+        let offsets: Vec<u64> = m.buffers[2..].iter().map(|b| b.offset_bytes).collect();
+        assert_eq!(offsets, [0, 100, 164]);
+        assert!(m.buffers[2..].iter().all(|b| b.start == 0 && b.end == 9));
         let index = TimelineIndex::with_whole_program(&m, whole);
-        assert!(index.is_whole_program(1) && index.is_whole_program(2));
-        let tmp = index.bands[index.band_of[0].unwrap() as usize];
-        assert_eq!(tmp.y0, 164, "the temporary sits on the parameters");
+        assert!((2..5).all(|i| index.is_whole_program(i)) && !index.is_whole_program(1));
+        // The buffers with lifetimes sit on the whole-program bytes.
+        let lowest = (0..2)
+            .map(|i| index.bands[index.band_of[i].unwrap() as usize].y0)
+            .min();
+        assert_eq!(lowest, Some(228));
     }
 
     #[test]
