@@ -1,5 +1,6 @@
 // Shared by the browser tests: serving the trunk-built page on 127.0.0.1.
 
+import { before, after } from "node:test";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -162,4 +163,60 @@ export function csvRows(text) {
     out.push(field);
     return out;
   });
+}
+
+/** Where the built page is (`OOMSCOPE_DIST`, else dist/) and where tests write screenshots. */
+export const DIST = path.resolve(process.env.OOMSCOPE_DIST || path.join(REPOSITORY, "dist"));
+export const OUT = path.join(REPOSITORY, "tests/e2e/out");
+
+/**
+ * Opens the example page before a test file's tests and closes it after
+ * them (node:test hooks). The returned object holds `page`, `pageErrors`
+ * and `cspViolations` once the hook has run.
+ */
+export function exampleSuite(timeout = 60_000) {
+  const suite = {};
+  before(async () => {
+    fs.mkdirSync(OUT, { recursive: true });
+    Object.assign(suite, await openExamplePage(DIST, timeout));
+  });
+  after(async () => {
+    await suite.close?.();
+  });
+  return suite;
+}
+
+/** Drops every `*.prof` of `dir` (sorted by name) together; asserts there are `count`. */
+export async function dropProfiles(page, dir, count) {
+  const names = fs.readdirSync(dir).filter((n) => n.endsWith(".prof")).sort();
+  if (names.length !== count) throw new Error(`${dir}: ${names.length} profiles, expected ${count}`);
+  await dropFiles(page, names.map((name) => ({ name, path: path.join(dir, name) })));
+}
+
+/** The 1-based number of the first line of `file` that `matches` (a generator's own line); throws when none. */
+export function lineOf(file, matches) {
+  const line = fs.readFileSync(file, "utf8").split("\n").findIndex(matches) + 1;
+  if (line === 0) throw new Error(`no such line in ${file}`);
+  return line;
+}
+
+/** The buffer timeline's frame, from the canvas's data attributes (plot box in canvas pixels, visible range). */
+export async function timelineFrame(page) {
+  return page.locator(".timeline-canvas").evaluate((c) => {
+    const [left, top, width, height] = c.dataset.plot.split(",").map(Number);
+    const r = c.getBoundingClientRect();
+    return { x0: Number(c.dataset.x0), x1: Number(c.dataset.x1), yMax: Number(c.dataset.yMax), left, top, width, height, clientLeft: r.left, clientTop: r.top };
+  });
+}
+
+/** Hovers (program position, bytes) on the buffer timeline; returns the tooltip's buffer name. */
+export async function timelineBufferAt(page, position, bytes, timeout = 60_000) {
+  await page.locator(".timeline-canvas").scrollIntoViewIfNeeded();
+  const f = await timelineFrame(page);
+  const x = f.left + ((position - f.x0) / (f.x1 - f.x0)) * f.width;
+  const y = f.top + f.height - (bytes / f.yMax) * f.height;
+  await page.mouse.move(f.clientLeft + x, f.clientTop + y);
+  const tip = page.locator(".timeline-tooltip");
+  await tip.waitFor({ timeout });
+  return tip.getAttribute("data-buffer");
 }

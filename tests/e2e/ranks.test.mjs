@@ -5,38 +5,20 @@
 // rank 2 shaded and named as growing by 1.00 MiB per step at the
 // generator's own `history.append(...)` line, and a row click selects a rank.
 
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { dropFiles, openExamplePage } from "./lib.mjs";
+import { OUT, REPOSITORY, dropProfiles, exampleSuite, lineOf } from "./lib.mjs";
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, "../..");
-const DIST = path.join(ROOT, "dist");
-const OUT = path.join(HERE, "out");
-const LEAK = path.join(ROOT, "fixtures/ranks-jax/leak");
-const GENERATOR = path.join(ROOT, "tools/fixtures/jax_ranks.py");
+const LEAK = path.join(REPOSITORY, "fixtures/ranks-jax/leak");
+const GENERATOR = path.join(REPOSITORY, "tools/fixtures/jax_ranks.py");
 const TIMEOUT = 60_000;
 
-let opened;
-let page;
-
-before(async () => {
-  fs.mkdirSync(OUT, { recursive: true });
-  opened = await openExamplePage(DIST, TIMEOUT);
-  page = opened.page;
-});
-
-after(async () => {
-  await opened?.close();
-});
+const opened = exampleSuite(TIMEOUT);
 
 test("four ranks of a JAX job: the leaking rank is named with its line", async () => {
-  const names = fs.readdirSync(LEAK).filter((n) => n.endsWith(".prof")).sort();
-  assert.equal(names.length, 12);
-  await dropFiles(page, names.map((name) => ({ name, path: path.join(LEAK, name) })));
+  const { page } = opened;
+  await dropProfiles(page, LEAK, 12);
   const section = page.locator("#ranks");
   await section.waitFor({ timeout: TIMEOUT });
 
@@ -47,9 +29,7 @@ test("four ranks of a JAX job: the leaking rank is named with its line", async (
   assert.ok((await leaking.getAttribute("class")).includes("differs"));
   assert.equal((await leaking.locator('[data-field="growth"]').textContent()).trim(), "1.00 MiB");
 
-  const lines = fs.readFileSync(GENERATOR, "utf8").split("\n");
-  const leakLine = lines.findIndex((l) => l.includes("history.append(state")) + 1;
-  assert.ok(leakLine > 0);
+  const leakLine = lineOf(GENERATOR, (l) => l.includes("history.append(state"));
   const finding = section.locator('.rank-finding[data-kind="growth"][data-rank="2"]');
   const text = await finding.textContent();
   assert.ok(text.includes(`jax_ranks.py:${leakLine}`), text);

@@ -574,6 +574,13 @@ pub struct ModuleReport {
     /// Program-order instruction names (index = position), when known.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub instructions: Vec<String>,
+    /// How many chips the module was compiled for, when the input says:
+    /// the HloProto's device assignment (replica_count × computation_count)
+    /// or the `HloModule` header of dump text (`replica_count=`,
+    /// `num_partitions=`; absent means 1). `None`: the input does not say
+    /// (a buffer assignment or memory-usage report alone).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub chips: Option<u64>,
 }
 
 impl ModuleReport {
