@@ -9,7 +9,9 @@ mod common;
 
 use common::*;
 use oomscope_analyzer::{analyze, InputFile};
-use oomscope_report::{InputKind, RankFindingKind, RankNoteKind, RankPer, RankSource, Report};
+use oomscope_report::{
+    InputKind, RankFindingKind, RankNoteKind, RankOverride, RankPer, RankSource, Report,
+};
 
 fn run(files: Vec<InputFile>) -> Report {
     analyze(files, &mut |_| {})
@@ -385,4 +387,110 @@ fn a_known_limit_gives_the_step_the_growing_rank_reaches_it() {
     );
     // The log's ranks mark the ranks of the same numbers as out of memory.
     assert!(r.ranks.iter().all(|k| k.oom));
+}
+
+#[test]
+fn a_corrected_rank_regroups_the_report_without_reading_files() {
+    let original = scenario("leak");
+    let leaking = original.ranks.iter().find(|k| k.rank == 2).unwrap();
+    let first = leaking.inputs[0].clone();
+    assert_eq!(leaking.steps[0], 20);
+    // The user says the first profile of rank 2 is rank 4's.
+    let mut r = original.clone();
+    oomscope_ranks::regroup(
+        &mut r,
+        vec![RankOverride {
+            input: first.clone(),
+            rank: 4,
+            step: Some(20),
+        }],
+    );
+    let ranks: Vec<u32> = r.ranks.iter().map(|k| k.rank).collect();
+    assert_eq!(ranks, [0, 1, 2, 3, 4]);
+    let moved = r.ranks.iter().find(|k| k.rank == 4).unwrap();
+    assert_eq!(moved.inputs, [first.clone()]);
+    assert_eq!(moved.source, RankSource::User);
+    assert_eq!(r.ranks[2].inputs.len(), 2);
+    assert!(r.rank_notes[0].text.contains("(1 set by you)"), "{}", r.rank_notes[0].text);
+    // Put back where it was: the same ranks and the same finding, at the
+    // same line, as the analysis of the files.
+    oomscope_ranks::regroup(
+        &mut r,
+        vec![RankOverride {
+            input: first,
+            rank: 2,
+            step: Some(20),
+        }],
+    );
+    assert_eq!(r.rank_overrides.len(), 1);
+    let numbers = |r: &Report| -> Vec<(u32, Vec<String>, Vec<u64>, Vec<u64>, Option<i64>)> {
+        r.ranks
+            .iter()
+            .map(|k| {
+                (
+                    k.rank,
+                    k.inputs.clone(),
+                    k.steps.clone(),
+                    k.bytes_per_input.clone(),
+                    k.growth_per_step_bytes,
+                )
+            })
+            .collect()
+    };
+    assert_eq!(numbers(&r), numbers(&original));
+    assert_eq!(r.rank_findings, original.rank_findings);
+}
+
+#[test]
+fn a_file_the_names_do_not_place_joins_the_run_at_the_rank_the_user_sets() {
+    let mut files = load_folder(&fixtures().join("ranks-jax").join("excess"));
+    let stray = files.iter().position(|f| f.name.ends_with("host3-step-60.prof")).unwrap();
+    files[stray].name = "excess/last.prof".into();
+    let mut r = run(files);
+    // Its name gives neither rank nor run: it holds rank 3's device, so
+    // its own contents place it, but apart from the run named `host#`.
+    assert!(r.ranks.iter().all(|k| !k.inputs.contains(&"excess/last.prof".to_string())));
+    oomscope_ranks::regroup(
+        &mut r,
+        vec![RankOverride {
+            input: "excess/last.prof".into(),
+            rank: 3,
+            step: Some(60),
+        }],
+    );
+    let rank3 = r.ranks.iter().find(|k| k.rank == 3).unwrap();
+    assert_eq!(rank3.steps, [20, 40, 60]);
+    assert_eq!(rank3.inputs[2], "excess/last.prof");
+    assert!(r.rank_notes.iter().all(|n| n.kind != RankNoteKind::NotGrouped), "{:?}", r.rank_notes);
+}
+
+#[test]
+fn snapshots_analysed_one_by_one_then_combined_equal_the_drop_analysed_whole() {
+    let dir = corpus().join("snapshots");
+    let names = [
+        "NiuHuangxiaozi__assignment2-systems__cs336_systems__profile_memory__forward_and_backward_memory_snapshot_100.pickle",
+        "NiuHuangxiaozi__assignment2-systems__cs336_systems__profile_memory__forward_and_backward_memory_snapshot_150.pickle",
+        "NiuHuangxiaozi__assignment2-systems__cs336_systems__profile_memory__forward_and_backward_memory_snapshot_200.pickle",
+        "Charan6924__assignment2-systems__cs336_systems__memory_snapshot.pickle",
+    ];
+    if !dir.join(names[0]).exists() {
+        eprintln!("corpus snapshots not found; skipped");
+        return;
+    }
+    let files: Vec<InputFile> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| InputFile {
+            name: format!("run/rank{i}/snapshot.pickle"),
+            data: std::fs::read(dir.join(n)).unwrap(),
+        })
+        .collect();
+    let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+    assert!(oomscope_analyzer::ranks::per_file(&names));
+    let whole = run(files.clone());
+    assert_eq!(whole.ranks.len(), 4);
+    let parts: Vec<Report> = files.into_iter().map(|f| run(vec![f])).collect();
+    assert!(parts.iter().all(|p| p.ranks.is_empty()));
+    let combined = oomscope_analyzer::ranks::combine(parts);
+    assert_eq!(combined, whole);
 }

@@ -23,7 +23,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { launchChromium, serveDist } from "./lib.mjs";
+import { descendants, kindOf, launchChromium, memoryOf, serveDist } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
@@ -47,48 +47,6 @@ if (FILES.length === 0) {
 
 const MiB = 2 ** 20;
 const { server, origin } = await serveDist(DIST);
-
-/** Every process below this one: pid → command line. */
-function descendants() {
-  const children = new Map();
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (!children.has(ppid)) children.set(ppid, []);
-      children.get(ppid).push(Number(entry));
-    } catch {
-      // The process ended while listed.
-    }
-  }
-  const found = new Map();
-  const stack = [process.pid];
-  while (stack.length) {
-    for (const child of children.get(stack.pop()) || []) {
-      try {
-        found.set(child, fs.readFileSync(`/proc/${child}/cmdline`, "utf8").split("\0").join(" "));
-      } catch {
-        continue;
-      }
-      stack.push(child);
-    }
-  }
-  return found;
-}
-
-/** VmRSS and VmHWM of a process in bytes, or null once it has ended. */
-function memoryOf(pid) {
-  try {
-    const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
-    const kib = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(status)?.[1] || 0) * 1024;
-    return { rss: kib("VmRSS"), hwm: kib("VmHWM") };
-  } catch {
-    return null;
-  }
-}
-
-const kindOf = (cmdline) => /--type=([a-z-]+)/.exec(cmdline)?.[1] || (cmdline.includes("chrom") ? "browser" : "other");
 
 async function bench(file) {
   const name = path.basename(file);

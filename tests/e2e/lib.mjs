@@ -163,3 +163,47 @@ export function csvRows(text) {
     return out;
   });
 }
+
+// Memory of the Chromium processes a benchmark started (bench-*.mjs).
+
+/** Every process below this one: pid → command line. */
+export function descendants() {
+  const children = new Map();
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (!children.has(ppid)) children.set(ppid, []);
+      children.get(ppid).push(Number(entry));
+    } catch {
+      // The process ended while listed.
+    }
+  }
+  const found = new Map();
+  const stack = [process.pid];
+  while (stack.length) {
+    for (const child of children.get(stack.pop()) || []) {
+      try {
+        found.set(child, fs.readFileSync(`/proc/${child}/cmdline`, "utf8").split("\0").join(" "));
+      } catch {
+        continue;
+      }
+      stack.push(child);
+    }
+  }
+  return found;
+}
+
+/** VmRSS and VmHWM of a process in bytes, or null once it has ended. */
+export function memoryOf(pid) {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+    const kib = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(status)?.[1] || 0) * 1024;
+    return { rss: kib("VmRSS"), hwm: kib("VmHWM") };
+  } catch {
+    return null;
+  }
+}
+
+export const kindOf = (cmdline) => /--type=([a-z-]+)/.exec(cmdline)?.[1] || (cmdline.includes("chrom") ? "browser" : "other");

@@ -89,6 +89,18 @@ pub struct RankNumber {
     pub by_rank: Vec<(u32, u64)>,
 }
 
+/// A rank (and step) the user set for one input, in place of what the
+/// names and contents gave: the page's correction, applied by the next
+/// grouping without reading any file again.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankOverride {
+    pub input: String,
+    pub rank: u32,
+    /// The input's step; `None`: the input has no step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<u64>,
+}
+
 /// What the grouping into ranks decided and why, for the page to say.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RankNote {

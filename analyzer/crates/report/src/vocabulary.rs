@@ -337,5 +337,7 @@ words! {
         /// The `[rankN]:` prefix torchrun (or mpirun's `[job,N]<stderr>:`)
         /// writes before each line of a log.
         LogPrefix = "log_prefix",
+        /// Set by the user on the page (`Report::rank_overrides`).
+        User = "user",
     }
 }

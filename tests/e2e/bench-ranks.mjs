@@ -1,0 +1,132 @@
+// Time and memory of a drop of many per-rank PyTorch snapshots in headless
+// Chromium (issue 26). Not a test: it prints numbers.
+//
+//   node bench-ranks.mjs DIR_OR_FILES... [--timeout SECONDS] [--shots DIR]
+//
+// Make the set first from a real snapshot with the growing tool, e.g. 64
+// ranks of about 100 MB (names `rankNN.pickle`, which give the rank):
+//   for i in $(seq -w 0 63); do
+//     python3 tools/bench/grow_snapshot.py SRC.pickle /tmp/ranks/rank$i.pickle --size-mb 100
+//   done
+//
+// A fresh browser opens the built page (OOMSCOPE_DIST, default dist/ from
+// `trunk build --release`); every file is chosen at once with the page's
+// file input (Playwright hands Chromium the paths; nothing is copied through
+// the driver). Measured: the wall time from the choice to the ranks view
+// shown (its table, progress gone), and memory sampled every 100 ms: the
+// renderer's VmHWM (the kernel's own peak: the page and every analysis
+// worker are threads of that process), the sum over every Chromium process,
+// and the page's JS heap. `navigator.hardwareConcurrency` (how many workers
+// the page starts) is printed with them.
+
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { descendants, kindOf, launchChromium, memoryOf, serveDist } from "./lib.mjs";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(HERE, "../..");
+const DIST = path.resolve(process.env.OOMSCOPE_DIST || path.join(ROOT, "dist"));
+const SAMPLE_MS = 100;
+const MiB = 2 ** 20;
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const i = args.indexOf(name);
+  if (i < 0) return fallback;
+  const [, value] = args.splice(i, 2);
+  return value;
+};
+const TIMEOUT_MS = Number(option("--timeout", 900)) * 1000;
+const SHOTS = option("--shots", "/tmp");
+const FILES = args.flatMap((a) =>
+  fs.statSync(a).isDirectory()
+    ? fs.readdirSync(a).filter((n) => n.endsWith(".pickle")).sort().map((n) => path.join(a, n))
+    : [a],
+);
+if (FILES.length === 0) {
+  console.error("usage: node bench-ranks.mjs DIR_OR_FILES... [--timeout SECONDS] [--shots DIR]");
+  process.exit(2);
+}
+const totalBytes = FILES.reduce((s, f) => s + fs.statSync(f).size, 0);
+
+const { server, origin } = await serveDist(DIST);
+const browser = await launchChromium();
+try {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  page.on("pageerror", (e) => console.error("page error:", String(e)));
+  await page.goto(origin + "/");
+  await page.locator(".verdict").waitFor({ timeout: 120_000 });
+  const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Performance.enable");
+
+  const peaks = new Map(); // pid → { kind, rss, hwm }
+  let peakSum = 0;
+  let peakJsHeap = 0;
+  let peakWorkers = 0;
+  const sample = async () => {
+    let sum = 0;
+    for (const [pid, cmdline] of descendants()) {
+      const m = memoryOf(pid);
+      if (!m) continue;
+      sum += m.rss;
+      const p = peaks.get(pid) || { kind: kindOf(cmdline), rss: 0, hwm: 0 };
+      p.rss = Math.max(p.rss, m.rss);
+      p.hwm = Math.max(p.hwm, m.hwm);
+      peaks.set(pid, p);
+    }
+    peakSum = Math.max(peakSum, sum);
+    peakWorkers = Math.max(peakWorkers, page.workers().length);
+    try {
+      const { metrics } = await cdp.send("Performance.getMetrics");
+      peakJsHeap = Math.max(peakJsHeap, metrics.find((m) => m.name === "JSHeapUsedSize")?.value || 0);
+    } catch {
+      // The page is gone (a crashed renderer); the process samples remain.
+    }
+  };
+  await sample();
+  const before = Math.max(0, ...[...peaks].filter(([, p]) => p.kind === "renderer").map(([, p]) => p.rss));
+
+  const t0 = performance.now();
+  await page.setInputFiles("#file-input", FILES);
+  let outcome = "timeout";
+  let ranks = null;
+  while (performance.now() - t0 < TIMEOUT_MS) {
+    await sample();
+    const state = await page
+      .evaluate(() => {
+        const notice = document.querySelector(".notice");
+        if (notice) return { done: "notice", text: notice.textContent.trim() };
+        const rows = document.querySelectorAll("#ranks .ranks-table tbody tr").length;
+        if (rows && !document.querySelector("section.progress")) return { done: "ranks", rows };
+        return { done: null };
+      })
+      .catch((e) => ({ done: "page crashed", text: String(e) }));
+    if (state.done) {
+      outcome = state.done + (state.text ? `: ${state.text}` : "");
+      ranks = state.rows ?? null;
+      break;
+    }
+    await new Promise((r) => setTimeout(r, SAMPLE_MS));
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  await sample();
+  const errors = await page.locator("table.inputs .error-message").allTextContents().catch(() => []);
+  const shot = path.join(SHOTS, "bench-ranks.png");
+  await page.locator("#ranks").screenshot({ path: shot }).catch(() => page.screenshot({ path: shot }).catch(() => {}));
+
+  const renderers = [...peaks].filter(([, p]) => p.kind === "renderer");
+  const mib = (b) => (b / MiB).toFixed(0);
+  console.log(`machine: ${os.cpus().length} CPUs, navigator.hardwareConcurrency ${cores}`);
+  console.log(`${FILES.length} files, ${mib(totalBytes)} MiB in all: ${outcome} in ${seconds.toFixed(1)} s; ${ranks} ranks shown`);
+  console.log(`input errors: ${JSON.stringify(errors)}`);
+  console.log(`renderer (page + workers) peak RSS (VmHWM): ${mib(Math.max(0, ...renderers.map(([, p]) => p.hwm)))} MiB (RSS before the drop: ${mib(before)} MiB)`);
+  console.log(`all Chromium processes, peak of the sum of RSS: ${mib(peakSum)} MiB`);
+  console.log(`page JS heap peak: ${mib(peakJsHeap)} MiB; most workers seen at once: ${peakWorkers}`);
+  console.log(`screenshot: ${shot}`);
+} finally {
+  await browser.close();
+  server.close();
+}
