@@ -494,3 +494,44 @@ fn snapshots_analysed_one_by_one_then_combined_equal_the_drop_analysed_whole() {
     let combined = oomscope_analyzer::ranks::combine(parts);
     assert_eq!(combined, whole);
 }
+
+#[test]
+fn the_first_rank_to_fail_is_named_with_its_time_from_the_log_s_own_clock() {
+    let r = run(vec![InputFile {
+        name: "npu_2ranks_times.log".into(),
+        data: std::fs::read(fixtures().join("ranks-logs/npu_2ranks_times.log")).unwrap(),
+    }]);
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    // Two messages with different free memory: one OOM of two ranks.
+    assert_eq!(r.rank_ooms.len(), 1);
+    assert_eq!(r.rank_ooms[0].ranks, [1, 2]);
+    let times: Vec<(u32, &str, u32)> = r
+        .oom_events
+        .iter()
+        .flat_map(|e| e.rank_times.iter().map(|t| (t.rank, t.time.as_str(), t.line)))
+        .collect();
+    assert_eq!(
+        times,
+        [(1, "06-15 21:49:22.056172510", 1), (2, "06-15 21:49:22.125325668", 4)]
+    );
+    let first: Vec<_> = r
+        .rank_findings
+        .iter()
+        .filter(|f| f.kind == RankFindingKind::OomFirst)
+        .collect();
+    assert_eq!(first.len(), 1, "{:?}", r.rank_findings);
+    assert_eq!(first[0].rank, 1);
+    assert_eq!(first[0].time.as_deref(), Some("06-15 21:49:22.056172510"));
+    assert_eq!(first[0].bytes, (1.66 * (1u64 << 30) as f64).round() as u64);
+    assert!(first[0].text.contains("rank 2 next at 06-15 21:49:22.125325668"), "{}", first[0].text);
+    // The same lines without their times name no first rank.
+    let untimed = run(vec![InputFile {
+        name: "torchrun_4ranks_same_oom.log".into(),
+        data: std::fs::read(fixtures().join("ranks-logs/torchrun_4ranks_same_oom.log")).unwrap(),
+    }]);
+    assert!(untimed.rank_findings.iter().all(|f| f.kind != RankFindingKind::OomFirst));
+    // The finding travels in links.
+    let link = oomscope_permalink::encode_link(&r, "https://x/").unwrap();
+    let back = oomscope_permalink::decode(&link.url).unwrap();
+    assert_eq!(back.rank_findings, r.rank_findings);
+}

@@ -227,8 +227,16 @@ pub fn regroup(report: &mut Report, overrides: Vec<RankOverride>) {
     attach(report);
 }
 
-/// Ranks of `report`'s inputs, when they are several ranks of one run.
+/// Ranks of `report`'s inputs, when they are several ranks of one run, and
+/// the rank that failed first when the logs say when each failed.
 pub fn analyze(report: &Report) -> Ranks {
+    let mut out = grouped(report);
+    out.findings.extend(ooms::oom_first(report));
+    out
+}
+
+/// The inputs grouped into ranks, their findings, and OOMs of several ranks.
+fn grouped(report: &Report) -> Ranks {
     let mut out = Ranks {
         ooms: ooms::rank_ooms(report),
         ..Ranks::default()

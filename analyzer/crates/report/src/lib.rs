@@ -21,7 +21,7 @@ pub mod vocabulary;
 pub mod whatif;
 
 pub use ranks::{
-    RankFinding, RankNote, RankNoteKind, RankNumber, RankOom, RankOverride, RankSummary,
+    RankFinding, RankNote, RankNoteKind, RankNumber, RankOom, RankOverride, RankSummary, RankTime,
 };
 pub use runtime::{
     DeviceBalance, DeviceMemory, DeviceMemoryProfile, DeviceMemorySeries, EvenStack, GrowingStack,
@@ -298,6 +298,10 @@ pub struct OomEvent {
     /// lines carry no rank.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ranks: Vec<u32>,
+    /// When each rank printed it, where its lines carry a logger's time
+    /// (the earliest copy per rank), by rank.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rank_times: Vec<RankTime>,
     #[serde(default)]
     pub top_allocations: Vec<TopAllocation>,
     /// Padding waste of the listed allocations, from the layout model.

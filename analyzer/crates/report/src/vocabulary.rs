@@ -127,6 +127,8 @@ words! {
         Xpu = "xpu",
         /// An Apple GPU's unified memory (PyTorch's MPS).
         Mps = "mps",
+        /// An Ascend NPU's device memory (torch_npu).
+        Npu = "npu",
         /// Host memory of a CPU device.
         Cpu = "cpu",
         /// Host memory a GPU runtime pins for transfers (TensorFlow/XLA's
