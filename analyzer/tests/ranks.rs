@@ -505,6 +505,8 @@ fn the_first_rank_to_fail_is_named_with_its_time_from_the_log_s_own_clock() {
     // Two messages with different free memory: one OOM of two ranks.
     assert_eq!(r.rank_ooms.len(), 1);
     assert_eq!(r.rank_ooms[0].ranks, [1, 2]);
+    let fields: Vec<&str> = r.rank_ooms[0].differing.iter().map(|d| d.field.as_str()).collect();
+    assert_eq!(fields, ["free_bytes"]);
     let times: Vec<(u32, &str, u32)> = r
         .oom_events
         .iter()

@@ -59,7 +59,7 @@ fn key(e: &OomEvent) -> Key {
     (e.input.clone(), e.kind, e.requested_bytes, e.limit())
 }
 
-/// The named numbers of an event.
+/// The named byte counts of an event.
 fn numbers(e: &OomEvent) -> BTreeMap<String, u64> {
     let named = [
         ("used_bytes", e.used_bytes),
@@ -75,7 +75,9 @@ fn numbers(e: &OomEvent) -> BTreeMap<String, u64> {
         .iter()
         .filter_map(|(k, v)| v.map(|v| (k.to_string(), v)))
         .collect();
-    for (k, v) in &e.extra {
+    // Byte counts only: a device index (`extra.device`) differs between
+    // ranks by nature and is no number of memory.
+    for (k, v) in e.extra.iter().filter(|(k, _)| k.ends_with("_bytes")) {
         out.insert(format!("extra.{k}"), *v);
     }
     out
