@@ -7,9 +7,10 @@
 //!
 //! A PyTorch memory snapshot is the one input read entirely on its own:
 //! no cross-input analysis but the ranks and the diagnosis looks at it,
-//! so a file's report is already its summary (peak, the Active Memory
-//! curve downsampled keeping its exact peak, stacks at the peak) and the
-//! reports of single snapshots put together are the report of the drop.
+//! so a file's report is nearly its summary ([`summary`]: peak, the Active
+//! Memory curve downsampled keeping its exact peak, the top stacks at the
+//! peak) and the reports of single snapshots put together are the report
+//! of the drop.
 
 use crate::sniff::{sniff, Sniffed};
 use oomscope_report::Report;
@@ -29,10 +30,29 @@ pub fn per_file(names: &[&str]) -> bool {
     names.len() >= 2 && names.iter().all(|n| analysed_alone(n))
 }
 
+/// Stacks a file's summary keeps per snapshot: the largest at the peak (the
+/// reader keeps 200). The stack that makes two ranks differ is found among
+/// them: it holds more than any stack outside a rank's top 50.
+pub const SUMMARY_STACKS: usize = 50;
+
+/// What the page keeps of one file's report in a drop analysed file by
+/// file: the report, each snapshot's stacks at the peak cut to the largest
+/// [`SUMMARY_STACKS`] (they are most of a big snapshot's report: 800 KB of
+/// a 1 MB one, 200 stacks of long Python tracebacks). The rest is already a summary: the snapshot's numbers, its
+/// curve downsampled keeping the exact peak, its top lines.
+pub fn summary(mut report: Report) -> Report {
+    for s in &mut report.memory_snapshots {
+        // Largest first, as the snapshot reader sorts them.
+        s.stacks_at_peak.truncate(SUMMARY_STACKS);
+    }
+    report
+}
+
 /// The report of a drop from the reports of its files, each analysed
 /// alone (in drop order): their inputs, findings and errors in order, then
 /// the analyses over every input (ranks, diagnosis). Equal to analysing
-/// the files together when [`per_file`] holds.
+/// the files together when [`per_file`] holds (the parts' [`summary`] cut
+/// only stacks beyond the top ones).
 pub fn combine(parts: Vec<Report>) -> Report {
     let mut out = Report::new();
     for part in parts {

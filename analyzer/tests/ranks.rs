@@ -472,6 +472,8 @@ fn snapshots_analysed_one_by_one_then_combined_equal_the_drop_analysed_whole() {
         "NiuHuangxiaozi__assignment2-systems__cs336_systems__profile_memory__forward_and_backward_memory_snapshot_150.pickle",
         "NiuHuangxiaozi__assignment2-systems__cs336_systems__profile_memory__forward_and_backward_memory_snapshot_200.pickle",
         "Charan6924__assignment2-systems__cs336_systems__memory_snapshot.pickle",
+        // 200 stacks at its peak: more than a summary keeps.
+        "kkaitlyn111__cs336-a2-systems__memory_2.7b_forward.pickle",
     ];
     if !dir.join(names[0]).exists() {
         eprintln!("corpus snapshots not found; skipped");
@@ -488,11 +490,27 @@ fn snapshots_analysed_one_by_one_then_combined_equal_the_drop_analysed_whole() {
     let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
     assert!(oomscope_analyzer::ranks::per_file(&names));
     let whole = run(files.clone());
-    assert_eq!(whole.ranks.len(), 4);
+    assert_eq!(whole.ranks.len(), 5);
     let parts: Vec<Report> = files.into_iter().map(|f| run(vec![f])).collect();
     assert!(parts.iter().all(|p| p.ranks.is_empty()));
-    let combined = oomscope_analyzer::ranks::combine(parts);
+    let combined = oomscope_analyzer::ranks::combine(parts.clone());
     assert_eq!(combined, whole);
+    // What the page keeps of each file: its top stacks only. The ranks, the
+    // findings and their lines are the same.
+    let cut = oomscope_analyzer::ranks::SUMMARY_STACKS;
+    assert!(parts.iter().any(|p| p.memory_snapshots.iter().any(|s| s.stacks_at_peak.len() > cut)));
+    let summarised = oomscope_analyzer::ranks::combine(
+        parts.into_iter().map(oomscope_analyzer::ranks::summary).collect(),
+    );
+    assert_eq!(summarised.ranks, whole.ranks);
+    assert_eq!(summarised.rank_findings, whole.rank_findings);
+    assert_eq!(summarised.rank_notes, whole.rank_notes);
+    assert_eq!(summarised.diagnosis, whole.diagnosis);
+    for (s, w) in summarised.memory_snapshots.iter().zip(&whole.memory_snapshots) {
+        let n = w.stacks_at_peak.len().min(cut);
+        assert_eq!(s.stacks_at_peak, w.stacks_at_peak[..n]);
+        assert_eq!(s.active_memory_curve, w.active_memory_curve);
+    }
 }
 
 #[test]

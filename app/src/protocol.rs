@@ -124,6 +124,10 @@ pub struct AnalyzeRequest {
     /// alone (`oomscope_analyzer::ranks::per_file`).
     #[serde(default)]
     pub may_split: bool,
+    /// One file of a pool: answer its summary
+    /// (`oomscope_analyzer::ranks::summary`), what the page keeps of it.
+    #[serde(default)]
+    pub summary: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -144,6 +144,7 @@ pub fn submit(state: AppState, inputs: Vec<PageInput>, origin: ReportOrigin) {
         job: id,
         files: request_files(&inputs),
         may_split,
+        summary: false,
     };
     SPLITTABLE.with(|s| *s.borrow_mut() = may_split.then(|| (id, inputs.clone())));
     let (payloads, transfer) = payloads(&inputs);

@@ -270,6 +270,7 @@ fn dispatch(state: AppState, slot: usize) {
             size_bytes: input.size_bytes,
         }],
         may_split: false,
+        summary: true,
     };
     let message = Object::new();
     let payloads = Array::new();

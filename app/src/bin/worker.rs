@@ -82,7 +82,10 @@ fn run_job(scope: &DedicatedWorkerGlobalScope, data: &JsValue) {
     let payloads = payloads_of(data);
     let mut send_progress = progress_sender(scope, job);
     let side = load_inputs(&request.files, &payloads, 0, &mut send_progress);
-    let report = analyze_loaded(side, &mut send_progress);
+    let mut report = analyze_loaded(side, &mut send_progress);
+    if request.summary {
+        report = oomscope_analyzer::ranks::summary(report);
+    }
     match serde_json::to_string(&report) {
         Ok(report_json) => post(scope, &WorkerMessage::Done { job, report_json }),
         Err(e) => post(
