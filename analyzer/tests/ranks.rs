@@ -276,28 +276,43 @@ fn ranks_that_print_different_numbers_are_one_oom_with_numbers_per_rank() {
     assert_eq!(ranks.len(), 2);
 }
 
-#[test]
-fn snapshots_named_by_rank_read_as_each_file_alone() {
-    // The corpus has no per-rank set from one run: real snapshots are
-    // given rank names here (`rank0/…`), as `oomscope run` would write them.
+/// Real snapshots of different runs: the corpus has no per-rank set from
+/// one run, so they are given rank names (`run/rank0/…`), as `oomscope
+/// run` would write them.
+const SNAPSHOTS: [&str; 5] = [
+    "NiuHuangxiaozi__assignment2-systems__cs336_systems__profile_memory__forward_and_backward_memory_snapshot_100.pickle",
+    "NiuHuangxiaozi__assignment2-systems__cs336_systems__profile_memory__forward_and_backward_memory_snapshot_150.pickle",
+    "NiuHuangxiaozi__assignment2-systems__cs336_systems__profile_memory__forward_and_backward_memory_snapshot_200.pickle",
+    "Charan6924__assignment2-systems__cs336_systems__memory_snapshot.pickle",
+    // 200 stacks at its peak: more than a summary keeps.
+    "kkaitlyn111__cs336-a2-systems__memory_2.7b_forward.pickle",
+];
+
+/// `names` of the corpus's snapshots as ranks 0, 1, …; `None` (the test
+/// skipped) without the corpus.
+fn snapshots_as_ranks(names: &[&str]) -> Option<Vec<InputFile>> {
     let dir = corpus().join("snapshots");
-    let names = [
-        "NiuHuangxiaozi__assignment2-systems__cs336_systems__profile_memory__forward_and_backward_memory_snapshot_100.pickle",
-        "NiuHuangxiaozi__assignment2-systems__cs336_systems__profile_memory__forward_and_backward_memory_snapshot_150.pickle",
-        "NiuHuangxiaozi__assignment2-systems__cs336_systems__profile_memory__forward_and_backward_memory_snapshot_200.pickle",
-    ];
     if !dir.join(names[0]).exists() {
         eprintln!("corpus snapshots not found; skipped");
-        return;
+        return None;
     }
-    let files: Vec<InputFile> = names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| InputFile {
-            name: format!("run/rank{i}/snapshot.pickle"),
-            data: std::fs::read(dir.join(n)).unwrap(),
-        })
-        .collect();
+    Some(
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| InputFile {
+                name: format!("run/rank{i}/snapshot.pickle"),
+                data: std::fs::read(dir.join(n)).unwrap(),
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn snapshots_named_by_rank_read_as_each_file_alone() {
+    let Some(files) = snapshots_as_ranks(&SNAPSHOTS[..3]) else {
+        return;
+    };
     let r = run(files.clone());
     assert_eq!(r.ranks.len(), 3);
     for (k, f) in r.ranks.iter().zip(&files) {
@@ -466,27 +481,9 @@ fn a_file_the_names_do_not_place_joins_the_run_at_the_rank_the_user_sets() {
 
 #[test]
 fn snapshots_analysed_one_by_one_then_combined_equal_the_drop_analysed_whole() {
-    let dir = corpus().join("snapshots");
-    let names = [
-        "NiuHuangxiaozi__assignment2-systems__cs336_systems__profile_memory__forward_and_backward_memory_snapshot_100.pickle",
-        "NiuHuangxiaozi__assignment2-systems__cs336_systems__profile_memory__forward_and_backward_memory_snapshot_150.pickle",
-        "NiuHuangxiaozi__assignment2-systems__cs336_systems__profile_memory__forward_and_backward_memory_snapshot_200.pickle",
-        "Charan6924__assignment2-systems__cs336_systems__memory_snapshot.pickle",
-        // 200 stacks at its peak: more than a summary keeps.
-        "kkaitlyn111__cs336-a2-systems__memory_2.7b_forward.pickle",
-    ];
-    if !dir.join(names[0]).exists() {
-        eprintln!("corpus snapshots not found; skipped");
+    let Some(files) = snapshots_as_ranks(&SNAPSHOTS) else {
         return;
-    }
-    let files: Vec<InputFile> = names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| InputFile {
-            name: format!("run/rank{i}/snapshot.pickle"),
-            data: std::fs::read(dir.join(n)).unwrap(),
-        })
-        .collect();
+    };
     let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
     assert!(oomscope_analyzer::ranks::per_file(&names));
     let whole = run(files.clone());
@@ -554,4 +551,42 @@ fn the_first_rank_to_fail_is_named_with_its_time_from_the_log_s_own_clock() {
     let link = oomscope_permalink::encode_link(&r, "https://x/").unwrap();
     let back = oomscope_permalink::decode(&link.url).unwrap();
     assert_eq!(back.rank_findings, r.rank_findings);
+}
+
+#[test]
+fn xprof_profiles_of_several_hosts_read_as_ranks() {
+    // Two real profiles with allocator timelines (TensorFlow on CPU), named
+    // as XProf names one file per host; each host's numbers are its file's.
+    let paths = [
+        fixtures().join("tf-cpu-allocator/profile.xplane.pb"),
+        corpus().join("xla-runs/tf-cpu-allocator/vm.xplane.pb"),
+    ];
+    if !paths[1].exists() {
+        eprintln!("corpus xplane not found; skipped");
+        return;
+    }
+    let files: Vec<InputFile> = paths
+        .iter()
+        .enumerate()
+        .map(|(i, p)| InputFile {
+            name: format!("profile/host{i}.xplane.pb"),
+            data: std::fs::read(p).unwrap(),
+        })
+        .collect();
+    let r = run(files.clone());
+    assert_eq!(r.ranks.len(), 2, "{:?}", r.rank_notes);
+    assert!(r.rank_notes[0].text.contains("XProf profiles"), "{}", r.rank_notes[0].text);
+    for (k, f) in r.ranks.iter().zip(files) {
+        let alone = run(vec![f]);
+        let busiest = alone
+            .allocator_profiles
+            .iter()
+            .rev() // the first of equals
+            .max_by_key(|a| a.peak_heap_bytes)
+            .unwrap();
+        assert!(busiest.peak_heap_bytes > 0);
+        assert_eq!(k.peak_bytes, busiest.peak_heap_bytes);
+        assert_eq!(k.device, busiest.allocator);
+        assert_eq!(k.source, RankSource::Name);
+    }
 }

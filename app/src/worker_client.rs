@@ -327,10 +327,7 @@ fn start_worker(state: AppState) -> Result<Client, String> {
     // worker script that failed to load is a plain `Event`.
     let on_error = Closure::<dyn FnMut(Event)>::new(move |event: Event| {
         event.prevent_default();
-        let detail = Reflect::get(&event, &JsValue::from_str("message"))
-            .ok()
-            .and_then(|m| m.as_string())
-            .filter(|m| !m.is_empty())
+        let detail = error_detail(&event)
             .unwrap_or_else(|| "the worker script could not be loaded".to_string());
         // Drop the dead worker; the next job starts a fresh one.
         CLIENT.with(|cell| {
@@ -358,6 +355,15 @@ fn start_worker(state: AppState) -> Result<Client, String> {
         _on_message: on_message,
         _on_error: on_error,
     })
+}
+
+/// The message of a worker's error event: a script error inside the worker
+/// is an `ErrorEvent` with one, a script that failed to load a plain `Event`.
+pub fn error_detail(event: &Event) -> Option<String> {
+    Reflect::get(event, &JsValue::from_str("message"))
+        .ok()
+        .and_then(|m| m.as_string())
+        .filter(|m| !m.is_empty())
 }
 
 fn on_worker_message(state: AppState, message: WorkerMessage) {

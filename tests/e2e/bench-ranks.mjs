@@ -23,7 +23,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { descendants, kindOf, launchChromium, memoryOf, serveDist } from "./lib.mjs";
+import { launchChromium, memoryOf, memorySampler, serveDist } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
@@ -40,6 +40,8 @@ const option = (name, fallback) => {
 };
 const TIMEOUT_MS = Number(option("--timeout", 900)) * 1000;
 const SHOTS = option("--shots", "/tmp");
+// --trace: print the renderer's RSS and the number of workers over time.
+const TRACE = args.includes("--trace") && args.splice(args.indexOf("--trace"), 1).length > 0;
 const FILES = args.flatMap((a) =>
   fs.statSync(a).isDirectory()
     ? fs.readdirSync(a).filter((n) => n.endsWith(".pickle")).sort().map((n) => path.join(a, n))
@@ -59,32 +61,12 @@ try {
   await page.goto(origin + "/");
   await page.locator(".verdict").waitFor({ timeout: 120_000 });
   const cores = await page.evaluate(() => navigator.hardwareConcurrency);
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send("Performance.enable");
-
-  const peaks = new Map(); // pid → { kind, rss, hwm }
-  let peakSum = 0;
-  let peakJsHeap = 0;
+  const memory = await memorySampler(page);
+  const { peaks } = memory;
   let peakWorkers = 0;
   const sample = async () => {
-    let sum = 0;
-    for (const [pid, cmdline] of descendants()) {
-      const m = memoryOf(pid);
-      if (!m) continue;
-      sum += m.rss;
-      const p = peaks.get(pid) || { kind: kindOf(cmdline), rss: 0, hwm: 0 };
-      p.rss = Math.max(p.rss, m.rss);
-      p.hwm = Math.max(p.hwm, m.hwm);
-      peaks.set(pid, p);
-    }
-    peakSum = Math.max(peakSum, sum);
+    await memory.sample();
     peakWorkers = Math.max(peakWorkers, page.workers().length);
-    try {
-      const { metrics } = await cdp.send("Performance.getMetrics");
-      peakJsHeap = Math.max(peakJsHeap, metrics.find((m) => m.name === "JSHeapUsedSize")?.value || 0);
-    } catch {
-      // The page is gone (a crashed renderer); the process samples remain.
-    }
   };
   await sample();
   const before = Math.max(0, ...[...peaks].filter(([, p]) => p.kind === "renderer").map(([, p]) => p.rss));
@@ -93,6 +75,9 @@ try {
   await page.setInputFiles("#file-input", FILES);
   let outcome = "timeout";
   let ranks = null;
+  // The renderer's RSS while the files are analysed (before the report is drawn).
+  let analysingRss = 0;
+  const trace = [];
   while (performance.now() - t0 < TIMEOUT_MS) {
     await sample();
     const state = await page
@@ -104,6 +89,11 @@ try {
         return { done: null };
       })
       .catch((e) => ({ done: "page crashed", text: String(e) }));
+    if (!state.done) {
+      const rss = Math.max(0, ...[...peaks].filter(([, p]) => p.kind === "renderer").map(([pid]) => memoryOf(pid)?.rss || 0));
+      analysingRss = Math.max(analysingRss, rss);
+      if (TRACE) trace.push(`${((performance.now() - t0) / 1000).toFixed(1)}s ${(rss / MiB).toFixed(0)}MiB ${page.workers().length}w`);
+    }
     if (state.done) {
       outcome = state.done + (state.text ? `: ${state.text}` : "");
       ranks = state.rows ?? null;
@@ -123,9 +113,11 @@ try {
   console.log(`${FILES.length} files, ${mib(totalBytes)} MiB in all: ${outcome} in ${seconds.toFixed(1)} s; ${ranks} ranks shown`);
   console.log(`input errors: ${JSON.stringify(errors)}`);
   console.log(`renderer (page + workers) peak RSS (VmHWM): ${mib(Math.max(0, ...renderers.map(([, p]) => p.hwm)))} MiB (RSS before the drop: ${mib(before)} MiB)`);
-  console.log(`all Chromium processes, peak of the sum of RSS: ${mib(peakSum)} MiB`);
-  console.log(`page JS heap peak: ${mib(peakJsHeap)} MiB; most workers seen at once: ${peakWorkers}`);
+  console.log(`renderer RSS while analysing (sampled, before the report is drawn): ${mib(analysingRss)} MiB`);
+  console.log(`all Chromium processes, peak of the sum of RSS: ${mib(memory.peakSum())} MiB`);
+  console.log(`page JS heap peak: ${mib(memory.peakJsHeap())} MiB; most workers seen at once: ${peakWorkers}`);
   console.log(`screenshot: ${shot}`);
+  if (TRACE) console.log(trace.filter((_, i) => i % 20 === 0).join("\n"));
 } finally {
   await browser.close();
   server.close();

@@ -23,7 +23,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { descendants, kindOf, launchChromium, memoryOf, serveDist } from "./lib.mjs";
+import { launchChromium, memorySampler, serveDist } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
@@ -57,31 +57,9 @@ async function bench(file) {
     page.on("pageerror", (e) => console.error("page error:", String(e)));
     await page.goto(origin + "/");
     await page.locator(".verdict").waitFor({ timeout: 120_000 });
-    const cdp = await page.context().newCDPSession(page);
-    await cdp.send("Performance.enable");
-
-    const peaks = new Map(); // pid → { kind, rss, hwm }
-    let peakSum = 0;
-    let peakJsHeap = 0;
-    const sample = async () => {
-      let sum = 0;
-      for (const [pid, cmdline] of descendants()) {
-        const m = memoryOf(pid);
-        if (!m) continue;
-        sum += m.rss;
-        const p = peaks.get(pid) || { kind: kindOf(cmdline), rss: 0, hwm: 0 };
-        p.rss = Math.max(p.rss, m.rss);
-        p.hwm = Math.max(p.hwm, m.hwm);
-        peaks.set(pid, p);
-      }
-      peakSum = Math.max(peakSum, sum);
-      try {
-        const { metrics } = await cdp.send("Performance.getMetrics");
-        peakJsHeap = Math.max(peakJsHeap, metrics.find((m) => m.name === "JSHeapUsedSize")?.value || 0);
-      } catch {
-        // The page is gone (a crashed renderer); the process samples remain.
-      }
-    };
+    const memory = await memorySampler(page);
+    const { peaks } = memory;
+    const sample = memory.sample;
     await sample();
     const before = new Map([...peaks].map(([pid, p]) => [pid, { ...p }]));
 
@@ -135,8 +113,8 @@ async function bench(file) {
       wasmBytes,
       rendererHwm: Math.max(0, ...renderers.map(([, p]) => p.hwm)),
       rendererRssBefore: Math.max(0, ...renderers.map(([pid]) => before.get(pid)?.rss || 0)),
-      peakSum,
-      peakJsHeap,
+      peakSum: memory.peakSum(),
+      peakJsHeap: memory.peakJsHeap(),
       shot,
     };
   } finally {

@@ -207,3 +207,37 @@ export function memoryOf(pid) {
 }
 
 export const kindOf = (cmdline) => /--type=([a-z-]+)/.exec(cmdline)?.[1] || (cmdline.includes("chrom") ? "browser" : "other");
+
+/**
+ * Samples the memory of every Chromium process this script started and the
+ * page's JS heap (CDP). `sample()` once per tick; `peaks` maps pid to
+ * { kind, rss, hwm } (VmHWM: the kernel's own peak), `peakSum()` the largest
+ * sum of RSS seen, `peakJsHeap()` the page's largest JS heap.
+ */
+export async function memorySampler(page) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Performance.enable");
+  const peaks = new Map();
+  let peakSum = 0;
+  let peakJsHeap = 0;
+  const sample = async () => {
+    let sum = 0;
+    for (const [pid, cmdline] of descendants()) {
+      const m = memoryOf(pid);
+      if (!m) continue;
+      sum += m.rss;
+      const p = peaks.get(pid) || { kind: kindOf(cmdline), rss: 0, hwm: 0 };
+      p.rss = Math.max(p.rss, m.rss);
+      p.hwm = Math.max(p.hwm, m.hwm);
+      peaks.set(pid, p);
+    }
+    peakSum = Math.max(peakSum, sum);
+    try {
+      const { metrics } = await cdp.send("Performance.getMetrics");
+      peakJsHeap = Math.max(peakJsHeap, metrics.find((m) => m.name === "JSHeapUsedSize")?.value || 0);
+    } catch {
+      // The page is gone (a crashed renderer); the process samples remain.
+    }
+  };
+  return { sample, peaks, peakSum: () => peakSum, peakJsHeap: () => peakJsHeap };
+}

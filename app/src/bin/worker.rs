@@ -86,7 +86,12 @@ fn run_job(scope: &DedicatedWorkerGlobalScope, data: &JsValue) {
     if request.summary {
         report = oomscope_analyzer::ranks::summary(report);
     }
-    match serde_json::to_string(&report) {
+    post_report(scope, job, &report);
+}
+
+/// Answers job `job` with `report` (its JSON).
+fn post_report(scope: &DedicatedWorkerGlobalScope, job: u32, report: &oomscope_report::Report) {
+    match serde_json::to_string(report) {
         Ok(report_json) => post(scope, &WorkerMessage::Done { job, report_json }),
         Err(e) => post(
             scope,
@@ -124,16 +129,7 @@ fn run_combine(scope: &DedicatedWorkerGlobalScope, data: &JsValue, json: &str) {
         }
     }
     let report = oomscope_analyzer::ranks::combine(parts);
-    match serde_json::to_string(&report) {
-        Ok(report_json) => post(scope, &WorkerMessage::Done { job, report_json }),
-        Err(e) => post(
-            scope,
-            &WorkerMessage::Failed {
-                job,
-                message: format!("report: {e}"),
-            },
-        ),
-    }
+    post_report(scope, job, &report);
 }
 
 /// Compares two runs: each side loaded as an analysis job's inputs, then

@@ -1,7 +1,8 @@
 //! Many ranks of one job side by side (issue 26).
 //!
 //! Takes a [`Report`] whose inputs were already analysed one by one (device
-//! memory profiles, snapshots, step logs, OOM logs) and:
+//! memory profiles, snapshots, step logs, XProf profiles' allocator
+//! timelines, OOM logs) and:
 //! 1. recognises each input's rank: from its name ([`names`]), else from its
 //!    contents (a JAX device id, a snapshot's CUDA device); OOM logs carry
 //!    the ranks that printed each error (`OomEvent::ranks`);
@@ -43,6 +44,9 @@ pub enum ItemKind {
     DeviceMemoryProfile,
     MemorySnapshot,
     StepLog,
+    /// An XProf profile (`<host>.xplane.pb`, one per host): its allocator
+    /// timelines.
+    XprofProfile,
 }
 
 impl ItemKind {
@@ -51,6 +55,7 @@ impl ItemKind {
             ItemKind::DeviceMemoryProfile => "device memory profiles",
             ItemKind::MemorySnapshot => "memory snapshots",
             ItemKind::StepLog => "step logs",
+            ItemKind::XprofProfile => "XProf profiles",
         }
     }
 }
@@ -150,6 +155,31 @@ pub fn items(report: &Report) -> Vec<Item<'_>> {
             device: series.device.clone(),
             total: series.points.iter().map(|p| p.bytes).max().unwrap_or(0),
             last: series.points.last().map_or(0, |p| p.bytes),
+            oom: false,
+            stacks: &[],
+        });
+    }
+    // An XProf profile per host: the host's memory is its busiest
+    // allocator's (the device that runs out first), as XProf's memory
+    // profile shows one allocator at a time.
+    let mut hosts: Vec<(&str, &oomscope_report::AllocatorProfile)> = Vec::new();
+    for a in &report.allocator_profiles {
+        match hosts.iter_mut().find(|(input, _)| *input == a.input) {
+            Some(slot) if a.peak_heap_bytes > slot.1.peak_heap_bytes => slot.1 = a,
+            Some(_) => {}
+            None => hosts.push((&a.input, a)),
+        }
+    }
+    for (input, a) in hosts {
+        let name_rank = names::rank_of(input);
+        out.push(Item {
+            input,
+            kind: ItemKind::XprofProfile,
+            rank: from_name(name_rank),
+            step: names::step_of(input, name_rank),
+            device: a.allocator.clone(),
+            total: a.peak_heap_bytes,
+            last: a.timeline.last().map_or(0, |p| p.heap_bytes),
             oom: false,
             stacks: &[],
         });

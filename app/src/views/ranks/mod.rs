@@ -107,6 +107,7 @@ fn RankFiles(report: Arc<Report>) -> impl IntoView {
                     ItemKind::DeviceMemoryProfile => "device memory profile",
                     ItemKind::MemorySnapshot => "memory snapshot",
                     ItemKind::StepLog => "step log",
+                    ItemKind::XprofProfile => "XProf profile",
                 };
                 let (rank, how) = match &i.rank {
                     Some((r, source)) => (Some(*r), source_words(source).to_string()),
