@@ -35,6 +35,8 @@ struct Member {
     busy: Option<(u32, usize)>,
     /// Files it has analysed.
     done: u32,
+    /// The file it takes once ready (a fresh worker replacing a worn one).
+    reserved: Option<usize>,
     _on_message: Closure<dyn FnMut(MessageEvent)>,
     _on_error: Closure<dyn FnMut(Event)>,
 }
@@ -124,24 +126,30 @@ fn start_member(state: AppState, slot: usize) -> Result<Member, String> {
         event.prevent_default();
         let detail = crate::worker_client::error_detail(&event)
             .unwrap_or_else(|| "the worker stopped".to_string());
-        // The file it held fails alone; a fresh worker takes the rest.
-        let failed = with_pool(|pool| {
+        // The file it held fails alone; a fresh worker takes the rest. A
+        // worker that died holding no file (its script did not load) is not
+        // started again: the other workers take the rest.
+        let held = with_pool(|pool| {
             let member = pool.members.get_mut(slot)?.take()?;
             let busy = member.busy.map(|(_, index)| index);
+            if let Some(reserved) = member.reserved {
+                pool.queue.push_front(reserved);
+            }
             retire(member);
             busy
         })
         .flatten();
-        if let Some(index) = failed {
+        if let Some(index) = held {
             fail_part(
                 state,
                 index,
                 format!("the analysis stopped unexpectedly ({detail})"),
             );
+            if let Ok(member) = start_member(state, slot) {
+                with_pool(|pool| pool.members[slot] = Some(member));
+            }
         }
-        if let Ok(member) = start_member(state, slot) {
-            with_pool(|pool| pool.members[slot] = Some(member));
-        }
+        abandon_if_no_worker(state);
     });
     worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
@@ -150,6 +158,7 @@ fn start_member(state: AppState, slot: usize) -> Result<Member, String> {
         ready: false,
         busy: None,
         done: 0,
+        reserved: None,
         _on_message: on_message,
         _on_error: on_error,
     })
@@ -261,10 +270,13 @@ fn next_worker(state: AppState, slot: usize) {
         return dispatch(state, slot);
     }
     // A worker that cannot be started leaves the file to the worn one.
-    let Ok(fresh) = start_member(state, slot) else {
+    let Ok(mut fresh) = start_member(state, slot) else {
         return dispatch(state, slot);
     };
     with_pool(|pool| {
+        // The next file is its own from now: another worker finishing
+        // before it is ready must not think a file is left for it.
+        fresh.reserved = pool.queue.pop_front();
         if let Some(old) = pool.members[slot].replace(fresh) {
             retire(old);
         }
@@ -278,7 +290,8 @@ fn dispatch(state: AppState, slot: usize) {
         if !member.ready || member.busy.is_some() {
             return None;
         }
-        let Some(index) = pool.queue.pop_front() else {
+        let reserved = pool.members[slot].as_mut()?.reserved.take();
+        let Some(index) = reserved.or_else(|| pool.queue.pop_front()) else {
             // Nothing left for it: its memory goes back at once.
             if let Some(done) = pool.members[slot].take() {
                 retire(done);
@@ -315,6 +328,21 @@ fn dispatch(state: AppState, slot: usize) {
     if let Err(e) = worker.post_message(&message) {
         finish(slot, part);
         fail_part(state, index, format!("could not be handed to a worker: {e:?}"));
+    }
+}
+
+/// With no worker left, the files still queued fail (each named), so the
+/// drop ends with what was analysed.
+fn abandon_if_no_worker(state: AppState) {
+    let left = with_pool(|pool| {
+        if pool.members.iter().any(Option::is_some) {
+            return Vec::new();
+        }
+        pool.queue.drain(..).collect()
+    })
+    .unwrap_or_default();
+    for index in left {
+        fail_part(state, index, "no analysis worker could be started".to_string());
     }
 }
 

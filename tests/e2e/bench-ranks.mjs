@@ -23,7 +23,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { launchChromium, memoryOf, memorySampler, serveDist } from "./lib.mjs";
+import { cpuSecondsOf, launchChromium, memoryOf, memorySampler, serveDist } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
@@ -71,6 +71,10 @@ try {
   await sample();
   const before = Math.max(0, ...[...peaks].filter(([, p]) => p.kind === "renderer").map(([, p]) => p.rss));
 
+  const renderers = () => [...peaks].filter(([, p]) => p.kind === "renderer").map(([pid]) => pid);
+  const cpu = () => renderers().reduce((sum, pid) => sum + (cpuSecondsOf(pid) || 0), 0);
+  const cpuBefore = cpu();
+  const loadBefore = os.loadavg()[0];
   const t0 = performance.now();
   await page.setInputFiles("#file-input", FILES);
   let outcome = "timeout";
@@ -102,17 +106,19 @@ try {
     await new Promise((r) => setTimeout(r, SAMPLE_MS));
   }
   const seconds = (performance.now() - t0) / 1000;
+  const cpuSeconds = cpu() - cpuBefore;
   await sample();
   const errors = await page.locator("table.inputs .error-message").allTextContents().catch(() => []);
   const shot = path.join(SHOTS, "bench-ranks.png");
   await page.locator("#ranks").screenshot({ path: shot }).catch(() => page.screenshot({ path: shot }).catch(() => {}));
 
-  const renderers = [...peaks].filter(([, p]) => p.kind === "renderer");
+  const rendererPeaks = [...peaks].filter(([, p]) => p.kind === "renderer");
   const mib = (b) => (b / MiB).toFixed(0);
   console.log(`machine: ${os.cpus().length} CPUs, navigator.hardwareConcurrency ${cores}`);
   console.log(`${FILES.length} files, ${mib(totalBytes)} MiB in all: ${outcome} in ${seconds.toFixed(1)} s; ${ranks} ranks shown`);
   console.log(`input errors: ${JSON.stringify(errors)}`);
-  console.log(`renderer (page + workers) peak RSS (VmHWM): ${mib(Math.max(0, ...renderers.map(([, p]) => p.hwm)))} MiB (RSS before the drop: ${mib(before)} MiB)`);
+  console.log(`renderer CPU time (page and every worker): ${cpuSeconds.toFixed(1)} s; machine load average (1 min) before ${loadBefore.toFixed(1)}, after ${os.loadavg()[0].toFixed(1)}`);
+  console.log(`renderer (page + workers) peak RSS (VmHWM): ${mib(Math.max(0, ...rendererPeaks.map(([, p]) => p.hwm)))} MiB (RSS before the drop: ${mib(before)} MiB)`);
   console.log(`renderer RSS while analysing (sampled, before the report is drawn): ${mib(analysingRss)} MiB`);
   console.log(`all Chromium processes, peak of the sum of RSS: ${mib(memory.peakSum())} MiB`);
   console.log(`page JS heap peak: ${mib(memory.peakJsHeap())} MiB; most workers seen at once: ${peakWorkers}`);

@@ -206,6 +206,18 @@ export function memoryOf(pid) {
   }
 }
 
+/** CPU seconds (user + system) a process has used, its ended threads included; null once it has ended. */
+export function cpuSecondsOf(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
 export const kindOf = (cmdline) => /--type=([a-z-]+)/.exec(cmdline)?.[1] || (cmdline.includes("chrom") ? "browser" : "other");
 
 /**
