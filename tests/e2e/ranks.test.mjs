@@ -8,7 +8,8 @@
 // regroups the ranks at once (no file read again), and putting it back gives
 // the analysis of the files again. Real snapshots dropped together are
 // analysed one per worker (a pool, a fresh worker per file) and combined
-// into the ranks view.
+// into the ranks view. A real log of two NPU ranks with times names the
+// rank that failed first.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -131,5 +132,18 @@ test("snapshots dropped together are analysed one per worker and combined", asyn
   const peaks = await section.locator('.ranks-table [data-field="peak"]').allTextContents();
   // Three different real snapshots: three different peaks.
   assert.equal(new Set(peaks).size, 3, JSON.stringify(peaks));
+  assert.deepEqual(opened.pageErrors, []);
+});
+
+test("a real log of two NPU ranks names the first to fail and its time", async () => {
+  const log = path.join(ROOT, "fixtures/ranks-logs/npu_2ranks_times.log");
+  await dropFiles(page, [{ name: "npu_2ranks_times.log", path: log }]);
+  const finding = page.locator('#ranks .rank-finding[data-kind="oom_first"]');
+  await finding.waitFor({ timeout: TIMEOUT });
+  assert.equal(await finding.getAttribute("data-rank"), "1");
+  const text = await finding.textContent();
+  assert.ok(text.includes("06-15 21:49:22.056172510"), text);
+  assert.ok(text.includes("rank 2 next at 06-15 21:49:22.125325668"), text);
+  assert.equal(await page.locator('#ranks .rank-oom[data-ranks="1,2"]').count(), 1);
   assert.deepEqual(opened.pageErrors, []);
 });
