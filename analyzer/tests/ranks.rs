@@ -426,7 +426,11 @@ fn a_corrected_rank_regroups_the_report_without_reading_files() {
     assert_eq!(moved.inputs, [first.clone()]);
     assert_eq!(moved.source, RankSource::User);
     assert_eq!(r.ranks[2].inputs.len(), 2);
-    assert!(r.rank_notes[0].text.contains("(1 set by you)"), "{}", r.rank_notes[0].text);
+    assert!(
+        r.rank_notes[0].text.contains("(1 set by you)"),
+        "{}",
+        r.rank_notes[0].text
+    );
     // Put back where it was: the same ranks and the same finding, at the
     // same line, as the analysis of the files.
     oomscope_ranks::regroup(
@@ -459,12 +463,18 @@ fn a_corrected_rank_regroups_the_report_without_reading_files() {
 #[test]
 fn a_file_the_names_do_not_place_joins_the_run_at_the_rank_the_user_sets() {
     let mut files = load_folder(&fixtures().join("ranks-jax").join("excess"));
-    let stray = files.iter().position(|f| f.name.ends_with("host3-step-60.prof")).unwrap();
+    let stray = files
+        .iter()
+        .position(|f| f.name.ends_with("host3-step-60.prof"))
+        .unwrap();
     files[stray].name = "excess/last.prof".into();
     let mut r = run(files);
     // Its name gives neither rank nor run: it holds rank 3's device, so
     // its own contents place it, but apart from the run named `host#`.
-    assert!(r.ranks.iter().all(|k| !k.inputs.contains(&"excess/last.prof".to_string())));
+    assert!(r
+        .ranks
+        .iter()
+        .all(|k| !k.inputs.contains(&"excess/last.prof".to_string())));
     oomscope_ranks::regroup(
         &mut r,
         vec![RankOverride {
@@ -476,7 +486,13 @@ fn a_file_the_names_do_not_place_joins_the_run_at_the_rank_the_user_sets() {
     let rank3 = r.ranks.iter().find(|k| k.rank == 3).unwrap();
     assert_eq!(rank3.steps, [20, 40, 60]);
     assert_eq!(rank3.inputs[2], "excess/last.prof");
-    assert!(r.rank_notes.iter().all(|n| n.kind != RankNoteKind::NotGrouped), "{:?}", r.rank_notes);
+    assert!(
+        r.rank_notes
+            .iter()
+            .all(|n| n.kind != RankNoteKind::NotGrouped),
+        "{:?}",
+        r.rank_notes
+    );
 }
 
 #[test]
@@ -495,15 +511,25 @@ fn snapshots_analysed_one_by_one_then_combined_equal_the_drop_analysed_whole() {
     // What the page keeps of each file: its top stacks only. The ranks, the
     // findings and their lines are the same.
     let cut = oomscope_analyzer::ranks::SUMMARY_STACKS;
-    assert!(parts.iter().any(|p| p.memory_snapshots.iter().any(|s| s.stacks_at_peak.len() > cut)));
+    assert!(parts.iter().any(|p| p
+        .memory_snapshots
+        .iter()
+        .any(|s| s.stacks_at_peak.len() > cut)));
     let summarised = oomscope_analyzer::ranks::combine(
-        parts.into_iter().map(oomscope_analyzer::ranks::summary).collect(),
+        parts
+            .into_iter()
+            .map(oomscope_analyzer::ranks::summary)
+            .collect(),
     );
     assert_eq!(summarised.ranks, whole.ranks);
     assert_eq!(summarised.rank_findings, whole.rank_findings);
     assert_eq!(summarised.rank_notes, whole.rank_notes);
     assert_eq!(summarised.diagnosis, whole.diagnosis);
-    for (s, w) in summarised.memory_snapshots.iter().zip(&whole.memory_snapshots) {
+    for (s, w) in summarised
+        .memory_snapshots
+        .iter()
+        .zip(&whole.memory_snapshots)
+    {
         let n = w.stacks_at_peak.len().min(cut);
         assert_eq!(s.stacks_at_peak, w.stacks_at_peak[..n]);
         assert_eq!(s.active_memory_curve, w.active_memory_curve);
@@ -520,16 +546,27 @@ fn the_first_rank_to_fail_is_named_with_its_time_from_the_log_s_own_clock() {
     // Two messages with different free memory: one OOM of two ranks.
     assert_eq!(r.rank_ooms.len(), 1);
     assert_eq!(r.rank_ooms[0].ranks, [1, 2]);
-    let fields: Vec<&str> = r.rank_ooms[0].differing.iter().map(|d| d.field.as_str()).collect();
+    let fields: Vec<&str> = r.rank_ooms[0]
+        .differing
+        .iter()
+        .map(|d| d.field.as_str())
+        .collect();
     assert_eq!(fields, ["free_bytes"]);
     let times: Vec<(u32, &str, u32)> = r
         .oom_events
         .iter()
-        .flat_map(|e| e.rank_times.iter().map(|t| (t.rank, t.time.as_str(), t.line)))
+        .flat_map(|e| {
+            e.rank_times
+                .iter()
+                .map(|t| (t.rank, t.time.as_str(), t.line))
+        })
         .collect();
     assert_eq!(
         times,
-        [(1, "06-15 21:49:22.056172510", 1), (2, "06-15 21:49:22.125325668", 4)]
+        [
+            (1, "06-15 21:49:22.056172510", 1),
+            (2, "06-15 21:49:22.125325668", 4)
+        ]
     );
     let first: Vec<_> = r
         .rank_findings
@@ -540,13 +577,22 @@ fn the_first_rank_to_fail_is_named_with_its_time_from_the_log_s_own_clock() {
     assert_eq!(first[0].rank, 1);
     assert_eq!(first[0].time.as_deref(), Some("06-15 21:49:22.056172510"));
     assert_eq!(first[0].bytes, (1.66 * (1u64 << 30) as f64).round() as u64);
-    assert!(first[0].text.contains("rank 2 next at 06-15 21:49:22.125325668"), "{}", first[0].text);
+    assert!(
+        first[0]
+            .text
+            .contains("rank 2 next at 06-15 21:49:22.125325668"),
+        "{}",
+        first[0].text
+    );
     // The same lines without their times name no first rank.
     let untimed = run(vec![InputFile {
         name: "torchrun_4ranks_same_oom.log".into(),
         data: std::fs::read(fixtures().join("ranks-logs/torchrun_4ranks_same_oom.log")).unwrap(),
     }]);
-    assert!(untimed.rank_findings.iter().all(|f| f.kind != RankFindingKind::OomFirst));
+    assert!(untimed
+        .rank_findings
+        .iter()
+        .all(|f| f.kind != RankFindingKind::OomFirst));
     // The finding travels in links.
     let link = oomscope_permalink::encode_link(&r, "https://x/").unwrap();
     let back = oomscope_permalink::decode(&link.url).unwrap();
@@ -575,7 +621,11 @@ fn xprof_profiles_of_several_hosts_read_as_ranks() {
         .collect();
     let r = run(files.clone());
     assert_eq!(r.ranks.len(), 2, "{:?}", r.rank_notes);
-    assert!(r.rank_notes[0].text.contains("XProf profiles"), "{}", r.rank_notes[0].text);
+    assert!(
+        r.rank_notes[0].text.contains("XProf profiles"),
+        "{}",
+        r.rank_notes[0].text
+    );
     for (k, f) in r.ranks.iter().zip(files) {
         let alone = run(vec![f]);
         let busiest = alone

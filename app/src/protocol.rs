@@ -62,11 +62,7 @@ pub const POOL_MAX_WORKERS: usize = 8;
 pub fn pool_size(cores: usize, largest_bytes: u64, files: usize) -> usize {
     let per_worker = largest_bytes.saturating_mul(2).saturating_add(64 << 20);
     let by_memory = (POOL_MEMORY_BUDGET_BYTES / per_worker.max(1)) as usize;
-    cores
-        .min(POOL_MAX_WORKERS)
-        .min(by_memory)
-        .min(files)
-        .max(1)
+    cores.min(POOL_MAX_WORKERS).min(by_memory).min(files).max(1)
 }
 
 /// Compare two runs: each side's inputs, in payload order (A's, then B's),

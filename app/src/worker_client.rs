@@ -398,7 +398,9 @@ fn on_worker_message(state: AppState, message: WorkerMessage) {
         }
         WorkerMessage::PerFile { job } => {
             let inputs = SPLITTABLE.with(|s| s.borrow_mut().take().filter(|(j, _)| *j == job));
-            if let Some((_, inputs)) = inputs.filter(|_| state.job.get_untracked().is_some_and(|j| j.id == job)) {
+            if let Some((_, inputs)) =
+                inputs.filter(|_| state.job.get_untracked().is_some_and(|j| j.id == job))
+            {
                 crate::worker_pool::start(state, job, inputs);
             }
         }

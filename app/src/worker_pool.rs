@@ -302,7 +302,12 @@ fn dispatch(state: AppState, slot: usize) {
         pool.next_part += 1;
         let member = pool.members[slot].as_mut()?;
         member.busy = Some((part, index));
-        Some((member.worker.clone(), part, index, pool.inputs[index].clone()))
+        Some((
+            member.worker.clone(),
+            part,
+            index,
+            pool.inputs[index].clone(),
+        ))
     })
     .flatten();
     let Some((worker, part, index, input)) = next else {
@@ -327,7 +332,11 @@ fn dispatch(state: AppState, slot: usize) {
     let _ = Reflect::set(&message, &PAYLOADS_FIELD.into(), &payloads);
     if let Err(e) = worker.post_message(&message) {
         finish(slot, part);
-        fail_part(state, index, format!("could not be handed to a worker: {e:?}"));
+        fail_part(
+            state,
+            index,
+            format!("could not be handed to a worker: {e:?}"),
+        );
     }
 }
 
@@ -342,7 +351,11 @@ fn abandon_if_no_worker(state: AppState) {
     })
     .unwrap_or_default();
     for index in left {
-        fail_part(state, index, "no analysis worker could be started".to_string());
+        fail_part(
+            state,
+            index,
+            "no analysis worker could be started".to_string(),
+        );
     }
 }
 
@@ -358,7 +371,11 @@ fn fail_part(state: AppState, index: usize, message: String) {
         }],
         ..Report::new()
     };
-    set_part(state, index, serde_json::to_string(&report).unwrap_or_default());
+    set_part(
+        state,
+        index,
+        serde_json::to_string(&report).unwrap_or_default(),
+    );
 }
 
 /// Keeps file `index`'s report; once every file has one, the pool ends and

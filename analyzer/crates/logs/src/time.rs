@@ -57,7 +57,6 @@ impl LogTime {
             self.month, self.day, self.hour, self.minute, self.second, self.nanos
         )
     }
-
 }
 
 /// The time at the start of `line`, after a rank tag, if a logger wrote one.
@@ -194,7 +193,10 @@ mod tests {
 
     #[test]
     fn lines_without_a_logger_time_have_none() {
-        assert_eq!(text("[rank3]: torch.OutOfMemoryError: CUDA out of memory."), None);
+        assert_eq!(
+            text("[rank3]: torch.OutOfMemoryError: CUDA out of memory."),
+            None
+        );
         assert_eq!(text("Step    0 | Loss: 11.0838 | Time: 1.626s"), None);
         assert_eq!(text("I9999 12:00:00.1 x"), None);
         assert_eq!(text("E1121 25:00:00.000000 1 x.cc:1] y"), None);

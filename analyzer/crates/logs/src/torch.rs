@@ -322,7 +322,10 @@ mod tests {
         assert_eq!(e.memory_space, oomscope_report::MemorySpace::Npu);
         assert_eq!(e.requested_bytes, Some(180 << 20));
         assert_eq!(e.limit_bytes, Some(gib(60.96)));
-        assert_eq!(e.free_bytes, Some((86.81 * (1u64 << 20) as f64).round() as u64));
+        assert_eq!(
+            e.free_bytes,
+            Some((86.81 * (1u64 << 20) as f64).round() as u64)
+        );
         assert!(e.missing.is_empty(), "{:?}", e.missing);
         let cut = &parse_oom_log("cut", &workspace[..100])[0];
         assert!(!cut.missing.is_empty());

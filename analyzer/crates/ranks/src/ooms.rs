@@ -148,9 +148,9 @@ pub fn oom_first(report: &Report) -> Option<RankFinding> {
     if !t.earlier_than(next) {
         return None;
     }
-    let requested = e
-        .requested_bytes
-        .map_or(String::new(), |b| format!(" trying to allocate {}", format_bytes(b)));
+    let requested = e.requested_bytes.map_or(String::new(), |b| {
+        format!(" trying to allocate {}", format_bytes(b))
+    });
     let others = first.len() - 1;
     Some(RankFinding {
         kind: RankFindingKind::OomFirst,

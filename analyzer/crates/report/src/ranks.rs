@@ -83,7 +83,11 @@ impl RankTime {
     /// text, without the year when only one side has one.
     pub fn earlier_than(&self, other: &RankTime) -> bool {
         // `MM-DD HH:MM:SS.fffffffff` is 24 characters.
-        let tail = |t: &str| t.len().checked_sub(24).map_or(t.to_string(), |i| t[i..].to_string());
+        let tail = |t: &str| {
+            t.len()
+                .checked_sub(24)
+                .map_or(t.to_string(), |i| t[i..].to_string())
+        };
         if self.time.len() == other.time.len() {
             self.time < other.time
         } else {

@@ -12,8 +12,8 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use oomscope_report::units::format_bytes;
 use oomscope_ranks::ItemKind;
+use oomscope_report::units::format_bytes;
 use oomscope_report::{
     RankFinding, RankFindingKind, RankNoteKind, RankOverride, RankSource, RankSummary, Report,
 };
