@@ -23,7 +23,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { cpuSecondsOf, launchChromium, memoryOf, memorySampler, serveDist } from "./lib.mjs";
+import { cpuSecondsOf, launchChromium, memoryOf, memorySampler, serveDist, takeOption } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
@@ -32,12 +32,7 @@ const SAMPLE_MS = 100;
 const MiB = 2 ** 20;
 
 const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(name);
-  if (i < 0) return fallback;
-  const [, value] = args.splice(i, 2);
-  return value;
-};
+const option = (name, fallback) => takeOption(args, name, fallback);
 const TIMEOUT_MS = Number(option("--timeout", 900)) * 1000;
 const SHOTS = option("--shots", "/tmp");
 // --trace: print the renderer's RSS and the number of workers over time.

@@ -23,7 +23,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { launchChromium, memorySampler, serveDist } from "./lib.mjs";
+import { launchChromium, memorySampler, serveDist, takeOption } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
@@ -31,12 +31,7 @@ const DIST = path.resolve(process.env.OOMSCOPE_DIST || path.join(ROOT, "dist"));
 const SAMPLE_MS = 100;
 
 const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(name);
-  if (i < 0) return fallback;
-  const [, value] = args.splice(i, 2);
-  return value;
-};
+const option = (name, fallback) => takeOption(args, name, fallback);
 const TIMEOUT_MS = Number(option("--timeout", 900)) * 1000;
 const SHOTS = option("--shots", "/tmp");
 const FILES = args;

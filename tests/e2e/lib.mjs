@@ -253,3 +253,11 @@ export async function memorySampler(page) {
   };
   return { sample, peaks, peakSum: () => peakSum, peakJsHeap: () => peakJsHeap };
 }
+
+/** Removes `name VALUE` from a benchmark's `args` and returns VALUE (or `fallback`). */
+export function takeOption(args, name, fallback) {
+  const i = args.indexOf(name);
+  if (i < 0) return fallback;
+  const [, value] = args.splice(i, 2);
+  return value;
+}
