@@ -220,3 +220,101 @@ export async function timelineBufferAt(page, position, bytes, timeout = 60_000) 
   await tip.waitFor({ timeout });
   return tip.getAttribute("data-buffer");
 }
+
+// Memory of the Chromium processes a benchmark started (bench-*.mjs).
+
+/** Every process below this one: pid → command line. */
+export function descendants() {
+  const children = new Map();
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (!children.has(ppid)) children.set(ppid, []);
+      children.get(ppid).push(Number(entry));
+    } catch {
+      // The process ended while listed.
+    }
+  }
+  const found = new Map();
+  const stack = [process.pid];
+  while (stack.length) {
+    for (const child of children.get(stack.pop()) || []) {
+      try {
+        found.set(child, fs.readFileSync(`/proc/${child}/cmdline`, "utf8").split("\0").join(" "));
+      } catch {
+        continue;
+      }
+      stack.push(child);
+    }
+  }
+  return found;
+}
+
+/** VmRSS and VmHWM of a process in bytes, or null once it has ended. */
+export function memoryOf(pid) {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+    const kib = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(status)?.[1] || 0) * 1024;
+    return { rss: kib("VmRSS"), hwm: kib("VmHWM") };
+  } catch {
+    return null;
+  }
+}
+
+/** CPU seconds (user + system) a process has used, its ended threads included; null once it has ended. */
+export function cpuSecondsOf(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+export const kindOf = (cmdline) => /--type=([a-z-]+)/.exec(cmdline)?.[1] || (cmdline.includes("chrom") ? "browser" : "other");
+
+/**
+ * Samples the memory of every Chromium process this script started and the
+ * page's JS heap (CDP). `sample()` once per tick; `peaks` maps pid to
+ * { kind, rss, hwm } (VmHWM: the kernel's own peak), `peakSum()` the largest
+ * sum of RSS seen, `peakJsHeap()` the page's largest JS heap.
+ */
+export async function memorySampler(page) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Performance.enable");
+  const peaks = new Map();
+  let peakSum = 0;
+  let peakJsHeap = 0;
+  const sample = async () => {
+    let sum = 0;
+    for (const [pid, cmdline] of descendants()) {
+      const m = memoryOf(pid);
+      if (!m) continue;
+      sum += m.rss;
+      const p = peaks.get(pid) || { kind: kindOf(cmdline), rss: 0, hwm: 0 };
+      p.rss = Math.max(p.rss, m.rss);
+      p.hwm = Math.max(p.hwm, m.hwm);
+      peaks.set(pid, p);
+    }
+    peakSum = Math.max(peakSum, sum);
+    try {
+      const { metrics } = await cdp.send("Performance.getMetrics");
+      peakJsHeap = Math.max(peakJsHeap, metrics.find((m) => m.name === "JSHeapUsedSize")?.value || 0);
+    } catch {
+      // The page is gone (a crashed renderer); the process samples remain.
+    }
+  };
+  return { sample, peaks, peakSum: () => peakSum, peakJsHeap: () => peakJsHeap };
+}
+
+/** Removes `name VALUE` from a benchmark's `args` and returns VALUE (or `fallback`). */
+export function takeOption(args, name, fallback) {
+  const i = args.indexOf(name);
+  if (i < 0) return fallback;
+  const [, value] = args.splice(i, 2);
+  return value;
+}

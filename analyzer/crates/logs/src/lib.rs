@@ -81,6 +81,7 @@ mod listing;
 mod normalize;
 mod rank;
 mod site;
+mod time;
 mod torch;
 mod tpu;
 
@@ -195,7 +196,15 @@ fn scan(text: &str, escaped_line: Option<u32>, merger: &mut event::Merger, hits:
                 raw.line = escaped_line.unwrap_or(line_no);
                 raw.escaped = escaped_line.is_some();
                 raw.logged = site.head_and_origin().1;
-                raw.ranks.extend(rank::of_line(&text[line_start..line.1]));
+                let tagged = &text[line_start..line.1];
+                raw.ranks.extend(rank::of_line(tagged));
+                if let (Some(rank), Some(time)) = (rank::of_line(tagged), time::of_line(tagged)) {
+                    raw.rank_times.push(oomscope_report::RankTime {
+                        rank,
+                        time: time.text(),
+                        line: raw.line,
+                    });
+                }
                 merger.add(*raw);
                 consumed = end.max(line.1);
             }

@@ -20,7 +20,9 @@ pub mod units;
 pub mod vocabulary;
 pub mod whatif;
 
-pub use ranks::{RankFinding, RankNote, RankNoteKind, RankNumber, RankOom, RankSummary};
+pub use ranks::{
+    RankFinding, RankNote, RankNoteKind, RankNumber, RankOom, RankOverride, RankSummary, RankTime,
+};
 pub use runtime::{
     DeviceBalance, DeviceMemory, DeviceMemoryProfile, DeviceMemorySeries, EvenStack, GrowingStack,
     MemoryTimeline, SourceLineBytes, TimeUnit, TimelinePoint, TimelineSource, UnevenStack,
@@ -75,6 +77,10 @@ pub struct Report {
     /// What the grouping into ranks decided and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rank_notes: Vec<RankNote>,
+    /// Ranks and steps the user set on the page for some inputs; the
+    /// grouping above honours them (their rank's `source` is `user`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rank_overrides: Vec<RankOverride>,
     pub diagnosis: Diagnosis,
     pub errors: Vec<InputError>,
     /// Present when this report was opened from a permalink: it is read-only
@@ -292,6 +298,10 @@ pub struct OomEvent {
     /// lines carry no rank.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ranks: Vec<u32>,
+    /// When each rank printed it, where its lines carry a logger's time
+    /// (the earliest copy per rank), by rank.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rank_times: Vec<RankTime>,
     #[serde(default)]
     pub top_allocations: Vec<TopAllocation>,
     /// Padding waste of the listed allocations, from the layout model.
