@@ -10,6 +10,7 @@
 
 pub mod archive;
 pub mod compare;
+pub mod ranks;
 pub mod readers;
 pub mod what_if;
 
@@ -188,9 +189,7 @@ pub fn analyze_keeping_programs(
     for event in &mut report.oom_events {
         event.padding = oomscope_layout::event_padding(event);
     }
-    let ranks = oomscope_ranks::analyze(&report);
-    (report.ranks, report.rank_findings) = (ranks.ranks, ranks.findings);
-    (report.rank_ooms, report.rank_notes) = (ranks.ooms, ranks.notes);
+    ranks::attach(&mut report);
     report.diagnosis = oomscope_diagnosis::diagnose(&report);
     what_if::attach(&mut report, &programs, None);
     progress(Progress {

@@ -9,7 +9,9 @@ mod common;
 
 use common::*;
 use oomscope_analyzer::{analyze, InputFile};
-use oomscope_report::{InputKind, RankFindingKind, RankNoteKind, RankPer, RankSource, Report};
+use oomscope_report::{
+    InputKind, RankFindingKind, RankNoteKind, RankOverride, RankPer, RankSource, Report,
+};
 
 fn run(files: Vec<InputFile>) -> Report {
     analyze(files, &mut |_| {})
@@ -274,28 +276,43 @@ fn ranks_that_print_different_numbers_are_one_oom_with_numbers_per_rank() {
     assert_eq!(ranks.len(), 2);
 }
 
-#[test]
-fn snapshots_named_by_rank_read_as_each_file_alone() {
-    // The corpus has no per-rank set from one run: real snapshots are
-    // given rank names here (`rank0/…`), as `oomscope run` would write them.
+/// Real snapshots of different runs: the corpus has no per-rank set from
+/// one run, so they are given rank names (`run/rank0/…`), as `oomscope
+/// run` would write them.
+const SNAPSHOTS: [&str; 5] = [
+    "NiuHuangxiaozi__assignment2-systems__cs336_systems__profile_memory__forward_and_backward_memory_snapshot_100.pickle",
+    "NiuHuangxiaozi__assignment2-systems__cs336_systems__profile_memory__forward_and_backward_memory_snapshot_150.pickle",
+    "NiuHuangxiaozi__assignment2-systems__cs336_systems__profile_memory__forward_and_backward_memory_snapshot_200.pickle",
+    "Charan6924__assignment2-systems__cs336_systems__memory_snapshot.pickle",
+    // 200 stacks at its peak: more than a summary keeps.
+    "kkaitlyn111__cs336-a2-systems__memory_2.7b_forward.pickle",
+];
+
+/// `names` of the corpus's snapshots as ranks 0, 1, …; `None` (the test
+/// skipped) without the corpus.
+fn snapshots_as_ranks(names: &[&str]) -> Option<Vec<InputFile>> {
     let dir = corpus().join("snapshots");
-    let names = [
-        "NiuHuangxiaozi__assignment2-systems__cs336_systems__profile_memory__forward_and_backward_memory_snapshot_100.pickle",
-        "NiuHuangxiaozi__assignment2-systems__cs336_systems__profile_memory__forward_and_backward_memory_snapshot_150.pickle",
-        "NiuHuangxiaozi__assignment2-systems__cs336_systems__profile_memory__forward_and_backward_memory_snapshot_200.pickle",
-    ];
     if !dir.join(names[0]).exists() {
         eprintln!("corpus snapshots not found; skipped");
-        return;
+        return None;
     }
-    let files: Vec<InputFile> = names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| InputFile {
-            name: format!("run/rank{i}/snapshot.pickle"),
-            data: std::fs::read(dir.join(n)).unwrap(),
-        })
-        .collect();
+    Some(
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| InputFile {
+                name: format!("run/rank{i}/snapshot.pickle"),
+                data: std::fs::read(dir.join(n)).unwrap(),
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn snapshots_named_by_rank_read_as_each_file_alone() {
+    let Some(files) = snapshots_as_ranks(&SNAPSHOTS[..3]) else {
+        return;
+    };
     let r = run(files.clone());
     assert_eq!(r.ranks.len(), 3);
     for (k, f) in r.ranks.iter().zip(&files) {
@@ -385,4 +402,241 @@ fn a_known_limit_gives_the_step_the_growing_rank_reaches_it() {
     );
     // The log's ranks mark the ranks of the same numbers as out of memory.
     assert!(r.ranks.iter().all(|k| k.oom));
+}
+
+#[test]
+fn a_corrected_rank_regroups_the_report_without_reading_files() {
+    let original = scenario("leak");
+    let leaking = original.ranks.iter().find(|k| k.rank == 2).unwrap();
+    let first = leaking.inputs[0].clone();
+    assert_eq!(leaking.steps[0], 20);
+    // The user says the first profile of rank 2 is rank 4's.
+    let mut r = original.clone();
+    oomscope_ranks::regroup(
+        &mut r,
+        vec![RankOverride {
+            input: first.clone(),
+            rank: 4,
+            step: Some(20),
+        }],
+    );
+    let ranks: Vec<u32> = r.ranks.iter().map(|k| k.rank).collect();
+    assert_eq!(ranks, [0, 1, 2, 3, 4]);
+    let moved = r.ranks.iter().find(|k| k.rank == 4).unwrap();
+    assert_eq!(moved.inputs, [first.clone()]);
+    assert_eq!(moved.source, RankSource::User);
+    assert_eq!(r.ranks[2].inputs.len(), 2);
+    assert!(
+        r.rank_notes[0].text.contains("(1 set by you)"),
+        "{}",
+        r.rank_notes[0].text
+    );
+    // Put back where it was: the same ranks and the same finding, at the
+    // same line, as the analysis of the files.
+    oomscope_ranks::regroup(
+        &mut r,
+        vec![RankOverride {
+            input: first,
+            rank: 2,
+            step: Some(20),
+        }],
+    );
+    assert_eq!(r.rank_overrides.len(), 1);
+    let numbers = |r: &Report| -> Vec<(u32, Vec<String>, Vec<u64>, Vec<u64>, Option<i64>)> {
+        r.ranks
+            .iter()
+            .map(|k| {
+                (
+                    k.rank,
+                    k.inputs.clone(),
+                    k.steps.clone(),
+                    k.bytes_per_input.clone(),
+                    k.growth_per_step_bytes,
+                )
+            })
+            .collect()
+    };
+    assert_eq!(numbers(&r), numbers(&original));
+    assert_eq!(r.rank_findings, original.rank_findings);
+}
+
+#[test]
+fn a_file_the_names_do_not_place_joins_the_run_at_the_rank_the_user_sets() {
+    let mut files = load_folder(&fixtures().join("ranks-jax").join("excess"));
+    let stray = files
+        .iter()
+        .position(|f| f.name.ends_with("host3-step-60.prof"))
+        .unwrap();
+    files[stray].name = "excess/last.prof".into();
+    let mut r = run(files);
+    // Its name gives neither rank nor run: it holds rank 3's device, so
+    // its own contents place it, but apart from the run named `host#`.
+    assert!(r
+        .ranks
+        .iter()
+        .all(|k| !k.inputs.contains(&"excess/last.prof".to_string())));
+    oomscope_ranks::regroup(
+        &mut r,
+        vec![RankOverride {
+            input: "excess/last.prof".into(),
+            rank: 3,
+            step: Some(60),
+        }],
+    );
+    let rank3 = r.ranks.iter().find(|k| k.rank == 3).unwrap();
+    assert_eq!(rank3.steps, [20, 40, 60]);
+    assert_eq!(rank3.inputs[2], "excess/last.prof");
+    assert!(
+        r.rank_notes
+            .iter()
+            .all(|n| n.kind != RankNoteKind::NotGrouped),
+        "{:?}",
+        r.rank_notes
+    );
+}
+
+#[test]
+fn snapshots_analysed_one_by_one_then_combined_equal_the_drop_analysed_whole() {
+    let Some(files) = snapshots_as_ranks(&SNAPSHOTS) else {
+        return;
+    };
+    let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+    assert!(oomscope_analyzer::ranks::per_file(&names));
+    let whole = run(files.clone());
+    assert_eq!(whole.ranks.len(), 5);
+    let parts: Vec<Report> = files.into_iter().map(|f| run(vec![f])).collect();
+    assert!(parts.iter().all(|p| p.ranks.is_empty()));
+    let combined = oomscope_analyzer::ranks::combine(parts.clone());
+    assert_eq!(combined, whole);
+    // What the page keeps of each file: its top stacks only. The ranks, the
+    // findings and their lines are the same.
+    let cut = oomscope_analyzer::ranks::SUMMARY_STACKS;
+    assert!(parts.iter().any(|p| p
+        .memory_snapshots
+        .iter()
+        .any(|s| s.stacks_at_peak.len() > cut)));
+    let summarised = oomscope_analyzer::ranks::combine(
+        parts
+            .into_iter()
+            .map(oomscope_analyzer::ranks::summary)
+            .collect(),
+    );
+    assert_eq!(summarised.ranks, whole.ranks);
+    assert_eq!(summarised.rank_findings, whole.rank_findings);
+    assert_eq!(summarised.rank_notes, whole.rank_notes);
+    assert_eq!(summarised.diagnosis, whole.diagnosis);
+    for (s, w) in summarised
+        .memory_snapshots
+        .iter()
+        .zip(&whole.memory_snapshots)
+    {
+        let n = w.stacks_at_peak.len().min(cut);
+        assert_eq!(s.stacks_at_peak, w.stacks_at_peak[..n]);
+        assert_eq!(s.active_memory_curve, w.active_memory_curve);
+    }
+}
+
+#[test]
+fn the_first_rank_to_fail_is_named_with_its_time_from_the_log_s_own_clock() {
+    let r = run(vec![InputFile {
+        name: "npu_2ranks_times.log".into(),
+        data: std::fs::read(fixtures().join("ranks-logs/npu_2ranks_times.log")).unwrap(),
+    }]);
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    // Two messages with different free memory: one OOM of two ranks.
+    assert_eq!(r.rank_ooms.len(), 1);
+    assert_eq!(r.rank_ooms[0].ranks, [1, 2]);
+    let fields: Vec<&str> = r.rank_ooms[0]
+        .differing
+        .iter()
+        .map(|d| d.field.as_str())
+        .collect();
+    assert_eq!(fields, ["free_bytes"]);
+    let times: Vec<(u32, &str, u32)> = r
+        .oom_events
+        .iter()
+        .flat_map(|e| {
+            e.rank_times
+                .iter()
+                .map(|t| (t.rank, t.time.as_str(), t.line))
+        })
+        .collect();
+    assert_eq!(
+        times,
+        [
+            (1, "06-15 21:49:22.056172510", 1),
+            (2, "06-15 21:49:22.125325668", 4)
+        ]
+    );
+    let first: Vec<_> = r
+        .rank_findings
+        .iter()
+        .filter(|f| f.kind == RankFindingKind::OomFirst)
+        .collect();
+    assert_eq!(first.len(), 1, "{:?}", r.rank_findings);
+    assert_eq!(first[0].rank, 1);
+    assert_eq!(first[0].time.as_deref(), Some("06-15 21:49:22.056172510"));
+    assert_eq!(first[0].bytes, (1.66 * (1u64 << 30) as f64).round() as u64);
+    assert!(
+        first[0]
+            .text
+            .contains("rank 2 next at 06-15 21:49:22.125325668"),
+        "{}",
+        first[0].text
+    );
+    // The same lines without their times name no first rank.
+    let untimed = run(vec![InputFile {
+        name: "torchrun_4ranks_same_oom.log".into(),
+        data: std::fs::read(fixtures().join("ranks-logs/torchrun_4ranks_same_oom.log")).unwrap(),
+    }]);
+    assert!(untimed
+        .rank_findings
+        .iter()
+        .all(|f| f.kind != RankFindingKind::OomFirst));
+    // The finding travels in links.
+    let link = oomscope_permalink::encode_link(&r, "https://x/").unwrap();
+    let back = oomscope_permalink::decode(&link.url).unwrap();
+    assert_eq!(back.rank_findings, r.rank_findings);
+}
+
+#[test]
+fn xprof_profiles_of_several_hosts_read_as_ranks() {
+    // Two real profiles with allocator timelines (TensorFlow on CPU), named
+    // as XProf names one file per host; each host's numbers are its file's.
+    let paths = [
+        fixtures().join("tf-cpu-allocator/profile.xplane.pb"),
+        corpus().join("xla-runs/tf-cpu-allocator/vm.xplane.pb"),
+    ];
+    if !paths[1].exists() {
+        eprintln!("corpus xplane not found; skipped");
+        return;
+    }
+    let files: Vec<InputFile> = paths
+        .iter()
+        .enumerate()
+        .map(|(i, p)| InputFile {
+            name: format!("profile/host{i}.xplane.pb"),
+            data: std::fs::read(p).unwrap(),
+        })
+        .collect();
+    let r = run(files.clone());
+    assert_eq!(r.ranks.len(), 2, "{:?}", r.rank_notes);
+    assert!(
+        r.rank_notes[0].text.contains("XProf profiles"),
+        "{}",
+        r.rank_notes[0].text
+    );
+    for (k, f) in r.ranks.iter().zip(files) {
+        let alone = run(vec![f]);
+        let busiest = alone
+            .allocator_profiles
+            .iter()
+            .rev() // the first of equals
+            .max_by_key(|a| a.peak_heap_bytes)
+            .unwrap();
+        assert!(busiest.peak_heap_bytes > 0);
+        assert_eq!(k.peak_bytes, busiest.peak_heap_bytes);
+        assert_eq!(k.device, busiest.allocator);
+        assert_eq!(k.source, RankSource::Name);
+    }
 }

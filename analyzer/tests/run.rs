@@ -562,11 +562,16 @@ fn torch_xla_on_the_cpu_records_its_xla_dumps() {
         .expect("OOMSCOPE_TORCH_XLA_PYTHON names a Python with torch and torch_xla");
     let dir = out_dir("torch-xla");
     let script = program("torch_xla_train.py");
-    let run = run_in(&dir, &["--every", "0.2"], &[&py, &script.display().to_string()]);
+    let run = run_in(
+        &dir,
+        &["--every", "0.2"],
+        &[&py, &script.display().to_string()],
+    );
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("trained 4 steps"), "{}", run.stdout);
     assert!(
-        run.stderr.contains("torch_xla get_memory_info() gives nothing on this device"),
+        run.stderr
+            .contains("torch_xla get_memory_info() gives nothing on this device"),
         "{}",
         run.stderr
     );
@@ -574,13 +579,18 @@ fn torch_xla_on_the_cpu_records_its_xla_dumps() {
     assert_eq!(folders.len(), 1, "{folders:?}");
     let files = run.files_in(&format!("{}/xla_dump", folders[0]));
     assert!(
-        files.iter().any(|f| f.ends_with("after_optimizations-buffer-assignment.txt")),
+        files
+            .iter()
+            .any(|f| f.ends_with("after_optimizations-buffer-assignment.txt")),
         "{files:?}"
     );
     let report = run.report();
     let modules = report["modules"].as_array().unwrap();
     assert!(
-        modules.iter().any(|m| m["name"].as_str().unwrap_or("").starts_with("SyncTensorsGraph")
+        modules.iter().any(|m| m["name"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("SyncTensorsGraph")
             && m["peak_bytes"].as_u64().unwrap_or(0) > 0),
         "{modules:?}"
     );
@@ -613,8 +623,15 @@ with open(os.path.join({rank:?}, "old", "xla_memory_steps.log"), "w") as f:
         hook = hook.display().to_string(),
         rank = rank.display().to_string()
     );
-    let made = Command::new(python()).args(["-c", &script]).output().unwrap();
-    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let made = Command::new(python())
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
     let report: Value = cli_analyze_json(&[&dir]);
     let series = report["step_series"].as_array().unwrap();
     let used = series

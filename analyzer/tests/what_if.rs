@@ -134,15 +134,31 @@ fn the_tree_ends_at_the_remedy_the_headline_names() {
         }
         checked += 1;
         let name = dir.display();
-        assert_eq!(&headline.node, last, "{name}: the headline and the path's end");
+        assert_eq!(
+            &headline.node, last,
+            "{name}: the headline and the path's end"
+        );
         let leaf = d.nodes.iter().find(|n| &n.id == last).unwrap();
         assert!(leaf.selected, "{name}");
-        assert!(leaf.reason.starts_with("Replayed on the program"), "{name}: {}", leaf.reason);
-        assert!(!leaf.reason.contains("a cheaper remedy covers it ("), "{name}: {}", leaf.reason);
+        assert!(
+            leaf.reason.starts_with("Replayed on the program"),
+            "{name}: {}",
+            leaf.reason
+        );
+        assert!(
+            !leaf.reason.contains("a cheaper remedy covers it ("),
+            "{name}: {}",
+            leaf.reason
+        );
         for other in d.nodes.iter().filter(|n| n.id != *last && n.selected) {
             assert!(
-                !["aggregate.config", "aggregate.remat", "aggregate.padding", "aggregate.architecture"]
-                    .contains(&other.id.as_str()),
+                ![
+                    "aggregate.config",
+                    "aggregate.remat",
+                    "aggregate.padding",
+                    "aggregate.architecture"
+                ]
+                .contains(&other.id.as_str()),
                 "{name}: {} is still selected beside {last}",
                 other.id
             );
@@ -150,12 +166,17 @@ fn the_tree_ends_at_the_remedy_the_headline_names() {
         for node in &d.nodes {
             assert!(
                 !node.reason.contains("no cheaper remedy covers it")
-                    && !node.reason.contains("No cheaper remedy's estimate covers the excess"),
+                    && !node
+                        .reason
+                        .contains("No cheaper remedy's estimate covers the excess"),
                 "{name}: {}: {}",
                 node.id,
                 node.reason
             );
         }
     }
-    assert!(checked >= 9, "only {checked} fixtures had a replayed headline");
+    assert!(
+        checked >= 9,
+        "only {checked} fixtures had a replayed headline"
+    );
 }

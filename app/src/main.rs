@@ -4,8 +4,9 @@
 //!
 //! Layout: `state` (signals shared through context), `inputs` (files,
 //! folders, drops, paste → named inputs), `worker_client` (the worker's
-//! page side), `navigate` (showing a report, the view a link carries,
-//! scrolling to sections), `example` (the embedded default), `page` (where
+//! page side), `worker_pool` (many files analysed one per worker),
+//! `navigate` (showing a report, the view a link carries, scrolling to
+//! sections), `example` (the embedded default), `page` (where
 //! the views go), `views/` (one component per section of the report, none
 //! calling another), `model` (data more than one view needs), `draw` (shared
 //! drawing: canvas and SVG), `widgets` (shared bits of markup).
@@ -24,6 +25,7 @@ mod state;
 mod views;
 mod widgets;
 mod worker_client;
+mod worker_pool;
 
 use leptos::prelude::*;
 

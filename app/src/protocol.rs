@@ -34,6 +34,37 @@ pub const LINK_FIELD: &str = "link";
 /// of an [`AnalyzeRequest`].
 pub const COMPARE_FIELD: &str = "compare";
 
+/// Field of the page's message holding a [`CombineRequest`] JSON: the
+/// payloads are then the reports (JSON strings) of single files analysed
+/// in the pool, in drop order.
+pub const COMBINE_FIELD: &str = "combine";
+
+/// Put together the reports of single files analysed apart
+/// (`oomscope_analyzer::ranks::combine`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CombineRequest {
+    pub job: u32,
+}
+
+/// A wasm worker's memory only grows: reading a snapshot takes up to twice
+/// its size plus 64 MiB (the unpickler's bound) and the worker keeps that.
+/// The pool is sized so that its workers together stay near this budget.
+pub const POOL_MEMORY_BUDGET_BYTES: u64 = 1 << 30;
+/// More workers than this gain little (each loads and compiles the
+/// analyzer) and cost memory.
+pub const POOL_MAX_WORKERS: usize = 8;
+
+/// Workers of the pool for a drop whose largest file is `largest_bytes`,
+/// on a machine of `cores` (`navigator.hardwareConcurrency`): one per
+/// core, at most [`POOL_MAX_WORKERS`], and no more than
+/// [`POOL_MEMORY_BUDGET_BYTES`] holds; never fewer than one, never more
+/// than `files`.
+pub fn pool_size(cores: usize, largest_bytes: u64, files: usize) -> usize {
+    let per_worker = largest_bytes.saturating_mul(2).saturating_add(64 << 20);
+    let by_memory = (POOL_MEMORY_BUDGET_BYTES / per_worker.max(1)) as usize;
+    cores.min(POOL_MAX_WORKERS).min(by_memory).min(files).max(1)
+}
+
 /// Compare two runs: each side's inputs, in payload order (A's, then B's),
 /// and what the user calls each side (`None`: the file and folder names).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -83,6 +114,16 @@ pub struct AnalyzeRequest {
     /// to a superseded job is ignored.
     pub job: u32,
     pub files: Vec<RequestFile>,
+    /// The page still holds every input (all are `File`s) and can analyse
+    /// them one per worker: the worker answers [`WorkerMessage::PerFile`]
+    /// instead of analysing when the analyzer says the files are read
+    /// alone (`oomscope_analyzer::ranks::per_file`).
+    #[serde(default)]
+    pub may_split: bool,
+    /// One file of a pool: answer its summary
+    /// (`oomscope_analyzer::ranks::summary`), what the page keeps of it.
+    #[serde(default)]
+    pub summary: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -107,6 +148,10 @@ pub enum WorkerMessage {
     },
     /// The finished report, as the analyzer's JSON.
     Done { job: u32, report_json: String },
+    /// The job's files are each analysed alone: the page analyses them in
+    /// its pool of workers, one file per job, then asks for a
+    /// [`CombineRequest`].
+    PerFile { job: u32 },
     /// Two runs compared: `oomscope_report::compare::ComparedRuns` as JSON
     /// (both reports without buffer lifetimes, and their comparison).
     Compared { job: u32, runs_json: String },
@@ -217,6 +262,20 @@ mod tests {
             runs_json: "{}".into(),
         };
         assert_eq!(WorkerMessage::from_json(&answer.to_json()), Ok(answer));
+    }
+
+    #[test]
+    fn the_pool_has_a_worker_per_core_within_the_memory_budget() {
+        const MB: u64 = 1 << 20;
+        // 64 snapshots of 100 MB on 2 cores: both cores.
+        assert_eq!(pool_size(2, 100 * MB, 64), 2);
+        // 16 cores: capped, then by memory (264 MiB a worker).
+        assert_eq!(pool_size(16, 100 * MB, 64), 3);
+        assert_eq!(pool_size(16, MB, 64), POOL_MAX_WORKERS);
+        // Fewer files than cores; a file too big for the budget still runs.
+        assert_eq!(pool_size(8, MB, 3), 3);
+        assert_eq!(pool_size(8, 2048 * MB, 64), 1);
+        assert_eq!(pool_size(0, MB, 64), 1);
     }
 
     #[test]

@@ -15,8 +15,8 @@ use std::cell::RefCell;
 use js_sys::{Array, Object, Reflect};
 use leptos::prelude::*;
 use oomscope_app::protocol::{
-    AnalyzeRequest, CompareRequest, LinkRequest, RequestFile, WorkerMessage, COMPARE_FIELD,
-    LINK_FIELD, PAYLOADS_FIELD, REQUEST_FIELD, WORKER_SCRIPT,
+    AnalyzeRequest, CombineRequest, CompareRequest, LinkRequest, RequestFile, WorkerMessage,
+    COMBINE_FIELD, COMPARE_FIELD, LINK_FIELD, PAYLOADS_FIELD, REQUEST_FIELD, WORKER_SCRIPT,
 };
 use oomscope_report::compare::{ComparedRuns, Comparison};
 use oomscope_report::{Report, ViewState};
@@ -44,6 +44,9 @@ thread_local! {
     static OPEN_JOB: RefCell<u32> = const { RefCell::new(0) };
     /// The link being made and who wants it.
     static MAKE_JOB: RefCell<Option<(u32, LinkCallback)>> = const { RefCell::new(None) };
+    /// The inputs of the latest job posted with `may_split`, in case the
+    /// worker answers that they are analysed one per worker.
+    static SPLITTABLE: RefCell<Option<(u32, Vec<PageInput>)>> = const { RefCell::new(None) };
 }
 
 /// Receives a made link (`url`, reductions applied) or why it failed.
@@ -133,10 +136,17 @@ fn post_link(state: AppState, request: &LinkRequest) {
 /// Analyses `inputs` in the worker; the result replaces the report on screen.
 pub fn submit(state: AppState, inputs: Vec<PageInput>, origin: ReportOrigin) {
     let id = next_job();
+    // Files on disk can be analysed one per worker if the analyzer says
+    // they are read alone; the page keeps them until it answers.
+    let may_split =
+        inputs.len() >= 2 && inputs.iter().all(|i| matches!(i.payload, Payload::Blob(_)));
     let request = AnalyzeRequest {
         job: id,
         files: request_files(&inputs),
+        may_split,
+        summary: false,
     };
+    SPLITTABLE.with(|s| *s.borrow_mut() = may_split.then(|| (id, inputs.clone())));
     let (payloads, transfer) = payloads(&inputs);
     let message = Object::new();
     let request_json = serde_json::to_string(&request).unwrap_or_default();
@@ -228,7 +238,28 @@ fn progress_rows(inputs: &[PageInput]) -> Vec<FileProgress> {
         .collect()
 }
 
+/// Puts together the reports of `parts` (single files the pool analysed,
+/// in drop order) in the worker, as job `job`'s answer.
+pub fn combine(state: AppState, job: u32, parts: Vec<String>) {
+    if state.job.get_untracked().is_none_or(|j| j.id != job) {
+        return;
+    }
+    let message = Object::new();
+    let request_json = serde_json::to_string(&CombineRequest { job }).unwrap_or_default();
+    let payloads: Array = parts.into_iter().map(JsValue::from).collect();
+    let _ = Reflect::set(&message, &COMBINE_FIELD.into(), &request_json.into());
+    let _ = Reflect::set(&message, &PAYLOADS_FIELD.into(), &payloads);
+    state.job.update(|j| {
+        if let Some(j) = j.as_mut() {
+            j.current = Some((String::new(), "combining".to_string(), 0, 0));
+        }
+    });
+    send(state, message.into(), Array::new());
+}
+
 fn start_job(state: AppState, job: Job) {
+    // A new job supersedes a pool still analysing the previous one.
+    crate::worker_pool::stop();
     state.notice.set(None);
     state.job.set(Some(job));
 }
@@ -296,10 +327,7 @@ fn start_worker(state: AppState) -> Result<Client, String> {
     // worker script that failed to load is a plain `Event`.
     let on_error = Closure::<dyn FnMut(Event)>::new(move |event: Event| {
         event.prevent_default();
-        let detail = Reflect::get(&event, &JsValue::from_str("message"))
-            .ok()
-            .and_then(|m| m.as_string())
-            .filter(|m| !m.is_empty())
+        let detail = error_detail(&event)
             .unwrap_or_else(|| "the worker script could not be loaded".to_string());
         // Drop the dead worker; the next job starts a fresh one.
         CLIENT.with(|cell| {
@@ -327,6 +355,15 @@ fn start_worker(state: AppState) -> Result<Client, String> {
         _on_message: on_message,
         _on_error: on_error,
     })
+}
+
+/// The message of a worker's error event: a script error inside the worker
+/// is an `ErrorEvent` with one, a script that failed to load a plain `Event`.
+pub fn error_detail(event: &Event) -> Option<String> {
+    Reflect::get(event, &JsValue::from_str("message"))
+        .ok()
+        .and_then(|m| m.as_string())
+        .filter(|m| !m.is_empty())
 }
 
 fn on_worker_message(state: AppState, message: WorkerMessage) {
@@ -358,6 +395,14 @@ fn on_worker_message(state: AppState, message: WorkerMessage) {
                 };
                 apply_progress(current, &input, &stage, done_bytes, total_bytes);
             });
+        }
+        WorkerMessage::PerFile { job } => {
+            let inputs = SPLITTABLE.with(|s| s.borrow_mut().take().filter(|(j, _)| *j == job));
+            if let Some((_, inputs)) =
+                inputs.filter(|_| state.job.get_untracked().is_some_and(|j| j.id == job))
+            {
+                crate::worker_pool::start(state, job, inputs);
+            }
         }
         WorkerMessage::Done { job, report_json } => {
             let Some(running) = state.job.get_untracked().filter(|j| j.id == job) else {

@@ -23,7 +23,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { launchChromium, serveDist } from "./lib.mjs";
+import { launchChromium, memorySampler, serveDist, takeOption } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
@@ -31,12 +31,7 @@ const DIST = path.resolve(process.env.OOMSCOPE_DIST || path.join(ROOT, "dist"));
 const SAMPLE_MS = 100;
 
 const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(name);
-  if (i < 0) return fallback;
-  const [, value] = args.splice(i, 2);
-  return value;
-};
+const option = (name, fallback) => takeOption(args, name, fallback);
 const TIMEOUT_MS = Number(option("--timeout", 900)) * 1000;
 const SHOTS = option("--shots", "/tmp");
 const FILES = args;
@@ -48,48 +43,6 @@ if (FILES.length === 0) {
 const MiB = 2 ** 20;
 const { server, origin } = await serveDist(DIST);
 
-/** Every process below this one: pid → command line. */
-function descendants() {
-  const children = new Map();
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (!children.has(ppid)) children.set(ppid, []);
-      children.get(ppid).push(Number(entry));
-    } catch {
-      // The process ended while listed.
-    }
-  }
-  const found = new Map();
-  const stack = [process.pid];
-  while (stack.length) {
-    for (const child of children.get(stack.pop()) || []) {
-      try {
-        found.set(child, fs.readFileSync(`/proc/${child}/cmdline`, "utf8").split("\0").join(" "));
-      } catch {
-        continue;
-      }
-      stack.push(child);
-    }
-  }
-  return found;
-}
-
-/** VmRSS and VmHWM of a process in bytes, or null once it has ended. */
-function memoryOf(pid) {
-  try {
-    const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
-    const kib = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(status)?.[1] || 0) * 1024;
-    return { rss: kib("VmRSS"), hwm: kib("VmHWM") };
-  } catch {
-    return null;
-  }
-}
-
-const kindOf = (cmdline) => /--type=([a-z-]+)/.exec(cmdline)?.[1] || (cmdline.includes("chrom") ? "browser" : "other");
-
 async function bench(file) {
   const name = path.basename(file);
   const size = fs.statSync(file).size;
@@ -99,31 +52,9 @@ async function bench(file) {
     page.on("pageerror", (e) => console.error("page error:", String(e)));
     await page.goto(origin + "/");
     await page.locator(".verdict").waitFor({ timeout: 120_000 });
-    const cdp = await page.context().newCDPSession(page);
-    await cdp.send("Performance.enable");
-
-    const peaks = new Map(); // pid → { kind, rss, hwm }
-    let peakSum = 0;
-    let peakJsHeap = 0;
-    const sample = async () => {
-      let sum = 0;
-      for (const [pid, cmdline] of descendants()) {
-        const m = memoryOf(pid);
-        if (!m) continue;
-        sum += m.rss;
-        const p = peaks.get(pid) || { kind: kindOf(cmdline), rss: 0, hwm: 0 };
-        p.rss = Math.max(p.rss, m.rss);
-        p.hwm = Math.max(p.hwm, m.hwm);
-        peaks.set(pid, p);
-      }
-      peakSum = Math.max(peakSum, sum);
-      try {
-        const { metrics } = await cdp.send("Performance.getMetrics");
-        peakJsHeap = Math.max(peakJsHeap, metrics.find((m) => m.name === "JSHeapUsedSize")?.value || 0);
-      } catch {
-        // The page is gone (a crashed renderer); the process samples remain.
-      }
-    };
+    const memory = await memorySampler(page);
+    const { peaks } = memory;
+    const sample = memory.sample;
     await sample();
     const before = new Map([...peaks].map(([pid, p]) => [pid, { ...p }]));
 
@@ -177,8 +108,8 @@ async function bench(file) {
       wasmBytes,
       rendererHwm: Math.max(0, ...renderers.map(([, p]) => p.hwm)),
       rendererRssBefore: Math.max(0, ...renderers.map(([pid]) => before.get(pid)?.rss || 0)),
-      peakSum,
-      peakJsHeap,
+      peakSum: memory.peakSum(),
+      peakJsHeap: memory.peakJsHeap(),
       shot,
     };
   } finally {

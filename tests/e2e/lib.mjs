@@ -1,5 +1,6 @@
 // Shared by the browser tests: serving the trunk-built page on 127.0.0.1.
 
+import { before, after } from "node:test";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -162,4 +163,158 @@ export function csvRows(text) {
     out.push(field);
     return out;
   });
+}
+
+/** Where the built page is (`OOMSCOPE_DIST`, else dist/) and where tests write screenshots. */
+export const DIST = path.resolve(process.env.OOMSCOPE_DIST || path.join(REPOSITORY, "dist"));
+export const OUT = path.join(REPOSITORY, "tests/e2e/out");
+
+/**
+ * Opens the example page before a test file's tests and closes it after
+ * them (node:test hooks). The returned object holds `page`, `pageErrors`
+ * and `cspViolations` once the hook has run.
+ */
+export function exampleSuite(timeout = 60_000) {
+  const suite = {};
+  before(async () => {
+    fs.mkdirSync(OUT, { recursive: true });
+    Object.assign(suite, await openExamplePage(DIST, timeout));
+  });
+  after(async () => {
+    await suite.close?.();
+  });
+  return suite;
+}
+
+/** Drops every `*.prof` of `dir` (sorted by name) together; asserts there are `count`. */
+export async function dropProfiles(page, dir, count) {
+  const names = fs.readdirSync(dir).filter((n) => n.endsWith(".prof")).sort();
+  if (names.length !== count) throw new Error(`${dir}: ${names.length} profiles, expected ${count}`);
+  await dropFiles(page, names.map((name) => ({ name, path: path.join(dir, name) })));
+}
+
+/** The 1-based number of the first line of `file` that `matches` (a generator's own line); throws when none. */
+export function lineOf(file, matches) {
+  const line = fs.readFileSync(file, "utf8").split("\n").findIndex(matches) + 1;
+  if (line === 0) throw new Error(`no such line in ${file}`);
+  return line;
+}
+
+/** The buffer timeline's frame, from the canvas's data attributes (plot box in canvas pixels, visible range). */
+export async function timelineFrame(page) {
+  return page.locator(".timeline-canvas").evaluate((c) => {
+    const [left, top, width, height] = c.dataset.plot.split(",").map(Number);
+    const r = c.getBoundingClientRect();
+    return { x0: Number(c.dataset.x0), x1: Number(c.dataset.x1), yMax: Number(c.dataset.yMax), left, top, width, height, clientLeft: r.left, clientTop: r.top };
+  });
+}
+
+/** Hovers (program position, bytes) on the buffer timeline; returns the tooltip's buffer name. */
+export async function timelineBufferAt(page, position, bytes, timeout = 60_000) {
+  await page.locator(".timeline-canvas").scrollIntoViewIfNeeded();
+  const f = await timelineFrame(page);
+  const x = f.left + ((position - f.x0) / (f.x1 - f.x0)) * f.width;
+  const y = f.top + f.height - (bytes / f.yMax) * f.height;
+  await page.mouse.move(f.clientLeft + x, f.clientTop + y);
+  const tip = page.locator(".timeline-tooltip");
+  await tip.waitFor({ timeout });
+  return tip.getAttribute("data-buffer");
+}
+
+// Memory of the Chromium processes a benchmark started (bench-*.mjs).
+
+/** Every process below this one: pid → command line. */
+export function descendants() {
+  const children = new Map();
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (!children.has(ppid)) children.set(ppid, []);
+      children.get(ppid).push(Number(entry));
+    } catch {
+      // The process ended while listed.
+    }
+  }
+  const found = new Map();
+  const stack = [process.pid];
+  while (stack.length) {
+    for (const child of children.get(stack.pop()) || []) {
+      try {
+        found.set(child, fs.readFileSync(`/proc/${child}/cmdline`, "utf8").split("\0").join(" "));
+      } catch {
+        continue;
+      }
+      stack.push(child);
+    }
+  }
+  return found;
+}
+
+/** VmRSS and VmHWM of a process in bytes, or null once it has ended. */
+export function memoryOf(pid) {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+    const kib = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(status)?.[1] || 0) * 1024;
+    return { rss: kib("VmRSS"), hwm: kib("VmHWM") };
+  } catch {
+    return null;
+  }
+}
+
+/** CPU seconds (user + system) a process has used, its ended threads included; null once it has ended. */
+export function cpuSecondsOf(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+export const kindOf = (cmdline) => /--type=([a-z-]+)/.exec(cmdline)?.[1] || (cmdline.includes("chrom") ? "browser" : "other");
+
+/**
+ * Samples the memory of every Chromium process this script started and the
+ * page's JS heap (CDP). `sample()` once per tick; `peaks` maps pid to
+ * { kind, rss, hwm } (VmHWM: the kernel's own peak), `peakSum()` the largest
+ * sum of RSS seen, `peakJsHeap()` the page's largest JS heap.
+ */
+export async function memorySampler(page) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Performance.enable");
+  const peaks = new Map();
+  let peakSum = 0;
+  let peakJsHeap = 0;
+  const sample = async () => {
+    let sum = 0;
+    for (const [pid, cmdline] of descendants()) {
+      const m = memoryOf(pid);
+      if (!m) continue;
+      sum += m.rss;
+      const p = peaks.get(pid) || { kind: kindOf(cmdline), rss: 0, hwm: 0 };
+      p.rss = Math.max(p.rss, m.rss);
+      p.hwm = Math.max(p.hwm, m.hwm);
+      peaks.set(pid, p);
+    }
+    peakSum = Math.max(peakSum, sum);
+    try {
+      const { metrics } = await cdp.send("Performance.getMetrics");
+      peakJsHeap = Math.max(peakJsHeap, metrics.find((m) => m.name === "JSHeapUsedSize")?.value || 0);
+    } catch {
+      // The page is gone (a crashed renderer); the process samples remain.
+    }
+  };
+  return { sample, peaks, peakSum: () => peakSum, peakJsHeap: () => peakJsHeap };
+}
+
+/** Removes `name VALUE` from a benchmark's `args` and returns VALUE (or `fallback`). */
+export function takeOption(args, name, fallback) {
+  const i = args.indexOf(name);
+  if (i < 0) return fallback;
+  const [, value] = args.splice(i, 2);
+  return value;
 }

@@ -16,7 +16,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { corpusDir, dropFiles, launchChromium, serveDist } from "./lib.mjs";
+import { corpusDir, dropFiles, launchChromium, serveDist, timelineBufferAt, timelineFrame } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
@@ -53,26 +53,8 @@ async function settled(p) {
   await p.locator("section.progress").waitFor({ state: "detached", timeout: TIMEOUT });
 }
 
-/** The timeline canvas's frame, from its data attributes. */
-async function frame() {
-  return page.locator(".timeline-canvas").evaluate((c) => {
-    const [left, top, width, height] = c.dataset.plot.split(",").map(Number);
-    const r = c.getBoundingClientRect();
-    return { x0: Number(c.dataset.x0), x1: Number(c.dataset.x1), yMax: Number(c.dataset.yMax), left, top, width, height, clientLeft: r.left, clientTop: r.top };
-  });
-}
-
-/** Hovers (position, bytes) on the timeline; returns the tooltip's buffer. */
-async function bufferAt(position, bytes) {
-  await page.locator(".timeline-canvas").scrollIntoViewIfNeeded();
-  const f = await frame();
-  const x = f.left + ((position - f.x0) / (f.x1 - f.x0)) * f.width;
-  const y = f.top + f.height - (bytes / f.yMax) * f.height;
-  await page.mouse.move(f.clientLeft + x, f.clientTop + y);
-  const tip = page.locator(".timeline-tooltip");
-  await tip.waitFor({ timeout: TIMEOUT });
-  return tip.getAttribute("data-buffer");
-}
+const frame = () => timelineFrame(page);
+const bufferAt = (position, bytes) => timelineBufferAt(page, position, bytes, TIMEOUT);
 
 /** A screenshot of `locator` with the page's sticky header out of the way. */
 async function screenshotUnderHeader(p, locator, name) {

@@ -6,45 +6,25 @@
 // is named with its source line (`state = step(state)`, line 86 of the
 // generator), and the answer at the top says so.
 
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { dropFiles, openExamplePage } from "./lib.mjs";
+import { OUT, REPOSITORY, dropProfiles, exampleSuite, lineOf } from "./lib.mjs";
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, "../..");
-const DIST = path.join(ROOT, "dist");
-const OUT = path.join(HERE, "out");
-const LEAK = path.join(ROOT, "fixtures/jax-memory-profiles/leak");
-const GENERATOR = path.join(ROOT, "tools/fixtures/jax_memory_profiles.py");
+const LEAK = path.join(REPOSITORY, "fixtures/jax-memory-profiles/leak");
+const GENERATOR = path.join(REPOSITORY, "tools/fixtures/jax_memory_profiles.py");
 const TIMEOUT = 60_000;
 
-let opened;
-let page;
-
-before(async () => {
-  fs.mkdirSync(OUT, { recursive: true });
-  opened = await openExamplePage(DIST, TIMEOUT);
-  page = opened.page;
-});
-
-after(async () => {
-  await opened?.close();
-});
+const opened = exampleSuite(TIMEOUT);
 
 test("a dropped series of leaking JAX profiles names the growing line, in the series and in the answer", async () => {
-  const names = fs.readdirSync(LEAK).filter((n) => n.endsWith(".prof")).sort();
-  assert.equal(names.length, 3);
-  await dropFiles(page, names.map((name) => ({ name, path: path.join(LEAK, name) })));
+  const { page } = opened;
+  await dropProfiles(page, LEAK, 3);
   const series = page.locator('[data-testid="device-memory-series"]');
   await series.waitFor({ timeout: TIMEOUT });
 
   // The line the generator leaks from, read from the generator itself.
-  const lines = fs.readFileSync(GENERATOR, "utf8").split("\n");
-  const leakLine = lines.findIndex((l) => l.trim() === "state = step(state)") + 1;
-  assert.ok(leakLine > 0, "the generator's leaking line");
+  const leakLine = lineOf(GENERATOR, (l) => l.trim() === "state = step(state)");
   const where = `jax_memory_profiles.py:${leakLine}`;
 
   const status = await series.locator('[role="status"]').textContent();

@@ -39,13 +39,22 @@ fn read_page(dist: &Path) -> Result<PageFiles, String> {
     let index = std::fs::read_to_string(&index_path)
         .map_err(|e| format!("{}: {e}", index_path.display()))?;
     let file = |target: &str| -> Result<Vec<u8>, String> {
-        let path = super::serve::resolve(dist, target)
-            .ok_or_else(|| format!("{}: names {target}, which is not in {}", index_path.display(), dist.display()))?;
+        let path = super::serve::resolve(dist, target).ok_or_else(|| {
+            format!(
+                "{}: names {target}, which is not in {}",
+                index_path.display(),
+                dist.display()
+            )
+        })?;
         std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))
     };
     let attribute = |name: &str| -> Result<String, String> {
-        attribute_value(&index, name)
-            .ok_or_else(|| format!("{}: no {name} (not a page trunk built?)", index_path.display()))
+        attribute_value(&index, name).ok_or_else(|| {
+            format!(
+                "{}: no {name} (not a page trunk built?)",
+                index_path.display()
+            )
+        })
     };
     let glue_js = String::from_utf8(file(&attribute("data-js")?)?)
         .map_err(|_| format!("{}: the JS glue is not UTF-8", dist.display()))?;
@@ -116,7 +125,12 @@ try {
 "#;
 
 /// The static fragment followed by the page embedded on `report`.
-pub fn with_page(static_html: &str, report: &Report, link: Option<&str>, dist: &Path) -> Result<String, String> {
+pub fn with_page(
+    static_html: &str,
+    report: &Report,
+    link: Option<&str>,
+    dist: &Path,
+) -> Result<String, String> {
     let page = read_page(dist)?;
     let mut packed = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
     packed
@@ -125,7 +139,9 @@ pub fn with_page(static_html: &str, report: &Report, link: Option<&str>, dist: &
         .map_err(|e| e.to_string())?;
     let wasm_b64 = base64::engine::general_purpose::STANDARD.encode(packed.get_ref());
     let json = script_safe_json(report)?;
-    let link_attr = link.map(|l| format!(" {LINK_ATTRIBUTE}=\"{}\"", esc(l))).unwrap_or_default();
+    let link_attr = link
+        .map(|l| format!(" {LINK_ATTRIBUTE}=\"{}\"", esc(l)))
+        .unwrap_or_default();
     // The glue is an ES module with no imports: inlined, its `__wbg_init`
     // is in the start script's scope (its `export`s are inert there).
     let document = format!(
@@ -183,7 +199,13 @@ mod tests {
         let index = r#"<link rel="stylesheet" href="/style-1.css" integrity="x"/>
 <link rel="stylesheet" href="/views-2.css"/><script src="/boot.js" data-js="/oomscope-app-3.js" data-wasm="/oomscope-app-3_bg.wasm" defer></script>"#;
         assert_eq!(stylesheets(index), vec!["/style-1.css", "/views-2.css"]);
-        assert_eq!(attribute_value(index, "data-js").as_deref(), Some("/oomscope-app-3.js"));
-        assert_eq!(attribute_value(index, "data-wasm").as_deref(), Some("/oomscope-app-3_bg.wasm"));
+        assert_eq!(
+            attribute_value(index, "data-js").as_deref(),
+            Some("/oomscope-app-3.js")
+        );
+        assert_eq!(
+            attribute_value(index, "data-wasm").as_deref(),
+            Some("/oomscope-app-3_bg.wasm")
+        );
     }
 }

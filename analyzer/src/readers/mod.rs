@@ -134,6 +134,14 @@ pub trait Reader {
 
     /// After every input was read: what needs them together.
     fn finish(&mut self, _out: &mut Out) {}
+
+    /// Whether what it adds is complete on its own (no `finish`, nothing
+    /// combined with other inputs but by the ranks and the diagnosis), so
+    /// that a drop of such files can be analysed one file at a time
+    /// (`crate::ranks::per_file`).
+    fn analysed_alone(&self) -> bool {
+        false
+    }
 }
 
 /// `name`'s base name, lowercased.
@@ -155,6 +163,13 @@ pub fn recognise(readers: &[Box<dyn Reader>], name: &str, data: &[u8]) -> usize 
         .iter()
         .position(|r| r.recognises(&offer))
         .unwrap_or(readers.len().saturating_sub(1))
+}
+
+/// Whether a file of this name is read by a reader whose report is
+/// complete on its own ([`Reader::analysed_alone`]: a snapshot).
+pub fn analysed_alone(name: &str) -> bool {
+    let list = readers();
+    list[recognise(&list, name, &[])].analysed_alone()
 }
 
 /// Whether a file of this name is read by slices (a profile, a snapshot):

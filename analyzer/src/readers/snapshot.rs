@@ -24,6 +24,10 @@ impl Reader for Snapshot {
         Access::Slices
     }
 
+    fn analysed_alone(&self) -> bool {
+        true
+    }
+
     fn read(&mut self, file: &InputFile, _explicit: bool, out: &mut Out) -> InputKind {
         read_snapshot(&file.name, &file.data[..], file.data.len() as u64, out);
         InputKind::MemorySnapshot

@@ -14,8 +14,9 @@ use js_sys::{ArrayBuffer, Reflect, Uint8Array};
 use oomscope_analyzer::compare::{analyze_loaded, compare_inputs, Labels, SideInputs};
 use oomscope_analyzer::{InputFile, InputSource, Progress, ReadAt};
 use oomscope_app::protocol::{
-    AnalyzeRequest, CompareRequest, LinkRequest, ProgressThrottle, RequestFile, WorkerMessage,
-    COMPARE_FIELD, LINK_FIELD, MAX_INPUT_BYTES, PAYLOADS_FIELD, REQUEST_FIELD,
+    AnalyzeRequest, CombineRequest, CompareRequest, LinkRequest, ProgressThrottle, RequestFile,
+    WorkerMessage, COMBINE_FIELD, COMPARE_FIELD, LINK_FIELD, MAX_INPUT_BYTES, PAYLOADS_FIELD,
+    REQUEST_FIELD,
 };
 use oomscope_report::{units::format_bytes, InputError};
 use std::cell::RefCell;
@@ -56,6 +57,9 @@ fn run_job(scope: &DedicatedWorkerGlobalScope, data: &JsValue) {
     if let Some(json) = string_field(data, COMPARE_FIELD) {
         return run_compare(scope, data, &json);
     }
+    if let Some(json) = string_field(data, COMBINE_FIELD) {
+        return run_combine(scope, data, &json);
+    }
     let request = string_field(data, REQUEST_FIELD)
         .ok_or_else(|| "the message has no request".to_string())
         .and_then(|json| {
@@ -68,12 +72,25 @@ fn run_job(scope: &DedicatedWorkerGlobalScope, data: &JsValue) {
             return;
         }
     };
-    let payloads = payloads_of(data);
     let job = request.job;
+    let names: Vec<&str> = request.files.iter().map(|f| f.name.as_str()).collect();
+    if request.may_split && oomscope_analyzer::ranks::per_file(&names) {
+        post(scope, &WorkerMessage::PerFile { job });
+        return;
+    }
+    let payloads = payloads_of(data);
     let mut send_progress = progress_sender(scope, job);
     let side = load_inputs(&request.files, &payloads, 0, &mut send_progress);
-    let report = analyze_loaded(side, &mut send_progress);
-    match serde_json::to_string(&report) {
+    let mut report = analyze_loaded(side, &mut send_progress);
+    if request.summary {
+        report = oomscope_analyzer::ranks::summary(report);
+    }
+    post_report(scope, job, &report);
+}
+
+/// Answers job `job` with `report` (its JSON).
+fn post_report(scope: &DedicatedWorkerGlobalScope, job: u32, report: &oomscope_report::Report) {
+    match serde_json::to_string(report) {
         Ok(report_json) => post(scope, &WorkerMessage::Done { job, report_json }),
         Err(e) => post(
             scope,
@@ -83,6 +100,35 @@ fn run_job(scope: &DedicatedWorkerGlobalScope, data: &JsValue) {
             },
         ),
     }
+}
+
+/// Puts together the reports of single files the page's pool analysed
+/// (the payloads, JSON strings in drop order): one report, as if the files
+/// had been analysed together. A part that cannot be read is named.
+fn run_combine(scope: &DedicatedWorkerGlobalScope, data: &JsValue, json: &str) {
+    let job = match serde_json::from_str::<CombineRequest>(json) {
+        Ok(request) => request.job,
+        Err(e) => {
+            let message = format!("bad combine request: {e}");
+            post(scope, &WorkerMessage::Failed { job: 0, message });
+            return;
+        }
+    };
+    let payloads = payloads_of(data);
+    let mut parts = Vec::with_capacity(payloads.length() as usize);
+    for (i, part) in payloads.iter().enumerate() {
+        let text = part.as_string().unwrap_or_default();
+        match serde_json::from_str::<oomscope_report::Report>(&text) {
+            Ok(report) => parts.push(report),
+            Err(e) => {
+                let message = format!("the report of file {} could not be read: {e}", i + 1);
+                post(scope, &WorkerMessage::Failed { job, message });
+                return;
+            }
+        }
+    }
+    let report = oomscope_analyzer::ranks::combine(parts);
+    post_report(scope, job, &report);
 }
 
 /// Compares two runs: each side loaded as an analysis job's inputs, then

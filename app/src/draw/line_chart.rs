@@ -571,12 +571,7 @@ pub fn plot<DB: DrawingBackend>(
             ))
             .map_err(err)?;
         let (x, top) = plane.backend_coord(&(event.x, y(y_max)));
-        let right_half = event.x > x0 + (x1 - x0) / 2.0;
-        let (anchor, dx) = if right_half {
-            (HPos::Right, -px(4.0))
-        } else {
-            (HPos::Left, px(4.0))
-        };
+        let (anchor, dx) = label_beside(event.x, x0, x1, px(4.0));
         area.draw(&Text::new(
             event.label.clone(),
             (x + dx, top + px(16.0)),
@@ -593,12 +588,7 @@ pub fn plot<DB: DrawingBackend>(
             ))
             .map_err(err)?;
         let (x, top) = plane.backend_coord(&(marker.x, y(y_max)));
-        let right_half = marker.x > x0 + (x1 - x0) / 2.0;
-        let (anchor, dx) = if right_half {
-            (HPos::Right, -px(4.0))
-        } else {
-            (HPos::Left, px(4.0))
-        };
+        let (anchor, dx) = label_beside(marker.x, x0, x1, px(4.0));
         area.draw(&Text::new(
             marker.label.clone(),
             (x + dx, top + px(2.0)),
@@ -617,6 +607,17 @@ pub fn plot<DB: DrawingBackend>(
         x1,
         y_max,
     })
+}
+
+/// Where the label of a vertical line at `x` goes: `gap` pixels right of
+/// it in the left half of `[x0, x1]`, left of it in the right half, so that
+/// it stays inside the plot.
+fn label_beside(x: f64, x0: f64, x1: f64, gap: i32) -> (HPos, i32) {
+    if x > x0 + (x1 - x0) / 2.0 {
+        (HPos::Right, -gap)
+    } else {
+        (HPos::Left, gap)
+    }
 }
 
 /// The part of a line inside `[x0, x1] × [0, y_max]`: points past `x1` are

@@ -104,8 +104,8 @@ pub fn attribute(
         })
         .collect();
     // Donation is named only when the programs' input-output aliases
-    // differ: outputs placed in a parameter's buffer.
-    if name_causes && unaliased_outputs(a) != unaliased_outputs(b) {
+    // differ: parameters whose allocation is also an output's.
+    if name_causes && aliased_parameters(a) != aliased_parameters(b) {
         find_donations(&mut only_a, b);
         find_donations(&mut only_b, a);
     }
@@ -342,29 +342,21 @@ fn parameter_types(m: &ModuleReport) -> Vec<(String, u64)> {
     types
 }
 
-/// Outputs with a buffer of their own shaped like a parameter (each
-/// parameter explains one). An output the compiler aliases to a donated
-/// parameter has no buffer of its own (XProf lists only the parameter), so
-/// the programs' input-output aliases differ exactly when these counts do.
-fn unaliased_outputs(m: &ModuleReport) -> usize {
-    let mut parameters: Vec<&str> = m
+/// The parameters whose allocation is also a program output (an
+/// input-output alias: a donated argument the output reuses), by shape.
+/// The buffer assignment says it (`maybe_live_out` on the parameter's
+/// allocation), whichever outputs are live at the peak: counting outputs
+/// that have a buffer of their own named donation in a pair aliased
+/// identically on both sides whose outputs left the peak on one side.
+fn aliased_parameters(m: &ModuleReport) -> Vec<&str> {
+    let mut shapes: Vec<&str> = m
         .peak_buffers
         .iter()
-        .filter(|p| p.category == BufferCategory::Parameter)
+        .filter(|p| p.category == BufferCategory::Parameter && p.maybe_live_out)
         .map(|p| p.shape.as_str())
         .collect();
-    let mut own = 0;
-    for o in m
-        .peak_buffers
-        .iter()
-        .filter(|p| p.category == BufferCategory::Output)
-    {
-        if let Some(i) = parameters.iter().position(|s| *s == o.shape) {
-            parameters.swap_remove(i);
-            own += 1;
-        }
-    }
-    own
+    shapes.sort_unstable();
+    shapes
 }
 
 fn gcd(mut a: i64, mut b: i64) -> i64 {

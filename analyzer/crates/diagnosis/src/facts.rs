@@ -119,8 +119,12 @@ pub(crate) struct CompileFacts<'a> {
 /// How many chips the failing program runs on, as far as the inputs show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Chips {
-    /// Collectives in the module, or shardings that name devices: several.
+    /// Collectives in the module, shardings that name devices, or a module
+    /// compiled for more than one replica or partition: several.
     Several,
+    /// The module was compiled for one replica and one partition (its
+    /// HloProto's device assignment, or a dump's `HloModule` header).
+    One,
     /// Nothing shows: a program without collectives or device shardings
     /// may run on one chip, or replicate everything over several.
     Unknown,
@@ -144,8 +148,11 @@ pub(crate) fn chips(f: &CompileFacts<'_>) -> Chips {
             || a.label.contains("all-gather")
             || a.label.contains("all-reduce")
     });
-    if in_module || in_listing {
+    let compiled_for = f.module.and_then(|m| m.chips);
+    if in_module || in_listing || compiled_for.is_some_and(|n| n > 1) {
         Chips::Several
+    } else if compiled_for == Some(1) {
+        Chips::One
     } else {
         Chips::Unknown
     }

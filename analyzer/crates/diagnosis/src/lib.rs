@@ -33,6 +33,7 @@ use serde::Serialize;
 mod allocator;
 mod compile;
 mod facts;
+mod framework;
 pub mod ids;
 mod near_limit;
 mod node;

@@ -51,7 +51,12 @@ impl NodeEval {
     /// Adds action `key` of this node: its advice, then `detail` (the
     /// user's numbers), with an optional estimate and how it was computed.
     pub fn action(&mut self, key: &str, detail: &str, estimate: Option<(i64, String)>) {
-        let advice = action_text(self.id, key);
+        self.action_worded(action_text(self.id, key), detail, estimate);
+    }
+
+    /// Adds an action whose advice is worded here (for the input's
+    /// framework) instead of the tree's generic text, then `detail`.
+    pub fn action_worded(&mut self, advice: &str, detail: &str, estimate: Option<(i64, String)>) {
         let text = match (advice.is_empty(), detail.is_empty()) {
             (false, false) => format!("{advice} {detail}"),
             (false, true) => advice.to_string(),

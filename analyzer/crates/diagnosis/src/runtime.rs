@@ -12,6 +12,7 @@ use oomscope_report::{
 };
 
 use crate::allocator::{allocator_trend, AllocatorShape, AllocatorTrend};
+use crate::framework::Framework;
 use crate::facts::{
     alloc_from_peak, cite_lifetime, counted, gib, is_compile_kind, pct_fact, pct_text, signed,
     total,
@@ -33,35 +34,6 @@ use crate::ids::{
     ACCUMULATION as ACCUM, DEVICE_BALANCE, LINGERING as LINGER, PEAK_COMPOSITION, SPIKE,
     STEADY_GROWTH as STEADY, TORCH_FRAGMENTATION,
 };
-
-/// The framework an input comes from, for advice worded in its own API.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Framework {
-    PyTorch,
-    Jax,
-    /// A CSV, or allocator statistics both print (`memory_stats()`): the advice names both.
-    Either,
-}
-
-impl Framework {
-    /// The steps reader that produced a series says whose log it is.
-    fn of_series(s: &StepSeries) -> Framework {
-        match s.source.as_str() {
-            "torchtitan" | "pytorch" | "torchtune" => Framework::PyTorch,
-            "maxtext" | "tpu-info" => Framework::Jax,
-            _ => Framework::Either,
-        }
-    }
-
-    /// How to move a reduced value to the host, in the framework's API.
-    fn to_host(self) -> &'static str {
-        match self {
-            Framework::PyTorch => "In PyTorch: call .item() (or .cpu()) on the reduced loss or metric right after the step.",
-            Framework::Jax => "In JAX: fetch the reduced value with jax.device_get(x) (or float(x)) right after the step, and do not keep jax.Array results in a Python list across steps.",
-            Framework::Either => "PyTorch: .item() or .cpu() on the reduced value; JAX: jax.device_get(x) or float(x).",
-        }
-    }
-}
 
 /// What one step series shows.
 #[derive(Debug, Clone)]
@@ -444,8 +416,10 @@ pub(crate) fn evaluate(
                 // "every 1000 steps" turned six warm-up steps into 980 GiB.
                 let observed = t.growth.max(0.0) as u64;
                 let steps = t.last_step.saturating_sub(t.first_step);
-                steady.action(
-                    "no_persistent_tensors",
+                let framework = Framework::of_series(t.series, report);
+                steady.fact("framework", framework.name());
+                steady.action_worded(
+                    framework.no_persistent_tensors(),
                     &format!(
                         "About {} accumulated over the {} steps of the series ({}–{}){}.",
                         gib(observed),
@@ -460,7 +434,7 @@ pub(crate) fn evaluate(
                     ),
                     Some((signed(observed), format!("slope × {steps} steps ({slope_text})"))),
                 );
-                steady.action("sync", "", None);
+                steady.action_worded(framework.sync(), "", None);
                 let restart = t
                     .series
                     .projected_limit_step
@@ -629,11 +603,21 @@ pub(crate) fn evaluate(
                 if *extra == 1 { "" } else { "s" },
                 gib(*bytes)
             );
-            lingering_node.action(
-                "out_of_place",
-                &format!("That keeps {} alive per step.", gib(*bytes)),
-                Some((signed(*bytes), "Σ sizes of outputs whose shape matches a parameter's, beyond one output per parameter".into())),
-            );
+            let framework = Framework::of_report(report);
+            lingering_node.fact("framework", framework.name());
+            let detail = format!("That keeps {} alive per step.", gib(*bytes));
+            let how = "Σ sizes of outputs whose shape matches a parameter's, beyond one output per parameter";
+            // The out-of-place sharding annotation is PyTorch/XLA's remedy
+            // (seed 001); other frameworks release what holds the buffers.
+            if framework == Framework::PyTorchXla {
+                lingering_node.action("out_of_place", &detail, Some((signed(*bytes), how.into())));
+            } else {
+                lingering_node.action_worded(
+                    framework.release_backward(),
+                    &detail,
+                    Some((signed(*bytes), how.into())),
+                );
+            }
         }
         None if snapshot_linger.is_some() => {
             if let Some((s, l)) = snapshot_linger {
@@ -670,7 +654,7 @@ pub(crate) fn evaluate(
                 "to_host",
                 &format!(
                     "{} About {} builds up per {period}-step period.",
-                    Framework::of_series(t.series).to_host(),
+                    Framework::of_series(t.series, report).to_host(),
                     gib(per_period)
                 ),
                 Some((signed(per_period), "slope × sawtooth period".into())),
@@ -1003,8 +987,10 @@ fn allocator_steady(steady: &mut NodeEval, report: &Report, alloc: Option<&Alloc
             // What the profile shows, not an extrapolation past it (a
             // half-second profile says nothing about a minute).
             let observed = (bytes_per_second * seconds).max(0.0) as u64;
-            steady.action(
-                "no_persistent_tensors",
+            let framework = Framework::of_report(report);
+            steady.fact("framework", framework.name());
+            steady.action_worded(
+                framework.no_persistent_tensors(),
                 &format!(
                     "About {} accumulated over the {seconds:.3} s of the profile.",
                     gib(observed)
@@ -1015,7 +1001,7 @@ fn allocator_steady(steady: &mut NodeEval, report: &Report, alloc: Option<&Alloc
                         .into(),
                 )),
             );
-            steady.action("sync", "", None);
+            steady.action_worded(framework.sync(), "", None);
         }
         _ => {
             let flat: Vec<String> = report

@@ -218,6 +218,12 @@ pub fn analyze_module(module: &DumpModule<'_>) -> (Vec<ModuleReport>, Vec<InputE
         source_kind: SourceKind::XlaDumpText,
         input,
         instructions: sequence.iter().map(|s| s.to_string()).collect(),
+        // The header names replicas and partitions beyond 1; a module
+        // without a header line says nothing (replica_count stays 0).
+        chips: hlo
+            .as_ref()
+            .filter(|m| m.replica_count > 0)
+            .map(|m| m.replica_count.saturating_mul(m.num_partitions.max(1))),
         ..Default::default()
     };
     let totals = Totals::of(&ba.allocations);

@@ -26,6 +26,10 @@ pub struct HloModule<'a> {
     pub is_scheduled: bool,
     /// The `entry_computation_layout={...}` value without the braces.
     pub entry_computation_layout: Option<&'a str>,
+    /// `replica_count=` and `num_partitions=` of the header; the printer
+    /// omits each when it is 1.
+    pub replica_count: u64,
+    pub num_partitions: u64,
     pub stack_frames: StackFrameTables<'a>,
     pub computations: Vec<HloComputation<'a>>,
     /// Index into `computations` of the `ENTRY` computation.
@@ -328,12 +332,16 @@ impl<'a> Parser<'a> {
         let module = &mut self.out.module;
         let mut parts = split_top_level(rest, b',');
         module.name = parts.next().unwrap_or("").trim();
+        module.replica_count = 1;
+        module.num_partitions = 1;
         for part in parts {
             let Some((key, value)) = part.trim().split_once('=') else {
                 continue;
             };
             match key {
                 "is_scheduled" => module.is_scheduled = value == "true",
+                "replica_count" => module.replica_count = value.trim().parse().unwrap_or(1),
+                "num_partitions" => module.num_partitions = value.trim().parse().unwrap_or(1),
                 "entry_computation_layout" => {
                     let inner = value
                         .strip_prefix('{')

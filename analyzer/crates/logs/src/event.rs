@@ -168,6 +168,8 @@ pub struct Raw {
     pub expected: Vec<Expected>,
     /// Ranks whose copies of the message were merged here (`[rank3]:`).
     pub ranks: Vec<u32>,
+    /// When each rank printed its copy, where the line has a logger's time.
+    pub rank_times: Vec<oomscope_report::RankTime>,
 }
 
 impl Raw {
@@ -186,6 +188,7 @@ impl Raw {
             top_arguments: Vec::new(),
             expected: Vec::new(),
             ranks: Vec::new(),
+            rank_times: Vec::new(),
         }
     }
 
@@ -392,6 +395,15 @@ fn absorb(into: &mut Raw, from: Raw) {
             into.ranks.push(r);
         }
     }
+    // A rank's earliest copy is when it failed.
+    for t in from.rank_times {
+        match into.rank_times.iter().position(|o| o.rank == t.rank) {
+            Some(i) if t.earlier_than(&into.rank_times[i]) => into.rank_times[i] = t,
+            Some(_) => {}
+            None if into.rank_times.len() < MAX_RANKS => into.rank_times.push(t),
+            None => {}
+        }
+    }
     for e in from.expected {
         if !into.expected.contains(&e) {
             into.expected.push(e);
@@ -534,6 +546,11 @@ fn to_event(input: &str, m: Merged) -> OomEvent {
             let mut ranks = r.ranks;
             ranks.sort_unstable();
             ranks
+        },
+        rank_times: {
+            let mut times = r.rank_times;
+            times.sort_by_key(|t| t.rank);
+            times
         },
     }
 }

@@ -33,7 +33,7 @@ pub(crate) enum Anchor {
     TpuUsageItem,
 }
 
-pub(crate) const KEYWORDS: [(&str, Anchor); 22] = [
+pub(crate) const KEYWORDS: [(&str, Anchor); 23] = [
     ("Ran out of memory", Anchor::TpuRanOut),
     ("Requires ", Anchor::TpuRequires),
     ("would exceed memory (size=", Anchor::TpuWouldExceed),
@@ -52,6 +52,8 @@ pub(crate) const KEYWORDS: [(&str, Anchor); 22] = [
     ("CUDA out of memory", Anchor::Torch),
     ("HIP out of memory", Anchor::Torch),
     ("XPU out of memory", Anchor::Torch),
+    // torch_npu (Ascend): its caching allocator and its workspace allocator.
+    ("NPU out of memory", Anchor::Torch),
     ("MPS backend out of memory", Anchor::TorchMps),
     // PyTorch's device-generic allocator names no device.
     ("Out of memory. Tried to allocate", Anchor::Torch),

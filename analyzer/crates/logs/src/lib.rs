@@ -82,6 +82,7 @@ mod normalize;
 mod rank;
 mod rescan;
 mod site;
+mod time;
 mod torch;
 mod tpu;
 
@@ -148,9 +149,15 @@ fn scan_unwrapped(input_name: &str, unwrapped: &normalize::Unwrapped) -> Vec<Oom
     let mut reading = Reading::merging();
     scan(&unwrapped.text, None, &mut reading, &mut Vec::new());
     let mut joined = reading.merger.finish(input_name);
+    let on_input = |line: u32| {
+        let i = line.saturating_sub(1) as usize;
+        unwrapped.line_of.get(i).copied().unwrap_or(line)
+    };
     for e in &mut joined {
-        let i = e.line.saturating_sub(1) as usize;
-        e.line = unwrapped.line_of.get(i).copied().unwrap_or(e.line);
+        e.line = on_input(e.line);
+        for t in &mut e.rank_times {
+            t.line = on_input(t.line);
+        }
     }
     joined
 }
@@ -308,7 +315,15 @@ fn scan(text: &str, escaped: Option<(u32, Span)>, out: &mut Reading, hits: &mut 
                 raw.line = escaped.map_or(line_no, |e| e.0);
                 raw.escaped = escaped.is_some();
                 raw.logged = site.head_and_origin().1;
-                raw.ranks.extend(rank::of_line(&text[line_start..line.1]));
+                let tagged = &text[line_start..line.1];
+                raw.ranks.extend(rank::of_line(tagged));
+                if let (Some(rank), Some(time)) = (rank::of_line(tagged), time::of_line(tagged)) {
+                    raw.rank_times.push(oomscope_report::RankTime {
+                        rank,
+                        time: time.text(),
+                        line: raw.line,
+                    });
+                }
                 consumed = end.max(line.1);
                 let span = span(consumed);
                 out.add(*raw, span.start);

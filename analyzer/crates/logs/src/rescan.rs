@@ -208,11 +208,19 @@ fn read_window(text: &str, w: &Window, local: &Local) -> Option<(Vec<Raw>, bool)
         .raws
         .into_iter()
         .map(|(mut raw, _)| {
-            let i = raw.line.saturating_sub(1) as usize;
-            let line = unwrapped.line_of.get(i).copied().unwrap_or(raw.line);
-            raw.line = u32::try_from(w.a_line)
-                .unwrap_or(u32::MAX)
-                .saturating_add(line);
+            // On the input's lines: the joined window's line, then the
+            // window's place.
+            let on_input = |line: u32| {
+                let i = line.saturating_sub(1) as usize;
+                let line = unwrapped.line_of.get(i).copied().unwrap_or(line);
+                u32::try_from(w.a_line)
+                    .unwrap_or(u32::MAX)
+                    .saturating_add(line)
+            };
+            raw.line = on_input(raw.line);
+            for t in &mut raw.rank_times {
+                t.line = on_input(t.line);
+            }
             raw
         })
         .collect();

@@ -14,6 +14,13 @@
 //!   the device-generic allocator of the newest PyTorch
 //!   (`c10/core/CachingDeviceAllocator.h`) starts `Out of memory. Tried to
 //!   allocate X. GPU 0 has ...` with no device name.
+//! - torch_npu (Ascend NPUs), the CUDA allocator's old form with the NPU
+//!   named: `NPU out of memory. Tried to allocate X (NPU 0; Y total
+//!   capacity; Z already allocated; C current active; W free; [A allowed; ]
+//!   V reserved in total by PyTorch)` (`NPUCachingAllocator.cpp`; older:
+//!   `... W free; V cached)`), and its workspace allocator's
+//!   `NPU out of memory. NPUWorkspaceAllocator tried to allocate X(NPU 1; Y
+//!   total capacity; W free)` (`NPUWorkspaceAllocator.cpp`).
 //! - MPS (`MPSAllocator.mm`): `MPS backend out of memory (MPS allocated: A,
 //!   other allocations: O[, max allowed: M]). Tried to allocate R on
 //!   private|shared pool.` (see [`mps_oom`]).
@@ -35,13 +42,17 @@ use oomscope_report::{MemorySpace, OomKind};
 
 lazy_regex!(
     re_tried,
-    r"(?:(CUDA|HIP|XPU) out of memory|Out of memory)\.\s*Tried to allocate SIZE"
+    r"(?:(CUDA|HIP|XPU|NPU) out of memory|Out of memory)\.\s*(?:NPUWorkspaceAllocator t|T)ried to allocate SIZE"
 );
 lazy_regex!(
     re_tried_headless,
     r"Tried to allocate SIZE(?:\s*\(GPU \d+;|\.\s*GPU \d+ has a total capac)"
 );
-lazy_regex!(re_device, r"GPU (\d+)");
+lazy_regex!(re_device, r"[GN]PU (\d+)");
+lazy_regex!(
+    re_npu_workspace,
+    r"NPUWorkspaceAllocator tried to allocate SIZE\s*\(NPU \d+;\s*SIZE total capacity;\s*SIZE free\)"
+);
 lazy_regex!(re_capacity_new, r"total capac\w* of SIZE");
 lazy_regex!(re_capacity_old, r"SIZE total capacity");
 lazy_regex!(re_free_new, r"of which SIZE is free");
@@ -171,10 +182,11 @@ fn read(site: &Site, text: &str) -> Option<Raw> {
         Some(c) => (c, 2),
         None => (re_tried_headless().captures(text)?, 1),
     };
-    let space = if c.get(1).is_some_and(|d| d.as_str() == "XPU") && size_group == 2 {
-        MemorySpace::Xpu
-    } else {
-        MemorySpace::Gpu
+    let named = c.get(1).filter(|_| size_group == 2).map(|d| d.as_str());
+    let space = match named {
+        Some("XPU") => MemorySpace::Xpu,
+        Some("NPU") => MemorySpace::Npu,
+        _ => MemorySpace::Gpu,
     };
     // Fields are read after the headline only, so text before it on the line
     // (another message) cannot lend numbers.
@@ -186,7 +198,8 @@ fn read(site: &Site, text: &str) -> Option<Raw> {
             raw.set_extra("device", Some(Size::exact(n)));
         }
     }
-    let old_form = body.contains("(GPU") || body.contains("total capacity;");
+    let old_form =
+        body.contains("(GPU") || body.contains("(NPU") || body.contains("total capacity;");
     raw.set(
         Field::TotalCapacity,
         find_size(re_capacity_new(), body).or_else(|| find_size(re_capacity_old(), body)),
@@ -228,6 +241,20 @@ fn read(site: &Site, text: &str) -> Option<Raw> {
                 step: a.step.saturating_add(u.step),
             }),
         );
+    }
+    // The workspace allocator prints the request, the capacity and what is
+    // free, nothing of the caching allocator: complete at its `)`.
+    if body.contains("NPUWorkspaceAllocator") {
+        if re_npu_workspace().is_match(body) {
+            raw.set(Field::Limit, raw.get(Field::TotalCapacity));
+        }
+        raw.expect(&[
+            Expected::Field(Field::Limit),
+            Expected::Field(Field::Requested),
+            Expected::Field(Field::TotalCapacity),
+            Expected::Field(Field::Free),
+        ]);
+        return Some(raw);
     }
     let common = [
         Expected::Field(Field::Limit),
@@ -277,6 +304,31 @@ mod tests {
         assert_eq!(e.free_bytes, Some(gib(1.50)));
         assert_eq!(e.reserved_bytes, Some(gib(75.00)));
         assert!(e.missing.is_empty(), "{:?}", e.missing);
+        // torch_npu's caching allocator (`NPUCachingAllocator.cpp`): the
+        // old CUDA form with the NPU named and its active bytes.
+        let npu = "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 3; 60.96 GiB total capacity; 55.10 GiB already allocated; 55.10 GiB current active; 1.20 GiB free; 58.00 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.";
+        let e = &parse_oom_log("npu", npu)[0];
+        assert_eq!(e.memory_space, oomscope_report::MemorySpace::Npu);
+        assert_eq!(e.extra["device"], 3);
+        assert_eq!(e.requested_bytes, Some(gib(2.00)));
+        assert_eq!(e.limit_bytes, Some(gib(60.96)));
+        assert_eq!(e.allocated_bytes, Some(gib(55.10)));
+        assert_eq!(e.free_bytes, Some(gib(1.20)));
+        assert_eq!(e.reserved_bytes, Some(gib(58.00)));
+        assert!(e.missing.is_empty(), "{:?}", e.missing);
+        // Its workspace allocator prints three numbers; a cut one misses some.
+        let workspace = "NPU out of memory. NPUWorkspaceAllocator tried to allocate 180.00 MiB(NPU 1; 60.96 GiB total capacity; 86.81 MiB free). If you want to reduce memory usage, take a try to set the environment variable TASK_QUEUE_ENABLE=1.";
+        let e = &parse_oom_log("workspace", workspace)[0];
+        assert_eq!(e.memory_space, oomscope_report::MemorySpace::Npu);
+        assert_eq!(e.requested_bytes, Some(180 << 20));
+        assert_eq!(e.limit_bytes, Some(gib(60.96)));
+        assert_eq!(
+            e.free_bytes,
+            Some((86.81 * (1u64 << 20) as f64).round() as u64)
+        );
+        assert!(e.missing.is_empty(), "{:?}", e.missing);
+        let cut = &parse_oom_log("cut", &workspace[..100])[0];
+        assert!(!cut.missing.is_empty());
         // XLA's "Out of memory while trying to allocate" stays XLA's.
         let xla = parse_oom_log(
             "xla",

@@ -1000,6 +1000,8 @@ fn module_from_shared(m: pb::Module) -> Result<ModuleReport, LinkError> {
         buffers,
         padding: m.padding.map(padding_from_shared).transpose()?,
         instructions: Vec::new(),
+        // An input of the diagnosis, which the link carries already made.
+        chips: None,
     })
 }
 

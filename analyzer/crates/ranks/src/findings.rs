@@ -146,6 +146,7 @@ pub fn find(
                 ),
                 line: site,
                 limit_step,
+                time: None,
             });
             continue;
         }
@@ -175,6 +176,7 @@ pub fn find(
                 ),
                 line: site,
                 limit_step: None,
+                time: None,
             });
         }
     }

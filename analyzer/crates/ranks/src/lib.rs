@@ -1,7 +1,8 @@
 //! Many ranks of one job side by side (issue 26).
 //!
 //! Takes a [`Report`] whose inputs were already analysed one by one (device
-//! memory profiles, snapshots, step logs, OOM logs) and:
+//! memory profiles, snapshots, step logs, XProf profiles' allocator
+//! timelines, OOM logs) and:
 //! 1. recognises each input's rank: from its name ([`names`]), else from its
 //!    contents (a JAX device id, a snapshot's CUDA device); OOM logs carry
 //!    the ranks that printed each error (`OomEvent::ranks`);
@@ -22,7 +23,8 @@ pub mod ooms;
 
 use names::NameRank;
 use oomscope_report::{
-    RankFinding, RankNote, RankNoteKind, RankOom, RankSource, RankSummary, Report, StackSample,
+    RankFinding, RankNote, RankNoteKind, RankOom, RankOverride, RankSource, RankSummary, Report,
+    StackSample,
 };
 use std::collections::BTreeMap;
 
@@ -42,6 +44,9 @@ pub enum ItemKind {
     DeviceMemoryProfile,
     MemorySnapshot,
     StepLog,
+    /// An XProf profile (`<host>.xplane.pb`, one per host): its allocator
+    /// timelines.
+    XprofProfile,
 }
 
 impl ItemKind {
@@ -50,6 +55,7 @@ impl ItemKind {
             ItemKind::DeviceMemoryProfile => "device memory profiles",
             ItemKind::MemorySnapshot => "memory snapshots",
             ItemKind::StepLog => "step logs",
+            ItemKind::XprofProfile => "XProf profiles",
         }
     }
 }
@@ -153,6 +159,38 @@ pub fn items(report: &Report) -> Vec<Item<'_>> {
             stacks: &[],
         });
     }
+    // An XProf profile per host: the host's memory is its busiest
+    // allocator's (the device that runs out first), as XProf's memory
+    // profile shows one allocator at a time.
+    let mut hosts: Vec<(&str, &oomscope_report::AllocatorProfile)> = Vec::new();
+    for a in &report.allocator_profiles {
+        match hosts.iter_mut().find(|(input, _)| *input == a.input) {
+            Some(slot) if a.peak_heap_bytes > slot.1.peak_heap_bytes => slot.1 = a,
+            Some(_) => {}
+            None => hosts.push((&a.input, a)),
+        }
+    }
+    for (input, a) in hosts {
+        let name_rank = names::rank_of(input);
+        out.push(Item {
+            input,
+            kind: ItemKind::XprofProfile,
+            rank: from_name(name_rank),
+            step: names::step_of(input, name_rank),
+            device: a.allocator.clone(),
+            total: a.peak_heap_bytes,
+            last: a.timeline.last().map_or(0, |p| p.heap_bytes),
+            oom: false,
+            stacks: &[],
+        });
+    }
+    // The user's corrections win over every clue.
+    for item in &mut out {
+        if let Some(o) = report.rank_overrides.iter().find(|o| o.input == item.input) {
+            item.rank = Some((o.rank, RankSource::User));
+            item.step = o.step;
+        }
+    }
     out
 }
 
@@ -200,8 +238,35 @@ fn group_key(item: &Item) -> (ItemKind, String) {
     (item.kind, names::template(item.input))
 }
 
-/// Ranks of `report`'s inputs, when they are several ranks of one run.
+/// Sets the ranks view of `report` (`ranks`, `rank_findings`, `rank_ooms`,
+/// `rank_notes`) from its inputs and `rank_overrides`.
+pub fn attach(report: &mut Report) {
+    let ranks = analyze(report);
+    (report.ranks, report.rank_findings) = (ranks.ranks, ranks.findings);
+    (report.rank_ooms, report.rank_notes) = (ranks.ooms, ranks.notes);
+}
+
+/// The user corrected the rank (and step) of some inputs: `overrides`
+/// replace earlier ones for the same inputs and the ranks view is made
+/// again from the report alone, no file read again.
+pub fn regroup(report: &mut Report, overrides: Vec<RankOverride>) {
+    for o in overrides {
+        report.rank_overrides.retain(|old| old.input != o.input);
+        report.rank_overrides.push(o);
+    }
+    attach(report);
+}
+
+/// Ranks of `report`'s inputs, when they are several ranks of one run, and
+/// the rank that failed first when the logs say when each failed.
 pub fn analyze(report: &Report) -> Ranks {
+    let mut out = grouped(report);
+    out.findings.extend(ooms::oom_first(report));
+    out
+}
+
+/// The inputs grouped into ranks, their findings, and OOMs of several ranks.
+fn grouped(report: &Report) -> Ranks {
     let mut out = Ranks {
         ooms: ooms::rank_ooms(report),
         ..Ranks::default()
@@ -209,11 +274,25 @@ pub fn analyze(report: &Report) -> Ranks {
     let all = items(report);
     // Groups of one kind and name template, in order of first input.
     let mut groups: Vec<((ItemKind, String), Vec<&Item>)> = Vec::new();
-    for item in all.iter().filter(|i| i.rank.is_some()) {
+    let user_set = |i: &Item| matches!(i.rank, Some((_, RankSource::User)));
+    for item in all.iter().filter(|i| i.rank.is_some() && !user_set(i)) {
         let key = group_key(item);
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, members)) => members.push(item),
             None => groups.push((key, vec![item])),
+        }
+    }
+    // An input whose rank the user set belongs to the run of its kind with
+    // most ranks, whatever its name: the user said it is one of them.
+    for item in all.iter().filter(|i| user_set(i)) {
+        let run = groups
+            .iter_mut()
+            .filter(|((kind, _), _)| *kind == item.kind)
+            .rev() // the first of equals
+            .max_by_key(|(_, members)| distinct(members));
+        match run {
+            Some((_, members)) => members.push(item),
+            None => groups.push((group_key(item), vec![item])),
         }
     }
     let best = groups
@@ -254,11 +333,22 @@ pub fn analyze(report: &Report) -> Ranks {
     let sources: Vec<&RankSource> = members
         .iter()
         .filter_map(|m| m.rank.as_ref().map(|r| &r.1))
+        .filter(|s| **s != RankSource::User)
         .collect();
-    let how = if sources.iter().all(|s| *s == sources[0]) {
-        source_words(sources[0])
-    } else {
-        "their file or folder names, else their contents"
+    let set_by_user = members.len() - sources.len();
+    let how = match sources.first() {
+        None => source_words(&RankSource::User).to_string(),
+        Some(first) => {
+            let clues = if sources.iter().all(|s| *s == *first) {
+                source_words(first)
+            } else {
+                "their file or folder names, else their contents"
+            };
+            match set_by_user {
+                0 => clues.to_string(),
+                n => format!("{clues} ({n} set by you)"),
+            }
+        }
     };
     out.notes.insert(
         0,
@@ -320,6 +410,7 @@ fn source_words(source: &RankSource) -> &'static str {
         }
         RankSource::SnapshotDevice => "the CUDA device of each snapshot",
         RankSource::LogPrefix => "the rank each log names",
+        RankSource::User => "the ranks you set",
         RankSource::Other(_) => "their contents",
     }
 }

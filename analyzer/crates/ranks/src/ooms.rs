@@ -4,8 +4,16 @@
 //! (each GPU has its own free memory) stay separate events, gathered here
 //! when they are the same failure: same log, same kind, same request, same
 //! device size. The numbers that differ are listed per rank.
+//!
+//! When the log's lines carry a logger's time (`OomEvent::rank_times`),
+//! the rank that failed first is a finding (`oom_first`): in a job whose
+//! ranks wait on each other, the first to fail is the one to look at, the
+//! others often fail because it did.
 
-use oomscope_report::{OomEvent, RankNumber, RankOom, Report};
+use oomscope_report::units::format_bytes;
+use oomscope_report::{
+    OomEvent, RankFinding, RankFindingKind, RankNumber, RankOom, RankTime, Report,
+};
 use std::collections::BTreeMap;
 
 /// The OOMs of `report` that name ranks, one per failure.
@@ -51,7 +59,7 @@ fn key(e: &OomEvent) -> Key {
     (e.input.clone(), e.kind, e.requested_bytes, e.limit())
 }
 
-/// The named numbers of an event.
+/// The named byte counts of an event.
 fn numbers(e: &OomEvent) -> BTreeMap<String, u64> {
     let named = [
         ("used_bytes", e.used_bytes),
@@ -67,7 +75,9 @@ fn numbers(e: &OomEvent) -> BTreeMap<String, u64> {
         .iter()
         .filter_map(|(k, v)| v.map(|v| (k.to_string(), v)))
         .collect();
-    for (k, v) in &e.extra {
+    // Byte counts only: a device index (`extra.device`) differs between
+    // ranks by nature and is no number of memory.
+    for (k, v) in e.extra.iter().filter(|(k, _)| k.ends_with("_bytes")) {
         out.insert(format!("extra.{k}"), *v);
     }
     out
@@ -105,4 +115,58 @@ fn differing(events: &[OomEvent], indices: &[u32]) -> Vec<RankNumber> {
         });
     }
     out
+}
+
+/// The rank that ran out of memory first, when the OOM lines of two or more
+/// ranks carry times and one is strictly earliest.
+pub fn oom_first(report: &Report) -> Option<RankFinding> {
+    // Each rank's earliest OOM line, with its event.
+    let mut first: Vec<(&RankTime, &OomEvent)> = Vec::new();
+    for e in &report.oom_events {
+        for t in &e.rank_times {
+            match first.iter_mut().find(|(o, _)| o.rank == t.rank) {
+                Some(slot) if t.earlier_than(slot.0) => *slot = (t, e),
+                Some(_) => {}
+                None => first.push((t, e)),
+            }
+        }
+    }
+    if first.len() < 2 {
+        return None;
+    }
+    first.sort_by(|a, b| {
+        if a.0.earlier_than(b.0) {
+            std::cmp::Ordering::Less
+        } else if b.0.earlier_than(a.0) {
+            std::cmp::Ordering::Greater
+        } else {
+            a.0.rank.cmp(&b.0.rank)
+        }
+    });
+    let ((t, e), (next, _)) = (first[0], first[1]);
+    // Two ranks at the same printed time: no first to name.
+    if !t.earlier_than(next) {
+        return None;
+    }
+    let requested = e.requested_bytes.map_or(String::new(), |b| {
+        format!(" trying to allocate {}", format_bytes(b))
+    });
+    let others = first.len() - 1;
+    Some(RankFinding {
+        kind: RankFindingKind::OomFirst,
+        rank: t.rank,
+        bytes: e.requested_bytes.unwrap_or(0),
+        text: format!(
+            "rank {} ran out of memory first, at {}{requested} ({} line {}); {others} other rank{} failed after it, rank {} next at {}",
+            t.rank,
+            t.time,
+            e.input,
+            t.line,
+            if others == 1 { "" } else { "s" },
+            next.rank,
+            next.time,
+        ),
+        time: Some(t.time.clone()),
+        ..RankFinding::default()
+    })
 }

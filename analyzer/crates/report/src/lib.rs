@@ -20,7 +20,9 @@ pub mod units;
 pub mod vocabulary;
 pub mod whatif;
 
-pub use ranks::{RankFinding, RankNote, RankNoteKind, RankNumber, RankOom, RankSummary};
+pub use ranks::{
+    RankFinding, RankNote, RankNoteKind, RankNumber, RankOom, RankOverride, RankSummary, RankTime,
+};
 pub use runtime::{
     DeviceBalance, DeviceMemory, DeviceMemoryProfile, DeviceMemorySeries, EvenStack, GrowingStack,
     MemoryTimeline, SourceLineBytes, TimeUnit, TimelinePoint, TimelineSource, UnevenStack,
@@ -75,6 +77,10 @@ pub struct Report {
     /// What the grouping into ranks decided and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rank_notes: Vec<RankNote>,
+    /// Ranks and steps the user set on the page for some inputs; the
+    /// grouping above honours them (their rank's `source` is `user`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rank_overrides: Vec<RankOverride>,
     pub diagnosis: Diagnosis,
     pub errors: Vec<InputError>,
     /// Present when this report was opened from a permalink: it is read-only
@@ -292,6 +298,10 @@ pub struct OomEvent {
     /// lines carry no rank.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ranks: Vec<u32>,
+    /// When each rank printed it, where its lines carry a logger's time
+    /// (the earliest copy per rank), by rank.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rank_times: Vec<RankTime>,
     #[serde(default)]
     pub top_allocations: Vec<TopAllocation>,
     /// Padding waste of the listed allocations, from the layout model.
@@ -574,6 +584,13 @@ pub struct ModuleReport {
     /// Program-order instruction names (index = position), when known.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub instructions: Vec<String>,
+    /// How many chips the module was compiled for, when the input says:
+    /// the HloProto's device assignment (replica_count × computation_count)
+    /// or the `HloModule` header of dump text (`replica_count=`,
+    /// `num_partitions=`; absent means 1). `None`: the input does not say
+    /// (a buffer assignment or memory-usage report alone).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub chips: Option<u64>,
 }
 
 impl ModuleReport {

@@ -61,6 +61,39 @@ pub struct RankFinding {
     /// limit is known (an OOM message of the same job).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit_step: Option<u64>,
+    /// For `oom_first`: when the rank failed (`RankTime::time`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
+}
+
+/// When one rank printed an OOM message: the time its logger wrote on the
+/// message's line.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankTime {
+    pub rank: u32,
+    /// `[YYYY-]MM-DD HH:MM:SS.fffffffff`, as the logger printed it (the year
+    /// when it prints one; the fraction padded to nine digits).
+    pub time: String,
+    /// The line of the log.
+    pub line: u32,
+}
+
+impl RankTime {
+    /// Whether `self` is earlier than `other`: their times compared as
+    /// text, without the year when only one side has one.
+    pub fn earlier_than(&self, other: &RankTime) -> bool {
+        // `MM-DD HH:MM:SS.fffffffff` is 24 characters.
+        let tail = |t: &str| {
+            t.len()
+                .checked_sub(24)
+                .map_or(t.to_string(), |i| t[i..].to_string())
+        };
+        if self.time.len() == other.time.len() {
+            self.time < other.time
+        } else {
+            tail(&self.time) < tail(&other.time)
+        }
+    }
 }
 
 /// One OOM printed by several ranks of a job (one log): one error, its
@@ -87,6 +120,18 @@ pub struct RankNumber {
     pub field: String,
     /// `(rank, bytes)`, by rank.
     pub by_rank: Vec<(u32, u64)>,
+}
+
+/// A rank (and step) the user set for one input, in place of what the
+/// names and contents gave: the page's correction, applied by the next
+/// grouping without reading any file again.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankOverride {
+    pub input: String,
+    pub rank: u32,
+    /// The input's step; `None`: the input has no step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<u64>,
 }
 
 /// What the grouping into ranks decided and why, for the page to say.

@@ -127,6 +127,8 @@ words! {
         Xpu = "xpu",
         /// An Apple GPU's unified memory (PyTorch's MPS).
         Mps = "mps",
+        /// An Ascend NPU's device memory (torch_npu).
+        Npu = "npu",
         /// Host memory of a CPU device.
         Cpu = "cpu",
         /// Host memory a GPU runtime pins for transfers (TensorFlow/XLA's
@@ -337,5 +339,7 @@ words! {
         /// The `[rankN]:` prefix torchrun (or mpirun's `[job,N]<stderr>:`)
         /// writes before each line of a log.
         LogPrefix = "log_prefix",
+        /// Set by the user on the page (`Report::rank_overrides`).
+        User = "user",
     }
 }

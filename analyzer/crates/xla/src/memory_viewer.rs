@@ -341,6 +341,7 @@ impl<'a> Module<'a> {
             source_kind: SourceKind::HloProto,
             input: input.to_string(),
             peak_kind: PeakKind::HeapSimulator,
+            chips: module.and_then(chips_of),
             ..ModuleReport::default()
         };
         let replay = match self.trace_for(color).and_then(|t| self.traces().get(t)) {
@@ -758,4 +759,15 @@ impl Replay {
         }
         Ok(())
     }
+}
+
+/// How many chips a module was compiled for: replicas × partitions of its
+/// device assignment (`computation_count` is the partition count). XLA
+/// writes the assignment for every compiled module; without one (an older
+/// or hand-made HloProto) the count is unknown.
+fn chips_of(module: &oomscope_proto::xla::HloModuleProto) -> Option<u64> {
+    let d = module.device_assignment.as_ref()?;
+    let replicas = u64::try_from(d.replica_count).ok().filter(|n| *n > 0)?;
+    let partitions = u64::try_from(d.computation_count).ok().filter(|n| *n > 0)?;
+    Some(replicas.saturating_mul(partitions))
 }

@@ -4,13 +4,19 @@
 //! rank's memory over steps, the ranks that differ with the line that makes
 //! the difference, and OOMs printed by several ranks once each. Picking a
 //! rank (a row) is `rank:N` in `AppState::open_view`, so a link reopens it.
-//! The analyzer computes every number; this view only draws.
+//! Below, every file with the rank and step recognised in it, which the
+//! user can correct: the ranks are then grouped again from the report on
+//! the page (`oomscope_ranks::regroup`), no file read again. The analyzer
+//! computes every number; this view only draws.
 
 use std::sync::Arc;
 
 use leptos::prelude::*;
+use oomscope_ranks::ItemKind;
 use oomscope_report::units::format_bytes;
-use oomscope_report::{RankFinding, RankFindingKind, RankNoteKind, RankSummary, Report};
+use oomscope_report::{
+    RankFinding, RankFindingKind, RankNoteKind, RankOverride, RankSource, RankSummary, Report,
+};
 
 use crate::draw::line_chart::{LineChart, Series, Stroke, PALETTE};
 use crate::format::{base_name, Bytes};
@@ -71,6 +77,7 @@ pub fn RanksView(report: Arc<Report>) -> impl IntoView {
     let table = (!report.ranks.is_empty()).then(
         || view! { <RankTable ranks=report.ranks.clone() findings=report.rank_findings.clone()/> },
     );
+    let files = (!report.ranks.is_empty()).then(|| view! { <RankFiles report=report.clone()/> });
     view! {
         <section class="card" id="ranks" aria-labelledby="ranks-title">
             <h2 id="ranks-title">"Ranks"</h2>
@@ -78,10 +85,125 @@ pub fn RanksView(report: Arc<Report>) -> impl IntoView {
             <ul class="rank-findings">{findings}</ul>
             {table}
             {chart}
+            {files}
             {ooms}
         </section>
     }
     .into_any()
+}
+
+/// Every input a rank was looked for in, with the rank and step recognised
+/// (and by which clue); the user corrects a rank or a step here and the
+/// ranks are grouped again from the report on the page, no file read again
+/// (`oomscope_ranks::regroup`, then the verdict for the picked device).
+#[component]
+fn RankFiles(report: Arc<Report>) -> impl IntoView {
+    let state = use_state();
+    let items: Vec<(String, &'static str, Option<u32>, String, Option<u64>)> =
+        oomscope_ranks::items(&report)
+            .iter()
+            .map(|i| {
+                let kind = match i.kind {
+                    ItemKind::DeviceMemoryProfile => "device memory profile",
+                    ItemKind::MemorySnapshot => "memory snapshot",
+                    ItemKind::StepLog => "step log",
+                    ItemKind::XprofProfile => "XProf profile",
+                };
+                let (rank, how) = match &i.rank {
+                    Some((r, source)) => (Some(*r), source_words(source).to_string()),
+                    None => (None, "not recognised".to_string()),
+                };
+                (i.input.to_string(), kind, rank, how, i.step)
+            })
+            .collect();
+    let count = items.len();
+    let correct = move |input: String, rank: Option<u32>, step: Option<u64>| {
+        let Some(rank) = rank else {
+            return;
+        };
+        let Some(current) = state.report.get_untracked() else {
+            return;
+        };
+        let mut next = (*current).clone();
+        oomscope_ranks::regroup(&mut next, vec![RankOverride { input, rank, step }]);
+        // The headline names the first rank finding: made again too (the
+        // device picker's verdict, for the device picked).
+        if next.diagnosis.what_if.is_empty() {
+            let device = state.open_view.with_untracked(|v| v.device.clone());
+            next.diagnosis = oomscope_diagnosis::diagnose_with(&next, device.as_ref());
+        }
+        state.report.set(Some(Arc::new(next)));
+    };
+    let rows = items
+        .into_iter()
+        .map(|(input, kind, rank, how, step)| {
+            let (rank_text, step_text) = (
+                rank.map_or(String::new(), |r| r.to_string()),
+                step.map_or(String::new(), |s| s.to_string()),
+            );
+            // Each field edits its own number and keeps the other as shown.
+            let (rank_now, step_now) = (RwSignal::new(rank), RwSignal::new(step));
+            let on_rank = {
+                let input = input.clone();
+                move |ev: leptos::ev::Event| {
+                    let rank = event_target_value(&ev).trim().parse().ok();
+                    rank_now.set(rank);
+                    correct(input.clone(), rank, step_now.get_untracked());
+                }
+            };
+            let on_step = {
+                let input = input.clone();
+                move |ev: leptos::ev::Event| {
+                    let step = event_target_value(&ev).trim().parse().ok();
+                    step_now.set(step);
+                    correct(input.clone(), rank_now.get_untracked(), step);
+                }
+            };
+            let label = base_name(&input).to_string();
+            view! {
+                <tr data-input=input.clone()>
+                    <td class="mono" title=input.clone()>{input.clone()}</td>
+                    <td>{kind}</td>
+                    <td class="num">
+                        <input type="number" min="0" step="1" class="rank-input" data-field="rank"
+                            aria-label=format!("Rank of {label}") prop:value=rank_text on:change=on_rank/>
+                    </td>
+                    <td class="num">
+                        <input type="number" min="0" step="1" class="rank-input" data-field="step"
+                            aria-label=format!("Step of {label}") prop:value=step_text on:change=on_step/>
+                    </td>
+                    <td class="muted" data-field="how">{how}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <details class="rank-files">
+            <summary>{format!("What was recognised in {count} files (correct a rank or a step here)")}</summary>
+            <table class="data">
+                <TableHead columns=vec![
+                    ("File", false),
+                    ("Kind", false),
+                    ("Rank", true),
+                    ("Step", true),
+                    ("Recognised by", false),
+                ]/>
+                <tbody>{rows}</tbody>
+            </table>
+        </details>
+    }
+}
+
+/// How a rank was recognised, in the table's words.
+fn source_words(source: &RankSource) -> &str {
+    match source {
+        RankSource::Name => "the file or folder name",
+        RankSource::DeviceId => "the device id in the profile",
+        RankSource::SnapshotDevice => "the snapshot's CUDA device",
+        RankSource::LogPrefix => "the log's rank prefix",
+        RankSource::User => "you",
+        RankSource::Other(word) => word,
+    }
 }
 
 #[component]

@@ -189,7 +189,9 @@ fn children(
     nodes.push(dbg);
 
     let mut shard = NodeEval::new(LARGE_SHARDING, "");
-    let several = chips(f) == Chips::Several;
+    let chip_count = chips(f);
+    let several = chip_count == Chips::Several;
+    let one = chip_count == Chips::One;
     // On one chip every array is labelled replicated: the label says
     // something only about a program that runs on several.
     let replicated = several && largest.label.contains("replicated");
@@ -203,6 +205,13 @@ fn children(
             if debug.is_empty() { " has no debug origin and" } else { "" },
             if replicated { " (its label says replicated)" } else { "" }
         )
+    } else if one {
+        format!(
+            "{} ({} of the limit){} is kept whole. The module was compiled for one chip (1 replica, 1 partition): sharding cannot split it, so it must shrink or be computed in chunks.",
+            largest.what(),
+            pct_text(largest.size, limit),
+            if debug.is_empty() { " has no debug origin and" } else { "" },
+        )
     } else {
         format!(
             "{} ({} of the limit){} is kept whole. Nothing in these inputs shows the program runs on several chips (it has no collective): on one chip, sharding cannot split it, so it must shrink or be computed in chunks; on several chips, check its mesh axes and sharding annotation.",
@@ -211,6 +220,7 @@ fn children(
             if debug.is_empty() { " has no debug origin and" } else { "" },
         )
     };
+    shard.fact("compiled_for_one_chip", one);
     if !several {
         shard.action(
             "single_chip",
@@ -222,7 +232,8 @@ fn children(
     let plan = shard_plan(f, largest, excess);
     walk.large_evident = !debug.is_empty() || plan.as_ref().is_some_and(|p| p.from_program);
     let mut shard_answer = None;
-    match &plan {
+    // A one-chip module has no chips to shard over: no sharding action.
+    match plan.as_ref().filter(|_| !one) {
         Some(p) => {
             shard.fact("chips_to_fit", p.chips);
             let per_chip = largest.size / p.chips;
@@ -253,9 +264,10 @@ fn children(
                     confidence: Some(p.confidence),
                 }
             } else {
-                single_chip_answer(largest, limit, Some(p.chips))
+                single_chip_answer(largest, limit, Some(p.chips), false)
             });
         }
+        None if one => {}
         None => shard.action(
             "shard_large_buffer",
             &format!(
@@ -285,6 +297,7 @@ fn children(
         match (debug.is_empty(), several) {
             (false, _) => "debug artefacts",
             (true, true) => "mesh shape or sharding",
+            (true, false) if one => "one chip: shrink it or compute it in chunks",
             (true, false) => "shrink it or compute it in chunks (or shard it, on several chips)",
         },
         if rest_fits {
@@ -305,7 +318,7 @@ fn children(
             estimate: Some(a.size),
             confidence: Some(Confidence::High),
         }),
-        None if !several => shard_answer.or(Some(single_chip_answer(largest, limit, None))),
+        None if !several => shard_answer.or(Some(single_chip_answer(largest, limit, None, one))),
         None => shard_answer.or(Some(Answer {
             node: LARGE_SHARDING,
             step: format!(
@@ -323,8 +336,23 @@ fn children(
 
 /// The next step for a large buffer of a program that nothing shows runs on
 /// several chips: what a single-chip program can do, then sharding if it
-/// does run on several (`chips`: how many would absorb the excess).
-fn single_chip_answer(largest: &Alloc, limit: u64, chips: Option<u64>) -> Answer {
+/// does run on several (`chips`: how many would absorb the excess). A
+/// module compiled for one chip (`one`) gets only the first part.
+fn single_chip_answer(largest: &Alloc, limit: u64, chips: Option<u64>, one: bool) -> Answer {
+    if one {
+        return Answer {
+            node: LARGE_SHARDING,
+            step: format!(
+                "make {} ({}, {} of the limit){} smaller or compute it in chunks (a smaller batch or vocabulary dimension, jax.lax.map or a scan over its largest dimension, bfloat16): the module was compiled for one chip, where sharding cannot split it",
+                largest.what(),
+                gib(largest.size),
+                pct_text(largest.size, limit),
+                with_origin(largest),
+            ),
+            estimate: None,
+            confidence: None,
+        };
+    }
     Answer {
         node: LARGE_SHARDING,
         step: format!(

@@ -111,6 +111,15 @@ pub struct WholeProgram {
     pub live_out: Vec<bool>,
 }
 
+/// Whether a buffer of this category is held for the whole program (an
+/// entry parameter or a constant: indefinite in the heap simulator).
+fn is_whole_program(category: BufferCategory) -> bool {
+    matches!(
+        category,
+        BufferCategory::Parameter | BufferCategory::Constant
+    )
+}
+
 /// The whole-program group a category is stacked in, bottom up.
 fn whole_group(category: BufferCategory) -> u8 {
     match category {
@@ -164,8 +173,9 @@ fn base_bytes_of(indefinite_bytes: u64, own: &[BufferLifetime]) -> u64 {
 /// parameter's rank in its group. Returns where they start.
 pub fn add_whole_program(module: &mut ModuleReport) -> WholeProgram {
     let positions = position_count(module);
-    let base = base_bytes_of(module.indefinite_bytes, &module.buffers);
-    let first = module.buffers.len();
+    let last = positions - 1;
+    // The peak buffers without a lifetime (an HloProto's indefinite
+    // allocations), taken before a dump's held buffers leave `buffers`.
     let mut whole: Vec<(BufferLifetime, bool)> = module
         .peak_buffers
         .iter()
@@ -186,7 +196,7 @@ pub fn add_whole_program(module: &mut ModuleReport) -> WholeProgram {
                     size_bytes: b.size_bytes,
                     unpadded_bytes: b.unpadded_bytes,
                     start: 0,
-                    end: positions - 1,
+                    end: last,
                     category: b.category,
                     op_name: b.op_name.clone(),
                     source: b.source.clone(),
@@ -197,6 +207,42 @@ pub fn add_whole_program(module: &mut ModuleReport) -> WholeProgram {
             )
         })
         .collect();
+    // A donated parameter with a lifetime (a dump's): its flag comes from
+    // its peak buffer.
+    let donated: std::collections::BTreeSet<(i64, String)> = module
+        .peak_buffers
+        .iter()
+        .zip(module.peak_buffer_lifetimes())
+        .filter(|(b, _)| b.maybe_live_out)
+        .filter_map(|(_, l)| l.map(|l| (l.id, l.name.clone())))
+        .collect();
+    let is_donated = |b: &BufferLifetime| donated.contains(&(b.id, b.name.clone()));
+    // A dump's live ranges give entry parameters, constants and the values
+    // the program returns a lifetime, yet the heap holds their memory for
+    // the whole program (the heap simulator's indefinite allocations): they
+    // join the whole-program group as an HloProto's do, grouped, largest
+    // first and paired with outputs, instead of being packed among the
+    // temporaries. A returned value is an output still live at the end.
+    let held = |b: &BufferLifetime| {
+        is_whole_program(b.category) || (b.category == BufferCategory::Output && b.end >= last)
+    };
+    let (held_buffers, own): (Vec<BufferLifetime>, Vec<BufferLifetime>) =
+        std::mem::take(&mut module.buffers).into_iter().partition(held);
+    module.buffers = own;
+    whole.extend(held_buffers.into_iter().map(|b| {
+        let out = is_donated(&b);
+        (
+            BufferLifetime {
+                start: 0,
+                end: last,
+                offset_bytes: 0,
+                ..b
+            },
+            out,
+        )
+    }));
+    let base = base_bytes_of(module.indefinite_bytes, &module.buffers);
+    let first = module.buffers.len();
     // Stable: equal sizes keep the report's (allocation) order.
     whole.sort_by_key(|(b, _)| (whole_group(b.category), Reverse(b.size_bytes)));
     // Outputs of a parameter's shape take their parameter's rank.
@@ -221,19 +267,7 @@ pub fn add_whole_program(module: &mut ModuleReport) -> WholeProgram {
         b.offset_bytes = offset;
         offset = offset.saturating_add(b.size_bytes);
     }
-    // A dump's parameters have lifetimes: their flag comes from the peak buffer.
-    let donated: std::collections::BTreeSet<(i64, String)> = module
-        .peak_buffers
-        .iter()
-        .zip(module.peak_buffer_lifetimes())
-        .filter(|(b, _)| b.maybe_live_out)
-        .filter_map(|(_, l)| l.map(|l| (l.id, l.name.clone())))
-        .collect();
-    let mut live_out: Vec<bool> = module
-        .buffers
-        .iter()
-        .map(|b| !donated.is_empty() && donated.contains(&(b.id, b.name.clone())))
-        .collect();
+    let mut live_out: Vec<bool> = module.buffers.iter().map(is_donated).collect();
     for (b, out) in whole {
         module.buffers.push(b);
         live_out.push(out);
@@ -874,6 +908,55 @@ mod tests {
         assert!(index.donated(at("donated")));
         assert!(index.is_whole_program(at("loss")) && !index.is_whole_program(0));
         assert!(index.flags.iter().all(Option::is_none));
+    }
+
+    #[test]
+    fn a_dumps_parameters_with_lifetimes_join_the_whole_program_group() {
+        use BufferCategory::*;
+        // Dump text: live ranges give the parameters lifetimes too.
+        let lifetime = |name: &str, id: i64, start, end, size, category| BufferLifetime {
+            id,
+            category,
+            ..buffer(name, start, end, size, 0)
+        };
+        let mut m = module(
+            vec![
+                lifetime("w0", 1, 0, 9, 64, Parameter),
+                lifetime("tmp", 2, 2, 5, 10, Temporary),
+                lifetime("x", 3, 0, 9, 100, Parameter),
+                // The updated weight the program returns (live at its end),
+                // and an earlier value of the same output allocation.
+                lifetime("new_w0", 4, 6, 9, 64, Output),
+                lifetime("early", 5, 1, 3, 8, Output),
+            ],
+            10,
+        );
+        m.buffers[3].shape = "f32[4,4]".into();
+        let mut w0 = peak("w0", "f32[4,4]", 64, Parameter);
+        w0.logical_buffer_id = Some(1);
+        let mut x = peak("x", "f32[2,4]", 100, Parameter);
+        x.logical_buffer_id = Some(3);
+        let mut tmp = peak("tmp", "f32[2]", 10, Temporary);
+        tmp.logical_buffer_id = Some(2);
+        m.peak_buffers = vec![w0, tmp, x];
+        m.indefinite_bytes = 228;
+        let whole = add_whole_program(&mut m);
+        // The temporary and the earlier output value keep their lifetimes;
+        // the parameters are stacked from 0, largest first, then the
+        // returned weight, over every position.
+        assert_eq!(whole.first, 2);
+        let names: Vec<&str> = m.buffers.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, ["tmp", "early", "x", "w0", "new_w0"]);
+        let offsets: Vec<u64> = m.buffers[2..].iter().map(|b| b.offset_bytes).collect();
+        assert_eq!(offsets, [0, 100, 164]);
+        assert!(m.buffers[2..].iter().all(|b| b.start == 0 && b.end == 9));
+        let index = TimelineIndex::with_whole_program(&m, whole);
+        assert!((2..5).all(|i| index.is_whole_program(i)) && !index.is_whole_program(1));
+        // The buffers with lifetimes sit on the whole-program bytes.
+        let lowest = (0..2)
+            .map(|i| index.bands[index.band_of[i].unwrap() as usize].y0)
+            .min();
+        assert_eq!(lowest, Some(228));
     }
 
     #[test]
