@@ -5,7 +5,7 @@
 //! (`oomscope_diagnosis::what_if`).
 
 use oomscope_report::program::HeapProgram;
-use oomscope_report::whatif::{Remedy, WhatIf};
+use oomscope_report::whatif::{PanelReplay, Remedy, WhatIf, WhatIfChoice};
 use oomscope_report::{MemoryColor, Report};
 use oomscope_whatif::entries::{cheapest_combination, single_remedies, what_if, Settings};
 use oomscope_whatif::WhatIfError;
@@ -48,6 +48,21 @@ pub fn chosen<'p>(
 /// Replays every remedy on the chosen module and joins them to the
 /// diagnosis; `device` is the picked device's limit for a report that gives none.
 pub fn attach(report: &mut Report, programs: &[HeapProgram], device: Option<u64>) {
+    attach_programs(report, programs, device);
+    // A snapshot's what-ifs come with its analysis (its trace replayed).
+    let snapshots: Vec<WhatIf> = report
+        .memory_snapshots
+        .iter()
+        .flat_map(|s| s.what_if.iter().cloned())
+        .collect();
+    report
+        .diagnosis
+        .what_if
+        .retain(|w| !Remedy::SNAPSHOT.contains(&w.remedy));
+    report.diagnosis.what_if.extend(snapshots);
+}
+
+fn attach_programs(report: &mut Report, programs: &[HeapProgram], device: Option<u64>) {
     let limit = hbm_limit(report).or(device);
     let Some(program) = chosen(report, programs, limit) else {
         return;
@@ -91,4 +106,20 @@ pub fn combination(
         WhatIfError::NotApplicable(why) => format!("does not apply: {why}"),
         WhatIfError::CannotReplay(why) => format!("cannot replay {}: {why}", program.module),
     })
+}
+
+/// The module view's What-if panel: `choice` replayed on the program of
+/// `module` (its display name) in `space`.
+pub fn panel(
+    programs: &[HeapProgram],
+    module: &str,
+    space: MemoryColor,
+    choice: &WhatIfChoice,
+    limit: Option<u64>,
+) -> Result<PanelReplay, String> {
+    let program = programs
+        .iter()
+        .find(|p| p.memory_space == space && p.module == module)
+        .ok_or_else(|| format!("{module}: no heap-simulator trace to replay (only an HloProto with its buffer assignment has one)"))?;
+    Ok(oomscope_whatif::entries::panel(program, choice, limit))
 }

@@ -110,3 +110,120 @@ fn a_module_without_a_limit_still_gets_predictions_without_fits() {
         .iter()
         .all(|w| w.fits.is_none() && w.headroom_bytes.is_none()));
 }
+
+/// The compile log and the HloProto of the OOM side of the donation pair,
+/// as the page's worker analyses them (keeping the programs it replays).
+fn panel_inputs() -> (oomscope_report::Report, Vec<oomscope_report::program::HeapProgram>) {
+    let dir = fixtures().join("pair-donate/plain");
+    let files = load_folder(&dir)
+        .into_iter()
+        .filter(|f| f.name.ends_with("compile.log") || f.name.ends_with(".hlo.pb"))
+        .collect();
+    oomscope_analyzer::analyze_keeping_programs(files, Vec::new(), &mut |_| {})
+}
+
+#[test]
+fn the_what_if_panel_replays_what_the_report_predicts_with_its_curve() {
+    use oomscope_report::whatif::{DonationScope, WhatIfChoice};
+    let (r, programs) = panel_inputs();
+    let limit = oomscope_analyzer::what_if::hbm_limit(&r);
+    let m = r
+        .modules
+        .iter()
+        .find(|m| m.memory_space == oomscope_report::MemoryColor::Device)
+        .unwrap();
+    let name = m.display_name();
+    let panel = |choice: &WhatIfChoice| {
+        oomscope_analyzer::what_if::panel(&programs, &name, m.memory_space, choice, limit).unwrap()
+    };
+    // Nothing picked: today's peak and every single remedy, as the report has them.
+    let none = panel(&WhatIfChoice::default());
+    assert_eq!(none.peak_bytes, m.peak_bytes);
+    assert!(none.combination.is_none() && none.failed.is_none());
+    assert_eq!(none.singles, r.diagnosis.what_if);
+    assert!(none.absent.iter().any(|a| a.remedy == Remedy::Offload));
+    // Donation picked: the report's prediction, and a curve that peaks there.
+    let donation = WhatIfChoice {
+        remedies: vec![Remedy::Donation],
+        ..WhatIfChoice::default()
+    };
+    let picked = panel(&donation).combination.unwrap();
+    assert_eq!(picked.what_if.predicted_peak_bytes, 8_858_370_560);
+    assert_eq!(picked.what_if.fits, Some(true));
+    assert_eq!(
+        picked.heap_bytes.iter().max(),
+        Some(&picked.what_if.predicted_peak_bytes)
+    );
+    assert_eq!(picked.positions.len(), picked.heap_bytes.len());
+    assert!(picked.positions.windows(2).all(|w| w[0] < w[1]));
+    // Its parameters change the prediction: the SGD step has no optimizer
+    // state, so donating it alone does not apply.
+    let optimizer = panel(&WhatIfChoice {
+        donation: DonationScope::OptimizerState,
+        ..donation.clone()
+    });
+    assert!(optimizer.combination.is_none());
+    assert!(optimizer.failed.unwrap().contains("optimizer state"));
+    // A combination is replayed in one plan.
+    let both = panel(&WhatIfChoice {
+        remedies: vec![Remedy::Donation, Remedy::Bf16],
+        ..WhatIfChoice::default()
+    })
+    .combination
+    .unwrap();
+    assert_eq!(both.what_if.with, vec![Remedy::Bf16]);
+    assert!(both.what_if.predicted_peak_bytes < picked.what_if.predicted_peak_bytes);
+    // A module without a program says so instead of predicting.
+    let err = oomscope_analyzer::what_if::panel(
+        &programs,
+        "no_such_module",
+        m.memory_space,
+        &donation,
+        limit,
+    )
+    .unwrap_err();
+    assert!(err.contains("no heap-simulator trace"), "{err}");
+}
+
+#[test]
+fn a_link_carries_the_what_if_panel_and_its_replay() {
+    use oomscope_report::whatif::{WhatIfChoice, WhatIfView};
+    let (r, programs) = panel_inputs();
+    let m = &r.modules[0];
+    let choice = WhatIfChoice {
+        remedies: vec![Remedy::Donation, Remedy::Batch],
+        batch_divisor: 4,
+        ..WhatIfChoice::default()
+    };
+    let answer = oomscope_analyzer::what_if::panel(
+        &programs,
+        &m.display_name(),
+        m.memory_space,
+        &choice,
+        oomscope_analyzer::what_if::hbm_limit(&r),
+    )
+    .unwrap();
+    let replay = answer.combination.unwrap();
+    let view = oomscope_report::ViewState {
+        view: "timeline".into(),
+        what_if: Some(WhatIfView {
+            choice: choice.clone(),
+            replay: Some(replay.clone()),
+        }),
+        ..Default::default()
+    };
+    let link = oomscope_permalink::encode_link_at(&r, "https://example.invalid/", &view, 1).unwrap();
+    let back = oomscope_permalink::decode(&link.url).unwrap();
+    let carried = back.shared.unwrap().view.what_if.unwrap();
+    assert_eq!(carried.choice, choice);
+    let curve = carried.replay.unwrap();
+    assert_eq!(curve.what_if.predicted_peak_bytes, replay.what_if.predicted_peak_bytes);
+    assert_eq!(curve.what_if.with, vec![Remedy::Batch]);
+    // The curve is shortened, its peak kept where it was.
+    assert!(curve.heap_bytes.len() <= 200);
+    let peak = curve.heap_bytes.iter().max().copied();
+    assert_eq!(peak, Some(replay.what_if.predicted_peak_bytes));
+    let at = curve.heap_bytes.iter().position(|b| Some(*b) == peak).unwrap();
+    let orig = replay.heap_bytes.iter().position(|b| Some(*b) == peak).unwrap();
+    assert_eq!(curve.positions[at], replay.positions[orig]);
+}

@@ -15,9 +15,10 @@ use std::cell::RefCell;
 use js_sys::{Array, Object, Reflect};
 use leptos::prelude::*;
 use oomscope_app::protocol::{
-    AnalyzeRequest, CompareRequest, LinkRequest, RequestFile, WorkerMessage, COMPARE_FIELD,
-    LINK_FIELD, PAYLOADS_FIELD, REQUEST_FIELD, WORKER_SCRIPT,
+    AnalyzeRequest, CompareRequest, LinkRequest, RequestFile, WhatIfRequest, WorkerMessage,
+    COMPARE_FIELD, LINK_FIELD, PAYLOADS_FIELD, REQUEST_FIELD, WHAT_IF_FIELD, WORKER_SCRIPT,
 };
+use oomscope_report::whatif::PanelReplay;
 use oomscope_report::compare::{ComparedRuns, Comparison};
 use oomscope_report::{Report, ViewState};
 use wasm_bindgen::prelude::*;
@@ -44,6 +45,34 @@ thread_local! {
     static OPEN_JOB: RefCell<u32> = const { RefCell::new(0) };
     /// The link being made and who wants it.
     static MAKE_JOB: RefCell<Option<(u32, LinkCallback)>> = const { RefCell::new(None) };
+    /// The latest What-if replay asked for and who wants it; an answer to
+    /// an older one is ignored.
+    static REPLAY_JOB: RefCell<Option<(u32, ReplayCallback)>> = const { RefCell::new(None) };
+}
+
+/// Receives the What-if panel's replay, or why there is none.
+pub type ReplayCallback = Box<dyn FnOnce(Result<PanelReplay, String>)>;
+
+/// Asks the worker to replay a module of the report on screen (the panel
+/// never replays on the page's thread); supersedes an unanswered request.
+pub fn replay(state: AppState, mut request: WhatIfRequest, done: ReplayCallback) {
+    request.job = next_job();
+    REPLAY_JOB.with(|r| *r.borrow_mut() = Some((request.job, done)));
+    let message = Object::new();
+    let json = serde_json::to_string(&request).unwrap_or_default();
+    let _ = Reflect::set(&message, &WHAT_IF_FIELD.into(), &json.into());
+    send(state, message.into(), Array::new());
+}
+
+fn take_replay_callback(job: u32) -> Option<ReplayCallback> {
+    REPLAY_JOB.with(|r| {
+        let mut r = r.borrow_mut();
+        if r.as_ref().is_some_and(|(j, _)| *j == job) {
+            r.take().map(|(_, done)| done)
+        } else {
+            None
+        }
+    })
 }
 
 /// Receives a made link (`url`, reductions applied) or why it failed.
@@ -440,6 +469,19 @@ fn on_worker_message(state: AppState, message: WorkerMessage) {
                 state.notice.set(Some(format!(
                     "This shared link could not be opened: {message}"
                 )));
+            }
+        }
+        WorkerMessage::Replayed { job, replay_json } => {
+            if let Some(done) = take_replay_callback(job) {
+                done(
+                    serde_json::from_str::<PanelReplay>(&replay_json)
+                        .map_err(|e| format!("the worker's replay could not be read: {e}")),
+                );
+            }
+        }
+        WorkerMessage::ReplayFailed { job, message } => {
+            if let Some(done) = take_replay_callback(job) {
+                done(Err(message));
             }
         }
         WorkerMessage::Failed { job, message } => {

@@ -3,9 +3,12 @@
 //! sharding over the devices or 2), and any combination, replayed.
 
 use oomscope_report::program::HeapProgram;
-use oomscope_report::whatif::{ChangedBuffer, Remedy, WhatIf};
+use oomscope_report::series::downsample_indices;
+use oomscope_report::whatif::{
+    AbsentRemedy, ChangedBuffer, PanelReplay, Remedy, ReplayedCurve, WhatIf, WhatIfChoice,
+};
 
-use crate::{predict, Change, DonationScope, ShardScope, WhatIfError};
+use crate::{predict, Change, Curve, DonationScope, ShardScope, WhatIfError};
 
 /// At most this many changed buffers are listed per entry (largest change first).
 const MAX_CHANGED: usize = 8;
@@ -28,9 +31,21 @@ impl Default for Settings {
     }
 }
 
-/// The engine's change for a remedy word.
-pub fn change_of(remedy: Remedy, settings: &Settings) -> Change {
-    match remedy {
+impl Settings {
+    /// The parameters the What-if panel picked.
+    pub fn of(choice: &WhatIfChoice) -> Self {
+        Settings {
+            batch_divisor: choice.batch_divisor.max(2),
+            devices: choice.devices.max(2),
+            donation: choice.donation,
+        }
+    }
+}
+
+/// The engine's change for a remedy word (`None`: a remedy of PyTorch
+/// snapshots, not of compiled programs).
+pub fn change_of(remedy: Remedy, settings: &Settings) -> Option<Change> {
+    Some(match remedy {
         Remedy::Donation => Change::Donation(settings.donation),
         Remedy::Bf16 => Change::Bf16,
         Remedy::Batch => Change::Batch(settings.batch_divisor.max(2)),
@@ -38,7 +53,10 @@ pub fn change_of(remedy: Remedy, settings: &Settings) -> Change {
         Remedy::Sharding => Change::Sharding(settings.devices.max(2), ShardScope::Parameters),
         Remedy::Offload => Change::Offload,
         Remedy::Padding => Change::Padding,
-    }
+        Remedy::WithoutAllocations
+        | Remedy::ExpandableSegments
+        | Remedy::FailedAllocationPlaced => return None,
+    })
 }
 
 /// Replays `remedies` together on `program`. A combination that changes
@@ -49,11 +67,29 @@ pub fn what_if(
     settings: &Settings,
     limit: Option<u64>,
 ) -> Result<WhatIf, WhatIfError> {
+    replayed(program, remedies, settings, limit).map(|(w, _)| w)
+}
+
+/// [`what_if`], with the replayed curve.
+pub fn replayed(
+    program: &HeapProgram,
+    remedies: &[Remedy],
+    settings: &Settings,
+    limit: Option<u64>,
+) -> Result<(WhatIf, Curve), WhatIfError> {
     let Some((&first, rest)) = remedies.split_first() else {
         return Err(WhatIfError::NotApplicable("no remedy named".into()));
     };
     let before = crate::baseline(program)?;
-    let changes: Vec<Change> = remedies.iter().map(|&r| change_of(r, settings)).collect();
+    let changes: Vec<Change> = remedies
+        .iter()
+        .map(|&r| change_of(r, settings))
+        .collect::<Option<_>>()
+        .ok_or_else(|| {
+            WhatIfError::NotApplicable(
+                "a what-if of PyTorch memory snapshots, not of compiled programs".into(),
+            )
+        })?;
     let prediction = predict(program, &changes)?;
     let peak = prediction.curve.peak_bytes;
     if peak == 0 {
@@ -71,7 +107,7 @@ pub fn what_if(
     changed.sort_by_key(|c| std::cmp::Reverse(c.bytes_before.abs_diff(c.bytes_after)));
     changed.truncate(MAX_CHANGED);
     let signed = |b: u64| i64::try_from(b).unwrap_or(i64::MAX);
-    Ok(WhatIf {
+    let entry = WhatIf {
         remedy: first,
         with: rest.to_vec(),
         module: program.module.clone(),
@@ -84,7 +120,9 @@ pub fn what_if(
         headroom_bytes: limit.map(|l| signed(l) - signed(peak)),
         how: prediction.how.join("; "),
         changed,
-    })
+        ..WhatIf::default()
+    };
+    Ok((entry, prediction.curve))
 }
 
 /// Every single remedy on `program`: the entries that apply, and for the
@@ -140,4 +178,46 @@ pub fn cheapest_combination(
         .into_iter()
         .filter_map(|c| what_if(program, &c, settings, limit).ok())
         .find(|w| fits(w))
+}
+
+/// Points of a replayed curve sent to the page and carried by links: the
+/// shape kept (each bucket's maximum), the peak exact.
+pub const PANEL_CURVE_POINTS: usize = 1000;
+
+/// The What-if panel's answer for `program`: every single remedy with the
+/// choice's parameters, and the choice's remedies replayed together with
+/// their curve.
+pub fn panel(program: &HeapProgram, choice: &WhatIfChoice, limit: Option<u64>) -> PanelReplay {
+    let settings = Settings::of(choice);
+    let (singles, absent) = single_remedies(program, &settings, limit);
+    let peak_bytes = crate::baseline(program).map_or(0, |c| c.peak_bytes);
+    let mut answer = PanelReplay {
+        module: program.module.clone(),
+        memory_space: program.memory_space,
+        peak_bytes,
+        singles,
+        absent: absent
+            .into_iter()
+            .map(|(remedy, why)| AbsentRemedy { remedy, why })
+            .collect(),
+        combination: None,
+        failed: None,
+    };
+    if choice.remedies.is_empty() {
+        return answer;
+    }
+    match replayed(program, &choice.remedies, &settings, limit) {
+        Ok((what_if, curve)) => {
+            let keep = downsample_indices(&curve.heap_bytes, PANEL_CURVE_POINTS);
+            answer.combination = Some(ReplayedCurve {
+                what_if,
+                positions: keep.iter().map(|&i| i as u64).collect(),
+                heap_bytes: keep.iter().map(|&i| curve.heap_bytes[i]).collect(),
+            });
+        }
+        Err(WhatIfError::NotApplicable(why) | WhatIfError::CannotReplay(why)) => {
+            answer.failed = Some(why);
+        }
+    }
+    answer
 }

@@ -53,13 +53,9 @@ pub enum Change {
     Padding,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DonationScope {
-    /// Every argument XLA could alias.
-    All,
-    /// The optimizer state only.
-    OptimizerState,
-}
+/// Which arguments a donation donates (the report's vocabulary: the
+/// What-if panel's choice travels in links).
+pub use oomscope_report::whatif::DonationScope;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ShardScope {
