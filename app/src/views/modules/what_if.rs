@@ -29,9 +29,9 @@ fn label(remedy: Remedy) -> &'static str {
     match remedy {
         Remedy::Donation => "Donate arguments (donate_argnums)",
         Remedy::Bf16 => "bfloat16 (optimizer state kept f32)",
-        Remedy::Batch => "Batch ÷ k",
+        Remedy::Batch => "Smaller batch (÷ k)",
         Remedy::Remat => "jax.checkpoint on the repeated block",
-        Remedy::Sharding => "Shard parameters and optimizer state over N devices",
+        Remedy::Sharding => "Shard parameters and optimizer state (over N)",
         Remedy::Offload => "Optimizer state to host memory",
         Remedy::Padding => "The padding fixes",
         // Snapshot what-ifs are never offered on a module.
