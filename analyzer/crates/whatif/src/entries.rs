@@ -8,7 +8,7 @@ use oomscope_report::whatif::{
     AbsentRemedy, ChangedBuffer, PanelReplay, Remedy, ReplayedCurve, WhatIf, WhatIfChoice,
 };
 
-use crate::{predict, Change, Curve, DonationScope, ShardScope, WhatIfError};
+use crate::{predict_on, Change, Curve, DonationScope, Prepared, ShardScope, WhatIfError};
 
 /// At most this many changed buffers are listed per entry (largest change first).
 const MAX_CHANGED: usize = 8;
@@ -67,12 +67,12 @@ pub fn what_if(
     settings: &Settings,
     limit: Option<u64>,
 ) -> Result<WhatIf, WhatIfError> {
-    replayed(program, remedies, settings, limit).map(|(w, _)| w)
+    replayed(&Prepared::new(program)?, remedies, settings, limit).map(|(w, _)| w)
 }
 
-/// [`what_if`], with the replayed curve.
+/// [`what_if`] on a prepared program, with the replayed curve.
 pub fn replayed(
-    program: &HeapProgram,
+    prepared: &Prepared,
     remedies: &[Remedy],
     settings: &Settings,
     limit: Option<u64>,
@@ -80,7 +80,7 @@ pub fn replayed(
     let Some((&first, rest)) = remedies.split_first() else {
         return Err(WhatIfError::NotApplicable("no remedy named".into()));
     };
-    let before = crate::baseline(program)?;
+    let (program, before) = (prepared.program, &prepared.before);
     let changes: Vec<Change> = remedies
         .iter()
         .map(|&r| change_of(r, settings))
@@ -90,7 +90,7 @@ pub fn replayed(
                 "a what-if of PyTorch memory snapshots, not of compiled programs".into(),
             )
         })?;
-    let prediction = predict(program, &changes)?;
+    let prediction = predict_on(prepared, &changes)?;
     let peak = prediction.curve.peak_bytes;
     if peak == 0 {
         return Err(WhatIfError::NotApplicable(
@@ -132,15 +132,32 @@ pub fn single_remedies(
     settings: &Settings,
     limit: Option<u64>,
 ) -> (Vec<WhatIf>, Vec<(Remedy, String)>) {
+    match Prepared::new(program) {
+        Ok(prepared) => singles_on(&prepared, settings, limit),
+        Err(e) => (Vec::new(), Remedy::ALL.iter().map(|&r| (r, absent_reason(e.clone()))).collect()),
+    }
+}
+
+/// Why a remedy has no entry, in one line.
+fn absent_reason(e: WhatIfError) -> String {
+    match e {
+        WhatIfError::NotApplicable(why) => why,
+        WhatIfError::CannotReplay(why) => format!("cannot replay this module ({why}); the numbers above are the compiler's own"),
+    }
+}
+
+/// [`single_remedies`] on a prepared program.
+fn singles_on(
+    prepared: &Prepared,
+    settings: &Settings,
+    limit: Option<u64>,
+) -> (Vec<WhatIf>, Vec<(Remedy, String)>) {
     let mut entries = Vec::new();
     let mut absent = Vec::new();
     for remedy in Remedy::ALL {
-        match what_if(program, &[remedy], settings, limit) {
-            Ok(w) => entries.push(w),
-            Err(WhatIfError::NotApplicable(why)) => absent.push((remedy, why)),
-            Err(WhatIfError::CannotReplay(why)) => {
-                absent.push((remedy, format!("cannot replay this module ({why}); the numbers above are the compiler's own")));
-            }
+        match replayed(prepared, &[remedy], settings, limit) {
+            Ok((w, _)) => entries.push(w),
+            Err(e) => absent.push((remedy, absent_reason(e))),
         }
     }
     (entries, absent)
@@ -174,9 +191,11 @@ pub fn cheapest_combination(
             c.iter().map(|r| u32::from(r.cost_rank())).sum::<u32>(),
         )
     });
+    let prepared = Prepared::new(program).ok()?;
     combos
         .into_iter()
-        .filter_map(|c| what_if(program, &c, settings, limit).ok())
+        .filter_map(|c| replayed(&prepared, &c, settings, limit).ok())
+        .map(|(w, _)| w)
         .find(|w| fits(w))
 }
 
@@ -189,8 +208,24 @@ pub const PANEL_CURVE_POINTS: usize = 1000;
 /// their curve.
 pub fn panel(program: &HeapProgram, choice: &WhatIfChoice, limit: Option<u64>) -> PanelReplay {
     let settings = Settings::of(choice);
-    let (singles, absent) = single_remedies(program, &settings, limit);
-    let peak_bytes = crate::baseline(program).map_or(0, |c| c.peak_bytes);
+    let prepared = match Prepared::new(program) {
+        Ok(p) => p,
+        Err(e) => {
+            let why = absent_reason(e);
+            return PanelReplay {
+                module: program.module.clone(),
+                memory_space: program.memory_space,
+                absent: Remedy::ALL
+                    .iter()
+                    .map(|&remedy| AbsentRemedy { remedy, why: why.clone() })
+                    .collect(),
+                failed: (!choice.remedies.is_empty()).then_some(why),
+                ..PanelReplay::default()
+            };
+        }
+    };
+    let (singles, absent) = singles_on(&prepared, &settings, limit);
+    let peak_bytes = prepared.before.peak_bytes;
     let mut answer = PanelReplay {
         module: program.module.clone(),
         memory_space: program.memory_space,
@@ -206,7 +241,7 @@ pub fn panel(program: &HeapProgram, choice: &WhatIfChoice, limit: Option<u64>) -
     if choice.remedies.is_empty() {
         return answer;
     }
-    match replayed(program, &choice.remedies, &settings, limit) {
+    match replayed(&prepared, &choice.remedies, &settings, limit) {
         Ok((what_if, curve)) => {
             let keep = downsample_indices(&curve.heap_bytes, PANEL_CURVE_POINTS);
             answer.combination = Some(ReplayedCurve {

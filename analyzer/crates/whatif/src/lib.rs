@@ -90,13 +90,36 @@ pub fn baseline(program: &HeapProgram) -> Result<Curve, WhatIfError> {
     replay(program, &Plan::identity(program)).map_err(WhatIfError::CannotReplay)
 }
 
+/// A program with what every prediction on it starts from, computed once:
+/// its replay as compiled and the facts about its parameters (the panel
+/// replays many remedies on one program).
+pub struct Prepared<'a> {
+    pub program: &'a HeapProgram,
+    pub before: Curve,
+    pub facts: Facts,
+}
+
+impl<'a> Prepared<'a> {
+    pub fn new(program: &'a HeapProgram) -> Result<Self, WhatIfError> {
+        Ok(Prepared {
+            program,
+            before: baseline(program)?,
+            facts: Facts::of(program),
+        })
+    }
+}
+
 /// Applies `changes` (in order, to one plan) and replays.
 pub fn predict(program: &HeapProgram, changes: &[Change]) -> Result<Prediction, WhatIfError> {
-    let before = baseline(program)?;
-    let facts = Facts::of(program);
+    predict_on(&Prepared::new(program)?, changes)
+}
+
+/// [`predict`] on a prepared program.
+pub fn predict_on(prepared: &Prepared, changes: &[Change]) -> Result<Prediction, WhatIfError> {
+    let (program, before) = (prepared.program, &prepared.before);
     let mut work = Work {
         program,
-        facts: &facts,
+        facts: &prepared.facts,
         plan: Plan::identity(program),
         shapes: program.buffers.iter().map(|b| b.shape.clone()).collect(),
         changed: Vec::new(),
@@ -104,7 +127,7 @@ pub fn predict(program: &HeapProgram, changes: &[Change]) -> Result<Prediction, 
     let mut scope = Vec::new();
     let mut how = Vec::new();
     for &change in changes {
-        let (s, h) = work.apply(change, &before)?;
+        let (s, h) = work.apply(change, before)?;
         scope.push(s);
         how.push(h);
     }
