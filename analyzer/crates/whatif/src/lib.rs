@@ -230,7 +230,9 @@ impl Work<'_> {
         let before = self.plan.buffer_bytes.get(rep).copied().unwrap_or(0);
         self.resize_buffer(rep, edit);
         let after = self.plan.buffer_bytes.get(rep).copied().unwrap_or(0);
-        if let Some(slot) = self.plan.allocation_bytes.get_mut(a) {
+        // An allocation an earlier change removed (a donated output, state
+        // offloaded) stays removed: resizing its buffer must not bring it back.
+        if let Some(slot) = self.plan.allocation_bytes.get_mut(a).filter(|s| **s > 0) {
             *slot = slot.saturating_sub(before).saturating_add(after);
         }
     }
