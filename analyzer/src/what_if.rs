@@ -5,7 +5,7 @@
 //! (`oomscope_diagnosis::what_if`).
 
 use oomscope_report::program::HeapProgram;
-use oomscope_report::whatif::{PanelReplay, Remedy, WhatIf, WhatIfChoice};
+use oomscope_report::whatif::{AbsentRemedy, PanelReplay, Remedy, WhatIf, WhatIfChoice};
 use oomscope_report::{MemoryColor, Report};
 use oomscope_whatif::entries::{cheapest_combination, single_remedies, what_if, Settings};
 use oomscope_whatif::WhatIfError;
@@ -108,10 +108,21 @@ pub fn combination(
     })
 }
 
+/// What the page's worker keeps between two replays of the panel: the
+/// module's [`Basis`](oomscope_whatif::Basis) (its replay, facts and parsed
+/// shapes), and its single remedies for the last parameters and limit.
+#[derive(Default)]
+pub struct PanelCache {
+    basis: Option<(String, MemoryColor, std::sync::Arc<oomscope_whatif::Basis>)>,
+    singles: Option<(Settings, Option<u64>, Vec<WhatIf>, Vec<AbsentRemedy>)>,
+}
+
 /// The module view's What-if panel: `choice` replayed on the program of
-/// `module` (its display name) in `space`.
+/// `module` (its display name) in `space`. `cache` keeps what the next
+/// request on the same module can reuse.
 pub fn panel(
     programs: &[HeapProgram],
+    cache: &mut PanelCache,
     module: &str,
     space: MemoryColor,
     choice: &WhatIfChoice,
@@ -121,5 +132,29 @@ pub fn panel(
         .iter()
         .find(|p| p.memory_space == space && p.module == module)
         .ok_or_else(|| format!("{module}: no heap-simulator trace to replay (only an HloProto with its buffer assignment has one)"))?;
-    Ok(oomscope_whatif::entries::panel(program, choice, limit))
+    let basis = match &cache.basis {
+        Some((m, s, basis)) if m == module && *s == space => basis.clone(),
+        _ => {
+            cache.singles = None;
+            match oomscope_whatif::Basis::of(program) {
+                Ok(basis) => {
+                    let basis = std::sync::Arc::new(basis);
+                    cache.basis = Some((module.to_string(), space, basis.clone()));
+                    basis
+                }
+                // Says why on every remedy.
+                Err(_) => return Ok(oomscope_whatif::entries::panel(program, choice, limit)),
+            }
+        }
+    };
+    let prepared = oomscope_whatif::Prepared { program, basis };
+    let settings = Settings::of(choice);
+    let known = cache
+        .singles
+        .as_ref()
+        .filter(|(s, l, _, _)| *s == settings && *l == limit)
+        .map(|(_, _, singles, absent)| (singles.clone(), absent.clone()));
+    let answer = oomscope_whatif::entries::panel_on(&prepared, choice, limit, known);
+    cache.singles = Some((settings, limit, answer.singles.clone(), answer.absent.clone()));
+    Ok(answer)
 }

@@ -133,8 +133,10 @@ fn the_what_if_panel_replays_what_the_report_predicts_with_its_curve() {
         .find(|m| m.memory_space == oomscope_report::MemoryColor::Device)
         .unwrap();
     let name = m.display_name();
+    // One cache, as the worker keeps it: answers must not depend on it.
+    let cache = std::cell::RefCell::new(oomscope_analyzer::what_if::PanelCache::default());
     let panel = |choice: &WhatIfChoice| {
-        oomscope_analyzer::what_if::panel(&programs, &name, m.memory_space, choice, limit).unwrap()
+        oomscope_analyzer::what_if::panel(&programs, &mut cache.borrow_mut(), &name, m.memory_space, choice, limit).unwrap()
     };
     // Nothing picked: today's peak and every single remedy, as the report has them.
     let none = panel(&WhatIfChoice::default());
@@ -147,7 +149,13 @@ fn the_what_if_panel_replays_what_the_report_predicts_with_its_curve() {
         remedies: vec![Remedy::Donation],
         ..WhatIfChoice::default()
     };
-    let picked = panel(&donation).combination.unwrap();
+    let answer = panel(&donation);
+    // The cache (the module's basis, the singles of these parameters) does
+    // not change the answer.
+    let fresh = oomscope_analyzer::what_if::panel(&programs, &mut Default::default(), &name, m.memory_space, &donation, limit).unwrap();
+    assert_eq!(answer, fresh);
+    assert_eq!(answer.singles, none.singles);
+    let picked = answer.combination.unwrap();
     assert_eq!(picked.what_if.predicted_peak_bytes, 8_858_370_560);
     assert_eq!(picked.what_if.fits, Some(true));
     assert_eq!(
@@ -176,6 +184,7 @@ fn the_what_if_panel_replays_what_the_report_predicts_with_its_curve() {
     // A module without a program says so instead of predicting.
     let err = oomscope_analyzer::what_if::panel(
         &programs,
+        &mut Default::default(),
         "no_such_module",
         m.memory_space,
         &donation,
@@ -197,6 +206,7 @@ fn a_link_carries_the_what_if_panel_and_its_replay() {
     };
     let answer = oomscope_analyzer::what_if::panel(
         &programs,
+        &mut Default::default(),
         &m.display_name(),
         m.memory_space,
         &choice,

@@ -36,6 +36,8 @@ thread_local! {
     /// What-if panel replays; replaced by every analysis, dropped by a
     /// comparison.
     static PROGRAMS: RefCell<Vec<HeapProgram>> = const { RefCell::new(Vec::new()) };
+    /// What the next replay of the same module reuses.
+    static PANEL_CACHE: RefCell<oomscope_analyzer::what_if::PanelCache> = RefCell::new(Default::default());
 }
 
 fn main() {
@@ -86,6 +88,7 @@ fn run_job(scope: &DedicatedWorkerGlobalScope, data: &JsValue) {
     let side = load_inputs(&request.files, &payloads, 0, &mut send_progress);
     let (report, programs) = analyze_loaded_keeping_programs(side, &mut send_progress);
     PROGRAMS.with(|p| *p.borrow_mut() = programs);
+    PANEL_CACHE.with(|c| *c.borrow_mut() = Default::default());
     match serde_json::to_string(&report) {
         Ok(report_json) => post(scope, &WorkerMessage::Done { job, report_json }),
         Err(e) => post(
@@ -111,13 +114,14 @@ fn run_what_if(scope: &DedicatedWorkerGlobalScope, json: &str) {
     let job = request.job;
     let answer = PROGRAMS
         .with(|p| {
-            oomscope_analyzer::what_if::panel(
+            PANEL_CACHE.with(|c| oomscope_analyzer::what_if::panel(
                 &p.borrow(),
+                &mut c.borrow_mut(),
                 &request.module,
                 request.memory_space,
                 &request.choice,
                 request.limit_bytes,
-            )
+            ))
         })
         .and_then(|r| serde_json::to_string(&r).map_err(|e| format!("replay: {e}")));
     post(
@@ -141,6 +145,7 @@ fn run_compare(scope: &DedicatedWorkerGlobalScope, data: &JsValue, json: &str) {
         }
     };
     PROGRAMS.with(|p| p.borrow_mut().clear());
+    PANEL_CACHE.with(|c| *c.borrow_mut() = Default::default());
     let payloads = payloads_of(data);
     let job = request.job;
     let mut send_progress = progress_sender(scope, job);

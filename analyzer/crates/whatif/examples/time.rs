@@ -25,6 +25,15 @@ fn main() {
     let t = Instant::now();
     let base = oomscope_whatif::baseline(p).expect("replayable");
     println!("one replay: {:?} (peak {} B)", t.elapsed(), base.peak_bytes);
+    let t = Instant::now();
+    let prepared = oomscope_whatif::Prepared::new(p).expect("replayable");
+    println!("prepared (replay and facts): {:?}", t.elapsed());
+    let settings = oomscope_whatif::entries::Settings::default();
+    for remedy in Remedy::ALL {
+        let t = Instant::now();
+        let r = oomscope_whatif::entries::replayed(&prepared, &[remedy], &settings, None);
+        println!("  {:?}: {:?} ({})", remedy, t.elapsed(), r.is_ok());
+    }
     for remedies in [vec![], vec![Remedy::Donation], vec![Remedy::Donation, Remedy::Bf16]] {
         let choice = WhatIfChoice {
             remedies: remedies.clone(),

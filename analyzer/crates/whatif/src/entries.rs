@@ -80,7 +80,7 @@ pub fn replayed(
     let Some((&first, rest)) = remedies.split_first() else {
         return Err(WhatIfError::NotApplicable("no remedy named".into()));
     };
-    let (program, before) = (prepared.program, &prepared.before);
+    let (program, before) = (prepared.program, prepared.before());
     let changes: Vec<Change> = remedies
         .iter()
         .map(|&r| change_of(r, settings))
@@ -207,12 +207,11 @@ pub const PANEL_CURVE_POINTS: usize = 1000;
 /// choice's parameters, and the choice's remedies replayed together with
 /// their curve.
 pub fn panel(program: &HeapProgram, choice: &WhatIfChoice, limit: Option<u64>) -> PanelReplay {
-    let settings = Settings::of(choice);
-    let prepared = match Prepared::new(program) {
-        Ok(p) => p,
+    match Prepared::new(program) {
+        Ok(prepared) => panel_on(&prepared, choice, limit, None),
         Err(e) => {
             let why = absent_reason(e);
-            return PanelReplay {
+            PanelReplay {
                 module: program.module.clone(),
                 memory_space: program.memory_space,
                 absent: Remedy::ALL
@@ -221,27 +220,43 @@ pub fn panel(program: &HeapProgram, choice: &WhatIfChoice, limit: Option<u64>) -
                     .collect(),
                 failed: (!choice.remedies.is_empty()).then_some(why),
                 ..PanelReplay::default()
-            };
+            }
         }
-    };
-    let (singles, absent) = singles_on(&prepared, &settings, limit);
-    let peak_bytes = prepared.before.peak_bytes;
+    }
+}
+
+/// [`panel`] on a prepared program; `singles` are the single remedies
+/// already replayed with the choice's parameters and limit (toggling a
+/// remedy changes only the combination).
+pub fn panel_on(
+    prepared: &Prepared,
+    choice: &WhatIfChoice,
+    limit: Option<u64>,
+    singles: Option<(Vec<WhatIf>, Vec<AbsentRemedy>)>,
+) -> PanelReplay {
+    let settings = Settings::of(choice);
+    let (singles, absent) = singles.unwrap_or_else(|| {
+        let (singles, absent) = singles_on(prepared, &settings, limit);
+        let absent = absent
+            .into_iter()
+            .map(|(remedy, why)| AbsentRemedy { remedy, why })
+            .collect();
+        (singles, absent)
+    });
+    let program = prepared.program;
     let mut answer = PanelReplay {
         module: program.module.clone(),
         memory_space: program.memory_space,
-        peak_bytes,
+        peak_bytes: prepared.before().peak_bytes,
         singles,
-        absent: absent
-            .into_iter()
-            .map(|(remedy, why)| AbsentRemedy { remedy, why })
-            .collect(),
+        absent,
         combination: None,
         failed: None,
     };
     if choice.remedies.is_empty() {
         return answer;
     }
-    match replayed(&prepared, &choice.remedies, &settings, limit) {
+    match replayed(prepared, &choice.remedies, &settings, limit) {
         Ok((what_if, curve)) => {
             let keep = downsample_indices(&curve.heap_bytes, PANEL_CURVE_POINTS);
             answer.combination = Some(ReplayedCurve {
