@@ -57,6 +57,8 @@ function analyzerWhatIf(remedy) {
 
 test("toggling donation shows the analyzer's prediction, and a link reopens it", async () => {
   const expected = analyzerWhatIf("donation");
+  // The built-in example is a saved report: no program to replay, no panel.
+  assert.equal(await page.locator("#modules .what-if").count(), 0);
   await dropFiles(page, inputs());
   await page.locator(".example-banner").waitFor({ state: "detached", timeout: TIMEOUT });
   const panel = page.locator("#modules .what-if");

@@ -19,7 +19,7 @@ use oomscope_report::{ModuleReport, SourceKind};
 use crate::draw::line_chart::{LineChart, Marker, RefLine, Series, Stroke};
 use crate::format::Bytes;
 use oomscope_app::protocol::WhatIfRequest;
-use crate::state::use_state;
+use crate::state::{use_state, ReportOrigin};
 
 /// Largest k and N the inputs offer.
 const MAX_DIVISOR: u32 = 4096;
@@ -67,8 +67,11 @@ pub fn WhatIfPanel(module: ModuleReport, index: usize, limit: Option<u64>) -> im
             None => ().into_any(),
         };
     }
-    // Only an HloProto brings the heap-simulator trace a replay needs.
-    if module.source_kind != SourceKind::HloProto {
+    // Only an HloProto brings the heap-simulator trace a replay needs, and
+    // only the worker's own analysis has it (the built-in example is a
+    // saved report).
+    let analysed_here = state.origin.with_untracked(|o| matches!(o, Some(ReportOrigin::User)));
+    if module.source_kind != SourceKind::HloProto || !analysed_here {
         return ().into_any();
     }
     let choice = RwSignal::new(restored.map(|v| v.choice).unwrap_or_default());
