@@ -65,14 +65,17 @@ pub fn replay(state: AppState, mut request: WhatIfRequest, done: ReplayCallback)
 }
 
 fn take_replay_callback(job: u32) -> Option<ReplayCallback> {
-    REPLAY_JOB.with(|r| {
-        let mut r = r.borrow_mut();
-        if r.as_ref().is_some_and(|(j, _)| *j == job) {
-            r.take().map(|(_, done)| done)
-        } else {
-            None
-        }
-    })
+    REPLAY_JOB.with(|r| take_if_job(&mut r.borrow_mut(), job))
+}
+
+/// The callback waiting in `slot` when it waits for `job` (an answer to an
+/// older request leaves a newer one waiting).
+fn take_if_job<T>(slot: &mut Option<(u32, T)>, job: u32) -> Option<T> {
+    if slot.as_ref().is_some_and(|(j, _)| *j == job) {
+        slot.take().map(|(_, done)| done)
+    } else {
+        None
+    }
 }
 
 /// Receives a made link (`url`, reductions applied) or why it failed.
@@ -500,14 +503,7 @@ fn on_worker_message(state: AppState, message: WorkerMessage) {
 }
 
 fn take_make_callback(job: u32) -> Option<LinkCallback> {
-    MAKE_JOB.with(|m| {
-        let mut m = m.borrow_mut();
-        if m.as_ref().is_some_and(|(j, _)| *j == job) {
-            m.take().map(|(_, done)| done)
-        } else {
-            None
-        }
-    })
+    MAKE_JOB.with(|m| take_if_job(&mut m.borrow_mut(), job))
 }
 
 /// `loading` comes from the worker reading a file (bytes of that file);
