@@ -155,6 +155,11 @@ pub fn panel(
         .filter(|(s, l, _, _)| *s == settings && *l == limit)
         .map(|(_, _, singles, absent)| (singles.clone(), absent.clone()));
     let answer = oomscope_whatif::entries::panel_on(&prepared, choice, limit, known);
-    cache.singles = Some((settings, limit, answer.singles.clone(), answer.absent.clone()));
+    cache.singles = Some((
+        settings,
+        limit,
+        answer.singles.clone(),
+        answer.absent.clone(),
+    ));
     Ok(answer)
 }

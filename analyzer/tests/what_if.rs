@@ -113,7 +113,10 @@ fn a_module_without_a_limit_still_gets_predictions_without_fits() {
 
 /// The compile log and the HloProto of the OOM side of the donation pair,
 /// as the page's worker analyses them (keeping the programs it replays).
-fn panel_inputs() -> (oomscope_report::Report, Vec<oomscope_report::program::HeapProgram>) {
+fn panel_inputs() -> (
+    oomscope_report::Report,
+    Vec<oomscope_report::program::HeapProgram>,
+) {
     let dir = fixtures().join("pair-donate/plain");
     let files = load_folder(&dir)
         .into_iter()
@@ -136,7 +139,15 @@ fn the_what_if_panel_replays_what_the_report_predicts_with_its_curve() {
     // One cache, as the worker keeps it: answers must not depend on it.
     let cache = std::cell::RefCell::new(oomscope_analyzer::what_if::PanelCache::default());
     let panel = |choice: &WhatIfChoice| {
-        oomscope_analyzer::what_if::panel(&programs, &mut cache.borrow_mut(), &name, m.memory_space, choice, limit).unwrap()
+        oomscope_analyzer::what_if::panel(
+            &programs,
+            &mut cache.borrow_mut(),
+            &name,
+            m.memory_space,
+            choice,
+            limit,
+        )
+        .unwrap()
     };
     // Nothing picked: today's peak and every single remedy, as the report has them.
     let none = panel(&WhatIfChoice::default());
@@ -152,7 +163,15 @@ fn the_what_if_panel_replays_what_the_report_predicts_with_its_curve() {
     let answer = panel(&donation);
     // The cache (the module's basis, the singles of these parameters) does
     // not change the answer.
-    let fresh = oomscope_analyzer::what_if::panel(&programs, &mut Default::default(), &name, m.memory_space, &donation, limit).unwrap();
+    let fresh = oomscope_analyzer::what_if::panel(
+        &programs,
+        &mut Default::default(),
+        &name,
+        m.memory_space,
+        &donation,
+        limit,
+    )
+    .unwrap();
     assert_eq!(answer, fresh);
     assert_eq!(answer.singles, none.singles);
     let picked = answer.combination.unwrap();
@@ -222,19 +241,31 @@ fn a_link_carries_the_what_if_panel_and_its_replay() {
         }),
         ..Default::default()
     };
-    let link = oomscope_permalink::encode_link_at(&r, "https://example.invalid/", &view, 1).unwrap();
+    let link =
+        oomscope_permalink::encode_link_at(&r, "https://example.invalid/", &view, 1).unwrap();
     let back = oomscope_permalink::decode(&link.url).unwrap();
     let carried = back.shared.unwrap().view.what_if.unwrap();
     assert_eq!(carried.choice, choice);
     let curve = carried.replay.unwrap();
-    assert_eq!(curve.what_if.predicted_peak_bytes, replay.what_if.predicted_peak_bytes);
+    assert_eq!(
+        curve.what_if.predicted_peak_bytes,
+        replay.what_if.predicted_peak_bytes
+    );
     assert_eq!(curve.what_if.with, vec![Remedy::Batch]);
     // The curve is shortened, its peak kept where it was.
     assert!(curve.heap_bytes.len() <= 200);
     let peak = curve.heap_bytes.iter().max().copied();
     assert_eq!(peak, Some(replay.what_if.predicted_peak_bytes));
-    let at = curve.heap_bytes.iter().position(|b| Some(*b) == peak).unwrap();
-    let orig = replay.heap_bytes.iter().position(|b| Some(*b) == peak).unwrap();
+    let at = curve
+        .heap_bytes
+        .iter()
+        .position(|b| Some(*b) == peak)
+        .unwrap();
+    let orig = replay
+        .heap_bytes
+        .iter()
+        .position(|b| Some(*b) == peak)
+        .unwrap();
     assert_eq!(curve.positions[at], replay.positions[orig]);
 }
 

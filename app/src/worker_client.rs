@@ -18,8 +18,8 @@ use oomscope_app::protocol::{
     AnalyzeRequest, CompareRequest, LinkRequest, RequestFile, WhatIfRequest, WorkerMessage,
     COMPARE_FIELD, LINK_FIELD, PAYLOADS_FIELD, REQUEST_FIELD, WHAT_IF_FIELD, WORKER_SCRIPT,
 };
-use oomscope_report::whatif::PanelReplay;
 use oomscope_report::compare::{ComparedRuns, Comparison};
+use oomscope_report::whatif::PanelReplay;
 use oomscope_report::{Report, ViewState};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;

@@ -168,7 +168,8 @@ fn runtime_sections(s: &mut String, r: &Report) {
                 plural(l.count, "allocation", "allocations"),
                 l.frame
             );
-        }        snapshot_what_ifs(s, snap);
+        }
+        snapshot_what_ifs(s, snap);
     }
     for p in &r.device_memory_profiles {
         let _ = writeln!(

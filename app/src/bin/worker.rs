@@ -114,14 +114,16 @@ fn run_what_if(scope: &DedicatedWorkerGlobalScope, json: &str) {
     let job = request.job;
     let answer = PROGRAMS
         .with(|p| {
-            PANEL_CACHE.with(|c| oomscope_analyzer::what_if::panel(
-                &p.borrow(),
-                &mut c.borrow_mut(),
-                &request.module,
-                request.memory_space,
-                &request.choice,
-                request.limit_bytes,
-            ))
+            PANEL_CACHE.with(|c| {
+                oomscope_analyzer::what_if::panel(
+                    &p.borrow(),
+                    &mut c.borrow_mut(),
+                    &request.module,
+                    request.memory_space,
+                    &request.choice,
+                    request.limit_bytes,
+                )
+            })
         })
         .and_then(|r| serde_json::to_string(&r).map_err(|e| format!("replay: {e}")));
     post(

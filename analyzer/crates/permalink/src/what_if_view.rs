@@ -7,7 +7,9 @@ use crate::bounds::{check_len, downsample_indices};
 use crate::runtime::{delta, undelta};
 use crate::LinkError;
 use oomscope_proto::oomscope::report as pb;
-use oomscope_report::whatif::{DonationScope, Remedy, ReplayedCurve, WhatIf, WhatIfChoice, WhatIfView};
+use oomscope_report::whatif::{
+    DonationScope, Remedy, ReplayedCurve, WhatIf, WhatIfChoice, WhatIfView,
+};
 
 /// Points of the replayed curve a link carries.
 pub(crate) const CURVE_POINTS: usize = 200;
@@ -18,7 +20,12 @@ const MAX_DIVISOR: u32 = 1 << 20;
 
 pub(crate) fn to_shared(v: &WhatIfView) -> pb::WhatIfPanel {
     let mut panel = pb::WhatIfPanel {
-        remedies: v.choice.remedies.iter().map(|r| r.as_str().to_string()).collect(),
+        remedies: v
+            .choice
+            .remedies
+            .iter()
+            .map(|r| r.as_str().to_string())
+            .collect(),
         donation: v.choice.donation.as_str().to_string(),
         batch_divisor: v.choice.batch_divisor,
         devices: v.choice.devices,
@@ -32,8 +39,14 @@ pub(crate) fn to_shared(v: &WhatIfView) -> pb::WhatIfPanel {
         panel.replay_json = serde_json::to_string(&what_if).unwrap_or_default();
         let keep = downsample_indices(&curve.heap_bytes, CURVE_POINTS.saturating_sub(1));
         let at = |i: usize| curve.positions.get(i).copied().unwrap_or(0);
-        panel.x = delta(keep.iter().map(|&i| i64::try_from(at(i)).unwrap_or(i64::MAX)));
-        panel.y = keep.iter().filter_map(|&i| curve.heap_bytes.get(i).copied()).collect();
+        panel.x = delta(
+            keep.iter()
+                .map(|&i| i64::try_from(at(i)).unwrap_or(i64::MAX)),
+        );
+        panel.y = keep
+            .iter()
+            .filter_map(|&i| curve.heap_bytes.get(i).copied())
+            .collect();
     }
     panel
 }
@@ -51,7 +64,9 @@ pub(crate) fn from_shared(p: pb::WhatIfPanel) -> Result<WhatIfView, LinkError> {
     }
     let donation = match p.donation.as_str() {
         "" => DonationScope::All,
-        word => DonationScope::from_word(word).ok_or_else(|| invalid("an unknown donation scope"))?,
+        word => {
+            DonationScope::from_word(word).ok_or_else(|| invalid("an unknown donation scope"))?
+        }
     };
     for k in [p.batch_divisor, p.devices] {
         if k > MAX_DIVISOR {
@@ -65,7 +80,10 @@ pub(crate) fn from_shared(p: pb::WhatIfPanel) -> Result<WhatIfView, LinkError> {
         devices: p.devices.max(2),
     };
     if p.replay_json.is_empty() {
-        return Ok(WhatIfView { choice, replay: None });
+        return Ok(WhatIfView {
+            choice,
+            replay: None,
+        });
     }
     if p.replay_json.len() > MAX_JSON {
         return Err(invalid("the replay is too long"));

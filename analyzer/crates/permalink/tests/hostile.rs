@@ -345,7 +345,8 @@ fn a_hostile_what_if_panel_is_refused() {
         let payload = fragment.split_once('.').unwrap().1.to_string();
         let bytes = URL_SAFE_NO_PAD.decode(payload).unwrap();
         let mut raw = Vec::new();
-        std::io::Read::read_to_end(&mut flate2::read::ZlibDecoder::new(&bytes[..]), &mut raw).unwrap();
+        std::io::Read::read_to_end(&mut flate2::read::ZlibDecoder::new(&bytes[..]), &mut raw)
+            .unwrap();
         pb::SharedReport::decode(&raw[..]).unwrap()
     };
     let panel = |p: pb::WhatIfPanel| {
@@ -397,10 +398,7 @@ fn a_hostile_what_if_panel_is_refused() {
     ];
     for p in refused {
         let what = format!("{p:?}");
-        assert!(
-            matches!(panel(p), Err(LinkError::Invalid(_))),
-            "{what}"
-        );
+        assert!(matches!(panel(p), Err(LinkError::Invalid(_))), "{what}");
     }
 }
 

@@ -118,7 +118,8 @@ pub struct WhatIf {
     pub how: String,
     /// Buffers whose size changed (at most a few, largest change first).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub changed: Vec<ChangedBuffer>,    /// Snapshots: the CUDA device (`module` is then the snapshot file).
+    pub changed: Vec<ChangedBuffer>,
+    /// Snapshots: the CUDA device (`module` is then the snapshot file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<u32>,
     /// `without_allocations`: the frame (`function file:line`) whose

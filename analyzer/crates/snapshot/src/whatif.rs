@@ -166,7 +166,8 @@ pub fn expandable_segments(tl: &Timeline, s: &MemorySnapshot) -> Option<WhatIf> 
     deltas.sort_unstable_by_key(|&(at, _, _)| at);
     let mapped = |pools: &[i128; 2]| {
         let bytes = |b: i128| u64::try_from(b.max(0)).unwrap_or(u64::MAX);
-        round_up(bytes(pools[0]), SMALL_BUFFER).saturating_add(round_up(bytes(pools[1]), LARGE_BUFFER))
+        round_up(bytes(pools[0]), SMALL_BUFFER)
+            .saturating_add(round_up(bytes(pools[1]), LARGE_BUFFER))
     };
     let mut pools = [i128::from(initial[0]), i128::from(initial[1])];
     let (mut peak, mut event) = (mapped(&pools), None);
@@ -207,14 +208,26 @@ pub fn failed_allocation_placed(snap: &Snapshot, s: &MemorySnapshot) -> Option<W
     let expandable = s.expandable_segments > 0;
     let segment = if expandable {
         let block = block_size(event.size);
-        round_up(block, if block <= SMALL_SIZE { SMALL_BUFFER } else { LARGE_BUFFER })
+        round_up(
+            block,
+            if block <= SMALL_SIZE {
+                SMALL_BUFFER
+            } else {
+                LARGE_BUFFER
+            },
+        )
     } else {
         segment_size(event.size)
     };
     let must_free = segment.saturating_sub(oom.device_free_bytes);
     let placed = oom.allocated_bytes.saturating_add(oom.requested_bytes);
     let peak = s.peak_allocated_bytes.max(placed);
-    let mut w = entry(s, Remedy::FailedAllocationPlaced, peak, s.peak_allocated_bytes);
+    let mut w = entry(
+        s,
+        Remedy::FailedAllocationPlaced,
+        peak,
+        s.peak_allocated_bytes,
+    );
     w.must_free_bytes = Some(must_free);
     w.predicted_peak_position = oom.event_index;
     w.scope = format!(

@@ -55,7 +55,10 @@ fn without_these_allocations_peaks_where_the_trace_without_them_peaks() {
             "{frame}"
         );
         // It is a real change, not the original peak.
-        assert!(predicted.predicted_peak_bytes < original.peak_allocated_bytes, "{frame}");
+        assert!(
+            predicted.predicted_peak_bytes < original.peak_allocated_bytes,
+            "{frame}"
+        );
         assert_eq!(
             predicted.saving_bytes,
             (original.peak_allocated_bytes - really.peak_allocated_bytes) as i64
@@ -69,11 +72,18 @@ fn without_these_allocations_peaks_where_the_trace_without_them_peaks() {
 
 #[test]
 fn the_replay_with_every_allocation_kept_is_the_timeline() {
-    for name in [SOURCE, "Charan6924__assignment2-systems__cs336_systems__memory_snapshot.pickle"] {
+    for name in [
+        SOURCE,
+        "Charan6924__assignment2-systems__cs336_systems__memory_snapshot.pickle",
+    ] {
         let (snap, analysed) = read(corpus(name));
         for s in &analysed {
             let tl = timeline(&snap, s.device, TimelineKind::ActiveMemory);
-            assert_eq!(whatif::replay_peak(&tl, |_| true).0, s.peak_allocated_bytes, "{name}");
+            assert_eq!(
+                whatif::replay_peak(&tl, |_| true).0,
+                s.peak_allocated_bytes,
+                "{name}"
+            );
         }
     }
 }
@@ -90,7 +100,10 @@ fn the_report_lists_without_for_the_lines_at_the_peak() {
     assert!(!without.is_empty());
     for w in without {
         let frame = w.frame.as_ref().unwrap();
-        assert!(s.top_lines_at_peak.iter().any(|l| &l.frame == frame), "{frame}");
+        assert!(
+            s.top_lines_at_peak.iter().any(|l| &l.frame == frame),
+            "{frame}"
+        );
         assert!(w.saving_bytes > 0 && w.predicted_peak_bytes < s.peak_allocated_bytes);
         assert_eq!(w.device, Some(s.device));
         assert_eq!(w.module, SOURCE);
@@ -102,7 +115,11 @@ fn expandable_segments_reserve_no_more_than_today_and_no_less_than_allocated() {
     let (_, analysed) = read(corpus("LfieLike__SketchKV2__my_snapshot.pickle"));
     let mut seen = 0;
     for s in &analysed {
-        let Some(w) = s.what_if.iter().find(|w| w.remedy == Remedy::ExpandableSegments) else {
+        let Some(w) = s
+            .what_if
+            .iter()
+            .find(|w| w.remedy == Remedy::ExpandableSegments)
+        else {
             continue;
         };
         seen += 1;
@@ -113,9 +130,13 @@ fn expandable_segments_reserve_no_more_than_today_and_no_less_than_allocated() {
     }
     assert!(seen > 0);
     // A process already on expandable segments gets no such prediction.
-    let (_, analysed) = read(corpus("Constructor-Sun__code_location__memory_snapshot.pickle"));
+    let (_, analysed) = read(corpus(
+        "Constructor-Sun__code_location__memory_snapshot.pickle",
+    ));
     assert!(analysed.iter().all(|s| s.expandable_segments == 0
-        || s.what_if.iter().all(|w| w.remedy != Remedy::ExpandableSegments)));
+        || s.what_if
+            .iter()
+            .all(|w| w.remedy != Remedy::ExpandableSegments)));
 }
 
 #[test]
@@ -143,7 +164,8 @@ fn the_failed_allocation_placed_says_what_had_to_be_freed() {
     assert_eq!(w.must_free_bytes, Some(block.div_ceil(page) * page - free));
     assert_eq!(
         w.predicted_peak_bytes,
-        s.peak_allocated_bytes.max(s.oom.as_ref().unwrap().allocated_bytes + size)
+        s.peak_allocated_bytes
+            .max(s.oom.as_ref().unwrap().allocated_bytes + size)
     );
     // Without an OOM there is nothing to place.
     let (_, analysed) = read(corpus(SOURCE));

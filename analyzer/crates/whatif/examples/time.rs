@@ -34,7 +34,11 @@ fn main() {
         let r = oomscope_whatif::entries::replayed(&prepared, &[remedy], &settings, None);
         println!("  {:?}: {:?} ({})", remedy, t.elapsed(), r.is_ok());
     }
-    for remedies in [vec![], vec![Remedy::Donation], vec![Remedy::Donation, Remedy::Bf16]] {
+    for remedies in [
+        vec![],
+        vec![Remedy::Donation],
+        vec![Remedy::Donation, Remedy::Bf16],
+    ] {
         let choice = WhatIfChoice {
             remedies: remedies.clone(),
             ..WhatIfChoice::default()

@@ -134,7 +134,13 @@ pub fn single_remedies(
 ) -> (Vec<WhatIf>, Vec<(Remedy, String)>) {
     match Prepared::new(program) {
         Ok(prepared) => singles_on(&prepared, settings, limit),
-        Err(e) => (Vec::new(), Remedy::ALL.iter().map(|&r| (r, absent_reason(e.clone()))).collect()),
+        Err(e) => (
+            Vec::new(),
+            Remedy::ALL
+                .iter()
+                .map(|&r| (r, absent_reason(e.clone())))
+                .collect(),
+        ),
     }
 }
 
@@ -142,7 +148,9 @@ pub fn single_remedies(
 fn absent_reason(e: WhatIfError) -> String {
     match e {
         WhatIfError::NotApplicable(why) => why,
-        WhatIfError::CannotReplay(why) => format!("cannot replay this module ({why}); the numbers above are the compiler's own"),
+        WhatIfError::CannotReplay(why) => {
+            format!("cannot replay this module ({why}); the numbers above are the compiler's own")
+        }
     }
 }
 
@@ -216,7 +224,10 @@ pub fn panel(program: &HeapProgram, choice: &WhatIfChoice, limit: Option<u64>) -
                 memory_space: program.memory_space,
                 absent: Remedy::ALL
                     .iter()
-                    .map(|&remedy| AbsentRemedy { remedy, why: why.clone() })
+                    .map(|&remedy| AbsentRemedy {
+                        remedy,
+                        why: why.clone(),
+                    })
                     .collect(),
                 failed: (!choice.remedies.is_empty()).then_some(why),
                 ..PanelReplay::default()

@@ -106,7 +106,11 @@ impl Basis {
         Ok(Basis {
             before: baseline(program)?,
             facts: Facts::of(program),
-            arrays: program.buffers.iter().map(|b| facts::array_of(&b.shape)).collect(),
+            arrays: program
+                .buffers
+                .iter()
+                .map(|b| facts::array_of(&b.shape))
+                .collect(),
         })
     }
 }

@@ -18,8 +18,8 @@ use oomscope_report::{ModuleReport, SourceKind};
 
 use crate::draw::line_chart::{LineChart, Marker, RefLine, Series, Stroke};
 use crate::format::Bytes;
-use oomscope_app::protocol::WhatIfRequest;
 use crate::state::{use_state, ReportOrigin};
+use oomscope_app::protocol::WhatIfRequest;
 
 /// Largest k and N the inputs offer.
 const MAX_DIVISOR: u32 = 4096;
@@ -58,9 +58,11 @@ pub fn WhatIfPanel(module: ModuleReport, index: usize, limit: Option<u64>) -> im
         .with_untracked(|r| r.as_ref().map(|r| r.shared.is_some()))
         .unwrap_or(false);
     // What was open: a link's panel, or this session's for this module.
-    let restored = state
-        .open_view
-        .with_untracked(|v| (v.module as usize == index).then(|| v.what_if.clone()).flatten());
+    let restored = state.open_view.with_untracked(|v| {
+        (v.module as usize == index)
+            .then(|| v.what_if.clone())
+            .flatten()
+    });
     if shared {
         return match restored {
             Some(view) => view! { <SharedPanel module=module view=view limit=limit/> }.into_any(),
@@ -70,7 +72,9 @@ pub fn WhatIfPanel(module: ModuleReport, index: usize, limit: Option<u64>) -> im
     // Only an HloProto brings the heap-simulator trace a replay needs, and
     // only the worker's own analysis has it (the built-in example is a
     // saved report).
-    let analysed_here = state.origin.with_untracked(|o| matches!(o, Some(ReportOrigin::User)));
+    let analysed_here = state
+        .origin
+        .with_untracked(|o| matches!(o, Some(ReportOrigin::User)));
     if module.source_kind != SourceKind::HloProto || !analysed_here {
         return ().into_any();
     }
@@ -121,7 +125,8 @@ pub fn WhatIfPanel(module: ModuleReport, index: usize, limit: Option<u64>) -> im
         )
     };
     let today = module.clone();
-    let result = move || match shown.get() {
+    let result = move || {
+        match shown.get() {
         Shown::Waiting => view! { <p class="muted">"Replaying…"</p> }.into_any(),
         Shown::Failed(why) => view! { <p class="what-if-failed">{why}</p> }.into_any(),
         Shown::Replayed(replay) => match (&replay.combination, &replay.failed) {
@@ -135,6 +140,7 @@ pub fn WhatIfPanel(module: ModuleReport, index: usize, limit: Option<u64>) -> im
             }
             .into_any(),
         },
+    }
     };
     let timing = move || {
         elapsed_ms.get().map(|ms| {
@@ -157,10 +163,18 @@ pub fn WhatIfPanel(module: ModuleReport, index: usize, limit: Option<u64>) -> im
 /// One remedy's toggle, its parameter, and its own prediction (or why it
 /// does not apply to this module).
 #[component]
-fn Toggle(remedy: Remedy, replay: Box<PanelReplay>, choice: RwSignal<WhatIfChoice>) -> impl IntoView {
+fn Toggle(
+    remedy: Remedy,
+    replay: Box<PanelReplay>,
+    choice: RwSignal<WhatIfChoice>,
+) -> impl IntoView {
     let word = remedy.as_str();
     let single = replay.singles.iter().find(|w| w.remedy == remedy).cloned();
-    let absent = replay.absent.iter().find(|a| a.remedy == remedy).map(|a| a.why.clone());
+    let absent = replay
+        .absent
+        .iter()
+        .find(|a| a.remedy == remedy)
+        .map(|a| a.why.clone());
     let picked = move || choice.with(|c| c.remedies.contains(&remedy));
     let on_toggle = move |ev: leptos::ev::Event| {
         let on = event_target_checked(&ev);
@@ -188,13 +202,27 @@ fn Toggle(remedy: Remedy, replay: Box<PanelReplay>, choice: RwSignal<WhatIfChoic
             }
             .into_any(),
         ),
-        Remedy::Batch => Some(divisor_input("batch", "k", choice, |c| c.batch_divisor, |c, k| c.batch_divisor = k)),
-        Remedy::Sharding => Some(divisor_input("devices", "N", choice, |c| c.devices, |c, n| c.devices = n)),
+        Remedy::Batch => Some(divisor_input(
+            "batch",
+            "k",
+            choice,
+            |c| c.batch_divisor,
+            |c, k| c.batch_divisor = k,
+        )),
+        Remedy::Sharding => Some(divisor_input(
+            "devices",
+            "N",
+            choice,
+            |c| c.devices,
+            |c, n| c.devices = n,
+        )),
         _ => None,
     };
     let note = match (&single, &absent) {
         (Some(w), _) => view! { <SingleNote w=w.clone()/> }.into_any(),
-        (None, Some(why)) => view! { <span class="muted what-if-absent">{why.clone()}</span> }.into_any(),
+        (None, Some(why)) => {
+            view! { <span class="muted what-if-absent">{why.clone()}</span> }.into_any()
+        }
         (None, None) => ().into_any(),
     };
     let disabled = single.is_none() && !picked();
@@ -239,7 +267,10 @@ fn divisor_input(
 /// A single remedy's own prediction, beside its toggle.
 #[component]
 fn SingleNote(w: WhatIf) -> impl IntoView {
-    let fits = w.fits.map(|f| if f { " (fits)" } else { " (does not fit)" }).unwrap_or("");
+    let fits = w
+        .fits
+        .map(|f| if f { " (fits)" } else { " (does not fit)" })
+        .unwrap_or("");
     view! {
         <span class="what-if-single muted" data-predicted-peak-bytes=w.predicted_peak_bytes.to_string()>
             "alone: peak " <Bytes value=w.predicted_peak_bytes/> {fits}
@@ -256,22 +287,61 @@ fn Outcome(today: ModuleReport, curve: ReplayedCurve, limit: Option<u64>) -> imp
     names.extend(w.with.iter().map(|r| r.as_str()));
     let verdict = match (w.fits, w.headroom_bytes) {
         (Some(true), Some(h)) => format!("fits, {} headroom", format_bytes(h.unsigned_abs())),
-        (Some(false), Some(h)) => format!("does not fit: {} over the limit", format_bytes(h.unsigned_abs())),
+        (Some(false), Some(h)) => format!(
+            "does not fit: {} over the limit",
+            format_bytes(h.unsigned_abs())
+        ),
         _ => "no limit known".to_string(),
     };
     let at = |i: usize| today.heap_positions.get(i).map_or(i as f64, |p| *p as f64);
-    let now: Vec<(f64, f64)> = today.heap_bytes.iter().enumerate().map(|(i, b)| (at(i), *b as f64)).collect();
-    let after: Vec<(f64, f64)> = curve.positions.iter().zip(&curve.heap_bytes).map(|(p, b)| (*p as f64, *b as f64)).collect();
+    let now: Vec<(f64, f64)> = today
+        .heap_bytes
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (at(i), *b as f64))
+        .collect();
+    let after: Vec<(f64, f64)> = curve
+        .positions
+        .iter()
+        .zip(&curve.heap_bytes)
+        .map(|(p, b)| (*p as f64, *b as f64))
+        .collect();
     let series = vec![
-        Series { label: format!("Today (peak {})", format_bytes(today.peak_bytes)), points: now, color: "#57606a", stroke: Stroke::Dashed, steps: true },
-        Series { label: format!("With {} (peak {})", names.join(" + "), format_bytes(w.predicted_peak_bytes)), points: after, color: "#0969da", stroke: Stroke::Solid, steps: true },
+        Series {
+            label: format!("Today (peak {})", format_bytes(today.peak_bytes)),
+            points: now,
+            color: "#57606a",
+            stroke: Stroke::Dashed,
+            steps: true,
+        },
+        Series {
+            label: format!(
+                "With {} (peak {})",
+                names.join(" + "),
+                format_bytes(w.predicted_peak_bytes)
+            ),
+            points: after,
+            color: "#0969da",
+            stroke: Stroke::Solid,
+            steps: true,
+        },
     ];
     let lines = limit
-        .map(|l| vec![RefLine { label: format!("HBM limit {}", format_bytes(l)), bytes: l as f64, color: "#cf222e" }])
+        .map(|l| {
+            vec![RefLine {
+                label: format!("HBM limit {}", format_bytes(l)),
+                bytes: l as f64,
+                color: "#cf222e",
+            }]
+        })
         .unwrap_or_default();
     let marker = Some(Marker {
         x: w.predicted_peak_position as f64,
-        label: format!("new peak {} at {}", format_bytes(w.predicted_peak_bytes), w.predicted_peak_position),
+        label: format!(
+            "new peak {} at {}",
+            format_bytes(w.predicted_peak_bytes),
+            w.predicted_peak_position
+        ),
     });
     let description = format!(
         "Heap of {} replayed with {}: peak {} at position {}, against {} today.",
