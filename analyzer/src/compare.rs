@@ -4,7 +4,7 @@
 //! comparison adds to them, it does not replace them, so a side that fails
 //! to load is named while the other is still shown.
 
-use crate::{analyze_inputs, InputFile, InputSource, Progress};
+use crate::{InputFile, InputSource, Progress};
 use oomscope_report::compare::{default_label, distinct_labels};
 use oomscope_report::{InputError, Report};
 
@@ -94,9 +94,19 @@ fn analyze_side(side: SideInputs, label: &str, progress: &mut dyn FnMut(Progress
 /// even be read first among its errors (the worker's analysis job and each
 /// side of a comparison).
 pub fn analyze_loaded(side: SideInputs, progress: &mut dyn FnMut(Progress)) -> Report {
-    let mut report = analyze_inputs(side.files, side.sources, progress);
+    analyze_loaded_keeping_programs(side, progress).0
+}
+
+/// [`analyze_loaded`], also returning the programs the What-if panel
+/// replays (the page's worker keeps them for the report on screen).
+pub fn analyze_loaded_keeping_programs(
+    side: SideInputs,
+    progress: &mut dyn FnMut(Progress),
+) -> (Report, Vec<oomscope_report::program::HeapProgram>) {
+    let (mut report, programs) =
+        crate::analyze_keeping_programs(side.files, side.sources, progress);
     report.errors.splice(0..0, side.unreadable);
-    report
+    (report, programs)
 }
 
 /// The folders or files given: see [`default_label`].

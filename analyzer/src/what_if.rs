@@ -5,7 +5,7 @@
 //! (`oomscope_diagnosis::what_if`).
 
 use oomscope_report::program::HeapProgram;
-use oomscope_report::whatif::{Remedy, WhatIf};
+use oomscope_report::whatif::{AbsentRemedy, PanelReplay, Remedy, WhatIf, WhatIfChoice};
 use oomscope_report::{MemoryColor, Report};
 use oomscope_whatif::entries::{cheapest_combination, single_remedies, what_if, Settings};
 use oomscope_whatif::WhatIfError;
@@ -48,6 +48,21 @@ pub fn chosen<'p>(
 /// Replays every remedy on the chosen module and joins them to the
 /// diagnosis; `device` is the picked device's limit for a report that gives none.
 pub fn attach(report: &mut Report, programs: &[HeapProgram], device: Option<u64>) {
+    attach_programs(report, programs, device);
+    // A snapshot's what-ifs come with its analysis (its trace replayed).
+    let snapshots: Vec<WhatIf> = report
+        .memory_snapshots
+        .iter()
+        .flat_map(|s| s.what_if.iter().cloned())
+        .collect();
+    report
+        .diagnosis
+        .what_if
+        .retain(|w| !Remedy::SNAPSHOT.contains(&w.remedy));
+    report.diagnosis.what_if.extend(snapshots);
+}
+
+fn attach_programs(report: &mut Report, programs: &[HeapProgram], device: Option<u64>) {
     let limit = hbm_limit(report).or(device);
     let Some(program) = chosen(report, programs, limit) else {
         return;
@@ -91,4 +106,60 @@ pub fn combination(
         WhatIfError::NotApplicable(why) => format!("does not apply: {why}"),
         WhatIfError::CannotReplay(why) => format!("cannot replay {}: {why}", program.module),
     })
+}
+
+/// What the page's worker keeps between two replays of the panel: the
+/// module's [`Basis`](oomscope_whatif::Basis) (its replay, facts and parsed
+/// shapes), and its single remedies for the last parameters and limit.
+#[derive(Default)]
+pub struct PanelCache {
+    basis: Option<(String, MemoryColor, std::sync::Arc<oomscope_whatif::Basis>)>,
+    singles: Option<(Settings, Option<u64>, Vec<WhatIf>, Vec<AbsentRemedy>)>,
+}
+
+/// The module view's What-if panel: `choice` replayed on the program of
+/// `module` (its display name) in `space`. `cache` keeps what the next
+/// request on the same module can reuse.
+pub fn panel(
+    programs: &[HeapProgram],
+    cache: &mut PanelCache,
+    module: &str,
+    space: MemoryColor,
+    choice: &WhatIfChoice,
+    limit: Option<u64>,
+) -> Result<PanelReplay, String> {
+    let program = programs
+        .iter()
+        .find(|p| p.memory_space == space && p.module == module)
+        .ok_or_else(|| format!("{module}: no heap-simulator trace to replay (only an HloProto with its buffer assignment has one)"))?;
+    let basis = match &cache.basis {
+        Some((m, s, basis)) if m == module && *s == space => basis.clone(),
+        _ => {
+            cache.singles = None;
+            match oomscope_whatif::Basis::of(program) {
+                Ok(basis) => {
+                    let basis = std::sync::Arc::new(basis);
+                    cache.basis = Some((module.to_string(), space, basis.clone()));
+                    basis
+                }
+                // Says why on every remedy.
+                Err(_) => return Ok(oomscope_whatif::entries::panel(program, choice, limit)),
+            }
+        }
+    };
+    let prepared = oomscope_whatif::Prepared { program, basis };
+    let settings = Settings::of(choice);
+    let known = cache
+        .singles
+        .as_ref()
+        .filter(|(s, l, _, _)| *s == settings && *l == limit)
+        .map(|(_, _, singles, absent)| (singles.clone(), absent.clone()));
+    let answer = oomscope_whatif::entries::panel_on(&prepared, choice, limit, known);
+    cache.singles = Some((
+        settings,
+        limit,
+        answer.singles.clone(),
+        answer.absent.clone(),
+    ));
+    Ok(answer)
 }

@@ -180,3 +180,178 @@ fn the_tree_ends_at_the_remedy_the_headline_names() {
         "only {checked} fixtures had a replayed headline"
     );
 }
+
+/// The compile log and the HloProto of the OOM side of the donation pair,
+/// as the page's worker analyses them (keeping the programs it replays).
+fn panel_inputs() -> (
+    oomscope_report::Report,
+    Vec<oomscope_report::program::HeapProgram>,
+) {
+    let dir = fixtures().join("pair-donate/plain");
+    let files = load_folder(&dir)
+        .into_iter()
+        .filter(|f| f.name.ends_with("compile.log") || f.name.ends_with(".hlo.pb"))
+        .collect();
+    oomscope_analyzer::analyze_keeping_programs(files, Vec::new(), &mut |_| {})
+}
+
+#[test]
+fn the_what_if_panel_replays_what_the_report_predicts_with_its_curve() {
+    use oomscope_report::whatif::{DonationScope, WhatIfChoice};
+    let (r, programs) = panel_inputs();
+    let limit = oomscope_analyzer::what_if::hbm_limit(&r);
+    let m = r
+        .modules
+        .iter()
+        .find(|m| m.memory_space == oomscope_report::MemoryColor::Device)
+        .unwrap();
+    let name = m.display_name();
+    // One cache, as the worker keeps it: answers must not depend on it.
+    let cache = std::cell::RefCell::new(oomscope_analyzer::what_if::PanelCache::default());
+    let panel = |choice: &WhatIfChoice| {
+        oomscope_analyzer::what_if::panel(
+            &programs,
+            &mut cache.borrow_mut(),
+            &name,
+            m.memory_space,
+            choice,
+            limit,
+        )
+        .unwrap()
+    };
+    // Nothing picked: today's peak and every single remedy, as the report has them.
+    let none = panel(&WhatIfChoice::default());
+    assert_eq!(none.peak_bytes, m.peak_bytes);
+    assert!(none.combination.is_none() && none.failed.is_none());
+    assert_eq!(none.singles, r.diagnosis.what_if);
+    assert!(none.absent.iter().any(|a| a.remedy == Remedy::Offload));
+    // Donation picked: the report's prediction, and a curve that peaks there.
+    let donation = WhatIfChoice {
+        remedies: vec![Remedy::Donation],
+        ..WhatIfChoice::default()
+    };
+    let answer = panel(&donation);
+    // The cache (the module's basis, the singles of these parameters) does
+    // not change the answer.
+    let fresh = oomscope_analyzer::what_if::panel(
+        &programs,
+        &mut Default::default(),
+        &name,
+        m.memory_space,
+        &donation,
+        limit,
+    )
+    .unwrap();
+    assert_eq!(answer, fresh);
+    assert_eq!(answer.singles, none.singles);
+    let picked = answer.combination.unwrap();
+    assert_eq!(picked.what_if.predicted_peak_bytes, 8_858_370_560);
+    assert_eq!(picked.what_if.fits, Some(true));
+    assert_eq!(
+        picked.heap_bytes.iter().max(),
+        Some(&picked.what_if.predicted_peak_bytes)
+    );
+    assert_eq!(picked.positions.len(), picked.heap_bytes.len());
+    assert!(picked.positions.windows(2).all(|w| w[0] < w[1]));
+    // Its parameters change the prediction: the SGD step has no optimizer
+    // state, so donating it alone does not apply.
+    let optimizer = panel(&WhatIfChoice {
+        donation: DonationScope::OptimizerState,
+        ..donation.clone()
+    });
+    assert!(optimizer.combination.is_none());
+    assert!(optimizer.failed.unwrap().contains("optimizer state"));
+    // A combination is replayed in one plan.
+    let both = panel(&WhatIfChoice {
+        remedies: vec![Remedy::Donation, Remedy::Bf16],
+        ..WhatIfChoice::default()
+    })
+    .combination
+    .unwrap();
+    assert_eq!(both.what_if.with, vec![Remedy::Bf16]);
+    assert!(both.what_if.predicted_peak_bytes < picked.what_if.predicted_peak_bytes);
+    // A module without a program says so instead of predicting.
+    let err = oomscope_analyzer::what_if::panel(
+        &programs,
+        &mut Default::default(),
+        "no_such_module",
+        m.memory_space,
+        &donation,
+        limit,
+    )
+    .unwrap_err();
+    assert!(err.contains("no heap-simulator trace"), "{err}");
+}
+
+#[test]
+fn a_link_carries_the_what_if_panel_and_its_replay() {
+    use oomscope_report::whatif::{WhatIfChoice, WhatIfView};
+    let (r, programs) = panel_inputs();
+    let m = &r.modules[0];
+    let choice = WhatIfChoice {
+        remedies: vec![Remedy::Donation, Remedy::Batch],
+        batch_divisor: 4,
+        ..WhatIfChoice::default()
+    };
+    let answer = oomscope_analyzer::what_if::panel(
+        &programs,
+        &mut Default::default(),
+        &m.display_name(),
+        m.memory_space,
+        &choice,
+        oomscope_analyzer::what_if::hbm_limit(&r),
+    )
+    .unwrap();
+    let replay = answer.combination.unwrap();
+    let view = oomscope_report::ViewState {
+        view: "timeline".into(),
+        what_if: Some(WhatIfView {
+            choice: choice.clone(),
+            replay: Some(replay.clone()),
+        }),
+        ..Default::default()
+    };
+    let link =
+        oomscope_permalink::encode_link_at(&r, "https://example.invalid/", &view, 1).unwrap();
+    let back = oomscope_permalink::decode(&link.url).unwrap();
+    let carried = back.shared.unwrap().view.what_if.unwrap();
+    assert_eq!(carried.choice, choice);
+    let curve = carried.replay.unwrap();
+    assert_eq!(
+        curve.what_if.predicted_peak_bytes,
+        replay.what_if.predicted_peak_bytes
+    );
+    assert_eq!(curve.what_if.with, vec![Remedy::Batch]);
+    // The curve is shortened, its peak kept where it was.
+    assert!(curve.heap_bytes.len() <= 200);
+    let peak = curve.heap_bytes.iter().max().copied();
+    assert_eq!(peak, Some(replay.what_if.predicted_peak_bytes));
+    let at = curve
+        .heap_bytes
+        .iter()
+        .position(|b| Some(*b) == peak)
+        .unwrap();
+    let orig = replay
+        .heap_bytes
+        .iter()
+        .position(|b| Some(*b) == peak)
+        .unwrap();
+    assert_eq!(curve.positions[at], replay.positions[orig]);
+}
+
+#[test]
+fn a_combination_keeps_what_each_remedy_removed_whatever_the_order() {
+    // Donation removes the outputs' allocations; the batch then resizes
+    // buffers, and must not bring those allocations back (it once did when
+    // donation came first: 16.13 GiB instead of 8.13 GiB).
+    let (r, programs) = panel_inputs();
+    let peak = |remedies: &[Remedy]| {
+        oomscope_analyzer::what_if::combination(&r, &programs, remedies, None)
+            .unwrap()
+            .predicted_peak_bytes
+    };
+    let both = peak(&[Remedy::Donation, Remedy::Batch]);
+    assert_eq!(both, peak(&[Remedy::Batch, Remedy::Donation]));
+    assert!(both < peak(&[Remedy::Donation]));
+    assert!(both < peak(&[Remedy::Batch]));
+}

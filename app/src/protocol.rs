@@ -65,6 +65,23 @@ pub fn pool_size(cores: usize, largest_bytes: u64, files: usize) -> usize {
     cores.min(POOL_MAX_WORKERS).min(by_memory).min(files).max(1)
 }
 
+/// Field of the page's message holding a [`WhatIfRequest`] JSON: the
+/// What-if panel asks the worker to replay a module of the report on screen.
+pub const WHAT_IF_FIELD: &str = "what_if";
+
+/// Replay `choice` on `module` (its display name) in `memory_space`, with
+/// the programs the worker kept from the analysis on screen
+/// (`oomscope_analyzer::what_if::panel`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WhatIfRequest {
+    pub job: u32,
+    pub module: String,
+    pub memory_space: oomscope_report::MemoryColor,
+    pub choice: oomscope_report::whatif::WhatIfChoice,
+    /// The limit the page draws (the OOM message's, or the picked device's).
+    pub limit_bytes: Option<u64>,
+}
+
 /// Compare two runs: each side's inputs, in payload order (A's, then B's),
 /// and what the user calls each side (`None`: the file and folder names).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -170,6 +187,11 @@ pub enum WorkerMessage {
     },
     /// A link could not be opened or made: the reason, for the user.
     LinkFailed { job: u32, message: String },
+    /// The What-if panel's replay (`oomscope_report::whatif::PanelReplay`
+    /// as JSON).
+    Replayed { job: u32, replay_json: String },
+    /// No replay: the module has no program here (the reason, for the user).
+    ReplayFailed { job: u32, message: String },
 }
 
 impl WorkerMessage {

@@ -15,10 +15,12 @@ use std::cell::RefCell;
 use js_sys::{Array, Object, Reflect};
 use leptos::prelude::*;
 use oomscope_app::protocol::{
-    AnalyzeRequest, CombineRequest, CompareRequest, LinkRequest, RequestFile, WorkerMessage,
-    COMBINE_FIELD, COMPARE_FIELD, LINK_FIELD, PAYLOADS_FIELD, REQUEST_FIELD, WORKER_SCRIPT,
+    AnalyzeRequest, CombineRequest, CompareRequest, LinkRequest, RequestFile, WhatIfRequest,
+    WorkerMessage, COMBINE_FIELD, COMPARE_FIELD, LINK_FIELD, PAYLOADS_FIELD, REQUEST_FIELD,
+    WHAT_IF_FIELD, WORKER_SCRIPT,
 };
 use oomscope_report::compare::{ComparedRuns, Comparison};
+use oomscope_report::whatif::PanelReplay;
 use oomscope_report::{Report, ViewState};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -47,6 +49,37 @@ thread_local! {
     /// The inputs of the latest job posted with `may_split`, in case the
     /// worker answers that they are analysed one per worker.
     static SPLITTABLE: RefCell<Option<(u32, Vec<PageInput>)>> = const { RefCell::new(None) };
+    /// The latest What-if replay asked for and who wants it; an answer to
+    /// an older one is ignored.
+    static REPLAY_JOB: RefCell<Option<(u32, ReplayCallback)>> = const { RefCell::new(None) };
+}
+
+/// Receives the What-if panel's replay, or why there is none.
+pub type ReplayCallback = Box<dyn FnOnce(Result<PanelReplay, String>)>;
+
+/// Asks the worker to replay a module of the report on screen (the panel
+/// never replays on the page's thread); supersedes an unanswered request.
+pub fn replay(state: AppState, mut request: WhatIfRequest, done: ReplayCallback) {
+    request.job = next_job();
+    REPLAY_JOB.with(|r| *r.borrow_mut() = Some((request.job, done)));
+    let message = Object::new();
+    let json = serde_json::to_string(&request).unwrap_or_default();
+    let _ = Reflect::set(&message, &WHAT_IF_FIELD.into(), &json.into());
+    send(state, message.into(), Array::new());
+}
+
+fn take_replay_callback(job: u32) -> Option<ReplayCallback> {
+    REPLAY_JOB.with(|r| take_if_job(&mut r.borrow_mut(), job))
+}
+
+/// The callback waiting in `slot` when it waits for `job` (an answer to an
+/// older request leaves a newer one waiting).
+fn take_if_job<T>(slot: &mut Option<(u32, T)>, job: u32) -> Option<T> {
+    if slot.as_ref().is_some_and(|(j, _)| *j == job) {
+        slot.take().map(|(_, done)| done)
+    } else {
+        None
+    }
 }
 
 /// Receives a made link (`url`, reductions applied) or why it failed.
@@ -487,6 +520,19 @@ fn on_worker_message(state: AppState, message: WorkerMessage) {
                 )));
             }
         }
+        WorkerMessage::Replayed { job, replay_json } => {
+            if let Some(done) = take_replay_callback(job) {
+                done(
+                    serde_json::from_str::<PanelReplay>(&replay_json)
+                        .map_err(|e| format!("the worker's replay could not be read: {e}")),
+                );
+            }
+        }
+        WorkerMessage::ReplayFailed { job, message } => {
+            if let Some(done) = take_replay_callback(job) {
+                done(Err(message));
+            }
+        }
         WorkerMessage::Failed { job, message } => {
             if state
                 .job
@@ -503,14 +549,7 @@ fn on_worker_message(state: AppState, message: WorkerMessage) {
 }
 
 fn take_make_callback(job: u32) -> Option<LinkCallback> {
-    MAKE_JOB.with(|m| {
-        let mut m = m.borrow_mut();
-        if m.as_ref().is_some_and(|(j, _)| *j == job) {
-            m.take().map(|(_, done)| done)
-        } else {
-            None
-        }
-    })
+    MAKE_JOB.with(|m| take_if_job(&mut m.borrow_mut(), job))
 }
 
 /// `loading` comes from the worker reading a file (bytes of that file);

@@ -100,6 +100,35 @@ fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// A snapshot's what-ifs (its trace replayed with a change), one line each.
+fn snapshot_what_ifs(s: &mut String, snap: &oomscope_report::MemorySnapshot) {
+    use oomscope_report::whatif::Remedy;
+    for w in &snap.what_if {
+        let _ = match w.remedy {
+            Remedy::WithoutAllocations => writeln!(
+                s,
+                "  what if without {}: peak allocated {} → {}",
+                w.scope,
+                format_bytes(snap.peak_allocated_bytes),
+                format_bytes(w.predicted_peak_bytes)
+            ),
+            Remedy::ExpandableSegments => writeln!(
+                s,
+                "  what if expandable_segments:True: reserved at most {} instead of {}",
+                format_bytes(w.predicted_peak_bytes),
+                format_bytes(snap.reserved_peak_bytes.max(snap.reserved_bytes))
+            ),
+            Remedy::FailedAllocationPlaced => writeln!(
+                s,
+                "  what if the failed allocation were placed: {} had to be freed; allocated memory would peak at {}",
+                format_bytes(w.must_free_bytes.unwrap_or(0)),
+                format_bytes(w.predicted_peak_bytes)
+            ),
+            _ => Ok(()),
+        };
+    }
+}
+
 /// The numbers the page shows for snapshots, device memory profiles and
 /// memory timelines: the peak, per device, and the lines that hold it.
 fn runtime_sections(s: &mut String, r: &Report) {
@@ -140,6 +169,7 @@ fn runtime_sections(s: &mut String, r: &Report) {
                 l.frame
             );
         }
+        snapshot_what_ifs(s, snap);
     }
     for p in &r.device_memory_profiles {
         let _ = writeln!(

@@ -11,13 +11,16 @@
 //! `oomscope_app::protocol` for the messages.
 
 use js_sys::{ArrayBuffer, Reflect, Uint8Array};
-use oomscope_analyzer::compare::{analyze_loaded, compare_inputs, Labels, SideInputs};
+use oomscope_analyzer::compare::{
+    analyze_loaded_keeping_programs, compare_inputs, Labels, SideInputs,
+};
 use oomscope_analyzer::{InputFile, InputSource, Progress, ReadAt};
 use oomscope_app::protocol::{
     AnalyzeRequest, CombineRequest, CompareRequest, LinkRequest, ProgressThrottle, RequestFile,
-    WorkerMessage, COMBINE_FIELD, COMPARE_FIELD, LINK_FIELD, MAX_INPUT_BYTES, PAYLOADS_FIELD,
-    REQUEST_FIELD,
+    WhatIfRequest, WorkerMessage, COMBINE_FIELD, COMPARE_FIELD, LINK_FIELD, MAX_INPUT_BYTES,
+    PAYLOADS_FIELD, REQUEST_FIELD, WHAT_IF_FIELD,
 };
+use oomscope_report::program::HeapProgram;
 use oomscope_report::{units::format_bytes, InputError};
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
@@ -27,16 +30,25 @@ use web_sys::{Blob, DedicatedWorkerGlobalScope, FileReaderSync, MessageEvent};
 /// Bytes read from a `File` per synchronous read: bounds the transient copy.
 const READ_SLICE_BYTES: u64 = 16 << 20;
 
+thread_local! {
+    /// The programs of the last analysis (the report on screen), which the
+    /// What-if panel replays; replaced by every analysis, dropped by a
+    /// comparison.
+    static PROGRAMS: RefCell<Vec<HeapProgram>> = const { RefCell::new(Vec::new()) };
+    /// What the next replay of the same module reuses.
+    static PANEL_CACHE: RefCell<oomscope_analyzer::what_if::PanelCache> = RefCell::new(Default::default());
+}
+
 fn main() {
     console_error_panic_hook::set_once();
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
     let handler_scope = scope.clone();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
         let data = event.data();
-        match Reflect::get(&data, &JsValue::from_str(LINK_FIELD))
-            .ok()
-            .and_then(|v| v.as_string())
-        {
+        if let Some(json) = string_field(&data, WHAT_IF_FIELD) {
+            return run_what_if(&handler_scope, &json);
+        }
+        match string_field(&data, LINK_FIELD) {
             Some(link_json) => run_link(&handler_scope, &link_json),
             None => run_job(&handler_scope, &data),
         }
@@ -81,7 +93,9 @@ fn run_job(scope: &DedicatedWorkerGlobalScope, data: &JsValue) {
     let payloads = payloads_of(data);
     let mut send_progress = progress_sender(scope, job);
     let side = load_inputs(&request.files, &payloads, 0, &mut send_progress);
-    let mut report = analyze_loaded(side, &mut send_progress);
+    let (mut report, programs) = analyze_loaded_keeping_programs(side, &mut send_progress);
+    PROGRAMS.with(|p| *p.borrow_mut() = programs);
+    PANEL_CACHE.with(|c| *c.borrow_mut() = Default::default());
     if request.summary {
         report = oomscope_analyzer::ranks::summary(report);
     }
@@ -114,6 +128,9 @@ fn run_combine(scope: &DedicatedWorkerGlobalScope, data: &JsValue, json: &str) {
             return;
         }
     };
+    // A combined report has no program of its own to replay.
+    PROGRAMS.with(|p| p.borrow_mut().clear());
+    PANEL_CACHE.with(|c| *c.borrow_mut() = Default::default());
     let payloads = payloads_of(data);
     let mut parts = Vec::with_capacity(payloads.length() as usize);
     for (i, part) in payloads.iter().enumerate() {
@@ -131,6 +148,40 @@ fn run_combine(scope: &DedicatedWorkerGlobalScope, data: &JsValue, json: &str) {
     post_report(scope, job, &report);
 }
 
+/// The What-if panel's replay of one module of the report on screen.
+fn run_what_if(scope: &DedicatedWorkerGlobalScope, json: &str) {
+    let request = match serde_json::from_str::<WhatIfRequest>(json) {
+        Ok(request) => request,
+        Err(e) => {
+            let message = format!("bad what-if request: {e}");
+            post(scope, &WorkerMessage::ReplayFailed { job: 0, message });
+            return;
+        }
+    };
+    let job = request.job;
+    let answer = PROGRAMS
+        .with(|p| {
+            PANEL_CACHE.with(|c| {
+                oomscope_analyzer::what_if::panel(
+                    &p.borrow(),
+                    &mut c.borrow_mut(),
+                    &request.module,
+                    request.memory_space,
+                    &request.choice,
+                    request.limit_bytes,
+                )
+            })
+        })
+        .and_then(|r| serde_json::to_string(&r).map_err(|e| format!("replay: {e}")));
+    post(
+        scope,
+        &match answer {
+            Ok(replay_json) => WorkerMessage::Replayed { job, replay_json },
+            Err(message) => WorkerMessage::ReplayFailed { job, message },
+        },
+    );
+}
+
 /// Compares two runs: each side loaded as an analysis job's inputs, then
 /// `oomscope_analyzer::compare` (both analyses, then the comparison).
 fn run_compare(scope: &DedicatedWorkerGlobalScope, data: &JsValue, json: &str) {
@@ -142,6 +193,8 @@ fn run_compare(scope: &DedicatedWorkerGlobalScope, data: &JsValue, json: &str) {
             return;
         }
     };
+    PROGRAMS.with(|p| p.borrow_mut().clear());
+    PANEL_CACHE.with(|c| *c.borrow_mut() = Default::default());
     let payloads = payloads_of(data);
     let job = request.job;
     let mut send_progress = progress_sender(scope, job);

@@ -55,6 +55,10 @@ fn node_of(remedy: Remedy) -> &'static str {
         Remedy::Remat => REMAT,
         Remedy::Padding => PADDING,
         Remedy::Sharding | Remedy::Offload => ARCHITECTURE,
+        // Never replayed on a compiled module (a snapshot's what-ifs join no tree node).
+        Remedy::WithoutAllocations
+        | Remedy::ExpandableSegments
+        | Remedy::FailedAllocationPlaced => CONFIG,
     }
 }
 
@@ -68,6 +72,9 @@ pub fn step(remedy: Remedy) -> &'static str {
         Remedy::Sharding => "parameters and optimizer state sharded",
         Remedy::Offload => "the optimizer state offloaded to host memory",
         Remedy::Padding => "the padding fixes",
+        Remedy::WithoutAllocations => "those allocations removed",
+        Remedy::ExpandableSegments => "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+        Remedy::FailedAllocationPlaced => "the failed allocation placed",
     }
 }
 

@@ -203,6 +203,7 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
                 .map(|d| d.name.clone())
                 .unwrap_or_default(),
             device_limit_bytes: view.device.as_ref().map_or(0, |d| d.limit_bytes),
+            what_if: view.what_if.as_ref().map(crate::what_if_view::to_shared),
         }),
         reductions: Vec::new(),
         memory_snapshots: r
@@ -833,6 +834,10 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
                     ))
                 }
             },
+            what_if: view
+                .what_if
+                .map(crate::what_if_view::from_shared)
+                .transpose()?,
         },
     });
     Ok(r)

@@ -16,6 +16,7 @@ mod comparison;
 mod convert;
 mod ranks;
 mod runtime;
+mod what_if_view;
 
 pub use comparison::{
     decode_comparison, encode_comparison_fragment, encode_comparison_link,

@@ -138,6 +138,8 @@ pub(crate) fn snapshot_to_shared(m: &MemorySnapshot) -> pb::RuntimeSection {
         live(&mut o.largest_live, LINES);
     }
     m.accumulations.truncate(LINES);
+    // The diagnosis carries them (`diagnosis.what_if`).
+    m.what_if.clear();
     for a in &mut m.accumulations {
         a.frame = truncate(&a.frame, TEXT);
         // JSON has no NaN or infinity (serde_json writes null, which would

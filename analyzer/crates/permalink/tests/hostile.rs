@@ -82,6 +82,7 @@ fn view() -> ViewState {
         module: 0,
         selection: "fusion.3".into(),
         device: None,
+        what_if: None,
     }
 }
 
@@ -335,6 +336,70 @@ fn inconsistent_fields_are_invalid() {
         decode(&raw_link(&s)).unwrap_err(),
         LinkError::Invalid(_)
     ));
+}
+
+#[test]
+fn a_hostile_what_if_panel_is_refused() {
+    let base = || {
+        let (fragment, _) = encode_fragment(&sample_report(), &view(), 0).unwrap();
+        let payload = fragment.split_once('.').unwrap().1.to_string();
+        let bytes = URL_SAFE_NO_PAD.decode(payload).unwrap();
+        let mut raw = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::ZlibDecoder::new(&bytes[..]), &mut raw)
+            .unwrap();
+        pb::SharedReport::decode(&raw[..]).unwrap()
+    };
+    let panel = |p: pb::WhatIfPanel| {
+        let mut s = base();
+        s.view.as_mut().unwrap().what_if = Some(p);
+        decode(&raw_link(&s))
+    };
+    // A sound panel opens with its choice.
+    let ok = panel(pb::WhatIfPanel {
+        remedies: vec!["donation".into(), "batch".into()],
+        donation: "optimizer_state".into(),
+        batch_divisor: 4,
+        devices: 2,
+        ..Default::default()
+    })
+    .unwrap();
+    let choice = ok.shared.unwrap().view.what_if.unwrap().choice;
+    assert_eq!(choice.batch_divisor, 4);
+    assert_eq!(choice.donation, whatif::DonationScope::OptimizerState);
+    let refused = [
+        pb::WhatIfPanel {
+            remedies: vec!["<b>fast</b>".into()],
+            ..Default::default()
+        },
+        pb::WhatIfPanel {
+            donation: "everything".into(),
+            ..Default::default()
+        },
+        pb::WhatIfPanel {
+            batch_divisor: u32::MAX,
+            ..Default::default()
+        },
+        pb::WhatIfPanel {
+            replay_json: "{".into(),
+            ..Default::default()
+        },
+        pb::WhatIfPanel {
+            replay_json: r#"{"remedy":"donation","module":"m","memory_space":0,"scope":"","predicted_peak_bytes":1,"predicted_peak_position":0,"saving_bytes":1,"how":""}"#.into(),
+            x: vec![1, 2],
+            y: vec![1],
+            ..Default::default()
+        },
+        pb::WhatIfPanel {
+            replay_json: r#"{"remedy":"donation","module":"m","memory_space":0,"scope":"","predicted_peak_bytes":1,"predicted_peak_position":0,"saving_bytes":1,"how":""}"#.into(),
+            x: vec![-5],
+            y: vec![1],
+            ..Default::default()
+        },
+    ];
+    for p in refused {
+        let what = format!("{p:?}");
+        assert!(matches!(panel(p), Err(LinkError::Invalid(_))), "{what}");
+    }
 }
 
 #[test]

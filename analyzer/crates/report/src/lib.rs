@@ -14,6 +14,7 @@ pub mod devices;
 pub mod program;
 pub mod ranks;
 pub mod runtime;
+pub mod series;
 pub mod snapshot;
 pub mod stacks;
 pub mod units;
@@ -113,6 +114,10 @@ pub struct ViewState {
     /// verdict was made with it: `oomscope_diagnosis::diagnose_with`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<DeviceLimit>,
+    /// The module view's What-if panel: the remedies picked and what they
+    /// replayed to (issue 25).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub what_if: Option<whatif::WhatIfView>,
 }
 
 impl Report {

@@ -93,6 +93,12 @@ pub struct MemorySnapshot {
     /// `external_annotations` phases placed on the trace's event indices.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<PhaseSpan>,
+    /// The trace replayed with a change (issue 25): without the
+    /// allocations of the lines holding most at the peak,
+    /// expandable_segments, the failed allocation placed. The report lists
+    /// them in `diagnosis.what_if`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub what_if: Vec<crate::whatif::WhatIf>,
 }
 
 /// Most points in [`MemorySnapshot::active_memory_curve`].

@@ -89,7 +89,7 @@ fn analyze_device(input: &str, snap: &Snapshot, facts: &StackFacts, device: u32)
         .map(|&e| live_allocation(snap, &tl.elements[e]))
         .collect();
 
-    MemorySnapshot {
+    let mut m = MemorySnapshot {
         input: input.to_string(),
         device,
         peak_allocated_bytes: tl.peak_bytes,
@@ -125,7 +125,10 @@ fn analyze_device(input: &str, snap: &Snapshot, facts: &StackFacts, device: u32)
         annotations: annotation_names(snap, device),
         active_memory_curve: curve::active_memory_curve(&tl, &reserved.before),
         phases: curve::phases(snap, device),
-    }
+        what_if: Vec::new(),
+    };
+    m.what_if = crate::whatif::what_ifs(snap, &tl, &m);
+    m
 }
 
 fn sort_largest_first(tl: &Timeline, elements: &mut [usize]) {

@@ -8,7 +8,8 @@
 //! - [`timeline`]: MemoryViz.js's Active Memory and Cached Segment Timelines;
 //! - [`curve`]: that timeline downsampled for drawing, and the phases;
 //! - [`segsum`]: the state at snapshot time, as `_memory_viz.py segsum`;
-//! - [`analysis`]: per device, the report's `MemorySnapshot` with findings.
+//! - [`analysis`]: per device, the report's `MemorySnapshot` with findings;
+//! - [`whatif`]: the trace replayed with a change (issue 25).
 
 pub mod analysis;
 pub mod build;
@@ -22,6 +23,7 @@ pub mod segsum;
 pub mod timeline;
 pub mod unpickle;
 pub mod value;
+pub mod whatif;
 
 use std::io::Read;
 

@@ -3,6 +3,8 @@
 //! XLA's `input_output_alias` then lets them share an allocation), which
 //! parameters are optimizer state, weights or data, and the batch size.
 
+use std::collections::{HashMap, VecDeque};
+
 use oomscope_layout::{parse_shape, ArrayShape, ElementType, Shape};
 use oomscope_report::program::HeapProgram;
 
@@ -89,13 +91,17 @@ impl Facts {
         });
         // Each output takes the first parameter of its element type and
         // dimensions not yet taken (JAX's pairing of donated arguments).
+        // (Parameters free for an output, per key, first first: a deep model
+        // has tens of thousands of each, so no scan per output.)
+        let mut free: HashMap<(ElementType, Vec<i64>), VecDeque<usize>> = HashMap::new();
+        for (i, p) in params.iter().enumerate() {
+            if let (false, Some(a)) = (p.donated, p.array.as_ref()) {
+                free.entry(key(a)).or_default().push_back(i);
+            }
+        }
         for (allocation, _, shape) in &outputs {
-            if let Some(p) = params.iter_mut().find(|p| {
-                !p.donated
-                    && p.output.is_none()
-                    && p.array.as_ref().is_some_and(|a| key(a) == key(shape))
-            }) {
-                p.output = Some(*allocation);
+            if let Some(i) = free.get_mut(&key(shape)).and_then(VecDeque::pop_front) {
+                params[i].output = Some(*allocation);
             }
         }
         for p in &mut params {

@@ -53,13 +53,9 @@ pub enum Change {
     Padding,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DonationScope {
-    /// Every argument XLA could alias.
-    All,
-    /// The optimizer state only.
-    OptimizerState,
-}
+/// Which arguments a donation donates (the report's vocabulary: the
+/// What-if panel's choice travels in links).
+pub use oomscope_report::whatif::DonationScope;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ShardScope {
@@ -94,21 +90,71 @@ pub fn baseline(program: &HeapProgram) -> Result<Curve, WhatIfError> {
     replay(program, &Plan::identity(program)).map_err(WhatIfError::CannotReplay)
 }
 
+/// What every prediction on a program starts from, computed once per
+/// program: its replay as compiled, the facts about its parameters, and
+/// each buffer's shape parsed (the panel replays many remedies on one
+/// program, and parsing is the cost of a large module).
+pub struct Basis {
+    pub before: Curve,
+    pub facts: Facts,
+    /// `None`: a tuple, a token or an unreadable shape.
+    pub arrays: Vec<Option<ArrayShape>>,
+}
+
+impl Basis {
+    pub fn of(program: &HeapProgram) -> Result<Basis, WhatIfError> {
+        Ok(Basis {
+            before: baseline(program)?,
+            facts: Facts::of(program),
+            arrays: program
+                .buffers
+                .iter()
+                .map(|b| facts::array_of(&b.shape))
+                .collect(),
+        })
+    }
+}
+
+/// A program with its [`Basis`] (shared: the page's worker keeps it between
+/// replays of the same module).
+pub struct Prepared<'a> {
+    pub program: &'a HeapProgram,
+    pub basis: std::sync::Arc<Basis>,
+}
+
+impl<'a> Prepared<'a> {
+    pub fn new(program: &'a HeapProgram) -> Result<Self, WhatIfError> {
+        Ok(Prepared {
+            program,
+            basis: std::sync::Arc::new(Basis::of(program)?),
+        })
+    }
+
+    pub fn before(&self) -> &Curve {
+        &self.basis.before
+    }
+}
+
 /// Applies `changes` (in order, to one plan) and replays.
 pub fn predict(program: &HeapProgram, changes: &[Change]) -> Result<Prediction, WhatIfError> {
-    let before = baseline(program)?;
-    let facts = Facts::of(program);
+    predict_on(&Prepared::new(program)?, changes)
+}
+
+/// [`predict`] on a prepared program.
+pub fn predict_on(prepared: &Prepared, changes: &[Change]) -> Result<Prediction, WhatIfError> {
+    let (program, before) = (prepared.program, prepared.before());
     let mut work = Work {
         program,
-        facts: &facts,
+        facts: &prepared.basis.facts,
         plan: Plan::identity(program),
-        shapes: program.buffers.iter().map(|b| b.shape.clone()).collect(),
+        base_arrays: &prepared.basis.arrays,
+        resized: std::collections::HashMap::new(),
         changed: Vec::new(),
     };
     let mut scope = Vec::new();
     let mut how = Vec::new();
     for &change in changes {
-        let (s, h) = work.apply(change, &before)?;
+        let (s, h) = work.apply(change, before)?;
         scope.push(s);
         how.push(h);
     }
@@ -126,7 +172,11 @@ pub(crate) struct Work<'a> {
     pub program: &'a HeapProgram,
     pub facts: &'a Facts,
     pub plan: Plan,
-    pub shapes: Vec<String>,
+    /// Each buffer's shape as compiled, parsed once per program
+    /// ([`Basis::arrays`]: parsing is the cost of a large module).
+    pub base_arrays: &'a [Option<ArrayShape>],
+    /// The buffers a change resized: their shape now, and its text.
+    pub resized: std::collections::HashMap<usize, (ArrayShape, String)>,
     pub changed: Vec<ChangedBuffer>,
 }
 
@@ -166,20 +216,36 @@ fn to_bf16(a: &ArrayShape) -> ArrayShape {
 }
 
 impl Work<'_> {
+    /// Buffer `b`'s array shape now (after the changes so far).
+    pub(crate) fn array(&self, b: usize) -> Option<&ArrayShape> {
+        match self.resized.get(&b) {
+            Some((a, _)) => Some(a),
+            None => self.base_arrays.get(b).and_then(Option::as_ref),
+        }
+    }
+
+    /// Buffer `b`'s shape text now.
+    pub(crate) fn shape_text(&self, b: usize) -> Option<&str> {
+        match self.resized.get(&b) {
+            Some((_, t)) => Some(t.as_str()),
+            None => self.program.buffers.get(b).map(|x| x.shape.as_str()),
+        }
+    }
+
     /// Sets buffer `b`'s shape to `after` (sizes from the layouts).
     fn resize_buffer(&mut self, b: usize, edit: &dyn Fn(&ArrayShape) -> Option<ArrayShape>) {
-        let Some(shape) = self.shapes.get(b) else {
-            return;
-        };
-        let Some(before) = facts::array_of(shape) else {
-            return;
-        };
-        let Some(after) = edit(&before) else { return };
         let size = self.plan.buffer_bytes.get(b).copied().unwrap_or(0);
-        let new = resized(size, &before, &after);
+        let Some((after, new)) = self.array(b).and_then(|before| {
+            let after = edit(before)?;
+            let new = resized(size, before, &after);
+            Some((after, new))
+        }) else {
+            return;
+        };
         if new == size {
             return;
         }
+        let shape = self.shape_text(b).unwrap_or_default().to_string();
         if let Some(slot) = self.plan.buffer_bytes.get_mut(b) {
             *slot = new;
         }
@@ -193,9 +259,7 @@ impl Work<'_> {
                 bytes_after: new,
             });
         }
-        if let Some(slot) = self.shapes.get_mut(b) {
-            *slot = text;
-        }
+        self.resized.insert(b, (after, text));
     }
 
     /// Resizes an indefinite allocation by its representative buffer.
@@ -211,7 +275,9 @@ impl Work<'_> {
         let before = self.plan.buffer_bytes.get(rep).copied().unwrap_or(0);
         self.resize_buffer(rep, edit);
         let after = self.plan.buffer_bytes.get(rep).copied().unwrap_or(0);
-        if let Some(slot) = self.plan.allocation_bytes.get_mut(a) {
+        // An allocation an earlier change removed (a donated output, state
+        // offloaded) stays removed: resizing its buffer must not bring it back.
+        if let Some(slot) = self.plan.allocation_bytes.get_mut(a).filter(|s| **s > 0) {
             *slot = slot.saturating_sub(before).saturating_add(after);
         }
     }
@@ -459,22 +525,25 @@ impl Work<'_> {
                         "no updated parameter (weight or optimizer state) to shard".into(),
                     ));
                 }
-                let keys: Vec<(ElementType, Vec<i64>)> = self
+                // Sets, not scans: a deep model has tens of thousands of parameters.
+                let keys: std::collections::HashSet<(ElementType, Vec<i64>)> = self
                     .facts
                     .params
                     .iter()
                     .filter(|p| matches!(p.role, Role::Weight | Role::OptimizerState))
                     .filter_map(|p| p.array.as_ref().map(|a| (a.element_type, a.dims.clone())))
                     .collect();
+                let weights: std::collections::HashSet<usize> = self
+                    .facts
+                    .params
+                    .iter()
+                    .filter(|p| p.role == Role::Weight)
+                    .map(|p| p.allocation)
+                    .collect();
                 let mut largest = 0u64;
                 for &a in &allocations {
                     let full = self.plan.allocation_bytes.get(a).copied().unwrap_or(0);
-                    if self
-                        .facts
-                        .params
-                        .iter()
-                        .any(|p| p.allocation == a && p.role == Role::Weight)
-                    {
+                    if weights.contains(&a) {
                         largest = largest.max(full);
                     }
                     self.resize_allocation(a, &divide);
@@ -482,12 +551,8 @@ impl Work<'_> {
                 // Gradients and updates: temporaries of a sharded parameter's shape.
                 for t in self.traced() {
                     let same = self
-                        .shapes
-                        .get(t)
-                        .and_then(|s| facts::array_of(s))
-                        .is_some_and(|a| {
-                            keys.iter().any(|k| k.0 == a.element_type && k.1 == a.dims)
-                        });
+                        .array(t)
+                        .is_some_and(|a| keys.contains(&(a.element_type, a.dims.clone())));
                     if same {
                         self.resize_buffer(t, &divide);
                     }
@@ -517,10 +582,8 @@ impl Work<'_> {
                     ));
                 };
                 let key = self
-                    .shapes
-                    .get(largest)
-                    .and_then(|s| facts::array_of(s))
-                    .map(|a| (a.element_type, a.dims));
+                    .array(largest)
+                    .map(|a| (a.element_type, a.dims.clone()));
                 let Some(key) = key else {
                     return Err(WhatIfError::NotApplicable(
                         "the largest buffer at the peak is not an array".into(),
@@ -534,9 +597,7 @@ impl Work<'_> {
                     .unwrap_or_default();
                 for t in self.traced() {
                     let same = self
-                        .shapes
-                        .get(t)
-                        .and_then(|s| facts::array_of(s))
+                        .array(t)
                         .is_some_and(|a| a.element_type == key.0 && a.dims == key.1);
                     if same {
                         self.resize_buffer(t, &divide);

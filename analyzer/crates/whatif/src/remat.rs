@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 use oomscope_report::program::HeapEventKind;
 
-use crate::{facts, live_at, memory_roots, Curve, Extra, WhatIfError, Work};
+use crate::{live_at, memory_roots, Curve, Extra, WhatIfError, Work};
 
 pub(crate) fn apply(work: &mut Work<'_>, before: &Curve) -> Result<(String, String), WhatIfError> {
     // Each live buffer's memory is its root's (a scan's stacked residuals
@@ -37,9 +37,9 @@ pub(crate) fn apply(work: &mut Work<'_>, before: &Curve) -> Result<(String, Stri
     // changed, come out in one order on every run.
     let mut by_shape: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for &b in &live {
-        if let Some(s) = work.shapes.get(b) {
+        if let Some(s) = work.shape_text(b) {
             if size(b) > 0 {
-                by_shape.entry(s.as_str()).or_default().push(b);
+                by_shape.entry(s).or_default().push(b);
             }
         }
     }
@@ -54,7 +54,7 @@ pub(crate) fn apply(work: &mut Work<'_>, before: &Curve) -> Result<(String, Stri
     // Scanned blocks: live buffers stacked along a leading trip count.
     let mut by_leading: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
     for &b in &live {
-        if let Some(a) = work.shapes.get(b).and_then(|s| facts::array_of(s)) {
+        if let Some(a) = work.array(b) {
             if a.dims.len() >= 3 {
                 if let Some(&t) = a.dims.first() {
                     if t >= 2 {

@@ -3,6 +3,7 @@
 //! its heap over program order, and the buffers live at the peak.
 
 pub mod timeline;
+pub mod what_if;
 
 use std::sync::Arc;
 
@@ -127,13 +128,14 @@ pub fn ModulesView(report: Arc<Report>) -> impl IntoView {
     let limit = hbm_limit(&report);
     let report_for_detail = report.clone();
     let detail = move || {
-        let module = report_for_detail.modules.get(module_index.get())?.clone();
+        let index = module_index.get();
+        let module = report_for_detail.modules.get(index)?.clone();
         let limit = if module.memory_space == MemoryColor::Device {
             limit
         } else {
             None
         };
-        Some(view! { <ModuleDetail module=module limit=limit/> })
+        Some(view! { <ModuleDetail module=module index=index limit=limit/> })
     };
     let count = report.modules.len();
 
@@ -195,7 +197,7 @@ fn source_kind_label(kind: &SourceKind) -> &'static str {
 }
 
 #[component]
-fn ModuleDetail(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
+fn ModuleDetail(module: ModuleReport, index: usize, limit: Option<u64>) -> impl IntoView {
     let peak_share = limit
         .and_then(|l| percent(module.peak_bytes, l))
         .map(|p| format!("{p} of the HBM limit"));
@@ -263,6 +265,7 @@ fn ModuleDetail(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
                     </div>
                 })}
             </dl>
+            <what_if::WhatIfPanel module=module.clone() index=index limit=limit/>
             {chart}
             <timeline::Timeline module=module.clone() limit=limit/>
             // With a timeline, its own table lists the buffers live at the

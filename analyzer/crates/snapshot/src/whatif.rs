@@ -1,0 +1,268 @@
+//! What if, for a PyTorch memory snapshot (issue 25): the trace is the
+//! program, so a remedy is the trace replayed with a change, from the same
+//! Active Memory Timeline that gives MemoryViz's numbers ([`timeline`]).
+//!
+//! - **without these allocations**: every allocation whose stack holds a
+//!   frame is removed and the timeline replayed (the trace with those
+//!   entries really removed peaks there: `tests/whatif.rs` builds it);
+//! - **expandable_segments**: reserved memory if segments grew and shrank
+//!   with the allocations (no fragmentation held): each pool maps pages of
+//!   its live blocks (CUDACachingAllocator: blocks rounded to 512 B, the
+//!   small pool (≤ 1 MiB) in 2 MiB pages, the large pool in 20 MiB ones);
+//! - **the allocation that failed, placed**: with an `oom` entry, the
+//!   segment the allocator asked CUDA for (`get_allocation_size`) against
+//!   what CUDA had free, after the allocator had released its cached
+//!   segments: what had to be freed for it to succeed.
+//!
+//! [`timeline`]: crate::timeline::timeline
+
+use oomscope_report::units::format_bytes;
+use oomscope_report::whatif::{Remedy, WhatIf};
+use oomscope_report::{MemoryColor, MemorySnapshot};
+
+use crate::frames;
+use crate::model::{Action, Snapshot};
+use crate::timeline::{Element, Timeline};
+use crate::value::StackId;
+
+/// `kMinBlockSize`: every block is a multiple of 512 bytes.
+const MIN_BLOCK: u64 = 512;
+/// `kSmallSize`: requests up to 1 MiB come from the small pool.
+const SMALL_SIZE: u64 = 1 << 20;
+/// `kSmallBuffer`: the small pool's segments (and expandable pages).
+const SMALL_BUFFER: u64 = 2 << 20;
+/// `kLargeBuffer`: large-pool segments under 10 MiB, and expandable pages.
+const LARGE_BUFFER: u64 = 20 << 20;
+/// `kMinLargeAlloc`: from here a segment is the request rounded to 2 MiB.
+const MIN_LARGE_ALLOC: u64 = 10 << 20;
+/// `kRoundLarge`.
+const ROUND_LARGE: u64 = 2 << 20;
+
+/// "Without these allocations" for the lines holding most at the peak.
+const WITHOUT_LINES: usize = 3;
+
+fn round_up(x: u64, to: u64) -> u64 {
+    x.div_ceil(to).saturating_mul(to)
+}
+
+/// `round_size`: the block a request gets.
+fn block_size(requested: u64) -> u64 {
+    round_up(requested.max(1), MIN_BLOCK)
+}
+
+/// `get_allocation_size`: the segment the allocator asks CUDA for when no
+/// cached block fits a request.
+pub fn segment_size(requested: u64) -> u64 {
+    let size = block_size(requested);
+    if size <= SMALL_SIZE {
+        SMALL_BUFFER
+    } else if size < MIN_LARGE_ALLOC {
+        LARGE_BUFFER
+    } else {
+        round_up(size, ROUND_LARGE)
+    }
+}
+
+/// The Active Memory peak with the elements `keep` says to keep: the
+/// timeline's own walk (initial allocations, then each alloc and free in
+/// trace order), so with every element kept it is the timeline's peak.
+/// Returns (peak bytes, trace index of the event reaching it).
+pub fn replay_peak(tl: &Timeline, keep: impl Fn(&Element) -> bool) -> (u64, Option<u32>) {
+    let mut initial = 0u64;
+    let mut deltas: Vec<(u32, i128)> = Vec::new();
+    for el in tl.elements.iter().filter(|e| keep(e)) {
+        let size = i128::from(el.size);
+        match el.alloc_event {
+            Some(at) => deltas.push((at, size)),
+            None => initial = initial.saturating_add(el.size),
+        }
+        if let Some(at) = el.free_event {
+            deltas.push((at, -size));
+        }
+    }
+    deltas.sort_unstable_by_key(|&(at, _)| at);
+    let (mut now, mut peak, mut event) = (i128::from(initial), i128::from(initial), None);
+    for (at, d) in deltas {
+        now += d;
+        if now > peak {
+            peak = now;
+            event = Some(at);
+        }
+    }
+    (u64::try_from(peak.max(0)).unwrap_or(u64::MAX), event)
+}
+
+/// Stacks holding a frame whose label (`function file:line`, as the
+/// report writes lines) is `frame`.
+fn stacks_with(snap: &Snapshot, frame: &str) -> Vec<bool> {
+    (0..snap.stacks.len() as StackId)
+        .map(|s| {
+            snap.stacks.get(s).iter().any(|&f| {
+                snap.frames
+                    .get(f as usize)
+                    .is_some_and(|f| frames::label(snap, f) == frame)
+            })
+        })
+        .collect()
+}
+
+fn entry(s: &MemorySnapshot, remedy: Remedy, peak: u64, baseline: u64) -> WhatIf {
+    let signed = |b: u64| i64::try_from(b).unwrap_or(i64::MAX);
+    WhatIf {
+        remedy,
+        module: s.input.clone(),
+        device: Some(s.device),
+        memory_space: MemoryColor::Device,
+        predicted_peak_bytes: peak,
+        saving_bytes: signed(baseline) - signed(peak),
+        ..WhatIf::default()
+    }
+}
+
+/// Every allocation whose stack holds `frame` removed, the timeline
+/// replayed: the new allocated peak. `None` when no allocation has it.
+pub fn without(snap: &Snapshot, tl: &Timeline, s: &MemorySnapshot, frame: &str) -> Option<WhatIf> {
+    let marked = stacks_with(snap, frame);
+    let hit = |e: &Element| marked.get(e.stack as usize).copied().unwrap_or(false);
+    let removed: Vec<&Element> = tl.elements.iter().filter(|e| hit(e)).collect();
+    if removed.is_empty() {
+        return None;
+    }
+    let (peak, event) = replay_peak(tl, |e| !hit(e));
+    let bytes: u64 = removed.iter().map(|e| e.size).fold(0, u64::saturating_add);
+    let mut w = entry(s, Remedy::WithoutAllocations, peak, s.peak_allocated_bytes);
+    w.frame = Some(frame.to_string());
+    w.scope = format!(
+        "the {} allocations ({} in all) whose stack holds {frame}",
+        removed.len(),
+        format_bytes(bytes)
+    );
+    w.predicted_peak_position = event.map_or(0, u64::from);
+    w.how = "those allocations (and their frees) taken out of the trace, the Active Memory Timeline replayed as MemoryViz replays it".into();
+    Some(w)
+}
+
+/// `expandable_segments:True`: reserved memory as the pages of the live
+/// blocks of each pool, at the highest point of the trace.
+pub fn expandable_segments(tl: &Timeline, s: &MemorySnapshot) -> Option<WhatIf> {
+    let reserved = s.reserved_peak_bytes.max(s.reserved_bytes);
+    if reserved == 0 || s.expandable_segments > 0 {
+        return None;
+    }
+    // Small and large pool bytes over the trace, in blocks.
+    let mut initial = [0u64; 2];
+    let mut deltas: Vec<(u32, usize, i128)> = Vec::new();
+    for el in &tl.elements {
+        let block = block_size(el.size);
+        let pool = usize::from(block > SMALL_SIZE);
+        match el.alloc_event {
+            Some(at) => deltas.push((at, pool, i128::from(block))),
+            None => initial[pool] = initial[pool].saturating_add(block),
+        }
+        if let Some(at) = el.free_event {
+            deltas.push((at, pool, -i128::from(block)));
+        }
+    }
+    deltas.sort_unstable_by_key(|&(at, _, _)| at);
+    let mapped = |pools: &[i128; 2]| {
+        let bytes = |b: i128| u64::try_from(b.max(0)).unwrap_or(u64::MAX);
+        round_up(bytes(pools[0]), SMALL_BUFFER)
+            .saturating_add(round_up(bytes(pools[1]), LARGE_BUFFER))
+    };
+    let mut pools = [i128::from(initial[0]), i128::from(initial[1])];
+    let (mut peak, mut event) = (mapped(&pools), None);
+    for (at, pool, d) in deltas {
+        pools[pool] += d;
+        let now = mapped(&pools);
+        if now > peak {
+            peak = now;
+            event = Some(at);
+        }
+    }
+    if peak >= reserved {
+        return None;
+    }
+    let mut w = entry(s, Remedy::ExpandableSegments, peak, reserved);
+    w.scope = format!(
+        "reserved memory: {} at its highest today, of which {} is never allocated at once",
+        format_bytes(reserved),
+        format_bytes(reserved - peak)
+    );
+    w.predicted_peak_position = event.map_or(0, u64::from);
+    w.how = "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: each pool maps only the pages its live blocks need (blocks rounded to 512 B; the small pool in 2 MiB pages, the large in 20 MiB), so fragmentation between segments holds nothing; peak of reserved memory".into();
+    Some(w)
+}
+
+/// The allocation that ran out (the first `oom` entry), placed: the segment
+/// the allocator asked for against what CUDA had free once the allocator
+/// had released its cached segments.
+pub fn failed_allocation_placed(snap: &Snapshot, s: &MemorySnapshot) -> Option<WhatIf> {
+    let oom = s.oom.as_ref()?;
+    // The entry's stream: the pool of that stream holds the request.
+    let event = snap
+        .trace(s.device)
+        .nth(usize::try_from(oom.event_index).ok()?)
+        .filter(|e| e.action == Action::Oom)?;
+    // With expandable segments the allocator maps pages onto a segment
+    // instead of asking for a new one.
+    let expandable = s.expandable_segments > 0;
+    let segment = if expandable {
+        let block = block_size(event.size);
+        round_up(
+            block,
+            if block <= SMALL_SIZE {
+                SMALL_BUFFER
+            } else {
+                LARGE_BUFFER
+            },
+        )
+    } else {
+        segment_size(event.size)
+    };
+    let must_free = segment.saturating_sub(oom.device_free_bytes);
+    let placed = oom.allocated_bytes.saturating_add(oom.requested_bytes);
+    let peak = s.peak_allocated_bytes.max(placed);
+    let mut w = entry(
+        s,
+        Remedy::FailedAllocationPlaced,
+        peak,
+        s.peak_allocated_bytes,
+    );
+    w.must_free_bytes = Some(must_free);
+    w.predicted_peak_position = oom.event_index;
+    w.scope = format!(
+        "the allocation of {} that ran out (trace entry {}), with {} allocated and {} free on the device",
+        format_bytes(oom.requested_bytes),
+        oom.event_index,
+        format_bytes(oom.allocated_bytes),
+        format_bytes(oom.device_free_bytes)
+    );
+    let asked = if expandable {
+        "pages of {} onto its expandable segment"
+    } else {
+        "a segment of {} (CUDACachingAllocator's get_allocation_size)"
+    }
+    .replace("{}", &format_bytes(segment));
+    w.how = format!(
+        "no cached block fitted, so the allocator asked CUDA for {asked} after releasing its unused cached segments; {} had to be freed for it to succeed, and allocated memory would have peaked at {}",
+        format_bytes(must_free),
+        format_bytes(peak)
+    );
+    Some(w)
+}
+
+/// The snapshot what-ifs of one device: without the allocations of each of
+/// the lines holding most at the peak, expandable_segments, and the failed
+/// allocation placed.
+pub fn what_ifs(snap: &Snapshot, tl: &Timeline, s: &MemorySnapshot) -> Vec<WhatIf> {
+    let mut out: Vec<WhatIf> = s
+        .top_lines_at_peak
+        .iter()
+        .take(WITHOUT_LINES)
+        .filter_map(|line| without(snap, tl, s, &line.frame))
+        .filter(|w| w.saving_bytes > 0)
+        .collect();
+    out.extend(expandable_segments(tl, s));
+    out.extend(failed_allocation_placed(snap, s));
+    out
+}
