@@ -94,6 +94,9 @@ pub fn combine(parts: Vec<Report>) -> Report {
     }
     attach(&mut out);
     out.diagnosis = oomscope_diagnosis::diagnose(&out);
+    // The snapshots' own what-ifs (each part's trace replayed) join the
+    // diagnosis as they do in a whole analysis; no part keeps a program.
+    crate::what_if::attach(&mut out, &[], None);
     out
 }
 
