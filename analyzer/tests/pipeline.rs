@@ -506,3 +506,24 @@ fn the_log_of_a_compile_that_fit_gives_its_headroom() {
         assert!(h.text.contains("to spare"), "{}", h.text);
     }
 }
+
+/// XLA writes a before-optimizations HloProto (no buffer assignment yet)
+/// beside every after-optimizations one (`--xla_dump_hlo_as_proto`, here
+/// PyTorch/XLA's dump on the CPU): the folder is read without an error, and
+/// the lone before-optimizations file still says what to dump.
+#[test]
+fn a_dump_folder_is_not_in_error_for_its_before_optimizations_proto() {
+    let dir = fixtures().join("torch-xla-cpu-dump");
+    let r = analyze_files(load_folder(&dir));
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    assert_eq!(r.modules.len(), 1);
+    assert!(r.modules[0].peak_bytes > 0);
+    let lone: Vec<InputFile> = load_folder(&dir)
+        .into_iter()
+        .filter(|f| f.name.ends_with("before_optimizations.hlo.pb"))
+        .collect();
+    assert_eq!(lone.len(), 1);
+    let r = analyze_files(lone);
+    assert_eq!(r.errors.len(), 1, "{:?}", r.errors);
+    assert!(r.errors[0].message.contains("dump it after optimizations"), "{}", r.errors[0].message);
+}

@@ -5,10 +5,11 @@
 //! A change that alters a report on purpose records them again:
 //!
 //! ```text
-//! cargo build -p oomscope-analyzer --bin oomscope
-//! OOMSCOPE_RECORD_REPORTS=target/debug/oomscope \
-//!     cargo test -p oomscope-analyzer --test reports_unchanged
+//! OOMSCOPE_RECORD_REPORTS=1 cargo test -p oomscope-analyzer --test reports_unchanged
 //! ```
+//!
+//! (`1` records this build's own command; an absolute path records another
+//! build's, as the registry refactor's proof recorded main's.)
 //!
 //! Inputs: each corpus file alone (the CLI's `analyze --json FILE`), each
 //! corpus run folder, each fixture folder. Each line of the record is the
@@ -99,7 +100,16 @@ fn lines(binary: &Path) -> Vec<String> {
 #[test]
 fn every_report_is_as_recorded() {
     if let Ok(binary) = std::env::var("OOMSCOPE_RECORD_REPORTS") {
-        let text = lines(Path::new(&binary)).join("\n") + "\n";
+        // `1`: this build's own command; else another build's, by its path
+        // (a refactor's proof records main's, then tests its own).
+        let binary = if binary == "1" {
+            PathBuf::from(env!("CARGO_BIN_EXE_oomscope"))
+        } else {
+            std::fs::canonicalize(&binary).unwrap_or_else(|e| {
+                panic!("OOMSCOPE_RECORD_REPORTS={binary}: {e} (give 1, or an absolute path)")
+            })
+        };
+        let text = lines(&binary).join("\n") + "\n";
         std::fs::write(RECORD, text).unwrap();
         return;
     }

@@ -5,7 +5,21 @@ use super::{Offer, Out, Reader};
 use crate::InputFile;
 use oomscope_report::InputKind;
 
-pub struct HloProto;
+#[derive(Default)]
+pub struct HloProto {
+    /// Folders where an HloProto with a buffer assignment was read.
+    read_in: Vec<String>,
+    /// HloProtos without one (name, message), said in `finish` unless their
+    /// folder had a readable one: XLA's `--xla_dump_hlo_as_proto` writes
+    /// `*.before_optimizations.hlo.pb` (no buffer assignment yet) beside
+    /// every `*.after_optimizations.hlo.pb`, and a dump folder is not wrong
+    /// for holding both. A lone one is still an error, saying what to dump.
+    unassigned: Vec<(String, String)>,
+}
+
+fn folder_of(name: &str) -> &str {
+    name.rfind('/').map_or("", |i| &name[..i])
+}
 
 impl Reader for HloProto {
     fn name(&self) -> &'static str {
@@ -29,9 +43,23 @@ impl Reader for HloProto {
             Ok(modules)
         });
         match analysed {
-            Ok(modules) => out.report.modules.extend(modules),
+            Ok(modules) => {
+                self.read_in.push(folder_of(&file.name).to_string());
+                out.report.modules.extend(modules);
+            }
+            Err(e) if e.kind == oomscope_xla::XlaErrorKind::NoBufferAssignment => {
+                self.unassigned.push((file.name.clone(), e.to_string()));
+            }
             Err(e) => out.error(&file.name, e.to_string()),
         }
         InputKind::HloProto
+    }
+
+    fn finish(&mut self, out: &mut Out) {
+        for (name, message) in std::mem::take(&mut self.unassigned) {
+            if !self.read_in.iter().any(|f| f == folder_of(&name)) {
+                out.error(&name, message);
+            }
+        }
     }
 }

@@ -36,7 +36,7 @@ use oomscope_report::{InputError, InputKind, Report};
 pub fn readers() -> Vec<Box<dyn Reader>> {
     vec![
         Box::new(xplane::Xplane),
-        Box::new(hlo_proto::HloProto),
+        Box::new(hlo_proto::HloProto::default()),
         Box::new(snapshot::Snapshot),
         Box::new(device_profile::DeviceProfile::default()),
         Box::new(kineto::Kineto),
