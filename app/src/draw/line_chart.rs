@@ -657,32 +657,38 @@ fn as_steps(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
     out
 }
 
-/// Thins a series to at most two points per pixel column, keeping each
-/// column's maximum so peaks stay visible.
+/// Thins a series to one point per pixel column, its maximum, so that
+/// peaks stay visible: also a short series, where a peak that lasts no time
+/// (an allocation freed within the same microsecond, as in a Kineto trace)
+/// would otherwise be a vertical line of no width, drawn as nothing.
 fn per_pixel_max(points: &[(f64, f64)], x_min: f64, x_span: f64, plot_w: f64) -> Vec<(f64, f64)> {
     let columns = plot_w.max(1.0) as usize;
-    if points.len() <= columns * 2 {
-        return points.to_vec();
-    }
-    let mut out: Vec<(f64, f64)> = Vec::with_capacity(columns);
-    let mut current: Option<(usize, f64, f64)> = None;
+    let column_width = x_span / columns.max(1) as f64;
+    let column_of = |x: f64| (((x - x_min) / x_span) * (columns - 1) as f64) as usize;
+    // Per column: its first x, its maximum, and the value it ends on.
+    let mut out: Vec<(f64, f64)> = Vec::with_capacity(columns * 2);
+    let mut current: Option<(usize, f64, f64, f64)> = None;
+    let close = |out: &mut Vec<(f64, f64)>, (_, cx, max, last): (usize, f64, f64, f64), next_x: f64| {
+        out.push((cx, max));
+        // A column that ends below its maximum holds the maximum one column
+        // wide, then what it ends on (the next point's value follows).
+        if last < max {
+            out.push(((cx + column_width).min(next_x), last));
+        }
+    };
     for &(x, y) in points {
-        let column = (((x - x_min) / x_span) * (columns - 1) as f64) as usize;
+        let column = column_of(x);
         match current {
-            Some((c, cx, cy)) if c == column => {
-                if y > cy {
-                    current = Some((c, cx, y));
-                }
+            Some((c, cx, max, _)) if c == column => current = Some((c, cx, max.max(y), y)),
+            Some(done) => {
+                close(&mut out, done, x);
+                current = Some((column, x, y, y));
             }
-            Some((_, cx, cy)) => {
-                out.push((cx, cy));
-                current = Some((column, x, y));
-            }
-            None => current = Some((column, x, y)),
+            None => current = Some((column, x, y, y)),
         }
     }
-    if let Some((_, cx, cy)) = current {
-        out.push((cx, cy));
+    if let Some(done) = current {
+        close(&mut out, done, f64::INFINITY);
     }
     out
 }
@@ -936,12 +942,26 @@ mod tests {
     }
 
     #[test]
+    fn a_peak_that_lasts_no_time_keeps_its_column() {
+        // Few points, two at the peak's time: the peak is drawn a column wide.
+        let points = [(0.0, 1.0), (5.0, 9.0), (5.0, 2.0), (10.0, 2.0)];
+        let thin = per_pixel_max(&points, 0.0, 10.0, 100.0);
+        let steps = as_steps(&thin);
+        let at_peak: Vec<&(f64, f64)> = steps.iter().filter(|p| p.1 == 9.0).collect();
+        assert_eq!(at_peak.len(), 2, "{steps:?}");
+        assert!(at_peak[1].0 > at_peak[0].0, "{steps:?}");
+        // One column (0.1) wide, not until the next point: then 2 again.
+        assert!((at_peak[1].0 - 5.1).abs() < 1e-9, "{steps:?}");
+        assert_eq!(steps.last(), Some(&(10.0, 2.0)));
+    }
+
+    #[test]
     fn thinning_keeps_the_maximum() {
         let points: Vec<(f64, f64)> = (0..10_000)
             .map(|i| (i as f64, if i == 5_123 { 99.0 } else { 1.0 }))
             .collect();
         let thin = per_pixel_max(&points, 0.0, 9_999.0, 100.0);
-        assert!(thin.len() <= 100);
+        assert!(thin.len() <= 200);
         assert!(thin.iter().any(|p| p.1 == 99.0));
     }
 }
