@@ -155,17 +155,31 @@ fn summarize(input: &str, p: &CheckedProfile) -> DecodedDeviceProfile {
             lines.entry(key).or_default().add(t.bytes, t.count);
         }
     }
-    let mut lines: Vec<((u32, usize), Totals)> = lines.into_iter().collect();
-    lines.sort_by(|a, b| b.1.bytes.cmp(&a.1.bytes).then(a.0.cmp(&b.0)));
+    // One row per source line: several locations (one per call path or
+    // address) can name the same line, and a line that holds no bytes
+    // (executables, empty arrays) is not where memory comes from.
+    let mut by_line: HashMap<(String, u32, String), (Frame, Totals)> = HashMap::new();
+    for (key, t) in lines {
+        if let Some(frame) = frame_at(p, key) {
+            let entry = by_line
+                .entry((frame.file.clone(), frame.line, frame.function.clone()))
+                .or_insert_with(|| (frame.clone(), Totals::default()));
+            entry.1.add(t.bytes, t.count);
+        }
+    }
+    let mut lines: Vec<(Frame, Totals)> = by_line.into_values().filter(|(_, t)| t.bytes > 0).collect();
+    lines.sort_by(|a, b| {
+        b.1.bytes
+            .cmp(&a.1.bytes)
+            .then_with(|| (&a.0.file, a.0.line, &a.0.function).cmp(&(&b.0.file, b.0.line, &b.0.function)))
+    });
     out.top_lines = lines
         .into_iter()
         .take(TOP_LINES)
-        .filter_map(|(key, t)| {
-            frame_at(p, key).map(|frame| SourceLineBytes {
-                frame: frame.clone(),
-                bytes: t.bytes,
-                count: t.count,
-            })
+        .map(|(frame, t)| SourceLineBytes {
+            frame,
+            bytes: t.bytes,
+            count: t.count,
         })
         .collect();
 

@@ -146,3 +146,27 @@ fn profiles_of_different_programs_are_no_series() {
     let profiles = vec![load("mlp_1dev.prof"), load("sharded_8dev.prof")];
     assert!(device_memory_series(&profiles).is_empty());
 }
+
+/// The source lines holding the most: one row per line, each holding bytes.
+/// The 8-device profile reaches its lines through several locations each,
+/// and its executables hold no bytes: the table listed lines 61 and 62
+/// twice, once with 0 B.
+#[test]
+fn each_source_line_is_listed_once_with_its_bytes() {
+    for name in ["sharded_8dev.prof", "mlp_1dev.prof"] {
+        let p = load(name).profile;
+        assert!(!p.top_lines.is_empty(), "{name}");
+        let mut seen = std::collections::HashSet::new();
+        for l in &p.top_lines {
+            assert!(l.bytes > 0, "{name}: {l:?}");
+            assert!(seen.insert((l.frame.file.clone(), l.frame.line)), "{name}: {l:?} twice");
+        }
+    }
+    let p = load("sharded_8dev.prof").profile;
+    let replicated = p
+        .top_lines
+        .iter()
+        .find(|l| l.frame.line == generator_line("replicated = jax.device_put"))
+        .unwrap_or_else(|| panic!("{:?}", p.top_lines));
+    assert_eq!(replicated.bytes, 8 << 20);
+}
