@@ -506,6 +506,9 @@ fn unlisted(root: &Path, tally: &Tally) -> Vec<String> {
     }
     found
         .into_iter()
+        // A before-optimizations HloProto has no buffer assignment: XProf's
+        // Memory Viewer has nothing to show for it either.
+        .filter(|p| !p.to_string_lossy().ends_with("before_optimizations.hlo.pb"))
         .filter(|p| {
             !tally
                 .inputs
