@@ -8,7 +8,7 @@
 #   FUZZ_SECONDS=N scripts/test.sh   # seconds per fuzz target (default 15; 0 skips)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NEEDED_GB=12
+NEEDED_GB=8
 
 # What the builds below need on disk, measured on a clean checkout (the
 # README's table); said first, so that a full disk is not a riddle later.
