@@ -419,6 +419,24 @@ fn pytorch_without_cuda_records_nothing_and_says_so() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Runs `body` (Python) with the recording hook's own module loaded as
+/// `hook` (and `os` imported), outside any run: what the hook writes, made
+/// by its own code.
+fn with_the_hook(body: &str) {
+    let hook = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli/run_hook.py");
+    let script = format!(
+        r#"
+import importlib.util, os
+os.environ.pop("OOMSCOPE_RUN_DIR", None)
+spec = importlib.util.spec_from_file_location("oomscope_hook", {hook:?})
+hook = importlib.util.module_from_spec(spec); spec.loader.exec_module(hook)
+{body}"#,
+        hook = hook.display().to_string()
+    );
+    let made = Command::new(python()).args(["-c", &script]).output().unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+}
+
 /// What the hook writes on CUDA, made by its own code from
 /// `memory_stats()`-shaped samples, and a real snapshot of the corpus under
 /// the name the OOM observer gives it: the analyzer reads both.
@@ -427,15 +445,10 @@ fn what_the_cuda_hook_writes_is_read_back() {
     let dir = out_dir("cuda-files");
     let rank = dir.join("rank0");
     std::fs::create_dir_all(&rank).unwrap();
-    let hook = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli/run_hook.py");
     let csv = rank.join("cuda0_memory_steps.csv");
     // 30 samples growing 64 MiB a step, as allocated_bytes.all.current would.
-    let script = format!(
+    with_the_hook(&format!(
         r#"
-import importlib.util, os
-os.environ.pop("OOMSCOPE_RUN_DIR", None)
-spec = importlib.util.spec_from_file_location("oomscope_hook", {hook:?})
-hook = importlib.util.module_from_spec(spec); spec.loader.exec_module(hook)
 with open({csv:?}, "w") as f:
     f.write(hook.CUDA_STATS_HEADER)
     for step in range(30):
@@ -444,18 +457,8 @@ with open({csv:?}, "w") as f:
                  "num_ooms": 0}}
         f.write(hook.cuda_stats_row(step * 10, stats))
 "#,
-        hook = hook.display().to_string(),
         csv = csv.display().to_string()
-    );
-    let made = Command::new(python())
-        .args(["-c", &script])
-        .output()
-        .unwrap();
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
+    ));
     let snapshot = oomscope_testdata::corpus()
         .join("snapshots/Charan6924__assignment2-systems__cs336_systems__memory_snapshot.pickle");
     std::fs::copy(&snapshot, rank.join("snapshot_oom.pickle")).unwrap();
@@ -605,13 +608,8 @@ fn what_the_torch_xla_hook_writes_is_read_back() {
     let dir = out_dir("torch-xla-files");
     let rank = dir.join("rank0");
     std::fs::create_dir_all(&rank).unwrap();
-    let hook = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli/run_hook.py");
-    let script = format!(
+    with_the_hook(&format!(
         r#"
-import importlib.util, os
-os.environ.pop("OOMSCOPE_RUN_DIR", None)
-spec = importlib.util.spec_from_file_location("oomscope_hook", {hook:?})
-hook = importlib.util.module_from_spec(spec); spec.loader.exec_module(hook)
 with open(os.path.join({rank:?}, "xla_memory_steps.log"), "w") as f:
     for step in range(30):
         f.write(hook.xla_memory_line(step, "xla:0", {{"bytes_used": (2 << 30) + step * (32 << 20), "bytes_limit": 16 << 30}}))
@@ -620,18 +618,8 @@ with open(os.path.join({rank:?}, "old", "xla_memory_steps.log"), "w") as f:
     for step in range(30):
         f.write(hook.xla_memory_line(step, "xla:1", {{"kb_free": (8 << 20) - step * 1024, "kb_total": 8 << 20}}))
 "#,
-        hook = hook.display().to_string(),
         rank = rank.display().to_string()
-    );
-    let made = Command::new(python())
-        .args(["-c", &script])
-        .output()
-        .unwrap();
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
+    ));
     let report: Value = cli_analyze_json(&[&dir]);
     let series = report["step_series"].as_array().unwrap();
     let used = series
