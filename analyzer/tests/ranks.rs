@@ -640,3 +640,104 @@ fn xprof_profiles_of_several_hosts_read_as_ranks() {
         assert_eq!(k.source, RankSource::Name);
     }
 }
+
+/// `data`, an XSpace, with its hostnames replaced by `host` (the field XProf
+/// fills with the machine's name; top-level fields are walked, field 4
+/// dropped and written again last, as a profile of that host would hold it).
+fn with_hostname(data: &[u8], host: &str) -> Vec<u8> {
+    fn varint(data: &[u8], i: &mut usize) -> u64 {
+        let (mut v, mut shift) = (0u64, 0);
+        loop {
+            let b = data[*i];
+            *i += 1;
+            v |= u64::from(b & 0x7f) << shift;
+            shift += 7;
+            if b < 0x80 {
+                return v;
+            }
+        }
+    }
+    fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+    let mut out = Vec::with_capacity(data.len() + host.len() + 8);
+    let mut i = 0;
+    while i < data.len() {
+        let start = i;
+        let tag = varint(data, &mut i);
+        match tag & 7 {
+            0 => {
+                varint(data, &mut i);
+            }
+            1 => i += 8,
+            5 => i += 4,
+            2 => {
+                let len = varint(data, &mut i) as usize;
+                i += len;
+            }
+            w => panic!("wire type {w} at {start}"),
+        }
+        if tag >> 3 != 4 {
+            out.extend_from_slice(&data[start..i]);
+        }
+    }
+    out.push((4 << 3) | 2);
+    put_varint(&mut out, host.len() as u64);
+    out.extend_from_slice(host.as_bytes());
+    out
+}
+
+#[test]
+fn xprof_profiles_named_alike_read_as_ranks_by_their_host() {
+    // Two real profiles whose file names give no rank (`vm.xplane.pb`, as
+    // XProf names them after a host it cannot number): the host each was
+    // taken on does, as on a Cloud TPU VM of several workers.
+    let paths = [
+        fixtures().join("tf-cpu-allocator/profile.xplane.pb"),
+        corpus().join("xla-runs/tf-cpu-allocator/vm.xplane.pb"),
+    ];
+    if !paths[1].exists() {
+        eprintln!("corpus xplane not found; skipped");
+        return;
+    }
+    let files: Vec<InputFile> = paths
+        .iter()
+        .enumerate()
+        .map(|(i, p)| InputFile {
+            name: format!("run{i}/plugins/profile/vm.xplane.pb"),
+            data: with_hostname(&std::fs::read(p).unwrap(), &format!("t1v-n-8c2f3a1e-w-{}", 1 - i)),
+        })
+        .collect();
+    // Unchanged but for the host: the profile reads as before.
+    let plain = run(vec![InputFile {
+        name: "vm.xplane.pb".into(),
+        data: std::fs::read(&paths[1]).unwrap(),
+    }]);
+    assert_eq!(plain.allocator_profiles[0].host, "vm");
+    let r = run(files.clone());
+    assert_eq!(r.ranks.len(), 2, "{:?}", r.rank_notes);
+    for k in &r.ranks {
+        assert_eq!(k.source, RankSource::Hostname, "{k:?}");
+    }
+    // Worker 1 is the first file, worker 0 the second.
+    let rank0 = r.ranks.iter().find(|k| k.rank == 0).unwrap();
+    assert_eq!(rank0.inputs, ["run1/plugins/profile/vm.xplane.pb"]);
+    let alone = run(vec![files[1].clone()]);
+    assert_eq!(alone.allocator_profiles[0].host, "t1v-n-8c2f3a1e-w-0");
+    // Gzipped (read as a stream, not by random access): the same host.
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, &files[1].data).unwrap();
+    let zipped = run(vec![InputFile {
+        name: "vm.xplane.pb".into(),
+        data: gz.finish().unwrap(),
+    }]);
+    assert_eq!(zipped.allocator_profiles[0].host, "t1v-n-8c2f3a1e-w-0");
+    assert_eq!(
+        rank0.peak_bytes,
+        alone.allocator_profiles.iter().map(|a| a.peak_heap_bytes).max().unwrap()
+    );
+}

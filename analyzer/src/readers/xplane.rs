@@ -61,10 +61,11 @@ fn read_profile(name: &str, src: &dyn ReadAt, out: &mut Out) {
             plane == oomscope_xla::METADATA_PLANE
         }
     };
-    let planes = match oomscope_xla::read_planes(name, src, &wanted, &mut on_progress) {
+    let (planes, hostnames) = match oomscope_xla::read_space(name, src, &wanted, &mut on_progress) {
         Ok(p) => p,
         Err(e) => return out.error(name, e.to_string()),
     };
+    let host = hostnames.into_iter().find(|h| !h.trim().is_empty()).unwrap_or_default();
     if host_planes.get() > MAX_HOST_PLANES {
         out.error(
             name,
@@ -80,6 +81,10 @@ fn read_profile(name: &str, src: &dyn ReadAt, out: &mut Out) {
         .iter()
         .filter(|p| p.name == oomscope_xla::HOST_CPU_PLANE)
         .flat_map(|p| oomscope_xla::allocator_profiles_from_plane(name, p))
+        .map(|mut profile| {
+            profile.host = host.clone();
+            profile
+        })
         .collect());
     let report = &mut *out.report;
     match (modules, profiles) {

@@ -667,6 +667,8 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
         r.allocator_profiles.push(AllocatorProfile {
             allocator: check_str("allocator", p.allocator)?,
             input: check_str("allocator input", p.input)?,
+            // Not carried: a link's ranks travel as their own sections.
+            host: String::new(),
             peak_heap_bytes: p.peak_heap_bytes,
             peak_stack_bytes: p.peak_stack_bytes,
             peak_time_ps: p.peak_time_ps,

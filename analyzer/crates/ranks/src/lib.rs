@@ -172,10 +172,11 @@ pub fn items(report: &Report) -> Vec<Item<'_>> {
     }
     for (input, a) in hosts {
         let name_rank = names::rank_of(input);
+        let host_rank = names::rank_of_host(&a.host).map(|r| (r, RankSource::Hostname));
         out.push(Item {
             input,
             kind: ItemKind::XprofProfile,
-            rank: from_name(name_rank),
+            rank: from_name(name_rank).or(host_rank),
             step: names::step_of(input, name_rank),
             device: a.allocator.clone(),
             total: a.peak_heap_bytes,
@@ -410,6 +411,7 @@ fn source_words(source: &RankSource) -> &'static str {
         }
         RankSource::SnapshotDevice => "the CUDA device of each snapshot",
         RankSource::LogPrefix => "the rank each log names",
+        RankSource::Hostname => "the host each XProf profile was taken on",
         RankSource::User => "the ranks you set",
         RankSource::Other(_) => "their contents",
     }

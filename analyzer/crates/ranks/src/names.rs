@@ -111,6 +111,22 @@ fn rank_in_component(part: &str) -> Option<(u32, (usize, usize))> {
     None
 }
 
+/// The rank a host's name gives: a Cloud TPU VM's worker index
+/// (`t1v-n-8c2f3a1e-w-3`, the `-w-N` its name ends with), else a numbered
+/// host as a file name would give it (`host3`, `worker-3`).
+pub fn rank_of_host(host: &str) -> Option<u32> {
+    let lower = host.trim().to_ascii_lowercase();
+    // Only the host's own label, not its domain.
+    let label = lower.split('.').next().unwrap_or("");
+    if let Some(at) = label.rfind("-w-") {
+        let digits = &label[at + 3..];
+        if !digits.is_empty() && digits.len() <= 6 && digits.bytes().all(|b| b.is_ascii_digit()) {
+            return digits.parse().ok();
+        }
+    }
+    rank_in_component(label).map(|(rank, _)| rank)
+}
+
 /// The step a file's own name gives: `step020`, `step_40`, `-step-60`,
 /// `global_step100`, or a zero-padded counter (`_000040`, three digits at
 /// least, starting with 0). Digits of the rank are never a step.
@@ -191,6 +207,11 @@ mod tests {
         assert_eq!(rank("local_rank3/oom.pickle"), Some(3));
         assert_eq!(rank("LOCAL_RANK_5.log"), Some(5));
         assert_eq!(rank("worker3.xplane.pb"), Some(3));
+        assert_eq!(rank_of_host("t1v-n-8c2f3a1e-w-3"), Some(3));
+        assert_eq!(rank_of_host("t1v-n-8c2f3a1e-w-12.us-central2-b.c.proj.internal"), Some(12));
+        assert_eq!(rank_of_host("worker-7"), Some(7));
+        assert_eq!(rank_of_host("vm"), None);
+        assert_eq!(rank_of_host("gke-tpu-8c2f3a1e"), None);
         assert_eq!(rank("process_3/memory.prof"), Some(3));
         assert_eq!(rank("host7.prof"), Some(7));
         assert_eq!(rank("proc2.prof"), Some(2));

@@ -748,6 +748,10 @@ pub struct AllocatorProfile {
     pub allocator: String,
     #[serde(default)]
     pub input: String,
+    /// The host the profile was taken on (`XSpace.hostnames`), when it
+    /// names one: a rank of a job of many hosts.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub host: String,
     pub peak_heap_bytes: u64,
     pub peak_stack_bytes: u64,
     pub peak_time_ps: u64,

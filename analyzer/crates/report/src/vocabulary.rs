@@ -339,6 +339,9 @@ words! {
         /// The `[rankN]:` prefix torchrun (or mpirun's `[job,N]<stderr>:`)
         /// writes before each line of a log.
         LogPrefix = "log_prefix",
+        /// The host an XProf profile was taken on (`XSpace.hostnames`): a
+        /// TPU VM's worker (`t1v-n-…-w-3`) or a numbered host.
+        Hostname = "hostname",
         /// Set by the user on the page (`Report::rank_overrides`).
         User = "user",
     }

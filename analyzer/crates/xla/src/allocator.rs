@@ -202,6 +202,8 @@ impl Allocator {
         AllocatorProfile {
             allocator: name,
             input: input.to_string(),
+            // The XSpace's, set by whoever reads the whole space.
+            host: String::new(),
             peak_heap_bytes: non_negative(sum.peak_heap),
             peak_stack_bytes: non_negative(sum.peak_stack),
             peak_time_ps: non_negative(sum.peak_time_ps),

@@ -25,6 +25,11 @@ pub const METADATA_PLANE: &str = "/host:metadata";
 pub const HOST_CPU_PLANE: &str = "/host:CPU";
 
 const XSPACE_PLANES: u32 = 1;
+/// `XSpace.hostnames`: the host the profile was taken on (XProf names the
+/// file after it too: `<host>.xplane.pb`).
+const XSPACE_HOSTNAMES: u32 = 4;
+/// A hostname longer than this is not kept (a corrupt length).
+const MAX_HOSTNAME_BYTES: u64 = 1024;
 const XPLANE_NAME: u32 = 2;
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
@@ -58,11 +63,23 @@ pub fn read_planes(
     wanted: &dyn Fn(&str) -> bool,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Vec<XPlane>, XlaError> {
-    if is_gzip(src) {
-        read_planes_gzip(input, src, wanted, progress)
+    read_space(input, src, wanted, progress).map(|(planes, _)| planes)
+}
+
+/// [`read_planes`], and the space's hostnames, in one pass.
+pub fn read_space(
+    input: &str,
+    src: &dyn ReadAt,
+    wanted: &dyn Fn(&str) -> bool,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<(Vec<XPlane>, Vec<String>), XlaError> {
+    let mut hostnames = Vec::new();
+    let planes = if is_gzip(src) {
+        read_planes_gzip(input, src, wanted, progress, &mut hostnames)
     } else {
-        read_planes_random_access(input, src, wanted, progress)
-    }
+        read_planes_random_access(input, src, wanted, progress, &mut hostnames)
+    }?;
+    Ok((planes, hostnames))
 }
 
 /// Reads the first plane named `name` (e.g. [`HOST_CPU_PLANE`]), if any.
@@ -86,6 +103,7 @@ fn read_planes_random_access(
     src: &dyn ReadAt,
     wanted: &dyn Fn(&str) -> bool,
     progress: &mut dyn FnMut(u64, u64),
+    hostnames: &mut Vec<String>,
 ) -> Result<Vec<XPlane>, XlaError> {
     let total = src.len();
     let mut planes = Vec::new();
@@ -101,6 +119,13 @@ fn read_planes_random_access(
                     .map_err(|e| wire_error(input, "an XPlane", e))?;
                 planes.push(decode_plane(input, &bytes)?);
             }
+        } else if header.field == XSPACE_HOSTNAMES
+            && header.wire == WireType::Len
+            && header.payload_end - header.payload_start <= MAX_HOSTNAME_BYTES
+        {
+            let bytes = read_range(src, header.payload_start, header.payload_end)
+                .map_err(|e| wire_error(input, "the XSpace", e))?;
+            hostnames.push(String::from_utf8_lossy(&bytes).into_owned());
         } else if header.field <= 4 && header.wire != WireType::Len {
             return Err(XlaError::new(
                 input,
@@ -256,6 +281,7 @@ fn read_planes_gzip(
     src: &dyn ReadAt,
     wanted: &dyn Fn(&str) -> bool,
     progress: &mut dyn FnMut(u64, u64),
+    hostnames: &mut Vec<String>,
 ) -> Result<Vec<XPlane>, XlaError> {
     let total = src.len();
     let mut stream = Stream {
@@ -269,6 +295,14 @@ fn read_planes_gzip(
             let len = stream.required_varint(None).map_err(err)?;
             if let Some(plane) = stream_plane(input, &mut stream, len, wanted)? {
                 planes.push(plane);
+            }
+        } else if field == XSPACE_HOSTNAMES && wire == WireType::Len {
+            let mut raw = Vec::new();
+            stream.field_payload(wire, Some(&mut raw)).map_err(err)?;
+            // `raw` is the length varint, then the name.
+            let header = raw.iter().position(|b| b & 0x80 == 0).map_or(raw.len(), |i| i + 1);
+            if (raw.len() - header) as u64 <= MAX_HOSTNAME_BYTES {
+                hostnames.push(String::from_utf8_lossy(&raw[header..]).into_owned());
             }
         } else if field <= 4 && wire != WireType::Len {
             return Err(XlaError::new(

@@ -201,6 +201,7 @@ fn source_words(source: &RankSource) -> &str {
         RankSource::DeviceId => "the device id in the profile",
         RankSource::SnapshotDevice => "the snapshot's CUDA device",
         RankSource::LogPrefix => "the log's rank prefix",
+        RankSource::Hostname => "the profile's host",
         RankSource::User => "you",
         RankSource::Other(word) => word,
     }
