@@ -599,24 +599,33 @@ fn the_first_rank_to_fail_is_named_with_its_time_from_the_log_s_own_clock() {
     assert_eq!(back.rank_findings, r.rank_findings);
 }
 
+/// Two real profiles with allocator timelines (TensorFlow on CPU): the
+/// project's fixture and the corpus's; `None` (said) without the corpus.
+fn two_real_xplanes() -> Option<[Vec<u8>; 2]> {
+    let corpus_profile = corpus().join("xla-runs/tf-cpu-allocator/vm.xplane.pb");
+    if !corpus_profile.exists() {
+        eprintln!("corpus xplane not found; skipped");
+        return None;
+    }
+    Some([
+        std::fs::read(fixtures().join("tf-cpu-allocator/profile.xplane.pb")).unwrap(),
+        std::fs::read(corpus_profile).unwrap(),
+    ])
+}
+
 #[test]
 fn xprof_profiles_of_several_hosts_read_as_ranks() {
     // Two real profiles with allocator timelines (TensorFlow on CPU), named
     // as XProf names one file per host; each host's numbers are its file's.
-    let paths = [
-        fixtures().join("tf-cpu-allocator/profile.xplane.pb"),
-        corpus().join("xla-runs/tf-cpu-allocator/vm.xplane.pb"),
-    ];
-    if !paths[1].exists() {
-        eprintln!("corpus xplane not found; skipped");
+    let Some(profiles) = two_real_xplanes() else {
         return;
-    }
-    let files: Vec<InputFile> = paths
-        .iter()
+    };
+    let files: Vec<InputFile> = profiles
+        .into_iter()
         .enumerate()
-        .map(|(i, p)| InputFile {
+        .map(|(i, data)| InputFile {
             name: format!("profile/host{i}.xplane.pb"),
-            data: std::fs::read(p).unwrap(),
+            data,
         })
         .collect();
     let r = run(files.clone());
@@ -696,27 +705,22 @@ fn xprof_profiles_named_alike_read_as_ranks_by_their_host() {
     // Two real profiles whose file names give no rank (`vm.xplane.pb`, as
     // XProf names them after a host it cannot number): the host each was
     // taken on does, as on a Cloud TPU VM of several workers.
-    let paths = [
-        fixtures().join("tf-cpu-allocator/profile.xplane.pb"),
-        corpus().join("xla-runs/tf-cpu-allocator/vm.xplane.pb"),
-    ];
-    if !paths[1].exists() {
-        eprintln!("corpus xplane not found; skipped");
+    let Some(profiles) = two_real_xplanes() else {
         return;
-    }
-    let files: Vec<InputFile> = paths
-        .iter()
-        .enumerate()
-        .map(|(i, p)| InputFile {
-            name: format!("run{i}/plugins/profile/vm.xplane.pb"),
-            data: with_hostname(&std::fs::read(p).unwrap(), &format!("t1v-n-8c2f3a1e-w-{}", 1 - i)),
-        })
-        .collect();
+    };
     // Unchanged but for the host: the profile reads as before.
     let plain = run(vec![InputFile {
         name: "vm.xplane.pb".into(),
-        data: std::fs::read(&paths[1]).unwrap(),
+        data: profiles[1].clone(),
     }]);
+    let files: Vec<InputFile> = profiles
+        .iter()
+        .enumerate()
+        .map(|(i, data)| InputFile {
+            name: format!("run{i}/plugins/profile/vm.xplane.pb"),
+            data: with_hostname(data, &format!("t1v-n-8c2f3a1e-w-{}", 1 - i)),
+        })
+        .collect();
     assert_eq!(plain.allocator_profiles[0].host, "vm");
     let r = run(files.clone());
     assert_eq!(r.ranks.len(), 2, "{:?}", r.rank_notes);

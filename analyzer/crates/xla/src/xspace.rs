@@ -297,12 +297,14 @@ fn read_planes_gzip(
                 planes.push(plane);
             }
         } else if field == XSPACE_HOSTNAMES && wire == WireType::Len {
-            let mut raw = Vec::new();
-            stream.field_payload(wire, Some(&mut raw)).map_err(err)?;
-            // `raw` is the length varint, then the name.
-            let header = raw.iter().position(|b| b & 0x80 == 0).map_or(raw.len(), |i| i + 1);
-            if (raw.len() - header) as u64 <= MAX_HOSTNAME_BYTES {
-                hostnames.push(String::from_utf8_lossy(&raw[header..]).into_owned());
+            // Kept only when short: a corrupt length is skipped, not held.
+            let len = stream.required_varint(None).map_err(err)?;
+            if len <= MAX_HOSTNAME_BYTES {
+                let mut name = Vec::new();
+                stream.read_into(len, &mut name).map_err(err)?;
+                hostnames.push(String::from_utf8_lossy(&name).into_owned());
+            } else {
+                stream.skip(len).map_err(err)?;
             }
         } else if field <= 4 && wire != WireType::Len {
             return Err(XlaError::new(
