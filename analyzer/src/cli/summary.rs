@@ -4,7 +4,7 @@
 //! path in the words the page uses (node titles, not ids).
 
 use oomscope_report::units::format_bytes;
-use oomscope_report::{ModuleReport, OomKind, PeakBuffer, PeakKind, Report};
+use oomscope_report::{ModuleReport, PeakBuffer, PeakKind, Report};
 use std::fmt::Write;
 
 /// How many of a module's (or an OOM message's) largest buffers are listed.
@@ -262,16 +262,6 @@ fn percent(part: u64, whole: u64) -> String {
     format!("{:.1}%", part as f64 * 100.0 / whole as f64)
 }
 
-fn kind_label(kind: OomKind) -> &'static str {
-    match kind {
-        OomKind::TpuCompileHbm | OomKind::TpuCompileOtherSpace => "TPU compile-time",
-        OomKind::TpuSparsecore => "TPU SparseCore",
-        OomKind::TpuRuntime => "TPU runtime",
-        OomKind::XlaGpu => "XLA GPU",
-        OomKind::TorchCuda => "PyTorch CUDA",
-        OomKind::TorchXla => "PyTorch/XLA",
-    }
-}
 
 /// One line per distinct OOM, with how many times it occurs and where first.
 fn oom_events(s: &mut String, r: &Report) {
@@ -316,7 +306,7 @@ fn oom_events(s: &mut String, r: &Report) {
         let _ = writeln!(
             s,
             "  {} ({}){times}, at {}{more}",
-            kind_label(e.kind),
+            e.source_words(),
             e.memory_space,
             places[0]
         );
@@ -356,7 +346,11 @@ fn oom_events(s: &mut String, r: &Report) {
         largest.sort_by(|a, b| b.size_bytes.cmp(&a.size_bytes).then(a.rank.cmp(&b.rank)));
         for a in largest.into_iter().take(LARGEST_BUFFERS) {
             // `5×f32[…]` is one chunk five values use in turn, not copies.
-            let shape = a.shape_words();
+            // An instruction named without its shape (E1001) by its name.
+            let shape = match a.shape_words() {
+                s if s.is_empty() => a.xla_label.clone().unwrap_or_default(),
+                s => s,
+            };
             let _ = writeln!(
                 s,
                 "    {:>12} {:>7}  {}  {}",

@@ -12,22 +12,17 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 use oomscope_report::{
-    Confidence, DiagnosisNode, Headline, OomEvent, OomKind, Report, Severity, TopAllocation,
+    Confidence, DiagnosisNode, Headline, OomEvent, Report, Severity, TopAllocation,
 };
 
 use crate::format::{base_name, fact_label, percent, share, Bytes};
 
 pub fn kind_title(event: &OomEvent) -> String {
-    let space = event.memory_space.as_str().to_uppercase();
-    match event.kind {
-        OomKind::TpuCompileHbm => "TPU compile-time HBM out of memory".to_string(),
-        OomKind::TpuCompileOtherSpace => format!("TPU compile-time out of memory in {space}"),
-        OomKind::TpuSparsecore => "TPU SparseCore HBM out of memory".to_string(),
-        OomKind::TpuRuntime => "TPU runtime allocation failed".to_string(),
-        OomKind::XlaGpu => "XLA GPU out of memory".to_string(),
-        OomKind::TorchCuda => "PyTorch CUDA out of memory".to_string(),
-        OomKind::TorchXla => "PyTorch/XLA out of memory".to_string(),
-    }
+    format!(
+        "{} out of memory ({})",
+        event.source_words(),
+        event.memory_space.as_str().to_uppercase()
+    )
 }
 
 /// The limit an event was measured against ([`OomEvent::limit`]).

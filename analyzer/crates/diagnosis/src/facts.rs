@@ -161,7 +161,10 @@ pub(crate) fn chips(f: &CompileFacts<'_>) -> Chips {
 pub(crate) fn is_compile_kind(kind: OomKind) -> bool {
     matches!(
         kind,
-        OomKind::TpuCompileHbm | OomKind::TpuCompileOtherSpace | OomKind::TpuSparsecore
+        OomKind::TpuCompileHbm
+            | OomKind::TpuCompileOtherSpace
+            | OomKind::TpuScopedVmem
+            | OomKind::TpuSparsecore
     )
 }
 

@@ -2,6 +2,8 @@
 //! permalinks; code names nodes only through these constants, so a typo is a
 //! compile error rather than a node that silently never matches.
 
+// Compile-time scoped VMEM of one instruction (OpenXLA E1001).
+pub const SCOPED_VMEM: &str = "scoped_vmem";
 // Compile-time HBM OOM (OpenXLA E1000), section 1.
 pub const TC_SC_BALANCE: &str = "tc_sc_balance";
 pub const SPARSECORE_HIGH: &str = "tc_sc_balance.sparsecore_high";

@@ -499,7 +499,7 @@ pub(crate) fn evaluate(e: &OomEvent, snap: Option<&MemorySnapshot>) -> TorchEval
 
     let start = format!(
         "{} out of memory: asked for {}{}{}",
-        if g.bfc { "XLA GPU" } else { "PyTorch GPU" },
+        e.source_words(),
         g.requested.map_or_else(|| "memory".to_string(), gib),
         g.capacity
             .map(|c| format!(

@@ -47,6 +47,32 @@ const fn action(key: &'static str, text: &'static str) -> ActionDef {
 
 static TREE: &[NodeDef] = &[
     NodeDef {
+        id: SCOPED_VMEM,
+        parent: None,
+        tree: TreeKind::CompileHbmOom,
+        title: "One instruction's scoped VMEM (E1001)",
+        condition: "The compiler could not fit one instruction's stack (a kernel's input and output windows, its scratch and register spills) under the scoped VMEM limit. This is not the program's memory: a custom kernel (a Pallas call, custom_call_target=\"tpu_custom_call\") is retuned; any other instruction points to a compiler bug.",
+        continues_to: &[],
+        actions: &[
+            action(
+                "kernel_blocks",
+                "Reduce the kernel's block sizes (tile sizes): its windows and scratch shrink with them.",
+            ),
+            action(
+                "kernel_vmem_limit",
+                "Or give this kernel more scoped VMEM, up to the chip's VMEM: vmem_limit_bytes in its compiler parameters (jax.experimental.pallas.tpu.CompilerParams).",
+            ),
+            action(
+                "global_vmem_limit",
+                "When many kernels need more, raise the limit for the whole program with the XLA flag --xla_tpu_scoped_vmem_limit_kib.",
+            ),
+            action(
+                "report_bug",
+                "An instruction the compiler generated (not a custom kernel) should not run out of scoped VMEM: report it to XLA with the HLO dump (XLA_FLAGS=--xla_dump_to=DIR).",
+            ),
+        ],
+    },
+    NodeDef {
         id: TC_SC_BALANCE,
         parent: None,
         tree: TreeKind::CompileHbmOom,

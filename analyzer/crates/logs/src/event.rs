@@ -71,6 +71,9 @@ pub const REPORT_PART: &str = "tpu_report_part";
 
 /// The form of a compile failure that names its memory space and no number.
 pub const SPACE_ONLY: &str = "tpu_space_only";
+/// E1001's form (one instruction's stack); printed without numbers by
+/// older libtpu, when copies of it can only be told apart by nothing.
+pub const SCOPED_STACK: &str = "tpu_scoped_stack";
 
 /// The numeric fields of [`OomEvent`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -259,6 +262,7 @@ fn family(kind: OomKind) -> u8 {
     match kind {
         OomKind::TpuCompileHbm | OomKind::TpuCompileOtherSpace | OomKind::TorchXla => 0,
         OomKind::TpuSparsecore => 1,
+        OomKind::TpuScopedVmem => 5,
         OomKind::TpuRuntime => 2,
         OomKind::XlaGpu => 3,
         OomKind::TorchCuda => 4,
@@ -326,6 +330,7 @@ fn same_error(a: &Raw, b: &Raw) -> bool {
         || (b.form == REPORT_PART && has_no_key(b) && report_agrees(a, b))
         || (a.form == REPORT_PART && has_no_key(a) && report_agrees(b, a))
         || (a.form == SPACE_ONLY && b.form == SPACE_ONLY)
+        || (a.form == SCOPED_STACK && b.form == SCOPED_STACK && has_no_key(a) && has_no_key(b))
 }
 
 fn has_no_key(r: &Raw) -> bool {

@@ -31,9 +31,12 @@ pub(crate) enum Anchor {
     /// The `Output size` line of a `Total hbm usage` block pasted without
     /// its header; inside a report it starts nothing.
     TpuUsageItem,
+    /// `Scoped allocation with size X and limit Y exceeded scoped vmem
+    /// limit by Z` (E1001) quoted without the line before it.
+    TpuScoped,
 }
 
-pub(crate) const KEYWORDS: [(&str, Anchor); 23] = [
+pub(crate) const KEYWORDS: [(&str, Anchor); 25] = [
     ("Ran out of memory", Anchor::TpuRanOut),
     ("Requires ", Anchor::TpuRequires),
     ("would exceed memory (size=", Anchor::TpuWouldExceed),
@@ -67,6 +70,8 @@ pub(crate) const KEYWORDS: [(&str, Anchor); 23] = [
     // `Output size X; shares Y with arguments.`, after the block's
     // `reserved`/`program`/`arguments` lines.
     ("; shares ", Anchor::TpuUsageItem),
+    ("Scoped allocation with size", Anchor::TpuScoped),
+    ("Scoped allocation of ", Anchor::TpuScoped),
 ];
 
 pub(crate) fn keywords() -> &'static AhoCorasick {

@@ -81,6 +81,7 @@ mod listing;
 mod normalize;
 mod rank;
 mod rescan;
+mod scoped;
 mod site;
 mod time;
 mod torch;
@@ -344,7 +345,8 @@ fn scan(text: &str, escaped: Option<(u32, Span)>, out: &mut Reading, hits: &mut 
 
 fn parse_at(site: &Site, anchor: Anchor) -> Outcome {
     match anchor {
-        Anchor::TpuRanOut => tpu::ran_out(site),
+        Anchor::TpuRanOut => scoped::on_stack(site).unwrap_or_else(|| tpu::ran_out(site)),
+        Anchor::TpuScoped => scoped::numbers_only(site),
         Anchor::TpuRequires => tpu::requires(site),
         Anchor::TpuWouldExceed => tpu::would_exceed(site),
         Anchor::SparseCore => tpu::sparsecore(site),

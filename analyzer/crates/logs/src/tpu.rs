@@ -93,6 +93,9 @@ lazy_regex!(
     r"^SIZE\(\s*\d+%\);\s*SIZE;\s*(\d+);\s*(\d+);\s*(.*)$"
 );
 
+/// The tag of an allocation for one instruction's scoped memory (E1001).
+pub const SCOPED_TAG: &str = "scoped memory for ";
+
 /// Markers of PyTorch/XLA around a TPU message.
 fn is_torch_xla(head: &str) -> bool {
     [
@@ -244,12 +247,18 @@ pub fn would_exceed(site: &Site) -> Outcome {
     let space = re_alloc_space()
         .captures(rest)
         .map_or(MemorySpace::Hbm, |s| space_name(&s[1]));
-    let mut raw = Raw::new(
-        compile_kind(&space, head, site),
-        space.clone(),
-        "tpu_would_exceed",
-        head,
-    );
+    let tag = re_alloc_tag().captures(rest).map(|t| t[1].to_string());
+    // Before E1001 printed `while allocating on stack`, the same failure
+    // was an allocation tagged `scoped memory for <instruction>`.
+    let kind = if tag
+        .as_deref()
+        .is_some_and(|t| t.starts_with(SCOPED_TAG))
+    {
+        OomKind::TpuScopedVmem
+    } else {
+        compile_kind(&space, head, site)
+    };
+    let mut raw = Raw::new(kind, space.clone(), "tpu_would_exceed", head);
     let size = cap_bytes(&c, 1);
     raw.set(Field::Requested, size);
     raw.set(Field::Limit, cap_bytes(&c, 2));
@@ -275,7 +284,7 @@ pub fn would_exceed(site: &Site) -> Outcome {
             (Some(n), None) => Some(n),
             (None, h) => h.map(str::to_string),
         },
-        allocation_type: re_alloc_tag().captures(rest).map(|t| t[1].to_string()),
+        allocation_type: tag,
         ..Default::default()
     });
     Outcome::Event(Box::new(raw), end)

@@ -371,6 +371,7 @@ fn headline_fields(kind: OomKind) -> &'static [&'static str] {
         OomKind::TpuRuntime => &["requested_bytes", "free_bytes", "reserved_bytes"],
         OomKind::TpuSparsecore => &["tensorcore_bytes", "sparsecore_bytes", "limit_bytes"],
         OomKind::XlaGpu => &["requested_bytes"],
+        OomKind::TpuScopedVmem => &["requested_bytes", "limit_bytes"],
     }
 }
 

@@ -47,7 +47,8 @@ fn tpu_early_abort_requires_has_available() {
 #[test]
 fn tpu_vmem_single_allocation() {
     let e = only("1001", &sample("tpu_vmem_would_exceed.txt"));
-    assert_eq!(e.kind, OomKind::TpuCompileOtherSpace);
+    // Tagged `scoped memory for …`: one instruction's stack (E1001).
+    assert_eq!(e.kind, OomKind::TpuScopedVmem);
     assert_eq!(e.memory_space, oomscope_report::MemorySpace::Vmem);
     assert_eq!(e.requested_bytes, Some(134_217_728));
     assert_eq!(e.limit_bytes, Some(67_108_864));

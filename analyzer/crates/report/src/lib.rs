@@ -229,6 +229,12 @@ pub enum OomKind {
     #[default]
     TpuCompileHbm,
     TpuCompileOtherSpace,
+    /// OpenXLA E1001 (`CompileTimeScopedVmemOom`): one instruction's scoped
+    /// VMEM (its stack: a kernel's windows and scratch) exceeds the scoped
+    /// limit. Not the program's memory: `requested_bytes` is the
+    /// instruction's need, `limit_bytes` the scoped limit, and the first
+    /// `top_allocations` entry names the instruction.
+    TpuScopedVmem,
     TpuSparsecore,
     TpuRuntime,
     XlaGpu,
@@ -323,6 +329,29 @@ pub struct OomEvent {
 }
 
 impl OomEvent {
+    /// Who ran out, in words: `TPU compile-time`, `PyTorch XPU`, ... The
+    /// one wording of an event's source: the CLI, the page and the
+    /// headline all say it this way. PyTorch's caching allocator prints the
+    /// same message for every device, so its device is the memory space's.
+    pub fn source_words(&self) -> &'static str {
+        match self.kind {
+            OomKind::TpuCompileHbm | OomKind::TpuCompileOtherSpace => "TPU compile-time",
+            OomKind::TpuScopedVmem => "TPU compile-time scoped stack",
+            OomKind::TpuSparsecore => "TPU SparseCore",
+            OomKind::TpuRuntime => "TPU runtime",
+            OomKind::XlaGpu => "XLA GPU",
+            OomKind::TorchXla => "PyTorch/XLA",
+            OomKind::TorchCuda => match self.memory_space {
+                MemorySpace::Xpu => "PyTorch XPU",
+                MemorySpace::Npu => "PyTorch NPU",
+                MemorySpace::Mps => "PyTorch MPS",
+                _ if self.message.contains("HIP out of memory") => "PyTorch HIP",
+                _ if self.message.contains("CUDA out of memory") => "PyTorch CUDA",
+                _ => "PyTorch GPU",
+            },
+        }
+    }
+
     /// The memory limit the event was measured against: the limit the message
     /// states, else the device's total capacity (PyTorch, BFC). The one
     /// definition of this rule: every reader of a limit calls it.

@@ -1,4 +1,5 @@
-//! The compile-time tree (OpenXLA error E1000): section 1 ([`balance`])
+//! The compile-time tree (OpenXLA error E1000; E1001, one instruction's
+//! scoped VMEM, is [`scoped`]): section 1 ([`balance`])
 //! compares TensorCore and SparseCore usage, section 2 ([`large`]) looks at
 //! allocations over half the limit, section 3 ([`aggregate`]) estimates what
 //! each remedy would save ([`estimates`]) and selects the cheapest whose
@@ -23,6 +24,7 @@ mod balance;
 mod estimates;
 mod large;
 mod remedy;
+mod scoped;
 
 use oomscope_report::{CitedBuffer, Confidence, Headline, Severity, TreeKind};
 use serde_json::json;
@@ -61,6 +63,9 @@ struct Walk {
 }
 
 pub(crate) fn evaluate(f: &CompileFacts<'_>) -> Evaluation {
+    if f.event.kind == oomscope_report::OomKind::TpuScopedVmem {
+        return scoped::evaluate(f);
+    }
     let mut walk = Walk::default();
     let mut nodes: Vec<NodeEval> = Vec::new();
 

@@ -1,0 +1,207 @@
+//! OpenXLA error E1001 (`CompileTimeScopedVmemOom`): one instruction's
+//! scoped memory, its stack while it runs (a kernel's double-buffered
+//! windows, scratch and spills), exceeds the scoped limit. libtpu prints
+//!
+//! ```text
+//! [E1001: ]CompileTimeScopedVmemOom:
+//! Ran out of memory in memory space vmem while allocating on stack for
+//! %name = shape opcode(operands), custom_call_target="…", metadata={op_name="…" …}.
+//! Scoped allocation with size 36.25M and limit 32.00M exceeded scoped vmem
+//! limit by 4.25M. It should not be possible to run out of scoped vmem - …
+//! ```
+//!
+//! where the instruction may be cut (`for %splash_mha_fwd...`), the numbers
+//! may sit on the instruction's line or on the lines after it, and older
+//! copies print the first line alone. The numbers line is also quoted on
+//! its own (`Scoped allocation with size 34.08M and limit 32.00M exceeded
+//! scoped vmem limit by 2.08M.`), and one harness prints
+//! `Scoped allocation of 70.1M exceeded scoped vmem limit by 6.1M`. The
+//! instruction is kept as the event's one listed allocation (its label, its
+//! output shape, its op name and source), so that the advice can tell a
+//! custom kernel from a compiler-generated fusion.
+
+use crate::event::{Expected, Field, Raw, SCOPED_STACK};
+use crate::lines::{floor_boundary, payload, strip_frame, Cursor};
+use crate::site::{cap_size, lazy_regex, Outcome, Site, MAX_CONTINUATIONS};
+use oomscope_report::{MemorySpace, OomKind, TopAllocation};
+
+lazy_regex!(
+    re_on_stack,
+    r"Ran out of memory in memory space (\w+) while allocating on stack for\s*(.*)"
+);
+lazy_regex!(
+    re_scoped,
+    r"Scoped allocation (?:with size |of )SIZE(?: and limit SIZE)? exceeded scoped (\w+) limit(?: by SIZE)?"
+);
+lazy_regex!(
+    re_instruction,
+    r"^(%?[A-Za-z_][\w.\-]*)(?:\s*=\s*(\([^)]*\)|\S+)(?:\s+([A-Za-z][\w\-]*)\()?)?"
+);
+lazy_regex!(re_custom_target, r#"custom_call_target=\\?"([^"\\]*)"#);
+lazy_regex!(re_op_name, r#"op_name=\\?"([^"\\]*)"#);
+lazy_regex!(
+    re_source,
+    r#"source_file=\\?"([^"\\]*)\\?"\s*source_line=(\d+)"#
+);
+
+/// Bytes of a line kept when joining (a pasted HLO instruction can be long).
+const LINE_BYTES: usize = 8192;
+
+/// `Ran out of memory in memory space S while allocating on stack for …`,
+/// with the numbers on the same line or the lines after it.
+pub fn on_stack(site: &Site) -> Option<Outcome> {
+    let (text, end, cut) = joined(site)?;
+    let c = re_on_stack().captures(&text)?;
+    let space = MemorySpace::parse(&c[1].to_ascii_lowercase());
+    let rest = c.get(2).map_or("", |m| m.as_str());
+    let instruction = rest
+        .find("Scoped allocation")
+        .map_or(rest, |i| &rest[..i])
+        .trim();
+    let mut raw = Raw::new(OomKind::TpuScopedVmem, space, SCOPED_STACK, site.head());
+    let numbers = re_scoped().captures(&text);
+    if let Some(n) = &numbers {
+        set_numbers(&mut raw, n);
+    }
+    if cut || text.contains("Scoped allocation") {
+        raw.expect(&[
+            Expected::Field(Field::Requested),
+            Expected::Field(Field::Limit),
+        ]);
+    }
+    if let Some(top) = instruction_of(instruction, raw.get(Field::Requested).map(|s| s.bytes)) {
+        raw.top.push(top);
+    }
+    Some(Outcome::Event(Box::new(raw), end))
+}
+
+/// The numbers line quoted without the line naming the instruction.
+pub fn numbers_only(site: &Site) -> Outcome {
+    let with_excess = |t: &str| re_scoped().captures(t).is_some_and(|c| c.get(4).is_some());
+    let Some((text, end)) = site
+        .headline(with_excess)
+        .or_else(|| site.headline(|t| re_scoped().is_match(t)))
+    else {
+        return Outcome::NoMatch;
+    };
+    let head = text.as_str();
+    let Some(n) = re_scoped().captures(head) else {
+        return Outcome::NoMatch;
+    };
+    let space = MemorySpace::parse(&n[3].to_ascii_lowercase());
+    let mut raw = Raw::new(OomKind::TpuScopedVmem, space, "tpu_scoped_numbers", head);
+    set_numbers(&mut raw, &n);
+    raw.expect(&[Expected::Field(Field::Requested)]);
+    Outcome::Event(Box::new(raw), end)
+}
+
+fn set_numbers(raw: &mut Raw, n: &regex::Captures) {
+    raw.set(Field::Requested, cap_size(n, 1));
+    raw.set(Field::Limit, cap_size(n, 2));
+    raw.set(Field::Exceeded, cap_size(n, 4));
+}
+
+/// The message's first line (joined where a wrap cut it) and the lines
+/// after it, up to the one that completes the numbers (`… limit by X`), as
+/// a terminal cut them (joined as they are) or as a paste wrapped them at
+/// words (joined with a space): whichever reads more numbers. Also whether
+/// the input ends inside the message (cut: the numbers it would print are
+/// missing). `None` when this is not the form.
+fn joined(site: &Site) -> Option<(String, usize, bool)> {
+    let (first, after) = site.headline(|t| re_on_stack().is_match(t))?;
+    let complete = |t: &str| {
+        re_scoped()
+            .captures(t)
+            .is_some_and(|c| c.get(4).is_some() || c.get(2).is_none())
+    };
+    let score = |t: &str| re_scoped().captures(t).map_or(0, |c| c.iter().flatten().count());
+    let ends_inside = |at: usize| at >= site.text.len() && !site.text.ends_with('\n');
+    let mut best = (first.clone(), after);
+    let mut cut = ends_inside(after);
+    if !complete(&first) {
+        let (mut hard, mut soft) = (first.clone(), first);
+        let mut cur = Cursor::new(site.text, after);
+        for _ in 0..MAX_CONTINUATIONS {
+            let Some(line) = cur.next_line() else { break };
+            let bounded = &line[..floor_boundary(line, LINE_BYTES)];
+            let p = payload(bounded);
+            if p.is_empty()
+                || p.starts_with("File \"")
+                || p.starts_with("Traceback")
+                || (crate::keywords::has_message_start(p) && !p.contains("Scoped allocation"))
+            {
+                break;
+            }
+            hard.push_str(strip_frame(bounded).trim_end());
+            soft.push(' ');
+            soft.push_str(p);
+            let pick = if score(&hard) > score(&soft) { &hard } else { &soft };
+            cut = ends_inside(cur.pos());
+            if score(pick) > score(&best.0) || (cut && score(pick) == score(&best.0)) {
+                best = (pick.clone(), cur.pos());
+            }
+            if complete(pick) {
+                break;
+            }
+        }
+    }
+    let cut = cut && !complete(&best.0);
+    Some((best.0, best.1, cut))
+}
+
+/// The instruction the message names, as a listed allocation of the
+/// scoped size: `%name = shape opcode(…)`, a bare kernel name, or a name
+/// cut with `...`.
+fn instruction_of(text: &str, size: Option<u64>) -> Option<TopAllocation> {
+    let size = size?;
+    let text = text.trim_end_matches(['.', ' ']);
+    let c = re_instruction().captures(text)?;
+    let name = c[1].trim_end_matches('.').to_string();
+    let target = re_custom_target().captures(text).map(|t| t[1].to_string());
+    let opcode = c.get(3).map(|m| m.as_str().to_string());
+    Some(TopAllocation {
+        rank: 1,
+        size_bytes: size,
+        shape: c.get(2).map_or(String::new(), |m| m.as_str().to_string()),
+        op_name: re_op_name().captures(text).map(|t| t[1].to_string()),
+        source: re_source()
+            .captures(text)
+            .map(|s| format!("{}:{}", &s[1], &s[2])),
+        xla_label: Some(name),
+        allocation_type: Some(match (target, opcode) {
+            (Some(t), _) if !t.is_empty() => format!("scoped stack of custom-call {t}"),
+            (_, Some(op)) => format!("scoped stack of {op}"),
+            _ => "scoped stack".to_string(),
+        }),
+        ..TopAllocation::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instruction_forms() {
+        let full = instruction_of(
+            r#"%_fwd.1 = bf16[16384,6144]{1,0:T(8,128)(2,1)} custom-call(%args_0_.1, %bitcast.1), custom_call_target="tpu_custom_call", metadata={op_name="jit(call)/pallas_call" stack_frame_id=23}."#,
+            Some(7),
+        )
+        .unwrap();
+        assert_eq!(full.xla_label.as_deref(), Some("%_fwd.1"));
+        assert_eq!(full.shape, "bf16[16384,6144]{1,0:T(8,128)(2,1)}");
+        assert_eq!(full.op_name.as_deref(), Some("jit(call)/pallas_call"));
+        assert_eq!(
+            full.allocation_type.as_deref(),
+            Some("scoped stack of custom-call tpu_custom_call")
+        );
+        let cut = instruction_of("%splash_mha_fwd...", Some(7)).unwrap();
+        assert_eq!(cut.xla_label.as_deref(), Some("%splash_mha_fwd"));
+        let bare = instruction_of("ragged_paged_attention", Some(7)).unwrap();
+        assert_eq!(bare.xla_label.as_deref(), Some("ragged_paged_attention"));
+        assert_eq!(bare.allocation_type.as_deref(), Some("scoped stack"));
+        let fusion = instruction_of("%fusion.3 = f32[8,128]{1,0} fusion(%p0), kind=kLoop", Some(7)).unwrap();
+        assert_eq!(fusion.allocation_type.as_deref(), Some("scoped stack of fusion"));
+        assert!(instruction_of("%x", None).is_none());
+    }
+}
