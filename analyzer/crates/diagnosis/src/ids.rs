@@ -36,6 +36,7 @@ pub const TORCH_FRAGMENTATION: &str = "torch.fragmentation";
 pub const TORCH_NON_PYTORCH: &str = "torch.non_pytorch_memory";
 pub const TORCH_CAPACITY: &str = "torch.capacity";
 pub const TORCH_PRIVATE_POOLS: &str = "torch.private_pools";
+pub const TORCH_ALLOCATION_LIMIT: &str = "torch.allocation_limit";
 
 // Verdicts of inputs without an OOM.
 pub const VERDICT_FITS: &str = "verdict.fits";

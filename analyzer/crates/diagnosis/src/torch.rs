@@ -10,6 +10,10 @@
 //! 3. `torch.fragmentation`: reserved-but-unallocated memory (BFC: free
 //!    memory under the limit) could hold the request, but no block does;
 //! 4. `torch.capacity`: otherwise the device is full.
+//!
+//! Before all of them, `torch.allocation_limit`: an Intel GPU (XPU)
+//! refuses one allocation above its single-allocation limit (just under
+//! 4 GiB) whatever is free.
 
 use oomscope_report::{Confidence, Headline, MemorySnapshot, OomEvent, OomKind, Report, Severity};
 
@@ -24,6 +28,10 @@ const FREE_OVER_REQUEST: u64 = 8;
 const OUTSIDE_SHARE: f64 = 0.5;
 /// A per-process limit under this share of the device is a limit, not the device.
 const ALLOWED_SHARE: f64 = 0.9;
+/// Level Zero's largest single allocation on Intel GPUs without relaxed
+/// allocation limits (`maxMemAllocSize`, 4 GiB less 8 KiB).
+const XPU_MAX_ALLOCATION: u64 = (4 << 30) - 8192;
+
 /// JAX/XLA's default preallocated share of a GPU.
 const XLA_DEFAULT_FRACTION: f64 = 0.75;
 
@@ -217,7 +225,19 @@ pub(crate) fn evaluate(e: &OomEvent, snap: Option<&MemorySnapshot>) -> TorchEval
         }
         _ => false,
     };
-    let leaf = if non_framework {
+    // An XPU request over the single-allocation limit that the device had
+    // room for: as much free, or (no free clause) PyTorch's reserve and
+    // the request within the capacity.
+    let over_allocation_limit = e.memory_space == oomscope_report::MemorySpace::Xpu
+        && req >= XPU_MAX_ALLOCATION
+        && match (g.free, g.capacity) {
+            (Some(f), _) => f >= req,
+            (None, Some(c)) => g.reserved.unwrap_or(0).saturating_add(req) <= c,
+            (None, None) => false,
+        };
+    let leaf = if over_allocation_limit {
+        TORCH_ALLOCATION_LIMIT
+    } else if non_framework {
         TORCH_NON_PYTORCH
     } else if pools.is_some() {
         TORCH_PRIVATE_POOLS
@@ -493,6 +513,32 @@ pub(crate) fn evaluate(e: &OomEvent, snap: Option<&MemorySnapshot>) -> TorchEval
     }
     nodes.push(cap);
 
+    // One allocation above an Intel GPU's limit.
+    let mut al = NodeEval::new(TORCH_ALLOCATION_LIMIT, "");
+    al.reason = if over_allocation_limit {
+        format!(
+            "{request_text} is above the {} an Intel GPU allocates at once without relaxed allocation limits, and the device had room for it{}.",
+            gib(XPU_MAX_ALLOCATION),
+            g.free
+                .map(|f| format!(" ({} free)", gib(f)))
+                .unwrap_or_default()
+        )
+    } else if e.memory_space == oomscope_report::MemorySpace::Xpu {
+        format!(
+            "{request_text} is not above the {} single-allocation limit with room on the device.",
+            gib(XPU_MAX_ALLOCATION)
+        )
+    } else {
+        "Only Intel GPUs (XPU) limit one allocation below the device's memory.".into()
+    };
+    if over_allocation_limit {
+        al.fact("requested_bytes", req);
+        al.fact("single_allocation_limit_bytes", XPU_MAX_ALLOCATION);
+        al.action("relaxed_limits", "", None);
+        al.action("split_tensor", "", None);
+    }
+    nodes.push(al);
+
     for n in &mut nodes {
         n.selected = n.id == leaf;
     }
@@ -513,6 +559,15 @@ pub(crate) fn evaluate(e: &OomEvent, snap: Option<&MemorySnapshot>) -> TorchEval
             .unwrap_or_default(),
     );
     let (step, estimate, confidence) = match leaf {
+        TORCH_ALLOCATION_LIMIT => (
+            format!(
+                "one allocation of {} is above the Intel GPU's single-allocation limit ({}): set UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1, or keep each tensor under 4 GiB",
+                gib(req),
+                gib(XPU_MAX_ALLOCATION)
+            ),
+            None,
+            None,
+        ),
         TORCH_NON_PYTORCH => (
             if limit_set {
                 format!("raise the per-process limit ({} allowed of {}): torch.cuda.set_per_process_memory_fraction, the MIG slice or the container's limit", gib(g.allowed.unwrap_or(0)), gib(g.capacity.unwrap_or(0)))

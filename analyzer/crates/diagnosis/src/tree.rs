@@ -515,6 +515,24 @@ static TREE: &[NodeDef] = &[
         )],
     },
     NodeDef {
+        id: TORCH_ALLOCATION_LIMIT,
+        parent: None,
+        tree: TreeKind::RuntimeOom,
+        title: "One allocation above the device's single-allocation limit",
+        condition: "An Intel GPU (XPU) request of about 4 GiB or more fails while the device has room for it (as much free, or PyTorch holding little of it): the Level Zero driver refuses one allocation larger than its maximum (just under 4 GiB) unless relaxed allocation limits are enabled.",
+        continues_to: &[],
+        actions: &[
+            action(
+                "relaxed_limits",
+                "Set UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1 in the environment before Python starts: the Level Zero adapter then allows allocations above the single-allocation limit.",
+            ),
+            action(
+                "split_tensor",
+                "Or keep each tensor under 4 GiB: compute the large one in chunks (a smaller batch or sequence per call).",
+            ),
+        ],
+    },
+    NodeDef {
         id: VERDICT_FITS,
         parent: None,
         tree: TreeKind::None,

@@ -156,6 +156,16 @@ fn leaf_for_torch(e: &oomscope_report::OomEvent) -> &'static str {
         },
     };
     let outside_large = matches!((outside, cap), (Some(o), Some(c)) if o as f64 >= c as f64 * 0.5);
+    // An Intel GPU allocates at most 4 GiB less 8 KiB at once; with room
+    // on the device, a larger request fails on that limit alone.
+    let room = match (e.free_bytes, cap) {
+        (Some(f), _) => f >= req,
+        (None, Some(c)) => e.reserved_bytes.unwrap_or(0) + req <= c,
+        _ => false,
+    };
+    if e.memory_space == oomscope_report::MemorySpace::Xpu && req >= (4 << 30) - 8192 && room {
+        return TORCH_ALLOCATION_LIMIT;
+    }
     let pools = e.private_pools_bytes.or_else(|| x("private_pools_bytes"));
     let unallocated = e
         .reserved_unallocated_bytes
@@ -246,4 +256,29 @@ fn capacity_and_fragmentation_messages() {
                 .get("reserved_unallocated_bytes")
                 .copied())
     );
+}
+
+/// Intel GPUs refuse one allocation above 4 GiB less 8 KiB unless relaxed
+/// allocation limits are on: three posted requests of 4.66, 8 and 16 GiB
+/// on devices with room for them select that node, and a 32 GiB request on
+/// an 11.59 GiB device (no room) does not.
+#[test]
+fn an_xpu_request_above_4_gib_with_room_is_the_allocation_limit() {
+    for (name, leaf) in [
+        ("xpu_newest_kib_xpuops3011.txt", TORCH_ALLOCATION_LIMIT),
+        ("xpu_over_4gib_no_free_clause_ipex846.txt", TORCH_ALLOCATION_LIMIT),
+        ("xpu_16gib_request_lnl_xpuops5046.txt", TORCH_ALLOCATION_LIMIT),
+        ("xpu_request_over_capacity_xpuops3157.txt", TORCH_CAPACITY),
+    ] {
+        let r = analyze_file(&samples().join(name));
+        let d = &r.diagnosis;
+        assert_eq!(d.path.first().map(String::as_str), Some(leaf), "{name}");
+        let h = d.headline.as_ref().unwrap();
+        assert!(h.text.starts_with("PyTorch XPU out of memory"), "{name}: {}", h.text);
+        if leaf == TORCH_ALLOCATION_LIMIT {
+            assert!(h.text.contains("UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1"), "{}", h.text);
+        } else {
+            assert!(!node(d, TORCH_ALLOCATION_LIMIT).selected);
+        }
+    }
 }
