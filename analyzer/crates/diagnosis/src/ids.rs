@@ -30,6 +30,9 @@ pub const ACCUMULATION: &str = "runtime.device_accumulation";
 pub const NEAR_LIMIT: &str = "runtime.near_limit";
 pub const PEAK_COMPOSITION: &str = "runtime.peak_composition";
 pub const DEVICE_BALANCE: &str = "runtime.device_balance";
+// TPU run-time failures told by their message alone (OpenXLA E0101, E0100).
+pub const TPU_PROGRAM_LOAD: &str = "runtime.tpu_program_load";
+pub const TPU_BUFFER_ALLOCATION: &str = "runtime.tpu_buffer_allocation";
 
 // GPU allocator OOMs (PyTorch CUDA/HIP caching allocator, XLA's BFC allocator).
 pub const TORCH_FRAGMENTATION: &str = "torch.fragmentation";

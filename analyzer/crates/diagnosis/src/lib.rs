@@ -41,6 +41,7 @@ mod profiles;
 mod runtime;
 mod shape;
 mod torch;
+mod tpu_runtime;
 mod tree;
 mod verdict;
 pub mod what_if;

@@ -11,6 +11,22 @@ use crate::tree::{action_text, node_def};
 /// Buffers a node cites per role: the largest, enough to act on.
 pub(crate) const MAX_CITES: usize = 12;
 
+/// A node title inside a sentence: its first letter lowered, acronyms
+/// (`HBM`, `E0101`, a first word `CUDA`) kept.
+pub(crate) fn lower_first(title: &str) -> String {
+    let first = title.split(' ').next().unwrap_or("");
+    if first.chars().filter(|c| c.is_alphabetic()).count() > 1
+        && first.chars().all(|c| !c.is_lowercase())
+    {
+        return title.to_string();
+    }
+    let mut chars = title.chars();
+    match chars.next() {
+        Some(c) => c.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
 /// An evaluated node under construction.
 #[derive(Debug, Clone)]
 pub(crate) struct NodeEval {
@@ -84,5 +100,21 @@ impl NodeEval {
             actions: self.actions,
             cites: self.cites,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lower_first;
+
+    #[test]
+    fn titles_in_sentences_keep_their_acronyms() {
+        assert_eq!(lower_first("Steady growth"), "steady growth");
+        assert_eq!(
+            lower_first("A buffer does not fit in the free HBM (E0100)"),
+            "a buffer does not fit in the free HBM (E0100)"
+        );
+        assert_eq!(lower_first("CUDA graphs hold memory"), "CUDA graphs hold memory");
+        assert_eq!(lower_first(""), "");
     }
 }

@@ -326,6 +326,8 @@ pub(crate) fn evaluate(
             .or_else(|| linger.as_ref().map(|_| LINGER))
             .or_else(|| snapshot_spike.map(|_| SPIKE))
             .or_else(|| request_spike.filter(|r| r.2).map(|_| SPIKE))
+            // A lone TPU run-time message: its own page (E0101, E0100).
+            .or_else(|| crate::tpu_runtime::leaf(event))
             .or_else(|| balance.filter(|b| b.2).map(|_| DEVICE_BALANCE))
             // Without an OOM these describe the peak, they are no problem
             // to fix (see series_show_problem).
@@ -680,6 +682,7 @@ pub(crate) fn evaluate(
         nodes.push(snapshot_fragmentation(s));
     }
 
+    nodes.extend(crate::tpu_runtime::nodes(event, leaf));
     nodes.push(crate::near_limit::node(
         near.as_ref(),
         leaf == Some(crate::ids::NEAR_LIMIT),
@@ -1160,9 +1163,7 @@ fn runtime_headline(
     let end = match leaf {
         Some(id) => format!(
             " → {}",
-            crate::tree::node_def(id)
-                .map_or(id, |d| d.title)
-                .to_lowercase()
+            crate::node::lower_first(crate::tree::node_def(id).map_or(id, |d| d.title))
         ),
         None if tree == TreeKind::RuntimeOom => {
             "; one event cannot tell steady growth from a spike: load a log with memory per step"

@@ -626,7 +626,7 @@ pub(crate) fn evaluate(e: &OomEvent, snap: Option<&MemorySnapshot>) -> TorchEval
     TorchEval {
         leaf,
         nodes,
-        summary: format!("{start} → {}", title.to_lowercase()),
+        summary: format!("{start} → {}", crate::node::lower_first(title)),
         headline: Headline {
             node: leaf.to_string(),
             text: format!("{start}. Next step: {step}"),

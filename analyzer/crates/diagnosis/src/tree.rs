@@ -415,6 +415,58 @@ static TREE: &[NodeDef] = &[
         ],
     },
     NodeDef {
+        id: TPU_PROGRAM_LOAD,
+        parent: None,
+        tree: TreeKind::RuntimeOom,
+        title: "The program does not fit beside the buffers (E0101)",
+        condition: "Loading a compiled program reserves its code, constants and its temporaries at the bottom of HBM; the buffers already on the device leave too little. Buffers take precedence: the runtime evicts loaded programs for them, so a program that loaded before can fail once more buffers stay live.",
+        continues_to: &[],
+        actions: &[
+            action(
+                "free_buffers",
+                "Free HBM for the program before it loads: drop references to arrays you no longer need (a live jax.Array keeps its memory), donate inputs (donate_argnums), use a smaller batch or sequence, or shard parameters over more chips.",
+            ),
+            action(
+                "fewer_programs",
+                "Each jitted function is a program the runtime keeps loaded: fewer distinct programs in use at once leave this one more room.",
+            ),
+            action(
+                "shared_memory_percent",
+                "Lower what the program reserves for its temporaries with the TPU flag tpu_shared_memory_percent (it may cost speed).",
+            ),
+            action(
+                "log_allocations",
+                "To list what holds HBM when it fails, run with the TPU flag tpu_log_allocations_on_oom.",
+            ),
+        ],
+    },
+    NodeDef {
+        id: TPU_BUFFER_ALLOCATION,
+        parent: None,
+        tree: TreeKind::RuntimeOom,
+        title: "A buffer does not fit in the free HBM (E0100)",
+        condition: "A device_put or a program's output needs more HBM than is free, or than any free block holds (the runtime has already retried after pending frees, evicting programs and defragmenting).",
+        continues_to: &[],
+        actions: &[
+            action(
+                "reduce_footprint",
+                "Make room on the device: a smaller batch or sequence, parameters sharded over more chips, donated inputs (donate_argnums), checkpoints saved sharded or weights only.",
+            ),
+            action(
+                "release_arrays",
+                "Drop references to arrays you no longer need: a live jax.Array keeps its HBM.",
+            ),
+            action(
+                "free_in_pieces",
+                "The free HBM is in pieces too small even after the runtime's defragmentation: leave more room than the request, with the steps above.",
+            ),
+            action(
+                "log_allocations",
+                "To list what holds HBM when it fails, run with the TPU flag tpu_log_allocations_on_oom.",
+            ),
+        ],
+    },
+    NodeDef {
         id: TORCH_FRAGMENTATION,
         parent: None,
         tree: TreeKind::RuntimeOom,
