@@ -252,7 +252,13 @@ fn headline(s: &mut String, r: &Report) {
         .estimate_bytes
         .map(|b| format!("; estimate {}", format_bytes(b)))
         .unwrap_or_default();
-    let _ = writeln!(s, "  ({}{estimate})\n", node_title(r, &h.node));
+    // A headline no node decided (what to add) has no node to name.
+    let title = format!("{}{estimate}", node_title(r, &h.node));
+    if title.is_empty() {
+        let _ = writeln!(s);
+    } else {
+        let _ = writeln!(s, "  ({title})\n");
+    }
 }
 
 fn percent(part: u64, whole: u64) -> String {
