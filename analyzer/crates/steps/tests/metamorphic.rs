@@ -155,3 +155,50 @@ fn a_rank_tag_names_the_device() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A log cut at a fixed width (a terminal, a paste tool), with or without
+/// unrelated long lines around it, gives the same series as the log.
+#[test]
+fn a_log_cut_at_any_width_keeps_its_series() {
+    fn cut(text: &str, width: usize) -> String {
+        text.lines()
+            .flat_map(|l| {
+                let c: Vec<char> = l.chars().collect();
+                if c.is_empty() {
+                    return vec!["\n".to_string()];
+                }
+                c.chunks(width)
+                    .map(|p| p.iter().collect::<String>() + "\n")
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+    let long = "x".repeat(333);
+    let mut failures = Vec::new();
+    let mut wrapped = 0;
+    for (name, text) in inputs() {
+        let want = summary(&parse_step_log("x", &text));
+        for width in [50, 64, 80, 100, 120] {
+            let cut_text = cut(&text, width);
+            if cut_text == text {
+                continue;
+            }
+            wrapped += 1;
+            // One line cut once beside longer unrelated lines is not
+            // found: nothing in the text tells its width.
+            let cut_lines = cut_text.lines().count() - text.lines().count();
+            let mut variants = vec![("alone", cut_text.clone())];
+            if cut_lines > 1 {
+                variants.push(("beside long lines", format!("{long}\n{cut_text}{long}\n")));
+            }
+            for (what, t) in variants {
+                let got = summary(&parse_step_log("x", &t));
+                if got != want {
+                    failures.push(format!("{name} cut at {width} {what}:\n  want {want:?}\n  got  {got:?}"));
+                }
+            }
+        }
+    }
+    assert!(wrapped >= 20, "only {wrapped} logs were cut");
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}

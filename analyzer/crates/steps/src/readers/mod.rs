@@ -47,6 +47,7 @@ mod series_set;
 mod text;
 mod torchtitan;
 mod tpu_info;
+mod wrap;
 
 use oomscope_report::units::scale;
 use oomscope_report::StepSeries;
@@ -62,11 +63,45 @@ pub fn parse_step_log(input_name: &str, text: &str) -> Vec<StepSeries> {
     if let Some(series) = csv::parse_csv(input_name, text) {
         return series;
     }
+    let mut best = read_lines(input_name, text);
+    // A log cut at a fixed width: read it joined, keep what reads more.
+    // (Large logs are written by programs, not pasted through a cutter:
+    // they are read once.)
+    let widths = if text.len() <= MAX_UNWRAP_BYTES {
+        wrap::widths(text)
+    } else {
+        Vec::new()
+    };
+    for width in widths {
+        let joined = read_lines(input_name, &wrap::unwrap(text, width.chars));
+        // On a tie at a repeated width the joined reading wins: a cut
+        // line's pieces can read as many free-form prints as the whole
+        // lines (with ordinals for the steps their cut took away).
+        let (j, b) = (points(&joined), points(&best));
+        if j > b || (width.repeated && j == b) {
+            best = joined;
+        }
+    }
+    best
+}
+
+fn read_lines(input_name: &str, text: &str) -> Vec<StepSeries> {
     let mut log = LogReader::new(input_name);
     for raw in text.lines() {
         log.line(raw);
     }
     log.finish()
+}
+
+/// How much a reading found: points (and allocation retries) of the
+/// specific formats first (a cut line's pieces can still read as free-form
+/// prints, as many as the whole lines), then of every series.
+fn points(series: &[StepSeries]) -> (usize, usize) {
+    let count = |s: &&StepSeries| s.points.len() + s.allocation_retries.len();
+    (
+        series.iter().filter(|s| !is_free_form(&s.source)).map(|s| count(&s)).sum(),
+        series.iter().map(|s| count(&s)).sum(),
+    )
 }
 
 /// Whether the start of a file looks like a log with memory per step: one of
@@ -177,6 +212,9 @@ impl LogReader {
 fn is_free_form(source: &str) -> bool {
     [PYTORCH, TORCHTUNE, MEMORY_STATS].contains(&source)
 }
+
+/// Texts up to this size are also read with cut lines joined.
+const MAX_UNWRAP_BYTES: usize = 64 << 20;
 
 /// Lines longer than this are not log lines (minified data, binary); skipped.
 const MAX_LINE: usize = 64 * 1024;
