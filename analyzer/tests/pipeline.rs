@@ -527,3 +527,26 @@ fn a_dump_folder_is_not_in_error_for_its_before_optimizations_proto() {
     assert_eq!(r.errors.len(), 1, "{:?}", r.errors);
     assert!(r.errors[0].message.contains("dump it after optimizations"), "{}", r.errors[0].message);
 }
+
+/// A module's memory space is named on its platform: HBM on a TPU (tiled
+/// layouts), CPU memory for XLA:CPU's dumps (`cpu_after_optimizations`),
+/// and only "device memory" where the module does not say (an XProf
+/// profile of a CPU run carries no layouts).
+#[test]
+fn a_module_space_is_named_on_its_platform() {
+    use oomscope_report::Platform;
+    for (dir, platform, words) in [
+        (fixtures().join("oom-aggregate"), Platform::Tpu, "HBM (device memory)"),
+        (fixtures().join("torch-xla-cpu-dump"), Platform::Cpu, "CPU memory (the XLA:CPU device)"),
+        (corpus().join("xla-runs/cpu-xplane"), Platform::Unknown, "Device memory"),
+    ] {
+        let r = analyze_files(load_folder(&dir));
+        let m = r
+            .modules
+            .iter()
+            .find(|m| m.memory_space == oomscope_report::MemoryColor::Device)
+            .unwrap_or_else(|| panic!("{}: no device module", dir.display()));
+        assert_eq!(m.platform(), platform, "{}", dir.display());
+        assert_eq!(m.space_words(), words, "{}", dir.display());
+    }
+}

@@ -34,7 +34,7 @@ pub fn summary(r: &Report) -> String {
     if !empty.is_empty() {
         let names: Vec<String> = empty
             .iter()
-            .map(|m| format!("{} in {}", m.display_name(), m.memory_space.words()))
+            .map(|m| format!("{} in {}", m.display_name(), m.space_words()))
             .collect();
         let _ = writeln!(
             s,
@@ -387,7 +387,7 @@ fn module(s: &mut String, m: &ModuleReport) {
         s,
         "\nModule {} in {}, from {}: peak {} ({} unpadded){peak_kind}",
         m.display_name(),
-        m.memory_space.words(),
+        m.space_words(),
         m.source_kind,
         format_bytes(m.peak_bytes),
         format_bytes(m.peak_unpadded_bytes),

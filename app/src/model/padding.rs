@@ -73,7 +73,7 @@ pub fn subjects(report: &Report) -> Vec<Subject> {
             let all = oomscope_layout::buffer_padding(m);
             let buffer_count = all.len();
             Some(Subject {
-                title: format!("{} · {}", m.display_name(), m.memory_space.words()),
+                title: format!("{} · {}", m.display_name(), m.space_words()),
                 peak_bytes: Some(m.peak_bytes),
                 peak_unpadded_bytes: Some(m.peak_unpadded_bytes),
                 summary,

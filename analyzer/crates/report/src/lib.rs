@@ -627,7 +627,49 @@ pub struct ModuleReport {
     pub chips: Option<u64>,
 }
 
+/// The accelerator a module was compiled for, as far as the module shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Platform {
+    Tpu,
+    Gpu,
+    Cpu,
+    Unknown,
+}
+
 impl ModuleReport {
+    /// What the module shows of its platform: XLA names the dumps of its
+    /// CPU and GPU backends `…cpu_after_optimizations…` and
+    /// `…gpu_after_optimizations…` (`…sm_8.0_gpu…`), and only TPU layouts
+    /// carry tiles (`{1,0:T(8,128)}`). A profile's module names none.
+    pub fn platform(&self) -> Platform {
+        let file = self.input.rsplit(['/', '\\']).next().unwrap_or("");
+        if file.contains("cpu_after_optimizations") || file.contains("cpu_before_optimizations") {
+            return Platform::Cpu;
+        }
+        if file.contains("gpu_after_optimizations") || file.contains("gpu_before_optimizations") {
+            return Platform::Gpu;
+        }
+        let tiled = |shape: &str| shape.contains(":T(");
+        if self.peak_buffers.iter().any(|b| tiled(&b.shape))
+            || self.buffers.iter().any(|b| tiled(&b.shape))
+        {
+            return Platform::Tpu;
+        }
+        Platform::Unknown
+    }
+
+    /// The module's memory space in words for people, on its platform:
+    /// colour 0 is HBM on a TPU, the GPU's memory on a GPU, host memory on
+    /// the CPU, and "device memory" where the module does not say.
+    pub fn space_words(&self) -> String {
+        match (self.memory_space, self.platform()) {
+            (MemoryColor::Device, Platform::Cpu) => "CPU memory (the XLA:CPU device)".to_string(),
+            (MemoryColor::Device, Platform::Gpu) => "GPU device memory".to_string(),
+            (MemoryColor::Device, Platform::Unknown) => "Device memory".to_string(),
+            (space, _) => space.words(),
+        }
+    }
+
     /// The name XProf shows: `name(program_id)`.
     pub fn display_name(&self) -> String {
         match self.program_id {

@@ -151,7 +151,16 @@ pub fn ModulesView(report: Arc<Report>) -> impl IntoView {
                     <select id="space-picker" on:change=on_space prop:value=move || space.get().to_string()>
                         {spaces
                             .iter()
-                            .map(|s| view! { <option value=s.to_string()>{s.words()}</option> })
+                            .map(|s| {
+                                // Named on the platform of its first module (colour 0
+                                // is HBM on a TPU, host memory on the CPU).
+                                let words = report
+                                    .modules
+                                    .iter()
+                                    .find(|m| m.memory_space == *s)
+                                    .map_or_else(|| s.words(), |m| m.space_words());
+                                view! { <option value=s.to_string()>{words}</option> }
+                            })
                             .collect_view()}
                     </select>
                 </label>
