@@ -345,9 +345,10 @@ impl OomEvent {
                 MemorySpace::Xpu => "PyTorch XPU",
                 MemorySpace::Npu => "PyTorch NPU",
                 MemorySpace::Mps => "PyTorch MPS",
+                // (A link may carry the message cut: only the ROCm build's
+                // own words change the name.)
                 _ if self.message.contains("HIP out of memory") => "PyTorch HIP",
-                _ if self.message.contains("CUDA out of memory") => "PyTorch CUDA",
-                _ => "PyTorch GPU",
+                _ => "PyTorch CUDA",
             },
         }
     }
