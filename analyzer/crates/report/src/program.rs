@@ -28,6 +28,27 @@ pub struct HeapProgram {
     /// The instruction name of each position of the replay (the heap
     /// curve's positions), when known.
     pub instructions: Vec<String>,
+    /// The module curve's position (`ModuleReport::heap_bytes` index) of
+    /// each replay point, one per event and one at the end, when it is not
+    /// the point's own index: a program read from dump text replays several
+    /// events per instruction, and its module curve has one point per
+    /// instruction. Empty: the index itself (an HloProto's trace).
+    pub positions: Vec<u64>,
+}
+
+impl HeapProgram {
+    /// The module curve's position of replay point `point`.
+    pub fn position_of(&self, point: u64) -> u64 {
+        if self.positions.is_empty() {
+            return point;
+        }
+        let i = usize::try_from(point).unwrap_or(usize::MAX);
+        self.positions
+            .get(i)
+            .or(self.positions.last())
+            .copied()
+            .unwrap_or(point)
+    }
 }
 
 /// One logical buffer.
