@@ -115,7 +115,16 @@ fn a_dump_text_module_replays_as_its_hloproto_does() {
                         } else {
                             println!("{where_}: {} text {} proto {} ({:+.2} %)", remedy.as_str(), t.predicted_peak_bytes, p.predicted_peak_bytes, error * 100.0);
                         }
-                        if error.abs() > 0.01 {
+                        // Offload places each state's HBM copy between its
+                        // first and last reader: the text's live ranges time
+                        // every event at its instruction, an HloProto's trace
+                        // only by the instructions it names (a FREE by its
+                        // buffer's definer, placed after the last reader in the
+                        // entry; a loop body's events within the loop), so the
+                        // spans can differ when readers sit in nested
+                        // computations. Every other remedy is equal to the byte.
+                        let tolerance = if remedy == Remedy::Offload { 0.25 } else { 0.0 };
+                        if error.abs() > tolerance {
                             problems.push(format!("{where_}: {} from text {} vs proto {} ({:+.2} %)", remedy.as_str(), t.predicted_peak_bytes, p.predicted_peak_bytes, error * 100.0));
                         }
                     }
@@ -131,6 +140,138 @@ fn a_dump_text_module_replays_as_its_hloproto_does() {
         }
     }
     println!("{modules} modules, {compared} predictions compared, {equal} equal to the byte");
-    assert!(modules >= 40, "{modules} modules with both sources");
+    assert!(modules >= 60, "{modules} modules with both sources");
+    assert!(equal * 100 >= compared * 98, "{equal} of {compared} equal");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+
+/// The compiled modules of an XProf profile and the what-ifs on them.
+fn profile_programs(path: &Path) -> (oomscope_report::Report, Vec<HeapProgram>) {
+    let file = oomscope_analyzer::InputFile {
+        name: path.file_name().unwrap().to_string_lossy().into_owned(),
+        data: std::fs::read(path).unwrap(),
+    };
+    analyze_keeping_programs(vec![file], Vec::new(), &mut |_| {})
+}
+
+#[test]
+fn a_profile_module_replays_as_its_own_hloproto_does() {
+    // Real XProf profiles (jax on CPU): their /host:metadata planes hold
+    // each module's HloProto. The same HloProto read alone gives the same
+    // program, hence the same prediction for every remedy.
+    let mut paths = vec![fixtures().join("cpu-profile/profile.xplane.pb")];
+    if let Some(corpus) = oomscope_testdata::corpus_if_present() {
+        paths.push(corpus.join("xla-runs/cpu-xplane/vm.xplane.pb"));
+    }
+    let mut compared = 0;
+    for path in paths {
+        let (report, programs) = profile_programs(&path);
+        assert!(!programs.is_empty(), "{}: no program", path.display());
+        let bytes = std::fs::read(&path).unwrap();
+        let name = path.display().to_string();
+        let planes = oomscope_xla::read_planes(&name, &bytes, &|p| p == oomscope_xla::METADATA_PLANE, &mut |_, _| {}).unwrap();
+        let modules = oomscope_xla::modules_of_planes(&name, &planes).unwrap();
+        for module in &modules {
+            // The HloProto as `--xla_dump_hlo_as_proto` would write it.
+            let alone = oomscope_xla::heap_programs(&name, &module.hlo, Some(module.program_id)).unwrap();
+            for p in alone {
+                let from_profile = programs
+                    .iter()
+                    .find(|q| q.module == p.module && q.memory_space == p.memory_space)
+                    .unwrap_or_else(|| panic!("{}: {} missing", path.display(), p.module));
+                assert_eq!(from_profile, &p);
+                // Its module report is the profile's, by the same name.
+                assert!(report.modules.iter().any(|m| m.source_kind == SourceKind::Xplane && m.display_name() == p.module));
+                let settings = Settings::default();
+                let (a, _) = single_remedies(from_profile, &settings, None);
+                let (b, _) = single_remedies(&p, &settings, None);
+                assert_eq!(a, b, "{}", p.module);
+                compared += a.len();
+            }
+        }
+        // The report replays the largest module of the profile.
+        assert!(!report.diagnosis.what_if.is_empty() || report.diagnosis.nodes.iter().any(|n| n.id.ends_with("what_if")),
+            "{}: no what-if in the report", path.display());
+    }
+    assert!(compared > 0, "no remedy applied to any profile module");
+}
+
+#[test]
+fn an_oom_read_from_dump_text_alone_gets_its_remedies_replayed() {
+    // The compile that ran out writes no HloProto unless asked: the text
+    // dump (HLO, buffer assignment, live ranges) is what the user has.
+    // fixtures/oom-aggregate is such an OOM; its HloProto is left out.
+    let dir = fixtures().join("oom-aggregate");
+    let files: Vec<_> = load_folder(&dir)
+        .into_iter()
+        .filter(|f| !f.name.ends_with(".hlo.pb"))
+        .collect();
+    let report = analyze(files, &mut |_| {});
+    let d = &report.diagnosis;
+    assert!(!d.what_if.is_empty(), "{:#?}", d.nodes.iter().map(|n| &n.id).collect::<Vec<_>>());
+    for w in &d.what_if {
+        assert!(w.predicted_peak_bytes > 0);
+        let module = report.modules.iter().find(|m| m.display_name() == w.module).unwrap();
+        assert_eq!(module.source_kind, SourceKind::XlaDumpText);
+        assert!(w.predicted_peak_position < module.heap_bytes.len() as u64);
+    }
+    // The same folder with its HloProto predicts the same peaks.
+    let with_proto = analyze(load_folder(&dir), &mut |_| {});
+    let peaks = |r: &oomscope_report::Report| -> Vec<(Remedy, u64)> {
+        r.diagnosis.what_if.iter().map(|w| (w.remedy, w.predicted_peak_bytes)).collect()
+    };
+    assert_eq!(peaks(&report), peaks(&with_proto));
+}
+
+#[test]
+fn a_dump_without_live_ranges_says_why_it_cannot_be_replayed() {
+    // The same real dump without its `-live-range.txt`: lifetimes are then
+    // estimated from the schedule, and the what-if says so instead of
+    // predicting from an estimate.
+    let dir = fixtures().join("oom-aggregate");
+    let files: Vec<_> = load_folder(&dir)
+        .into_iter()
+        .filter(|f| !f.name.ends_with(".hlo.pb") && !f.name.ends_with("-live-range.txt"))
+        .collect();
+    let report = analyze(files, &mut |_| {});
+    assert!(report.diagnosis.what_if.is_empty());
+    let lines: Vec<&str> = report
+        .diagnosis
+        .nodes
+        .iter()
+        .filter(|n| n.id.ends_with("what_if"))
+        .flat_map(|n| &n.actions)
+        .map(|a| a.text.as_str())
+        .collect();
+    assert_eq!(lines.len(), Remedy::ALL.len(), "{lines:?}");
+    assert!(lines.iter().all(|l| l.contains("no live ranges")), "{lines:?}");
+}
+
+#[test]
+fn sharding_defaults_to_the_chips_the_program_runs_on() {
+    // pair-transformer-shard/base was compiled for v5e:2x2 (4 chips, the
+    // parameters replicated): sharding's default N is 4, not 2.
+    let dir = fixtures().join("pair-transformer-shard/base");
+    let (report, programs) = analyze_keeping_programs(load_folder(&dir), Vec::new(), &mut |_| {});
+    let program = programs.iter().find(|p| p.memory_space == MemoryColor::Device).unwrap();
+    let module = report.modules.iter().find(|m| m.display_name() == program.module).unwrap();
+    assert_eq!(module.chips, Some(4));
+    let settings = oomscope_analyzer::what_if::settings_for(&report, program);
+    assert_eq!(settings.devices, 4);
+    let over = |n: u32| {
+        oomscope_whatif::predict(program, &[oomscope_whatif::Change::Sharding(n, oomscope_whatif::ShardScope::Parameters)])
+            .unwrap()
+            .curve
+            .peak_bytes
+    };
+    let w = report.diagnosis.what_if.iter().find(|w| w.remedy == Remedy::Sharding).expect("sharding");
+    assert_eq!(w.predicted_peak_bytes, over(4));
+    assert_ne!(over(4), over(2));
+    assert!(w.scope.contains("over 4 devices"), "{}", w.scope);
+    // On one chip the default is 2.
+    let one = fixtures().join("pair-mlp-offload/base");
+    let (report, programs) = analyze_keeping_programs(load_folder(&one), Vec::new(), &mut |_| {});
+    let program = programs.iter().find(|p| p.memory_space == MemoryColor::Device).unwrap();
+    assert_eq!(oomscope_analyzer::what_if::settings_for(&report, program).devices, 2);
 }

@@ -164,6 +164,10 @@ pub(crate) fn program(
         .collect();
     if let Some(module) = hlo {
         let order: HashMap<&str, usize> = sequence.iter().enumerate().map(|(i, s)| (*s, i)).collect();
+        // One more entry for the end, as an HloProto's program counts its
+        // positions (an instruction after every event is after the end).
+        let mut reached = reached;
+        reached.extend(reached.last().copied());
         let position = |instruction: &str| -> Option<usize> {
             let t = *order.get(instruction)?;
             Some(reached.partition_point(|&r| r < t))

@@ -165,7 +165,29 @@ fn entry_facts(
         return;
     };
     let graph = Graph::new(module);
-    let positions = SchedulePositions::new(module, entry, &program.instructions);
+    // The trace names a FREE by the freed buffer's defining instruction;
+    // the heap simulator frees it after its last reader, so that reader
+    // places the event in the schedule.
+    let order = schedule_order(module, entry);
+    let by_name: HashMap<&str, i64> = entry.instructions.iter().map(|i| (i.name.as_str(), i.id)).collect();
+    let mut readers: HashMap<&str, Option<String>> = HashMap::new();
+    let names: Vec<String> = program
+        .instructions
+        .iter()
+        .enumerate()
+        .map(|(i, name)| match program.events.get(i).map(|e| e.kind) {
+            Some(HeapEventKind::Free) => readers
+                .entry(name.as_str())
+                .or_insert_with(|| {
+                    let id = *by_name.get(name.as_str())?;
+                    last_reader(&graph, &order, id)
+                })
+                .clone()
+                .unwrap_or_else(|| name.clone()),
+            _ => name.clone(),
+        })
+        .collect();
+    let positions = SchedulePositions::new(module, entry, &names);
     // Output leaves: the entry root's operands when it is a tuple.
     if let Some(root) = graph.instructions.get(&entry.root_id) {
         let leaves: Vec<(Vec<i64>, i64)> = if root.opcode == "tuple" {
@@ -251,6 +273,33 @@ fn entry_facts(
     program
         .parameters
         .sort_by(|a, b| (a.number, &a.shape_index).cmp(&(b.number, &b.shape_index)));
+}
+
+/// The reader of entry instruction `name`'s value (through get-tuple-element
+/// and bitcast) that comes last in the entry schedule, by name.
+fn last_reader(graph: &Graph<'_>, order: &HashMap<i64, usize>, start: i64) -> Option<String> {
+    let mut best: Option<(usize, i64)> = None;
+    let mut frontier = vec![start];
+    let mut seen = HashSet::new();
+    while let Some(id) = frontier.pop() {
+        if !seen.insert(id) || seen.len() > MAX_VISITS {
+            continue;
+        }
+        for &u in graph.users.get(&id).map_or(&[][..], Vec::as_slice) {
+            match graph.instructions.get(&u).map(|i| i.opcode.as_str()) {
+                Some("get-tuple-element" | "bitcast") => frontier.push(u),
+                Some(_) => {
+                    if let Some(&k) = order.get(&u) {
+                        if best.is_none_or(|(b, _)| k > b) {
+                            best = Some((k, u));
+                        }
+                    }
+                }
+                None => {}
+            }
+        }
+    }
+    best.and_then(|(_, id)| graph.instructions.get(&id).map(|i| i.name.clone()))
 }
 
 /// Users of every instruction and the computations, to follow a value.
@@ -369,20 +418,26 @@ struct SchedulePositions {
     reached: Vec<usize>,
 }
 
+/// Each entry instruction's index in the entry schedule (the order of
+/// the computation when the module has no schedule).
+fn schedule_order(module: &HloModuleProto, entry: &HloComputationProto) -> HashMap<i64, usize> {
+    let sequence: Vec<i64> = module
+        .schedule
+        .as_ref()
+        .and_then(|s| s.sequences.get(&entry.id))
+        .map(|s| s.instruction_ids.clone())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| entry.instructions.iter().map(|i| i.id).collect());
+    sequence
+        .iter()
+        .enumerate()
+        .map(|(k, &id)| (id, k))
+        .collect()
+}
+
 impl SchedulePositions {
     fn new(module: &HloModuleProto, entry: &HloComputationProto, instructions: &[String]) -> Self {
-        let sequence: Vec<i64> = module
-            .schedule
-            .as_ref()
-            .and_then(|s| s.sequences.get(&entry.id))
-            .map(|s| s.instruction_ids.clone())
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| entry.instructions.iter().map(|i| i.id).collect());
-        let order: HashMap<i64, usize> = sequence
-            .iter()
-            .enumerate()
-            .map(|(k, &id)| (id, k))
-            .collect();
+        let order = schedule_order(module, entry);
         let by_name: HashMap<&str, usize> = entry
             .instructions
             .iter()
