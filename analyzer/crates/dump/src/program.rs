@@ -52,6 +52,17 @@ pub(crate) fn program(
         memory_space: MemoryColor::Device,
         ..HeapProgram::default()
     };
+    // Each instruction's opcode (a remedy reads which op defines a buffer).
+    let opcodes: HashMap<&str, &str> = hlo
+        .map(|m| {
+            m.computations
+                .iter()
+                .flat_map(|c| c.instructions.iter())
+                .map(|i| (i.name, i.opcode))
+                .collect()
+        })
+        .unwrap_or_default();
+    let opcode = |instruction: &str| opcodes.get(instruction).copied().unwrap_or("").to_string();
     let mut slot_of: HashMap<u64, usize> = HashMap::new();
     for a in ba.allocations.iter().filter(|a| a.color == 0) {
         slot_of.insert(a.index, program.allocations.len());
@@ -87,7 +98,7 @@ pub(crate) fn program(
                 size_bytes: v.size,
                 unpadded_bytes: parse_shape(v.shape).map_or(0, |s| logical_bytes(&s)),
                 allocation,
-                opcode: String::new(),
+                opcode: opcode(v.instruction),
             });
             let b = program.buffers.len() - 1;
             if let Some(a) = program.allocations.get_mut(allocation) {
@@ -134,7 +145,7 @@ pub(crate) fn program(
             .slot
             .and_then(|(a, _)| slot_of.get(&a).copied())
             .unwrap_or(unassigned);
-        let b = push_buffer(&mut program, v, allocation);
+        let b = push_buffer(&mut program, v, allocation, opcode(v.instruction));
         allocs[start].push(b);
         frees[end].push(b);
     }
@@ -177,7 +188,7 @@ pub(crate) fn program(
     program
 }
 
-fn push_buffer(program: &mut HeapProgram, v: &Value<'_>, allocation: usize) -> usize {
+fn push_buffer(program: &mut HeapProgram, v: &Value<'_>, allocation: usize, opcode: String) -> usize {
     program.buffers.push(ProgramBuffer {
         id: v.id,
         name: display_name(v),
@@ -185,7 +196,7 @@ fn push_buffer(program: &mut HeapProgram, v: &Value<'_>, allocation: usize) -> u
         size_bytes: v.padded,
         unpadded_bytes: v.logical,
         allocation,
-        opcode: String::new(),
+        opcode,
     });
     program.buffers.len() - 1
 }
@@ -262,9 +273,10 @@ fn entry_facts(
         let Ok(shape) = parse_shape(instruction.shape) else {
             continue;
         };
-        let feeds = graph.reaches_contraction(instruction.name);
-        // Readers in the entry computation (through get-tuple-element and bitcast).
-        let mut uses = Vec::new();
+        let feeds = graph.reaches_contraction_via(instruction.name, None);
+        // Readers in the entry computation (through get-tuple-element and
+        // bitcast), each with the value it reads.
+        let mut readers: Vec<(&str, &str)> = Vec::new();
         let mut frontier = vec![instruction.name];
         let mut seen = HashSet::new();
         while let Some(name) = frontier.pop() {
@@ -274,12 +286,28 @@ fn entry_facts(
             for &u in graph.users.get(name).map_or(&[][..], Vec::as_slice) {
                 match graph.instructions.get(u).map(|i| i.opcode) {
                     Some("get-tuple-element" | "bitcast") => frontier.push(u),
-                    Some(_) => uses.extend(position(u)),
+                    Some(_) => readers.push((name, u)),
                     None => {}
                 }
             }
         }
+        let uses: Vec<usize> = readers.iter().filter_map(|&(_, r)| position(r)).collect();
         let (first_use, last_use) = (uses.iter().min().copied(), uses.iter().max().copied());
+        let mut contraction_in_loop = false;
+        let contraction_uses: Vec<usize> = if feeds {
+            readers
+                .iter()
+                .filter(|&&(value, reader)| graph.reaches_contraction_via(value, Some(reader)))
+                .filter_map(|&(_, reader)| {
+                    if graph.instructions.get(reader).is_some_and(|i| i.opcode == "while") {
+                        contraction_in_loop = true;
+                    }
+                    position(reader)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         for (index, leaf) in leaves(&shape) {
             let allocation = program.allocations.iter().position(|a| {
                 a.parameter_number == Some(number) && a.parameter_shape_index == index
@@ -292,6 +320,9 @@ fn entry_facts(
                 feeds_contraction: feeds,
                 first_use,
                 last_use,
+                first_contraction_use: contraction_uses.iter().min().copied(),
+                last_contraction_use: contraction_uses.iter().max().copied(),
+                contraction_in_loop,
             });
         }
     }
@@ -368,7 +399,8 @@ impl<'m, 'a> Graph<'m, 'a> {
     /// loop's operand its body's and condition's parameter 0), through
     /// tuples into loops (the element's `get-tuple-element`). The rule of
     /// `oomscope_xla`'s HloProto program, on the text.
-    fn reaches_contraction(&self, start: &'a str) -> bool {
+    /// `only`: through this reader of `start` alone.
+    fn reaches_contraction_via(&self, start: &'a str, only: Option<&str>) -> bool {
         let mut seen: HashSet<(&'a str, Option<i64>)> = HashSet::new();
         let mut stack = vec![(start, None::<i64>)];
         while let Some((name, element)) = stack.pop() {
@@ -379,6 +411,9 @@ impl<'m, 'a> Graph<'m, 'a> {
                 continue;
             }
             for &user in self.users.get(name).map_or(&[][..], Vec::as_slice) {
+                if name == start && only.is_some_and(|r| r != user) {
+                    continue;
+                }
                 let Some(u) = self.instructions.get(user) else {
                     continue;
                 };

@@ -120,4 +120,11 @@ pub struct EntryParameter {
     /// first and last reader in the entry computation, when known.
     pub first_use: Option<usize>,
     pub last_use: Option<usize>,
+    /// Replay positions of the first and last reader through which it
+    /// reaches a dot or a convolution: where a weight is needed whole (an
+    /// optimizer's update reads it elementwise, and is not one of them).
+    pub first_contraction_use: Option<usize>,
+    pub last_contraction_use: Option<usize>,
+    /// One of those readers is a loop (a scan reads one slice a step).
+    pub contraction_in_loop: bool,
 }

@@ -17,9 +17,11 @@
 //! - batch ÷ k: every array dimension that carries the batch (the data
 //!   input's leading dimension, or it times another of the data's dimensions
 //!   once flattened) is divided, sizes recomputed from the layouts;
-//! - sharding over N: weights and optimizer state (and the arrays of their
-//!   shape: gradients, updates) lose N−1 of N rows; one weight is gathered
-//!   whole at a time (FSDP's all-gather);
+//! - sharding over N: weights and optimizer state lose N−1 of N rows, and
+//!   so do the all-reduced gradients (a reduce-scatter's shard once
+//!   sharded); each weight is gathered whole (in bf16 when f32, as XLA:TPU
+//!   feeds a default-precision dot) and kept from its first dot to its
+//!   last, as XLA's SPMD partitioner and scheduler do;
 //! - offload: the optimizer state and its new value leave the memory space;
 //! - padding: the padding view's fix for each shape, replayed;
 //! - remat: see [`remat`].
@@ -150,6 +152,7 @@ pub fn predict_on(prepared: &Prepared, changes: &[Change]) -> Result<Prediction,
         base_arrays: &prepared.basis.arrays,
         resized: std::collections::HashMap::new(),
         changed: Vec::new(),
+        members: std::cell::OnceCell::new(),
     };
     let mut scope = Vec::new();
     let mut how = Vec::new();
@@ -178,6 +181,8 @@ pub(crate) struct Work<'a> {
     /// The buffers a change resized: their shape now, and its text.
     pub resized: std::collections::HashMap<usize, (ArrayShape, String)>,
     pub changed: Vec<ChangedBuffer>,
+    /// The buffers of each allocation, by index (built when first asked).
+    pub members: std::cell::OnceCell<Vec<Vec<usize>>>,
 }
 
 /// The padded size of `array` after `edit`, scaled from the compiler's own
@@ -280,6 +285,51 @@ impl Work<'_> {
         if let Some(slot) = self.plan.allocation_bytes.get_mut(a).filter(|s| **s > 0) {
             *slot = slot.saturating_sub(before).saturating_add(after);
         }
+    }
+
+    /// The largest of allocation `a`'s other buffers (not its
+    /// representative), at their sizes now, with `edit` applied to those
+    /// `also` picks. An allocation is as large as the largest value it
+    /// holds: an older compiler (libtpu 0.0.23) puts activations and
+    /// gradients in the output allocations, and a remedy that shrinks or
+    /// moves the output leaves them their memory.
+    fn other_members(&self, a: usize, also: &dyn Fn(&Self, usize) -> bool, edit: &dyn Fn(&ArrayShape) -> Option<ArrayShape>) -> u64 {
+        let rep = self.program.allocations.get(a).and_then(|x| x.representative);
+        let members = self.members.get_or_init(|| {
+            let mut m = vec![Vec::new(); self.program.allocations.len()];
+            for (b, buffer) in self.program.buffers.iter().enumerate() {
+                if let Some(list) = m.get_mut(buffer.allocation) {
+                    list.push(b);
+                }
+            }
+            m
+        });
+        // Buffers that only carry a value (a loop's or a call's copy of a
+        // parameter, a tuple's element, a copy) follow the representative;
+        // a buffer an instruction computes is a value of its own.
+        let carries = |b: usize| {
+            self.program.buffers.get(b).is_some_and(|x| {
+                matches!(
+                    x.opcode.as_str(),
+                    "parameter" | "while" | "conditional" | "call" | "tuple" | "get-tuple-element"
+                        | "bitcast" | "copy" | "copy-start" | "copy-done" | "optimization-barrier"
+                )
+            })
+        };
+        members
+            .get(a)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .filter(|&&b| Some(b) != rep && !carries(b))
+            .map(|&b| {
+                let size = self.plan.buffer_bytes.get(b).copied().unwrap_or(0);
+                match self.array(b).filter(|_| also(self, b)) {
+                    Some(before) => edit(before).map_or(size, |after| resized(size, before, &after)),
+                    None => size,
+                }
+            })
+            .max()
+            .unwrap_or(0)
     }
 
     /// Removes allocation `a` from this memory space.
@@ -533,42 +583,74 @@ impl Work<'_> {
                     .filter(|p| matches!(p.role, Role::Weight | Role::OptimizerState))
                     .filter_map(|p| p.array.as_ref().map(|a| (a.element_type, a.dims.clone())))
                     .collect();
-                let weights: std::collections::HashSet<usize> = self
+                // Each weight's gathered copy, before its allocation shrinks.
+                let gathers: Vec<(usize, usize, u64)> = self
                     .facts
                     .params
                     .iter()
                     .filter(|p| p.role == Role::Weight)
-                    .map(|p| p.allocation)
+                    .filter_map(|p| {
+                        let entry = self.program.parameters.get(p.index)?;
+                        let (from, to) = (entry.first_contraction_use?, entry.last_contraction_use?);
+                        let full = self.plan.allocation_bytes.get(p.allocation).copied().unwrap_or(0);
+                        let a = p.array.as_ref();
+                        // XLA:TPU feeds an f32 dot at default precision in
+                        // bf16 and moves that convert before the all-gather.
+                        let mut bytes = if a.is_some_and(|a| a.element_type == ElementType::F32) {
+                            full / 2
+                        } else {
+                            full
+                        };
+                        // A loop (a scan over stacked layers) gathers one
+                        // step's slice at a time.
+                        if entry.contraction_in_loop {
+                            let steps = a.and_then(|a| a.dims.first().copied()).unwrap_or(1).max(1);
+                            bytes /= steps as u64;
+                        }
+                        Some((from, to, bytes))
+                    })
                     .collect();
-                let mut largest = 0u64;
+                // Gradients: a data-parallel program sums each weight's
+                // gradient over the devices with an all-reduce; sharded,
+                // that sum is a reduce-scatter whose result is the shard.
+                // (The local gradient before it is whole in both, and an
+                // activation of a weight's shape is not a gradient.)
+                let gradient = |w: &Self, t: usize| {
+                    let summed = w.program.buffers.get(t).is_some_and(|b| {
+                        b.opcode.starts_with("all-reduce") || b.name.starts_with("all-reduce")
+                    });
+                    summed
+                        && w
+                            .array(t)
+                            .is_some_and(|a| keys.contains(&(a.element_type, a.dims.clone())))
+                };
                 for &a in &allocations {
-                    let full = self.plan.allocation_bytes.get(a).copied().unwrap_or(0);
-                    if weights.contains(&a) {
-                        largest = largest.max(full);
-                    }
+                    let others = self.other_members(a, &gradient, &divide);
                     self.resize_allocation(a, &divide);
+                    if let Some(slot) = self.plan.allocation_bytes.get_mut(a).filter(|s| **s > 0) {
+                        *slot = (*slot).max(others);
+                    }
                 }
-                // Gradients and updates: temporaries of a sharded parameter's shape.
                 for t in self.traced() {
-                    let same = self
-                        .array(t)
-                        .is_some_and(|a| keys.contains(&(a.element_type, a.dims.clone())));
-                    if same {
+                    if gradient(self, t) {
                         self.resize_buffer(t, &divide);
                     }
                 }
-                // FSDP's all-gather: the weight in use gathered whole, and the
-                // next one in flight (XLA:TPU prefetches it asynchronously).
-                let shard = largest / n as u64;
-                let gathered = largest.saturating_sub(shard).saturating_mul(2);
-                self.plan.extra.push(Extra {
-                    from: 0,
-                    to: self.program.events.len(),
-                    bytes: gathered,
-                });
+                // FSDP's all-gather: XLA keeps a weight's gathered copy from
+                // its first dot to its last (the forward's copy serves the
+                // backward), so it is live over that span.
+                let mut gathered = 0u64;
+                for (from, to, bytes) in gathers {
+                    gathered = gathered.saturating_add(bytes);
+                    self.plan.extra.push(Extra {
+                        from,
+                        to: to + 1,
+                        bytes,
+                    });
+                }
                 Ok((
                     format!("weights and optimizer state ({} allocations) sharded over {n} devices", allocations.len()),
-                    format!("their first dimension divisible by {n} divided, with the arrays of their shapes (gradients, updates); plus two weights gathered whole at a time, the one in use and the next in flight ({})", units(gathered)),
+                    format!("their first dimension divisible by {n} divided, with the all-reduced gradients of their shapes (a reduce-scatter's shard once sharded); each weight gathered whole (in bf16 when f32, as XLA:TPU feeds a default-precision dot; one step's slice when a loop reads it) from its first dot to its last ({} gathered in all)", units(gathered)),
                 ))
             }
             ShardScope::LargestBuffer => {

@@ -221,8 +221,9 @@ fn entry_facts(
             continue;
         };
         let feeds = graph.reaches_contraction(instruction.id);
-        // Readers in the entry computation (through get-tuple-element and bitcast).
-        let mut readers = Vec::new();
+        // Readers in the entry computation (through get-tuple-element and
+        // bitcast), each with the value it reads.
+        let mut readers: Vec<(i64, i64)> = Vec::new();
         let mut frontier = vec![instruction.id];
         while let Some(id) = frontier.pop() {
             for &u in graph.users.get(&id).map_or(&[][..], Vec::as_slice) {
@@ -230,13 +231,28 @@ fn entry_facts(
                     Some("get-tuple-element" | "bitcast") if readers.len() < 10_000 => {
                         frontier.push(u)
                     }
-                    Some(_) => readers.push(u),
+                    Some(_) => readers.push((id, u)),
                     None => {}
                 }
             }
         }
-        let uses: Vec<usize> = readers.iter().filter_map(|&r| positions.of(r)).collect();
+        let uses: Vec<usize> = readers.iter().filter_map(|&(_, r)| positions.of(r)).collect();
         let (first_use, last_use) = (uses.iter().min().copied(), uses.iter().max().copied());
+        let mut contraction_in_loop = false;
+        let contraction_uses: Vec<usize> = if feeds {
+            readers
+                .iter()
+                .filter(|&&(value, reader)| graph.reaches_contraction_through(value, reader))
+                .filter_map(|&(_, reader)| {
+                    if graph.instructions.get(&reader).is_some_and(|i| i.opcode == "while") {
+                        contraction_in_loop = true;
+                    }
+                    positions.of(reader)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         // One entry per array leaf (JAX passes thousands of arguments as one tuple).
         let mut leaves: Vec<Vec<i64>> = Vec::new();
         let mut stack: Vec<Vec<i64>> = vec![Vec::new()];
@@ -267,6 +283,9 @@ fn entry_facts(
                 feeds_contraction: feeds,
                 first_use,
                 last_use,
+                first_contraction_use: contraction_uses.iter().min().copied(),
+                last_contraction_use: contraction_uses.iter().max().copied(),
+                contraction_in_loop,
             });
         }
     }
@@ -340,6 +359,15 @@ impl<'a> Graph<'a> {
     /// users, into fusions and calls (the called computation's parameter),
     /// through tuples into loops (the element's `get-tuple-element`).
     fn reaches_contraction(&self, start: i64) -> bool {
+        self.reaches_contraction_via(start, None)
+    }
+
+    /// [`Self::reaches_contraction`] through one reader of `start` only.
+    fn reaches_contraction_through(&self, start: i64, reader: i64) -> bool {
+        self.reaches_contraction_via(start, Some(reader))
+    }
+
+    fn reaches_contraction_via(&self, start: i64, only: Option<i64>) -> bool {
         // State: an instruction whose value we hold, and the tuple element we
         // hold of it when it is a tuple we were put into (None: all of it).
         let mut seen: HashSet<(i64, Option<i64>)> = HashSet::new();
@@ -352,6 +380,9 @@ impl<'a> Graph<'a> {
                 continue;
             }
             for &user in self.users.get(&id).map_or(&[][..], Vec::as_slice) {
+                if id == start && only.is_some_and(|r| r != user) {
+                    continue;
+                }
                 let Some(u) = self.instructions.get(&user) else {
                     continue;
                 };
