@@ -23,6 +23,8 @@
 //!   feeds a default-precision dot) and kept from its first dot to its
 //!   last, as XLA's SPMD partitioner and scheduler do;
 //! - offload: the optimizer state and its new value leave the memory space;
+//!   each state is in HBM from the optimizer's first read of any state to
+//!   its own last reader, each new value only where it is written;
 //! - padding: the padding view's fix for each shape, replayed;
 //! - remat: see [`remat`].
 //!
@@ -698,7 +700,6 @@ impl Work<'_> {
         if allocations.is_empty() {
             return Err(WhatIfError::NotApplicable("no optimizer state (an updated parameter that feeds no dot or convolution) to offload".into()));
         }
-        let end = self.program.events.len();
         let states: Vec<(Option<usize>, Option<usize>, usize, Option<usize>)> = self
             .facts
             .params
@@ -714,6 +715,10 @@ impl Work<'_> {
                 )
             })
             .collect();
+        // The optimizer's work begins at the first reader of any state:
+        // XLA's scheduler has the host-to-HBM copies in flight from there
+        // (on the real pairs they start no later, often earlier).
+        let optimizer_starts = states.iter().filter_map(|s| s.0).min();
         for (first, last, allocation, output) in states {
             let size = self
                 .plan
@@ -722,15 +727,16 @@ impl Work<'_> {
                 .copied()
                 .unwrap_or(0);
             self.remove_allocation(allocation);
-            // Copied into HBM for its readers, from the first to the last.
-            if let (Some(from), Some(to)) = (first, last) {
+            // Copied into HBM when the optimizer begins, kept to its last reader.
+            if let (Some(from), Some(to)) = (optimizer_starts.or(first), last) {
                 self.plan.extra.push(Extra {
                     from,
                     to: to + 1,
                     bytes: size,
                 });
             }
-            // The new value is computed in HBM and copied out at the end.
+            // The new value is computed in HBM and copied out to the host
+            // as soon as it is written (its HBM buffer is not an output).
             if let Some(o) = output {
                 let size = self.plan.allocation_bytes.get(o).copied().unwrap_or(0);
                 let from = self
@@ -742,14 +748,14 @@ impl Work<'_> {
                 self.remove_allocation(o);
                 self.plan.extra.push(Extra {
                     from,
-                    to: end,
+                    to: from + 1,
                     bytes: size,
                 });
             }
         }
         Ok((
             format!("optimizer state and its new value ({} allocations) in pinned_host memory", allocations.len()),
-            "their allocations leave HBM; each state is copied into HBM from its first reader to its last, and each new value lives in HBM from its definition until it is copied out at the end".into(),
+            "their allocations leave HBM; each state is copied into HBM when the optimizer's work begins (the first reader of any state) and kept to its last reader, and each new value is copied out as soon as it is written".into(),
         ))
     }
 
