@@ -290,12 +290,12 @@ impl Work<'_> {
     }
 
     /// The largest of allocation `a`'s other buffers (not its
-    /// representative), at their sizes now, with `edit` applied to those
-    /// `also` picks. An allocation is as large as the largest value it
+    /// representative), each at the size `size_of` gives it (from its size
+    /// now). An allocation is as large as the largest value it
     /// holds: an older compiler (libtpu 0.0.23) puts activations and
     /// gradients in the output allocations, and a remedy that shrinks or
     /// moves the output leaves them their memory.
-    fn other_members(&self, a: usize, also: &dyn Fn(&Self, usize) -> bool, edit: &dyn Fn(&ArrayShape) -> Option<ArrayShape>) -> u64 {
+    fn other_members(&self, a: usize, size_of: &dyn Fn(&Self, usize, u64) -> u64) -> u64 {
         let rep = self.program.allocations.get(a).and_then(|x| x.representative);
         let members = self.members.get_or_init(|| {
             let mut m = vec![Vec::new(); self.program.allocations.len()];
@@ -323,13 +323,7 @@ impl Work<'_> {
             .map_or(&[][..], Vec::as_slice)
             .iter()
             .filter(|&&b| Some(b) != rep && !carries(b))
-            .map(|&b| {
-                let size = self.plan.buffer_bytes.get(b).copied().unwrap_or(0);
-                match self.array(b).filter(|_| also(self, b)) {
-                    Some(before) => edit(before).map_or(size, |after| resized(size, before, &after)),
-                    None => size,
-                }
-            })
+            .map(|&b| size_of(self, b, self.plan.buffer_bytes.get(b).copied().unwrap_or(0)))
             .max()
             .unwrap_or(0)
     }
@@ -429,7 +423,40 @@ impl Work<'_> {
             }
             let size = self.plan.allocation_bytes.get(output).copied().unwrap_or(0);
             bytes += size;
+            // The output moves into its parameter's allocation; other values
+            // the compiler had put in the output's allocation (libtpu 0.0.23
+            // places activations there) still need that memory.
+            // (Values of the output's own shape are its versions, an
+            // in-place update chain, and move with it.)
+            let own = self
+                .program
+                .allocations
+                .get(output)
+                .and_then(|a| a.representative)
+                .and_then(|r| self.base_arrays.get(r).and_then(Option::as_ref))
+                .map(|a| (a.element_type, a.dims.clone()));
+            // They count at their compiled sizes over the whole program,
+            // whatever other remedy comes before or after.
+            let others = self.other_members(output, &|w, b, _| {
+                let version = own.as_ref().is_some_and(|(t, d)| {
+                    w.base_arrays
+                        .get(b)
+                        .and_then(Option::as_ref)
+                        .is_some_and(|x| x.element_type == *t && x.dims == *d)
+                });
+                match w.program.buffers.get(b) {
+                    Some(x) if !version => x.size_bytes,
+                    _ => 0,
+                }
+            });
             self.remove_allocation(output);
+            if others > 0 {
+                self.plan.extra.push(Extra {
+                    from: 0,
+                    to: self.program.events.len(),
+                    bytes: others,
+                });
+            }
             count += 1;
             // The new value is written while the old one is still read: XLA's
             // copy insertion keeps both for that span.
@@ -627,7 +654,12 @@ impl Work<'_> {
                             .is_some_and(|a| keys.contains(&(a.element_type, a.dims.clone())))
                 };
                 for &a in &allocations {
-                    let others = self.other_members(a, &gradient, &divide);
+                    let others = self.other_members(a, &|w, b, size| {
+                        match w.array(b).filter(|_| gradient(w, b)) {
+                            Some(before) => divide(before).map_or(size, |after| resized(size, before, &after)),
+                            None => size,
+                        }
+                    });
                     self.resize_allocation(a, &divide);
                     if let Some(slot) = self.plan.allocation_bytes.get_mut(a).filter(|s| **s > 0) {
                         *slot = (*slot).max(others);

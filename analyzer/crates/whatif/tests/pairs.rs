@@ -144,8 +144,7 @@ const PAIRS: &[(&str, &str, &str, Change)] = &[
 
 /// Pairs whose prediction misses its target today: (pair, remedy word, why).
 const KNOWN_MISSES: &[(&str, &str, &str)] = &[
-    ("pair-donate-v6e", "donation", "the OOM side was squeezed by XLA's own rematerialization (buffers named *.remat*, 416 MiB of temporaries); with the room donation frees, the compiler keeps 2.5 GiB of temporaries: predicted 11 % low"),
-    ("pair-mlp-donate-mid", "donation", "libtpu 0.0.23 writes the activations inside the output allocations (the trace has 2 events); donated, the outputs share the parameters' memory and the activations become temporaries the costly side never traced: 18 % low"),
+    ("pair-donate-v6e", "donation", "7 % low (11 % before the output allocations kept the other values they hold): the OOM side was squeezed by XLA's own rematerialization (buffers named *.remat*); with the room donation frees, the compiler rematerializes less and keeps more temporaries"),
     ("pair-dtype", "bf16", "XLA keeps bf16 copies of the f32 activations for the backward pass; in bf16 they are not needed and the schedule moves the peak: 10 % high"),
     ("pair-dtype-oom", "bf16", "same program as pair-dtype at a larger batch (not examined separately): 12 % high"),
     ("pair-transformer-bf16", "bf16", "predicted 18 % low; cause not yet examined"),
