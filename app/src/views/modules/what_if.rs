@@ -81,6 +81,7 @@ pub fn WhatIfPanel(module: ModuleReport, index: usize, limit: Option<u64>) -> im
     let replayable = match module.source_kind {
         SourceKind::HloProto | SourceKind::Xplane => true,
         SourceKind::XlaDumpText => module.peak_kind != PeakKind::LiveRange,
+        SourceKind::Other(_) => false,
     };
     if !replayable || !analysed_here {
         return ().into_any();
