@@ -98,8 +98,12 @@ fn unreplayable(
         (SourceKind::XlaDumpText, PeakKind::BufferLivenessEstimated) => {
             oomscope_dump::analysis::NO_LIVE_RANGES.to_string()
         }
-        (SourceKind::XlaDumpText, _) => "the dump has no buffer assignment of this module to replay".to_string(),
-        _ => "its input holds no heap-simulator trace and no buffer assignment to replay".to_string(),
+        (SourceKind::XlaDumpText, _) => {
+            "the dump has no buffer assignment of this module to replay".to_string()
+        }
+        _ => {
+            "its input holds no heap-simulator trace and no buffer assignment to replay".to_string()
+        }
     };
     Some((name, why, module.peak_bytes))
 }

@@ -30,7 +30,10 @@ fn twins(dir: &Path) -> Vec<(String, HeapProgram, HeapProgram)> {
             texts.push((name, std::fs::read_to_string(&path).unwrap()));
         }
     }
-    let borrowed: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    let borrowed: Vec<(&str, &str)> = texts
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
     let (reports, _, programs) = oomscope_dump::analyze_dump_keeping_programs(&borrowed);
     programs
         .into_iter()
@@ -39,13 +42,28 @@ fn twins(dir: &Path) -> Vec<(String, HeapProgram, HeapProgram)> {
             // own curve (the `buffer_liveness` report).
             let report = reports
                 .iter()
-                .find(|r| r.name == text.module && r.peak_kind == oomscope_report::PeakKind::BufferLiveness)
+                .find(|r| {
+                    r.name == text.module
+                        && r.peak_kind == oomscope_report::PeakKind::BufferLiveness
+                })
                 .expect("the module's report");
             let curve = oomscope_whatif::baseline(&text).unwrap();
-            assert_eq!(curve.peak_bytes, report.peak_bytes, "{}: {}", dir.display(), text.module);
+            assert_eq!(
+                curve.peak_bytes,
+                report.peak_bytes,
+                "{}: {}",
+                dir.display(),
+                text.module
+            );
             if curve.peak_bytes > curve.indefinite_bytes {
                 // (A heap of indefinite allocations alone peaks everywhere.)
-                assert_eq!(text.position_of(curve.peak_position), report.peak_position, "{}: {}", dir.display(), text.module);
+                assert_eq!(
+                    text.position_of(curve.peak_position),
+                    report.peak_position,
+                    "{}: {}",
+                    dir.display(),
+                    text.module
+                );
             }
             let proto = protos
                 .iter()
@@ -69,7 +87,8 @@ fn folders_with_both() -> Vec<std::path::PathBuf> {
                 stack.push(p);
             } else if name.ends_with(".after_optimizations.hlo.pb") {
                 has.0 = true;
-            } else if name.ends_with("-live-range.txt") || name.ends_with("-buffer-assignment.txt") {
+            } else if name.ends_with("-live-range.txt") || name.ends_with("-buffer-assignment.txt")
+            {
                 has.1 = true;
             }
         }
@@ -97,7 +116,9 @@ fn a_dump_text_module_replays_as_its_hloproto_does() {
                 oomscope_whatif::baseline(&proto).unwrap().peak_bytes,
             );
             if a != b {
-                problems.push(format!("{where_}: replayed as compiled, text {a} vs proto {b}"));
+                problems.push(format!(
+                    "{where_}: replayed as compiled, text {a} vs proto {b}"
+                ));
                 continue;
             }
             let (from_text, absent_text) = single_remedies(&text, &settings, None);
@@ -113,7 +134,13 @@ fn a_dump_text_module_replays_as_its_hloproto_does() {
                         if t.predicted_peak_bytes == p.predicted_peak_bytes {
                             equal += 1;
                         } else {
-                            println!("{where_}: {} text {} proto {} ({:+.2} %)", remedy.as_str(), t.predicted_peak_bytes, p.predicted_peak_bytes, error * 100.0);
+                            println!(
+                                "{where_}: {} text {} proto {} ({:+.2} %)",
+                                remedy.as_str(),
+                                t.predicted_peak_bytes,
+                                p.predicted_peak_bytes,
+                                error * 100.0
+                            );
                         }
                         // Offload, sharding and donation place temporaries
                         // between readers (a state's HBM copy, a gathered
@@ -125,18 +152,33 @@ fn a_dump_text_module_replays_as_its_hloproto_does() {
                         // body's events within the loop), so the spans can
                         // differ when readers sit in nested computations. The
                         // other remedies are equal to the byte.
-                        let placed = matches!(remedy, Remedy::Offload | Remedy::Sharding | Remedy::Donation);
+                        let placed = matches!(
+                            remedy,
+                            Remedy::Offload | Remedy::Sharding | Remedy::Donation
+                        );
                         let tolerance = if placed { 0.25 } else { 0.0 };
                         if error.abs() > tolerance {
-                            problems.push(format!("{where_}: {} from text {} vs proto {} ({:+.2} %)", remedy.as_str(), t.predicted_peak_bytes, p.predicted_peak_bytes, error * 100.0));
+                            problems.push(format!(
+                                "{where_}: {} from text {} vs proto {} ({:+.2} %)",
+                                remedy.as_str(),
+                                t.predicted_peak_bytes,
+                                p.predicted_peak_bytes,
+                                error * 100.0
+                            ));
                         }
                     }
                     (None, None) => {}
                     _ => problems.push(format!(
                         "{where_}: {} applies to one source only (text: {:?}; proto: {:?})",
                         remedy.as_str(),
-                        absent_text.iter().find(|(r, _)| *r == remedy).map(|(_, w)| w),
-                        absent_proto.iter().find(|(r, _)| *r == remedy).map(|(_, w)| w),
+                        absent_text
+                            .iter()
+                            .find(|(r, _)| *r == remedy)
+                            .map(|(_, w)| w),
+                        absent_proto
+                            .iter()
+                            .find(|(r, _)| *r == remedy)
+                            .map(|(_, w)| w),
                     )),
                 }
             }
@@ -147,7 +189,6 @@ fn a_dump_text_module_replays_as_its_hloproto_does() {
     assert!(equal * 100 >= compared * 95, "{equal} of {compared} equal");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
-
 
 /// The compiled modules of an XProf profile and the what-ifs on them.
 fn profile_programs(path: &Path) -> (oomscope_report::Report, Vec<HeapProgram>) {
@@ -173,11 +214,18 @@ fn a_profile_module_replays_as_its_own_hloproto_does() {
         assert!(!programs.is_empty(), "{}: no program", path.display());
         let bytes = std::fs::read(&path).unwrap();
         let name = path.display().to_string();
-        let planes = oomscope_xla::read_planes(&name, &bytes, &|p| p == oomscope_xla::METADATA_PLANE, &mut |_, _| {}).unwrap();
+        let planes = oomscope_xla::read_planes(
+            &name,
+            &bytes,
+            &|p| p == oomscope_xla::METADATA_PLANE,
+            &mut |_, _| {},
+        )
+        .unwrap();
         let modules = oomscope_xla::modules_of_planes(&name, &planes).unwrap();
         for module in &modules {
             // The HloProto as `--xla_dump_hlo_as_proto` would write it.
-            let alone = oomscope_xla::heap_programs(&name, &module.hlo, Some(module.program_id)).unwrap();
+            let alone =
+                oomscope_xla::heap_programs(&name, &module.hlo, Some(module.program_id)).unwrap();
             for p in alone {
                 let from_profile = programs
                     .iter()
@@ -185,7 +233,10 @@ fn a_profile_module_replays_as_its_own_hloproto_does() {
                     .unwrap_or_else(|| panic!("{}: {} missing", path.display(), p.module));
                 assert_eq!(from_profile, &p);
                 // Its module report is the profile's, by the same name.
-                assert!(report.modules.iter().any(|m| m.source_kind == SourceKind::Xplane && m.display_name() == p.module));
+                assert!(report
+                    .modules
+                    .iter()
+                    .any(|m| m.source_kind == SourceKind::Xplane && m.display_name() == p.module));
                 let settings = Settings::default();
                 let (a, _) = single_remedies(from_profile, &settings, None);
                 let (b, _) = single_remedies(&p, &settings, None);
@@ -194,8 +245,16 @@ fn a_profile_module_replays_as_its_own_hloproto_does() {
             }
         }
         // The report replays the largest module of the profile.
-        assert!(!report.diagnosis.what_if.is_empty() || report.diagnosis.nodes.iter().any(|n| n.id.ends_with("what_if")),
-            "{}: no what-if in the report", path.display());
+        assert!(
+            !report.diagnosis.what_if.is_empty()
+                || report
+                    .diagnosis
+                    .nodes
+                    .iter()
+                    .any(|n| n.id.ends_with("what_if")),
+            "{}: no what-if in the report",
+            path.display()
+        );
     }
     assert!(compared > 0, "no remedy applied to any profile module");
 }
@@ -212,17 +271,29 @@ fn an_oom_read_from_dump_text_alone_gets_its_remedies_replayed() {
         .collect();
     let report = analyze(files, &mut |_| {});
     let d = &report.diagnosis;
-    assert!(!d.what_if.is_empty(), "{:#?}", d.nodes.iter().map(|n| &n.id).collect::<Vec<_>>());
+    assert!(
+        !d.what_if.is_empty(),
+        "{:#?}",
+        d.nodes.iter().map(|n| &n.id).collect::<Vec<_>>()
+    );
     for w in &d.what_if {
         assert!(w.predicted_peak_bytes > 0);
-        let module = report.modules.iter().find(|m| m.display_name() == w.module).unwrap();
+        let module = report
+            .modules
+            .iter()
+            .find(|m| m.display_name() == w.module)
+            .unwrap();
         assert_eq!(module.source_kind, SourceKind::XlaDumpText);
         assert!(w.predicted_peak_position < module.heap_bytes.len() as u64);
     }
     // The same folder with its HloProto predicts the same peaks.
     let with_proto = analyze(load_folder(&dir), &mut |_| {});
     let peaks = |r: &oomscope_report::Report| -> Vec<(Remedy, u64)> {
-        r.diagnosis.what_if.iter().map(|w| (w.remedy, w.predicted_peak_bytes)).collect()
+        r.diagnosis
+            .what_if
+            .iter()
+            .map(|w| (w.remedy, w.predicted_peak_bytes))
+            .collect()
     };
     assert_eq!(peaks(&report), peaks(&with_proto));
 }
@@ -248,7 +319,10 @@ fn a_dump_without_live_ranges_says_why_it_cannot_be_replayed() {
         .map(|a| a.text.as_str())
         .collect();
     assert_eq!(lines.len(), Remedy::ALL.len(), "{lines:?}");
-    assert!(lines.iter().all(|l| l.contains("no live ranges")), "{lines:?}");
+    assert!(
+        lines.iter().all(|l| l.contains("no live ranges")),
+        "{lines:?}"
+    );
 }
 
 #[test]
@@ -257,25 +331,48 @@ fn sharding_defaults_to_the_chips_the_program_runs_on() {
     // parameters replicated): sharding's default N is 4, not 2.
     let dir = fixtures().join("pair-transformer-shard/base");
     let (report, programs) = analyze_keeping_programs(load_folder(&dir), Vec::new(), &mut |_| {});
-    let program = programs.iter().find(|p| p.memory_space == MemoryColor::Device).unwrap();
-    let module = report.modules.iter().find(|m| m.display_name() == program.module).unwrap();
+    let program = programs
+        .iter()
+        .find(|p| p.memory_space == MemoryColor::Device)
+        .unwrap();
+    let module = report
+        .modules
+        .iter()
+        .find(|m| m.display_name() == program.module)
+        .unwrap();
     assert_eq!(module.chips, Some(4));
     let settings = oomscope_analyzer::what_if::settings_for(&report, program);
     assert_eq!(settings.devices, 4);
     let over = |n: u32| {
-        oomscope_whatif::predict(program, &[oomscope_whatif::Change::Sharding(n, oomscope_whatif::ShardScope::Parameters)])
-            .unwrap()
-            .curve
-            .peak_bytes
+        oomscope_whatif::predict(
+            program,
+            &[oomscope_whatif::Change::Sharding(
+                n,
+                oomscope_whatif::ShardScope::Parameters,
+            )],
+        )
+        .unwrap()
+        .curve
+        .peak_bytes
     };
-    let w = report.diagnosis.what_if.iter().find(|w| w.remedy == Remedy::Sharding).expect("sharding");
+    let w = report
+        .diagnosis
+        .what_if
+        .iter()
+        .find(|w| w.remedy == Remedy::Sharding)
+        .expect("sharding");
     assert_eq!(w.predicted_peak_bytes, over(4));
     assert_ne!(over(4), over(2));
     assert!(w.scope.contains("over 4 devices"), "{}", w.scope);
     // On one chip the default is 2.
     let one = fixtures().join("pair-mlp-offload/base");
     let (report, programs) = analyze_keeping_programs(load_folder(&one), Vec::new(), &mut |_| {});
-    let program = programs.iter().find(|p| p.memory_space == MemoryColor::Device).unwrap();
-    assert_eq!(oomscope_analyzer::what_if::settings_for(&report, program).devices, 2);
+    let program = programs
+        .iter()
+        .find(|p| p.memory_space == MemoryColor::Device)
+        .unwrap();
+    assert_eq!(
+        oomscope_analyzer::what_if::settings_for(&report, program).devices,
+        2
+    );
 }
-

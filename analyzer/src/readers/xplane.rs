@@ -78,12 +78,11 @@ fn read_profile(name: &str, src: &dyn ReadAt, out: &mut Out) {
         );
     }
     // The programs of its modules go to the what-if replay, as an HloProto's do.
-    let modules = oomscope_xla::analyze_planes_keeping_programs(name, &planes).map(
-        |(modules, programs)| {
+    let modules =
+        oomscope_xla::analyze_planes_keeping_programs(name, &planes).map(|(modules, programs)| {
             out.programs.extend(programs);
             modules
-        },
-    );
+        });
     let profiles: Result<Vec<_>, oomscope_xla::XlaError> = Ok(planes
         .iter()
         .filter(|p| p.name == oomscope_xla::HOST_CPU_PLANE)

@@ -84,7 +84,11 @@ pub fn analyze_module(module: &DumpModule<'_>) -> (Vec<ModuleReport>, Vec<InputE
 /// replay ([`crate::program`]), or why there is none, in one line.
 pub fn analyze_module_keeping_program(
     module: &DumpModule<'_>,
-) -> (Vec<ModuleReport>, Vec<InputError>, Result<HeapProgram, String>) {
+) -> (
+    Vec<ModuleReport>,
+    Vec<InputError>,
+    Result<HeapProgram, String>,
+) {
     let mut errors = Vec::new();
     let mut used_files = Vec::new();
 
@@ -250,7 +254,13 @@ pub fn analyze_module_keeping_program(
     } else if ba.allocations.is_empty() {
         Err("the dump has no buffer assignment (`*-buffer-assignment.txt`): no allocations to replay".into())
     } else {
-        Ok(crate::program::program(name, &sequence, &values, ba, hlo.as_ref()))
+        Ok(crate::program::program(
+            name,
+            &sequence,
+            &values,
+            ba,
+            hlo.as_ref(),
+        ))
     };
     (reports, errors, program)
 }

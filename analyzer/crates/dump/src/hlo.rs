@@ -142,7 +142,10 @@ impl<'a> HloInstruction<'a> {
 /// `/*index=5*/%a` → `%a`: the comment XLA prints before every fifth
 /// element of a long list.
 fn strip_index_comment(text: &str) -> &str {
-    match text.strip_prefix("/*").and_then(|rest| rest.split_once("*/")) {
+    match text
+        .strip_prefix("/*")
+        .and_then(|rest| rest.split_once("*/"))
+    {
         Some((_, after)) => after.trim_start(),
         None => text,
     }

@@ -26,7 +26,7 @@ use std::collections::{HashMap, HashSet};
 
 use oomscope_layout::{parse_shape, Shape};
 use oomscope_report::program::{
-    EntryParameter, HeapEvent, HeapEventKind, HeapProgram, ProgramAllocation, ProgramBuffer,
+    HeapEvent, HeapEventKind, HeapProgram, ParameterReads, ProgramAllocation, ProgramBuffer,
 };
 use oomscope_report::{BufferCategory, MemoryColor};
 
@@ -82,7 +82,11 @@ pub(crate) fn program(
     // Every value the assignment puts in an allocation counted at every
     // point is a buffer of it (the largest stands for it, as in an
     // HloProto), whether or not the live ranges list it.
-    for a in ba.allocations.iter().filter(|a| a.color == 0 && is_indefinite(a)) {
+    for a in ba
+        .allocations
+        .iter()
+        .filter(|a| a.color == 0 && is_indefinite(a))
+    {
         let Some(&allocation) = slot_of.get(&a.index) else {
             continue;
         };
@@ -174,7 +178,8 @@ pub(crate) fn program(
         .chain(std::iter::once(n.saturating_sub(1) as u64))
         .collect();
     if let Some(module) = hlo {
-        let order: HashMap<&str, usize> = sequence.iter().enumerate().map(|(i, s)| (*s, i)).collect();
+        let order: HashMap<&str, usize> =
+            sequence.iter().enumerate().map(|(i, s)| (*s, i)).collect();
         // One more entry for the end, as an HloProto's program counts its
         // positions (an instruction after every event is after the end).
         let mut reached = reached;
@@ -188,7 +193,12 @@ pub(crate) fn program(
     program
 }
 
-fn push_buffer(program: &mut HeapProgram, v: &Value<'_>, allocation: usize, opcode: String) -> usize {
+fn push_buffer(
+    program: &mut HeapProgram,
+    v: &Value<'_>,
+    allocation: usize,
+    opcode: String,
+) -> usize {
     program.buffers.push(ProgramBuffer {
         id: v.id,
         name: display_name(v),
@@ -292,14 +302,17 @@ fn entry_facts(
             }
         }
         let uses: Vec<usize> = readers.iter().filter_map(|&(_, r)| position(r)).collect();
-        let (first_use, last_use) = (uses.iter().min().copied(), uses.iter().max().copied());
         let mut contraction_in_loop = false;
         let contraction_uses: Vec<usize> = if feeds {
             readers
                 .iter()
                 .filter(|&&(value, reader)| graph.reaches_contraction_via(value, Some(reader)))
                 .filter_map(|&(_, reader)| {
-                    if graph.instructions.get(reader).is_some_and(|i| i.opcode == "while") {
+                    if graph
+                        .instructions
+                        .get(reader)
+                        .is_some_and(|i| i.opcode == "while")
+                    {
                         contraction_in_loop = true;
                     }
                     position(reader)
@@ -308,22 +321,14 @@ fn entry_facts(
         } else {
             Vec::new()
         };
+        let reads = ParameterReads {
+            feeds_contraction: feeds,
+            uses,
+            contraction_uses,
+            contraction_in_loop,
+        };
         for (index, leaf) in leaves(&shape) {
-            let allocation = program.allocations.iter().position(|a| {
-                a.parameter_number == Some(number) && a.parameter_shape_index == index
-            });
-            program.parameters.push(EntryParameter {
-                number,
-                shape: leaf.to_string(),
-                shape_index: index,
-                allocation,
-                feeds_contraction: feeds,
-                first_use,
-                last_use,
-                first_contraction_use: contraction_uses.iter().min().copied(),
-                last_contraction_use: contraction_uses.iter().max().copied(),
-                contraction_in_loop,
-            });
+            program.push_parameter(number, index, leaf.to_string(), &reads);
         }
     }
     program

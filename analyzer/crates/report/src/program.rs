@@ -36,7 +36,45 @@ pub struct HeapProgram {
     pub positions: Vec<u64>,
 }
 
+/// How a program reads one entry parameter (the same for all its leaves):
+/// a decoder gathers it and [`HeapProgram::push_parameter`] records it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ParameterReads {
+    pub feeds_contraction: bool,
+    /// Replay positions of its readers.
+    pub uses: Vec<usize>,
+    /// Those through which it reaches a dot or a convolution.
+    pub contraction_uses: Vec<usize>,
+    pub contraction_in_loop: bool,
+}
+
 impl HeapProgram {
+    /// Adds entry parameter `number`'s leaf at `shape_index`, with the
+    /// allocation of this memory space that holds it, if any.
+    pub fn push_parameter(
+        &mut self,
+        number: i64,
+        shape_index: Vec<i64>,
+        shape: String,
+        reads: &ParameterReads,
+    ) {
+        let allocation = self.allocations.iter().position(|a| {
+            a.parameter_number == Some(number) && a.parameter_shape_index == shape_index
+        });
+        self.parameters.push(EntryParameter {
+            number,
+            shape,
+            shape_index,
+            allocation,
+            feeds_contraction: reads.feeds_contraction,
+            first_use: reads.uses.iter().min().copied(),
+            last_use: reads.uses.iter().max().copied(),
+            first_contraction_use: reads.contraction_uses.iter().min().copied(),
+            last_contraction_use: reads.contraction_uses.iter().max().copied(),
+            contraction_in_loop: reads.contraction_in_loop,
+        });
+    }
+
     /// The module curve's position of replay point `point`.
     pub fn position_of(&self, point: u64) -> u64 {
         if self.positions.is_empty() {

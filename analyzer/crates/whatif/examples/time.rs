@@ -8,7 +8,9 @@ use std::time::Instant;
 use oomscope_report::whatif::{Remedy, WhatIfChoice};
 
 fn main() {
-    let path = std::env::args().nth(1).expect("an .hlo.pb or a dump folder");
+    let path = std::env::args()
+        .nth(1)
+        .expect("an .hlo.pb or a dump folder");
     let t = Instant::now();
     let programs = if std::path::Path::new(&path).is_dir() {
         let texts: Vec<(String, String)> = std::fs::read_dir(&path)
@@ -16,9 +18,17 @@ fn main() {
             .flatten()
             .map(|e| e.path())
             .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-            .map(|p| (p.display().to_string(), std::fs::read_to_string(&p).expect("text")))
+            .map(|p| {
+                (
+                    p.display().to_string(),
+                    std::fs::read_to_string(&p).expect("text"),
+                )
+            })
             .collect();
-        let borrowed: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+        let borrowed: Vec<(&str, &str)> = texts
+            .iter()
+            .map(|(n, t)| (n.as_str(), t.as_str()))
+            .collect();
         oomscope_dump::analyze_dump_keeping_programs(&borrowed).2
     } else {
         let bytes = std::fs::read(&path).expect("readable");

@@ -296,7 +296,11 @@ impl Work<'_> {
     /// gradients in the output allocations, and a remedy that shrinks or
     /// moves the output leaves them their memory.
     fn other_members(&self, a: usize, size_of: &dyn Fn(&Self, usize, u64) -> u64) -> u64 {
-        let rep = self.program.allocations.get(a).and_then(|x| x.representative);
+        let rep = self
+            .program
+            .allocations
+            .get(a)
+            .and_then(|x| x.representative);
         let members = self.members.get_or_init(|| {
             let mut m = vec![Vec::new(); self.program.allocations.len()];
             for (b, buffer) in self.program.buffers.iter().enumerate() {
@@ -313,8 +317,17 @@ impl Work<'_> {
             self.program.buffers.get(b).is_some_and(|x| {
                 matches!(
                     x.opcode.as_str(),
-                    "parameter" | "while" | "conditional" | "call" | "tuple" | "get-tuple-element"
-                        | "bitcast" | "copy" | "copy-start" | "copy-done" | "optimization-barrier"
+                    "parameter"
+                        | "while"
+                        | "conditional"
+                        | "call"
+                        | "tuple"
+                        | "get-tuple-element"
+                        | "bitcast"
+                        | "copy"
+                        | "copy-start"
+                        | "copy-done"
+                        | "optimization-barrier"
                 )
             })
         };
@@ -620,8 +633,14 @@ impl Work<'_> {
                     .filter(|p| p.role == Role::Weight)
                     .filter_map(|p| {
                         let entry = self.program.parameters.get(p.index)?;
-                        let (from, to) = (entry.first_contraction_use?, entry.last_contraction_use?);
-                        let full = self.plan.allocation_bytes.get(p.allocation).copied().unwrap_or(0);
+                        let (from, to) =
+                            (entry.first_contraction_use?, entry.last_contraction_use?);
+                        let full = self
+                            .plan
+                            .allocation_bytes
+                            .get(p.allocation)
+                            .copied()
+                            .unwrap_or(0);
                         let a = p.array.as_ref();
                         // XLA:TPU feeds an f32 dot at default precision in
                         // bf16 and moves that convert before the all-gather.
@@ -649,16 +668,18 @@ impl Work<'_> {
                         b.opcode.starts_with("all-reduce") || b.name.starts_with("all-reduce")
                     });
                     summed
-                        && w
-                            .array(t)
+                        && w.array(t)
                             .is_some_and(|a| keys.contains(&(a.element_type, a.dims.clone())))
                 };
                 for &a in &allocations {
-                    let others = self.other_members(a, &|w, b, size| {
-                        match w.array(b).filter(|_| gradient(w, b)) {
-                            Some(before) => divide(before).map_or(size, |after| resized(size, before, &after)),
-                            None => size,
+                    let others = self.other_members(a, &|w, b, size| match w
+                        .array(b)
+                        .filter(|_| gradient(w, b))
+                    {
+                        Some(before) => {
+                            divide(before).map_or(size, |after| resized(size, before, &after))
                         }
+                        None => size,
                     });
                     self.resize_allocation(a, &divide);
                     if let Some(slot) = self.plan.allocation_bytes.get_mut(a).filter(|s| **s > 0) {

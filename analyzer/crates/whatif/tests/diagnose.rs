@@ -43,7 +43,11 @@ fn side(dir: &std::path::Path) {
     let mut rows: Vec<_> = groups.into_iter().collect();
     rows.sort_by_key(|(_, (_, s, _))| std::cmp::Reverse(*s));
     for ((category, shape), (n, size, names)) in rows {
-        println!("  {category:10} {n:3} × {shape:50} {:9.1} MiB  {}", mib(size), names.join(" "));
+        println!(
+            "  {category:10} {n:3} × {shape:50} {:9.1} MiB  {}",
+            mib(size),
+            names.join(" ")
+        );
     }
 }
 
@@ -62,21 +66,44 @@ fn peak_buffers_of_a_pair() {
     }
 }
 
+/// The HBM program of a side's HloProto.
+fn hbm_program(dir: &std::path::Path) -> oomscope_report::program::HeapProgram {
+    let proto = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with(".after_optimizations.hlo.pb"))
+        .unwrap();
+    let name = proto.display().to_string();
+    let hlo = oomscope_xla::decode_hlo_proto(&name, &std::fs::read(&proto).unwrap()).unwrap();
+    oomscope_xla::heap_programs(&name, &hlo, None)
+        .unwrap()
+        .into_iter()
+        .find(|p| p.memory_space == oomscope_report::MemoryColor::Device)
+        .unwrap()
+}
+
 /// Lifetimes (event positions) of the large temporaries of one side.
 #[test]
 #[ignore]
 fn lifetimes_of_a_side() {
-    let Ok(dir) = std::env::var("SIDE") else { return };
-    let dir = oomscope_testdata::fixtures().join(dir);
-    let proto = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path())
-        .find(|p| p.to_string_lossy().ends_with(".after_optimizations.hlo.pb")).unwrap();
-    let name = proto.display().to_string();
-    let hlo = oomscope_xla::decode_hlo_proto(&name, &std::fs::read(&proto).unwrap()).unwrap();
-    let programs = oomscope_xla::heap_programs(&name, &hlo, None).unwrap();
-    let p = programs.iter().find(|p| p.memory_space == oomscope_report::MemoryColor::Device).unwrap();
-    let min: u64 = std::env::var("MIN_MIB").ok().and_then(|m| m.parse().ok()).unwrap_or(16) << 20;
+    let Ok(dir) = std::env::var("SIDE") else {
+        return;
+    };
+    let p = hbm_program(&oomscope_testdata::fixtures().join(dir));
+    let p = &p;
+    let min: u64 = std::env::var("MIN_MIB")
+        .ok()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(16)
+        << 20;
     let curve = oomscope_whatif::baseline(p).unwrap();
-    println!("peak {} MiB at event {} of {}", curve.peak_bytes >> 20, curve.peak_position, p.events.len());
+    println!(
+        "peak {} MiB at event {} of {}",
+        curve.peak_bytes >> 20,
+        curve.peak_position,
+        p.events.len()
+    );
     let mut open: std::collections::HashMap<usize, usize> = Default::default();
     for (i, e) in p.events.iter().enumerate() {
         let Some(b) = e.buffer else { continue };
@@ -85,15 +112,26 @@ fn lifetimes_of_a_side() {
                 if let Some(s) = open.remove(&b) {
                     let buf = &p.buffers[b];
                     if buf.size_bytes >= min {
-                        println!("  [{s:4}, {i:4}] {:6} MiB {:45} {} ({})", buf.size_bytes >> 20, buf.shape, buf.name, buf.opcode);
+                        println!(
+                            "  [{s:4}, {i:4}] {:6} MiB {:45} {} ({})",
+                            buf.size_bytes >> 20,
+                            buf.shape,
+                            buf.name,
+                            buf.opcode
+                        );
                     }
                 }
             }
-            _ => { open.insert(b, i); }
+            _ => {
+                open.insert(b, i);
+            }
         }
     }
     for param in &p.parameters {
-        println!("  param {} {} first {:?} last {:?} feeds {}", param.number, param.shape, param.first_use, param.last_use, param.feeds_contraction);
+        println!(
+            "  param {} {} first {:?} last {:?} feeds {}",
+            param.number, param.shape, param.first_use, param.last_use, param.feeds_contraction
+        );
     }
 }
 
@@ -101,17 +139,28 @@ fn lifetimes_of_a_side() {
 #[test]
 #[ignore]
 fn allocation_members() {
-    let Ok(dir) = std::env::var("SIDE") else { return };
-    let dir = oomscope_testdata::fixtures().join(dir);
-    let proto = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path())
-        .find(|p| p.to_string_lossy().ends_with(".after_optimizations.hlo.pb")).unwrap();
-    let name = proto.display().to_string();
-    let hlo = oomscope_xla::decode_hlo_proto(&name, &std::fs::read(&proto).unwrap()).unwrap();
-    let programs = oomscope_xla::heap_programs(&name, &hlo, None).unwrap();
-    let p = programs.iter().find(|p| p.memory_space == oomscope_report::MemoryColor::Device).unwrap();
+    let Ok(dir) = std::env::var("SIDE") else {
+        return;
+    };
+    let p = hbm_program(&oomscope_testdata::fixtures().join(dir));
+    let p = &p;
     for (i, a) in p.allocations.iter().enumerate() {
-        if !a.indefinite || a.size_bytes < (16 << 20) { continue }
-        let members: Vec<String> = p.buffers.iter().filter(|b| b.allocation == i).map(|b| format!("{} {} {}MiB", b.name, b.shape, b.size_bytes >> 20)).collect();
-        println!("alloc {} {}MiB param {:?} out {}: {}", a.index, a.size_bytes >> 20, a.parameter_number, a.maybe_live_out, members.join(" | "));
+        if !a.indefinite || a.size_bytes < (16 << 20) {
+            continue;
+        }
+        let members: Vec<String> = p
+            .buffers
+            .iter()
+            .filter(|b| b.allocation == i)
+            .map(|b| format!("{} {} {}MiB", b.name, b.shape, b.size_bytes >> 20))
+            .collect();
+        println!(
+            "alloc {} {}MiB param {:?} out {}: {}",
+            a.index,
+            a.size_bytes >> 20,
+            a.parameter_number,
+            a.maybe_live_out,
+            members.join(" | ")
+        );
     }
 }

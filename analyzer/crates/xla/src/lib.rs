@@ -156,7 +156,13 @@ pub fn analyze_planes(input_name: &str, planes: &[XPlane]) -> Result<Vec<ModuleR
 pub fn analyze_planes_keeping_programs(
     input_name: &str,
     planes: &[XPlane],
-) -> Result<(Vec<ModuleReport>, Vec<oomscope_report::program::HeapProgram>), XlaError> {
+) -> Result<
+    (
+        Vec<ModuleReport>,
+        Vec<oomscope_report::program::HeapProgram>,
+    ),
+    XlaError,
+> {
     let mut programs = Vec::new();
     let reports = analyze_planes_with(input_name, planes, Some(&mut programs))?;
     Ok((reports, programs))

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use oomscope_proto::xla::heap_simulator_trace::event::Kind as EventKind;
 use oomscope_proto::xla::{HloComputationProto, HloInstructionProto, HloModuleProto};
 use oomscope_report::program::{
-    EntryParameter, HeapEvent, HeapEventKind, HeapProgram, ProgramAllocation, ProgramBuffer,
+    HeapEvent, HeapEventKind, HeapProgram, ParameterReads, ProgramAllocation, ProgramBuffer,
 };
 use oomscope_report::MemoryColor;
 
@@ -169,7 +169,11 @@ fn entry_facts(
     // the heap simulator frees it after its last reader, so that reader
     // places the event in the schedule.
     let order = schedule_order(module, entry);
-    let by_name: HashMap<&str, i64> = entry.instructions.iter().map(|i| (i.name.as_str(), i.id)).collect();
+    let by_name: HashMap<&str, i64> = entry
+        .instructions
+        .iter()
+        .map(|i| (i.name.as_str(), i.id))
+        .collect();
     let mut readers: HashMap<&str, Option<String>> = HashMap::new();
     let names: Vec<String> = program
         .instructions
@@ -236,15 +240,21 @@ fn entry_facts(
                 }
             }
         }
-        let uses: Vec<usize> = readers.iter().filter_map(|&(_, r)| positions.of(r)).collect();
-        let (first_use, last_use) = (uses.iter().min().copied(), uses.iter().max().copied());
+        let uses: Vec<usize> = readers
+            .iter()
+            .filter_map(|&(_, r)| positions.of(r))
+            .collect();
         let mut contraction_in_loop = false;
         let contraction_uses: Vec<usize> = if feeds {
             readers
                 .iter()
                 .filter(|&&(value, reader)| graph.reaches_contraction_through(value, reader))
                 .filter_map(|&(_, reader)| {
-                    if graph.instructions.get(&reader).is_some_and(|i| i.opcode == "while") {
+                    if graph
+                        .instructions
+                        .get(&reader)
+                        .is_some_and(|i| i.opcode == "while")
+                    {
                         contraction_in_loop = true;
                     }
                     positions.of(reader)
@@ -252,6 +262,12 @@ fn entry_facts(
                 .collect()
         } else {
             Vec::new()
+        };
+        let reads = ParameterReads {
+            feeds_contraction: feeds,
+            uses,
+            contraction_uses,
+            contraction_in_loop,
         };
         // One entry per array leaf (JAX passes thousands of arguments as one tuple).
         let mut leaves: Vec<Vec<i64>> = Vec::new();
@@ -271,22 +287,8 @@ fn entry_facts(
             }
         }
         for index in leaves {
-            let allocation = program.allocations.iter().position(|a| {
-                a.parameter_number == Some(instruction.parameter_number)
-                    && a.parameter_shape_index == index
-            });
-            program.parameters.push(EntryParameter {
-                number: instruction.parameter_number,
-                shape: own_shape_text(instruction, &index),
-                shape_index: index,
-                allocation,
-                feeds_contraction: feeds,
-                first_use,
-                last_use,
-                first_contraction_use: contraction_uses.iter().min().copied(),
-                last_contraction_use: contraction_uses.iter().max().copied(),
-                contraction_in_loop,
-            });
+            let shape = own_shape_text(instruction, &index);
+            program.push_parameter(instruction.parameter_number, index, shape, &reads);
         }
     }
     program
