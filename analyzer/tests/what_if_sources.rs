@@ -299,6 +299,25 @@ fn an_oom_read_from_dump_text_alone_gets_its_remedies_replayed() {
 }
 
 #[test]
+fn the_corpus_text_only_ooms_get_their_remedies_replayed() {
+    // Real compiles that ran out, dumped as text only: libtpu 0.0.52 (live
+    // ranges in their own file) and 0.0.8 (live ranges appended to the
+    // buffer assignment).
+    for dir in ["new-libtpu-oom", "old-libtpu-oom"] {
+        let path = oomscope_testdata::corpus().join("xla-runs").join(dir);
+        let report = analyze(load_folder(&path), &mut |_| {});
+        let d = &report.diagnosis;
+        assert!(!d.what_if.is_empty(), "{dir}: no what-if");
+        assert!(d.what_if.iter().any(|w| w.remedy == Remedy::Bf16), "{dir}");
+        for w in &d.what_if {
+            let m = report.modules.iter().find(|m| m.display_name() == w.module).unwrap();
+            assert_eq!(m.source_kind, SourceKind::XlaDumpText, "{dir}");
+            assert!(w.predicted_peak_bytes > 0 && w.predicted_peak_bytes != m.peak_bytes, "{dir}: {w:?}");
+        }
+    }
+}
+
+#[test]
 fn a_dump_without_live_ranges_says_why_it_cannot_be_replayed() {
     // The same real dump without its `-live-range.txt`: lifetimes are then
     // estimated from the schedule, and the what-if says so instead of
