@@ -273,6 +273,7 @@ fn entry_facts(
             }
         }
     }
+    let held = program.parameter_allocations();
     for instruction in &entry.instructions {
         if instruction.opcode != "parameter" {
             continue;
@@ -321,14 +322,9 @@ fn entry_facts(
         } else {
             Vec::new()
         };
-        let reads = ParameterReads {
-            feeds_contraction: feeds,
-            uses,
-            contraction_uses,
-            contraction_in_loop,
-        };
+        let reads = ParameterReads::new(feeds, &uses, &contraction_uses, contraction_in_loop);
         for (index, leaf) in leaves(&shape) {
-            program.push_parameter(number, index, leaf.to_string(), &reads);
+            program.push_parameter((number, index), leaf.to_string(), &reads, &held);
         }
     }
     program

@@ -41,36 +41,63 @@ pub struct HeapProgram {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ParameterReads {
     pub feeds_contraction: bool,
-    /// Replay positions of its readers.
-    pub uses: Vec<usize>,
-    /// Those through which it reaches a dot or a convolution.
-    pub contraction_uses: Vec<usize>,
+    /// First and last replay positions of its readers.
+    pub uses: Option<(usize, usize)>,
+    /// Of those through which it reaches a dot or a convolution.
+    pub contraction_uses: Option<(usize, usize)>,
     pub contraction_in_loop: bool,
 }
 
+impl ParameterReads {
+    /// From the replay positions of its readers, and of those through
+    /// which it reaches a contraction.
+    pub fn new(feeds: bool, uses: &[usize], contraction_uses: &[usize], in_loop: bool) -> Self {
+        let span = |p: &[usize]| Some((*p.iter().min()?, *p.iter().max()?));
+        ParameterReads {
+            feeds_contraction: feeds,
+            uses: span(uses),
+            contraction_uses: span(contraction_uses),
+            contraction_in_loop: in_loop,
+        }
+    }
+}
+
 impl HeapProgram {
+    /// The allocation holding each entry parameter leaf, by (parameter
+    /// number, shape index): built once for [`Self::push_parameter`].
+    pub fn parameter_allocations(&self) -> std::collections::HashMap<(i64, Vec<i64>), usize> {
+        let mut held = std::collections::HashMap::new();
+        for (i, a) in self.allocations.iter().enumerate() {
+            if let Some(number) = a.parameter_number {
+                // The first, should two hold the same leaf.
+                held.entry((number, a.parameter_shape_index.clone()))
+                    .or_insert(i);
+            }
+        }
+        held
+    }
+
     /// Adds entry parameter `number`'s leaf at `shape_index`, with the
-    /// allocation of this memory space that holds it, if any.
+    /// allocation of this memory space that holds it, if any (`held`:
+    /// [`Self::parameter_allocations`]).
     pub fn push_parameter(
         &mut self,
-        number: i64,
-        shape_index: Vec<i64>,
+        (number, shape_index): (i64, Vec<i64>),
         shape: String,
         reads: &ParameterReads,
+        held: &std::collections::HashMap<(i64, Vec<i64>), usize>,
     ) {
-        let allocation = self.allocations.iter().position(|a| {
-            a.parameter_number == Some(number) && a.parameter_shape_index == shape_index
-        });
+        let allocation = held.get(&(number, shape_index.clone())).copied();
         self.parameters.push(EntryParameter {
             number,
             shape,
             shape_index,
             allocation,
             feeds_contraction: reads.feeds_contraction,
-            first_use: reads.uses.iter().min().copied(),
-            last_use: reads.uses.iter().max().copied(),
-            first_contraction_use: reads.contraction_uses.iter().min().copied(),
-            last_contraction_use: reads.contraction_uses.iter().max().copied(),
+            first_use: reads.uses.map(|u| u.0),
+            last_use: reads.uses.map(|u| u.1),
+            first_contraction_use: reads.contraction_uses.map(|u| u.0),
+            last_contraction_use: reads.contraction_uses.map(|u| u.1),
             contraction_in_loop: reads.contraction_in_loop,
         });
     }

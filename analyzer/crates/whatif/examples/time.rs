@@ -33,6 +33,7 @@ fn main() {
     } else {
         let bytes = std::fs::read(&path).expect("readable");
         let hlo = oomscope_xla::decode_hlo_proto(&path, &bytes).expect("an HloProto");
+        println!("decoded: {:?}", t.elapsed());
         oomscope_xla::heap_programs(&path, &hlo, None).expect("a buffer assignment")
     };
     println!("read and program built: {:?}", t.elapsed());
