@@ -1,12 +1,13 @@
 //! Predictions by replay (issue 25): the facade keeps the program of each
-//! HloProto module it analysed, and after the diagnosis replays every
+//! module it analysed (from an HloProto, an XProf profile's HloProtos, or
+//! dump text with live ranges), and after the diagnosis replays every
 //! remedy on the module that ran out (or is nearest its limit) with
 //! `oomscope_whatif`, then joins the predictions to the tree and headline
 //! (`oomscope_diagnosis::what_if`).
 
 use oomscope_report::program::HeapProgram;
 use oomscope_report::whatif::{AbsentRemedy, PanelReplay, Remedy, WhatIf, WhatIfChoice};
-use oomscope_report::{MemoryColor, Report};
+use oomscope_report::{MemoryColor, PeakKind, Report, SourceKind};
 use oomscope_whatif::entries::{cheapest_combination, single_remedies, what_if, Settings};
 use oomscope_whatif::WhatIfError;
 
@@ -62,12 +63,70 @@ pub fn attach(report: &mut Report, programs: &[HeapProgram], device: Option<u64>
     report.diagnosis.what_if.extend(snapshots);
 }
 
+/// The remedies' defaults on `program`: sharding over the chips its
+/// module runs on (or 2), the others as [`Settings::default`].
+pub fn settings_for(report: &Report, program: &HeapProgram) -> Settings {
+    let chips = report
+        .modules
+        .iter()
+        .filter(|m| m.memory_space == program.memory_space && m.display_name() == program.module)
+        .find_map(|m| m.chips);
+    Settings {
+        devices: oomscope_report::whatif::default_devices(chips),
+        ..Settings::default()
+    }
+}
+
+/// The HBM module the replay would take when it has no program, why it
+/// has none in one line (said for every remedy, never a zero), and its peak.
+fn unreplayable(
+    report: &Report,
+    programs: &[HeapProgram],
+    limit: Option<u64>,
+) -> Option<(String, String, u64)> {
+    let module = report
+        .modules
+        .iter()
+        .filter(|m| m.memory_space == MemoryColor::Device)
+        .filter(|m| limit.is_none_or(|l| m.peak_bytes as f64 >= l as f64 * NEAR))
+        .max_by_key(|m| m.peak_bytes)?;
+    let name = module.display_name();
+    if programs.iter().any(|p| p.module == name) {
+        return None;
+    }
+    let why = match (&module.source_kind, &module.peak_kind) {
+        (SourceKind::XlaDumpText, PeakKind::BufferLivenessEstimated) => {
+            oomscope_dump::analysis::NO_LIVE_RANGES.to_string()
+        }
+        (SourceKind::XlaDumpText, _) => {
+            "the dump has no buffer assignment of this module to replay".to_string()
+        }
+        _ => {
+            "its input holds no heap-simulator trace and no buffer assignment to replay".to_string()
+        }
+    };
+    Some((name, why, module.peak_bytes))
+}
+
 fn attach_programs(report: &mut Report, programs: &[HeapProgram], device: Option<u64>) {
     let limit = hbm_limit(report).or(device);
     let Some(program) = chosen(report, programs, limit) else {
+        if let Some((module, why, peak_bytes)) = unreplayable(report, programs, limit) {
+            let why = format!("cannot replay {module}: {why}");
+            oomscope_diagnosis::what_if::attach(
+                &mut report.diagnosis,
+                oomscope_diagnosis::what_if::Replayed {
+                    singles: Vec::new(),
+                    combination: None,
+                    absent: Remedy::ALL.iter().map(|&r| (r, why.clone())).collect(),
+                    peak_bytes,
+                    limit_bytes: limit,
+                },
+            );
+        }
         return;
     };
-    let settings = Settings::default();
+    let settings = settings_for(report, program);
     let (singles, absent) = single_remedies(program, &settings, limit);
     let peak_bytes = oomscope_whatif::baseline(program).map_or(0, |c| c.peak_bytes);
     let fits =
@@ -102,7 +161,7 @@ pub fn combination(
     let program = chosen(report, programs, limit)
         .or_else(|| chosen(report, programs, None))
         .ok_or("no module with a heap-simulator trace (an HloProto with its buffer assignment) to replay")?;
-    what_if(program, remedies, &Settings::default(), limit).map_err(|e| match e {
+    what_if(program, remedies, &settings_for(report, program), limit).map_err(|e| match e {
         WhatIfError::NotApplicable(why) => format!("does not apply: {why}"),
         WhatIfError::CannotReplay(why) => format!("cannot replay {}: {why}", program.module),
     })
@@ -131,7 +190,7 @@ pub fn panel(
     let program = programs
         .iter()
         .find(|p| p.memory_space == space && p.module == module)
-        .ok_or_else(|| format!("{module}: no heap-simulator trace to replay (only an HloProto with its buffer assignment has one)"))?;
+        .ok_or_else(|| format!("{module}: no program to replay (an HloProto, an XProf profile's HloProto, or dump text with live ranges and a buffer assignment gives one)"))?;
     let basis = match &cache.basis {
         Some((m, s, basis)) if m == module && *s == space => basis.clone(),
         _ => {

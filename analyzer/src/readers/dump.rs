@@ -1,6 +1,7 @@
 //! The text files of an XLA dump folder (HLO text, buffer assignment, live
 //! ranges, memory usage report), recognised by name; read together once
-//! every input is read, since a module's files complete each other.
+//! every input is read, since a module's files complete each other. A
+//! module with live ranges also gives its program to the what-if replay.
 
 use super::{Offer, Out, Reader};
 use crate::{InputFile, Progress};
@@ -43,8 +44,12 @@ impl Reader for Dump {
             .iter()
             .map(|(n, t)| (n.as_str(), t.as_str()))
             .collect();
-        let (modules, errors) = oomscope_dump::analyze_dump(&borrowed);
-        merge_dump_modules(out.report, modules);
+        let (modules, errors, programs) = oomscope_dump::analyze_dump_keeping_programs(&borrowed);
+        let kept = merge_dump_modules(out.report, modules);
+        // A module's program from the text, unless its HloProto gave one
+        // (the proto's report and program win together).
+        out.programs
+            .extend(programs.into_iter().filter(|p| kept.contains(&p.module)));
         out.report.errors.extend(errors);
     }
 }
@@ -54,10 +59,12 @@ impl Reader for Dump {
 /// peak from the text when the proto lacks it. Twins are recognised by
 /// folder and `module_NNNN` prefix, so equally named modules of different
 /// dumps stay apart.
+/// Returns the names of the text modules kept (those without a twin).
 fn merge_dump_modules(
     report: &mut oomscope_report::Report,
     text_modules: Vec<oomscope_report::ModuleReport>,
-) {
+) -> std::collections::HashSet<String> {
+    let mut kept = std::collections::HashSet::new();
     for text in text_modules {
         let key = dump_module_key(&text.input);
         let twin = report.modules.iter_mut().find(|m| {
@@ -71,9 +78,13 @@ fn merge_dump_modules(
                     proto.compiler_peak_bytes = text.compiler_peak_bytes;
                 }
             }
-            None => report.modules.push(text),
+            None => {
+                kept.insert(text.display_name());
+                report.modules.push(text)
+            }
         }
     }
+    kept
 }
 
 /// `dir/module_0000.jit_f.cl_1.after_optimizations.txt, …` → `("dir", "module_0000")`.

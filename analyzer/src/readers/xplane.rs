@@ -1,5 +1,6 @@
 //! XProf profiles (`*.xplane.pb`, an `XSpace`): the Memory Viewer of every
-//! compiled module (plane `/host:metadata`) and the allocator timelines
+//! compiled module (plane `/host:metadata`, with the program the what-if
+//! engine replays) and the allocator timelines
 //! (planes `/host:CPU`). Read by slices: only those planes are decoded.
 
 use super::{Access, Offer, Out, Reader};
@@ -76,7 +77,12 @@ fn read_profile(name: &str, src: &dyn ReadAt, out: &mut Out) {
             ),
         );
     }
-    let modules = oomscope_xla::analyze_planes(name, &planes);
+    // The programs of its modules go to the what-if replay, as an HloProto's do.
+    let modules =
+        oomscope_xla::analyze_planes_keeping_programs(name, &planes).map(|(modules, programs)| {
+            out.programs.extend(programs);
+            modules
+        });
     let profiles: Result<Vec<_>, oomscope_xla::XlaError> = Ok(planes
         .iter()
         .filter(|p| p.name == oomscope_xla::HOST_CPU_PLANE)

@@ -127,11 +127,20 @@ pub fn attach(d: &mut Diagnosis, replayed: Replayed) {
         id: WHAT_IF.into(),
         title: "What if: each remedy replayed on the program".into(),
         selected: false,
-        reason: format!(
-            "Each remedy applied to the buffers of {module} and replayed with the Memory Viewer's heap replay; today's peak {}{}.",
-            gib(replayed.peak_bytes),
-            replayed.limit_bytes.map(|l| format!(", limit {}", gib(l))).unwrap_or_default()
-        ),
+        reason: if module.is_empty() {
+            // No remedy replayed (the module has no program): each says why.
+            format!(
+                "No remedy could be replayed on this module; today's peak {}{}.",
+                gib(replayed.peak_bytes),
+                replayed.limit_bytes.map(|l| format!(", limit {}", gib(l))).unwrap_or_default()
+            )
+        } else {
+            format!(
+                "Each remedy applied to the buffers of {module} and replayed with the Memory Viewer's heap replay; today's peak {}{}.",
+                gib(replayed.peak_bytes),
+                replayed.limit_bytes.map(|l| format!(", limit {}", gib(l))).unwrap_or_default()
+            )
+        },
         ..DiagnosisNode::default()
     };
     let mut ordered: Vec<&WhatIf> = replayed

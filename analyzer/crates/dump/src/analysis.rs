@@ -36,6 +36,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use oomscope_layout::{parse_shape, Shape};
+use oomscope_report::program::HeapProgram;
 use oomscope_report::{
     AllocationFlags, BufferCategory, BufferLifetime, InputError, MemoryColor, ModuleReport,
     PeakBuffer, PeakKind, SourceKind,
@@ -53,28 +54,41 @@ type Assigned<'b, 'a> = Option<(&'b Allocation<'a>, &'b AssignedValue<'a>)>;
 
 /// One value with everything the reports need.
 #[derive(Debug, Clone)]
-struct Value<'a> {
-    id: i64,
-    instruction: &'a str,
-    index: Cow<'a, str>,
-    shape: Cow<'a, str>,
+pub(crate) struct Value<'a> {
+    pub(crate) id: i64,
+    pub(crate) instruction: &'a str,
+    pub(crate) index: Cow<'a, str>,
+    pub(crate) shape: Cow<'a, str>,
     /// Buffer-assignment size, else the layout's padded size.
-    padded: u64,
+    pub(crate) padded: u64,
     /// `ShapeUtil::ByteSizeOf(shape, 8)`: array bytes unpadded, 8 per tuple element.
-    logical: u64,
-    color: i64,
-    category: BufferCategory,
+    pub(crate) logical: u64,
+    pub(crate) color: i64,
+    pub(crate) category: BufferCategory,
     /// `(allocation index, offset)` when assigned.
-    slot: Option<(u64, u64)>,
-    indefinite: bool,
+    pub(crate) slot: Option<(u64, u64)>,
+    pub(crate) indefinite: bool,
     /// Its allocation is maybe-live-out (a program output).
     live_out: bool,
-    start: u64,
-    end: u64,
+    pub(crate) start: u64,
+    pub(crate) end: u64,
 }
 
 /// Analyse one module's files; problems with its files come back as errors.
 pub fn analyze_module(module: &DumpModule<'_>) -> (Vec<ModuleReport>, Vec<InputError>) {
+    let (reports, errors, _) = analyze_module_keeping_program(module);
+    (reports, errors)
+}
+
+/// [`analyze_module`], also giving the module's program for the what-if
+/// replay ([`crate::program`]), or why there is none, in one line.
+pub fn analyze_module_keeping_program(
+    module: &DumpModule<'_>,
+) -> (
+    Vec<ModuleReport>,
+    Vec<InputError>,
+    Result<HeapProgram, String>,
+) {
     let mut errors = Vec::new();
     let mut used_files = Vec::new();
 
@@ -199,7 +213,7 @@ pub fn analyze_module(module: &DumpModule<'_>) -> (Vec<ModuleReport>, Vec<InputE
                         message: "neither HLO text nor live ranges: no analysis possible from these files".into(),
                     });
                 }
-                return (Vec::new(), errors);
+                return (Vec::new(), errors, Err(NO_LIVE_RANGES.into()));
             };
             let uses = values_file
                 .as_ref()
@@ -209,7 +223,7 @@ pub fn analyze_module(module: &DumpModule<'_>) -> (Vec<ModuleReport>, Vec<InputE
         }
     };
     if sequence.is_empty() {
-        return (Vec::new(), errors);
+        return (Vec::new(), errors, Err(NO_LIVE_RANGES.into()));
     }
 
     let base = ModuleReport {
@@ -235,8 +249,24 @@ pub fn analyze_module(module: &DumpModule<'_>) -> (Vec<ModuleReport>, Vec<InputE
             &base, &values, &totals, live, &hlo_index, &source_of,
         ));
     }
-    (reports, errors)
+    let program = if estimated {
+        Err(NO_LIVE_RANGES.into())
+    } else if ba.allocations.is_empty() {
+        Err("the dump has no buffer assignment (`*-buffer-assignment.txt`): no allocations to replay".into())
+    } else {
+        Ok(crate::program::program(
+            name,
+            &sequence,
+            &values,
+            ba,
+            hlo.as_ref(),
+        ))
+    };
+    (reports, errors, program)
 }
+
+/// Why a dump module without the compiler's live ranges has no program.
+pub const NO_LIVE_RANGES: &str = "the dump has no live ranges (`*-live-range.txt`, or the section older compilers append to the buffer assignment): its lifetimes are estimated from the schedule, and a what-if would replay an estimate";
 
 /// One error per file: its first problems (truncation first: it explains the rest).
 fn report_problems<'p>(
@@ -282,7 +312,7 @@ fn instruction_index<'m, 'a>(
 }
 
 /// `ShapeUtil::ByteSizeOf(shape, 8)`: the buffer's own bytes, unpadded.
-fn logical_bytes(shape: &Shape) -> u64 {
+pub(crate) fn logical_bytes(shape: &Shape) -> u64 {
     match shape {
         Shape::Array(array) => array.unpadded_bytes(),
         Shape::Tuple(elements) => 8 * elements.len() as u64,
@@ -305,7 +335,7 @@ fn subshape<'s>(shape: &'s Shape, index: &str) -> Option<&'s Shape> {
     Some(current)
 }
 
-fn category_of(allocation: &Allocation<'_>) -> BufferCategory {
+pub(crate) fn category_of(allocation: &Allocation<'_>) -> BufferCategory {
     let kinds = &allocation.kinds;
     BufferCategory::from_flags(AllocationFlags {
         parameter: kinds.parameter.is_some(),
@@ -316,7 +346,7 @@ fn category_of(allocation: &Allocation<'_>) -> BufferCategory {
 }
 
 /// XProf's "indefinite" allocations: live for the whole program.
-fn is_indefinite(allocation: &Allocation<'_>) -> bool {
+pub(crate) fn is_indefinite(allocation: &Allocation<'_>) -> bool {
     let kinds = &allocation.kinds;
     kinds.parameter.is_some() || kinds.constant || kinds.maybe_live_out
 }
@@ -781,7 +811,7 @@ fn lifetime(
     }
 }
 
-fn display_name(value: &Value<'_>) -> String {
+pub(crate) fn display_name(value: &Value<'_>) -> String {
     if value.index == "{}" {
         value.instruction.to_string()
     } else {

@@ -119,7 +119,8 @@ impl<'a> HloInstruction<'a> {
     /// (`f32[2]{0} %a, (f32[], s32[]) %b`).
     pub fn operand_names(&self) -> impl Iterator<Item = &'a str> + 'a {
         split_top_level(self.operands, b',').filter_map(|operand| {
-            let operand = operand.trim();
+            // Long operand lists carry `/*index=5*/` before every fifth operand.
+            let operand = strip_index_comment(operand.trim());
             let name = operand.rsplit(' ').next().unwrap_or(operand);
             let name = name.strip_prefix('%').unwrap_or(name);
             if name.is_empty() || !is_name_start(name.as_bytes()[0]) {
@@ -135,6 +136,18 @@ impl<'a> HloInstruction<'a> {
             let (k, v) = pair.trim().split_once('=')?;
             (k == key).then_some(v)
         })
+    }
+}
+
+/// `/*index=5*/%a` → `%a`: the comment XLA prints before every fifth
+/// element of a long list.
+fn strip_index_comment(text: &str) -> &str {
+    match text
+        .strip_prefix("/*")
+        .and_then(|rest| rest.split_once("*/"))
+    {
+        Some((_, after)) => after.trim_start(),
+        None => text,
     }
 }
 
@@ -699,6 +712,16 @@ pub(crate) fn clip(s: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_fifth_operand_of_a_long_list_is_read_past_its_index_comment() {
+        // As the root tuple of fixtures/pair-donate-v6e prints it.
+        let text = "HloModule m\n\nENTRY %e () -> (f32[], f32[], f32[], f32[], f32[], f32[]) {\n  ROOT %t = (f32[], f32[], f32[], f32[], f32[], /*index=5*/f32[]) tuple(%a, %b, %c, %d, %e, /*index=5*/%f.10)\n}\n";
+        let parse = HloModule::parse(text);
+        let root = &parse.module.computations[0].instructions[0];
+        let names: Vec<&str> = root.operand_names().collect();
+        assert_eq!(names, ["a", "b", "c", "d", "e", "f.10"]);
+    }
 
     #[test]
     fn parses_instruction_with_tuple_shape_backend_config_and_metadata() {

@@ -7,7 +7,8 @@
 //! - [`live_range`]: `*-live-range.txt` (and the same section in older buffer assignments);
 //! - [`memory_report`] reads `*-memory-usage-report.txt`;
 //! - [`group`]: which files belong to which module;
-//! - [`analysis`]: the [`ModuleReport`]s (see there for the peaks it reports and why two).
+//! - [`analysis`]: the [`ModuleReport`]s (see there for the peaks it reports and why two),
+//!   and (`program`) the module's program for the what-if replay.
 //!
 //! All parsers borrow from the text, never panic on bad input, and report what
 //! they could not read.
@@ -18,8 +19,9 @@ pub mod group;
 pub mod hlo;
 pub mod live_range;
 pub mod memory_report;
+mod program;
 
-pub use analysis::analyze_module;
+pub use analysis::{analyze_module, analyze_module_keeping_program};
 pub use group::{dump_file_kind, group_modules, is_dump_file, DumpFileKind, DumpModule};
 pub use hlo::{HloComputation, HloInstruction, HloModule, HloParse, Metadata};
 
@@ -37,6 +39,27 @@ pub fn analyze_dump(files: &[(&str, &str)]) -> (Vec<ModuleReport>, Vec<InputErro
         errors.extend(module_errors);
     }
     (reports, errors)
+}
+
+/// [`analyze_dump`], also giving the program of each module that has one
+/// for the what-if replay (a module with live ranges and a buffer
+/// assignment; [`analysis::NO_LIVE_RANGES`] says why the others have none).
+pub fn analyze_dump_keeping_programs(
+    files: &[(&str, &str)],
+) -> (
+    Vec<ModuleReport>,
+    Vec<InputError>,
+    Vec<oomscope_report::program::HeapProgram>,
+) {
+    let (mut reports, mut errors, mut programs) = (Vec::new(), Vec::new(), Vec::new());
+    for module in group_modules(files) {
+        let (module_reports, module_errors, program) =
+            analysis::analyze_module_keeping_program(&module);
+        programs.extend(program.ok());
+        reports.extend(module_reports);
+        errors.extend(module_errors);
+    }
+    (reports, errors, programs)
 }
 
 /// Σ of byte counts read from text, saturating: hostile sizes must not

@@ -28,6 +28,92 @@ pub struct HeapProgram {
     /// The instruction name of each position of the replay (the heap
     /// curve's positions), when known.
     pub instructions: Vec<String>,
+    /// The module curve's position (`ModuleReport::heap_bytes` index) of
+    /// each replay point, one per event and one at the end, when it is not
+    /// the point's own index: a program read from dump text replays several
+    /// events per instruction, and its module curve has one point per
+    /// instruction. Empty: the index itself (an HloProto's trace).
+    pub positions: Vec<u64>,
+}
+
+/// How a program reads one entry parameter (the same for all its leaves):
+/// a decoder gathers it and [`HeapProgram::push_parameter`] records it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ParameterReads {
+    pub feeds_contraction: bool,
+    /// First and last replay positions of its readers.
+    pub uses: Option<(usize, usize)>,
+    /// Of those through which it reaches a dot or a convolution.
+    pub contraction_uses: Option<(usize, usize)>,
+    pub contraction_in_loop: bool,
+}
+
+impl ParameterReads {
+    /// From the replay positions of its readers, and of those through
+    /// which it reaches a contraction.
+    pub fn new(feeds: bool, uses: &[usize], contraction_uses: &[usize], in_loop: bool) -> Self {
+        let span = |p: &[usize]| Some((*p.iter().min()?, *p.iter().max()?));
+        ParameterReads {
+            feeds_contraction: feeds,
+            uses: span(uses),
+            contraction_uses: span(contraction_uses),
+            contraction_in_loop: in_loop,
+        }
+    }
+}
+
+impl HeapProgram {
+    /// The allocation holding each entry parameter leaf, by (parameter
+    /// number, shape index): built once for [`Self::push_parameter`].
+    pub fn parameter_allocations(&self) -> std::collections::HashMap<(i64, Vec<i64>), usize> {
+        let mut held = std::collections::HashMap::new();
+        for (i, a) in self.allocations.iter().enumerate() {
+            if let Some(number) = a.parameter_number {
+                // The first, should two hold the same leaf.
+                held.entry((number, a.parameter_shape_index.clone()))
+                    .or_insert(i);
+            }
+        }
+        held
+    }
+
+    /// Adds entry parameter `number`'s leaf at `shape_index`, with the
+    /// allocation of this memory space that holds it, if any (`held`:
+    /// [`Self::parameter_allocations`]).
+    pub fn push_parameter(
+        &mut self,
+        (number, shape_index): (i64, Vec<i64>),
+        shape: String,
+        reads: &ParameterReads,
+        held: &std::collections::HashMap<(i64, Vec<i64>), usize>,
+    ) {
+        let allocation = held.get(&(number, shape_index.clone())).copied();
+        self.parameters.push(EntryParameter {
+            number,
+            shape,
+            shape_index,
+            allocation,
+            feeds_contraction: reads.feeds_contraction,
+            first_use: reads.uses.map(|u| u.0),
+            last_use: reads.uses.map(|u| u.1),
+            first_contraction_use: reads.contraction_uses.map(|u| u.0),
+            last_contraction_use: reads.contraction_uses.map(|u| u.1),
+            contraction_in_loop: reads.contraction_in_loop,
+        });
+    }
+
+    /// The module curve's position of replay point `point`.
+    pub fn position_of(&self, point: u64) -> u64 {
+        if self.positions.is_empty() {
+            return point;
+        }
+        let i = usize::try_from(point).unwrap_or(usize::MAX);
+        self.positions
+            .get(i)
+            .or(self.positions.last())
+            .copied()
+            .unwrap_or(point)
+    }
 }
 
 /// One logical buffer.
@@ -99,4 +185,11 @@ pub struct EntryParameter {
     /// first and last reader in the entry computation, when known.
     pub first_use: Option<usize>,
     pub last_use: Option<usize>,
+    /// Replay positions of the first and last reader through which it
+    /// reaches a dot or a convolution: where a weight is needed whole (an
+    /// optimizer's update reads it elementwise, and is not one of them).
+    pub first_contraction_use: Option<usize>,
+    pub last_contraction_use: Option<usize>,
+    /// One of those readers is a loop (a scan reads one slice a step).
+    pub contraction_in_loop: bool,
 }

@@ -191,9 +191,29 @@ pub struct WhatIfChoice {
     pub devices: u32,
 }
 
+/// Sharding's default N (issue 25): the chips the module runs on
+/// (`ModuleReport::chips`: replicas × partitions), or 2 when that is one
+/// chip or unknown.
+pub fn default_devices(chips: Option<u64>) -> u32 {
+    chips
+        .filter(|&c| c > 1)
+        .map_or(2, |c| u32::try_from(c).unwrap_or(u32::MAX))
+}
+
+impl WhatIfChoice {
+    /// The defaults for a module that runs on `chips` chips.
+    pub fn for_chips(chips: Option<u64>) -> Self {
+        WhatIfChoice {
+            devices: default_devices(chips),
+            ..WhatIfChoice::default()
+        }
+    }
+}
+
 impl Default for WhatIfChoice {
     /// The report's defaults (`diagnosis.what_if`): every argument XLA
-    /// could alias, batch halved, sharding over 2.
+    /// could alias, batch halved, sharding over 2 (over the module's chips:
+    /// [`WhatIfChoice::for_chips`]).
     fn default() -> Self {
         WhatIfChoice {
             remedies: Vec::new(),

@@ -1,16 +1,42 @@
 //! Times the What-if panel's replay (`entries::panel`: every single remedy
 //! and one combination) on the HBM program of an HloProto, natively.
 //! `cargo run --release -p oomscope-whatif --example time -- FILE.hlo.pb`
-//! (a module of ~10^5 buffers: `tools/fixtures/big_module.py`).
+//! (a module of ~10^5 buffers: `tools/fixtures/big_module.py`). Given the
+//! dump folder instead, times the program read from its text files.
 use std::time::Instant;
 
 use oomscope_report::whatif::{Remedy, WhatIfChoice};
 
 fn main() {
-    let path = std::env::args().nth(1).expect("an .hlo.pb");
-    let bytes = std::fs::read(&path).expect("readable");
-    let hlo = oomscope_xla::decode_hlo_proto(&path, &bytes).expect("an HloProto");
-    let programs = oomscope_xla::heap_programs(&path, &hlo, None).expect("a buffer assignment");
+    let path = std::env::args()
+        .nth(1)
+        .expect("an .hlo.pb or a dump folder");
+    let t = Instant::now();
+    let programs = if std::path::Path::new(&path).is_dir() {
+        let texts: Vec<(String, String)> = std::fs::read_dir(&path)
+            .expect("readable")
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+            .map(|p| {
+                (
+                    p.display().to_string(),
+                    std::fs::read_to_string(&p).expect("text"),
+                )
+            })
+            .collect();
+        let borrowed: Vec<(&str, &str)> = texts
+            .iter()
+            .map(|(n, t)| (n.as_str(), t.as_str()))
+            .collect();
+        oomscope_dump::analyze_dump_keeping_programs(&borrowed).2
+    } else {
+        let bytes = std::fs::read(&path).expect("readable");
+        let hlo = oomscope_xla::decode_hlo_proto(&path, &bytes).expect("an HloProto");
+        println!("decoded: {:?}", t.elapsed());
+        oomscope_xla::heap_programs(&path, &hlo, None).expect("a buffer assignment")
+    };
+    println!("read and program built: {:?}", t.elapsed());
     let p = programs
         .iter()
         .find(|p| p.memory_space == oomscope_report::MemoryColor::Device)

@@ -114,7 +114,7 @@ pub fn replayed(
         memory_space: program.memory_space,
         scope: prediction.scope.join("; "),
         predicted_peak_bytes: peak,
-        predicted_peak_position: prediction.curve.peak_position,
+        predicted_peak_position: program.position_of(prediction.curve.peak_position),
         saving_bytes: signed(before.peak_bytes) - signed(peak),
         fits: limit.map(|l| peak <= l),
         headroom_bytes: limit.map(|l| signed(l) - signed(peak)),
@@ -272,7 +272,10 @@ pub fn panel_on(
             let keep = downsample_indices(&curve.heap_bytes, PANEL_CURVE_POINTS);
             answer.combination = Some(ReplayedCurve {
                 what_if,
-                positions: keep.iter().map(|&i| i as u64).collect(),
+                positions: keep
+                    .iter()
+                    .map(|&i| prepared.program.position_of(i as u64))
+                    .collect(),
                 heap_bytes: keep.iter().map(|&i| curve.heap_bytes[i]).collect(),
             });
         }

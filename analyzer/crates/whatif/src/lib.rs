@@ -17,10 +17,14 @@
 //! - batch ÷ k: every array dimension that carries the batch (the data
 //!   input's leading dimension, or it times another of the data's dimensions
 //!   once flattened) is divided, sizes recomputed from the layouts;
-//! - sharding over N: weights and optimizer state (and the arrays of their
-//!   shape: gradients, updates) lose N−1 of N rows; one weight is gathered
-//!   whole at a time (FSDP's all-gather);
+//! - sharding over N: weights and optimizer state lose N−1 of N rows, and
+//!   so do the all-reduced gradients (a reduce-scatter's shard once
+//!   sharded); each weight is gathered whole (in bf16 when f32, as XLA:TPU
+//!   feeds a default-precision dot) and kept from its first dot to its
+//!   last, as XLA's SPMD partitioner and scheduler do;
 //! - offload: the optimizer state and its new value leave the memory space;
+//!   each state is in HBM from the optimizer's first read of any state to
+//!   its own last reader, each new value only where it is written;
 //! - padding: the padding view's fix for each shape, replayed;
 //! - remat: see [`remat`].
 //!
@@ -150,6 +154,7 @@ pub fn predict_on(prepared: &Prepared, changes: &[Change]) -> Result<Prediction,
         base_arrays: &prepared.basis.arrays,
         resized: std::collections::HashMap::new(),
         changed: Vec::new(),
+        members: std::cell::OnceCell::new(),
     };
     let mut scope = Vec::new();
     let mut how = Vec::new();
@@ -178,6 +183,8 @@ pub(crate) struct Work<'a> {
     /// The buffers a change resized: their shape now, and its text.
     pub resized: std::collections::HashMap<usize, (ArrayShape, String)>,
     pub changed: Vec<ChangedBuffer>,
+    /// The buffers of each allocation, by index (built when first asked).
+    pub members: std::cell::OnceCell<Vec<Vec<usize>>>,
 }
 
 /// The padded size of `array` after `edit`, scaled from the compiler's own
@@ -282,6 +289,58 @@ impl Work<'_> {
         }
     }
 
+    /// The largest of allocation `a`'s other buffers (not its
+    /// representative), each at the size `size_of` gives it (from its size
+    /// now). An allocation is as large as the largest value it
+    /// holds: an older compiler (libtpu 0.0.23) puts activations and
+    /// gradients in the output allocations, and a remedy that shrinks or
+    /// moves the output leaves them their memory.
+    fn other_members(&self, a: usize, size_of: &dyn Fn(&Self, usize, u64) -> u64) -> u64 {
+        let rep = self
+            .program
+            .allocations
+            .get(a)
+            .and_then(|x| x.representative);
+        let members = self.members.get_or_init(|| {
+            let mut m = vec![Vec::new(); self.program.allocations.len()];
+            for (b, buffer) in self.program.buffers.iter().enumerate() {
+                if let Some(list) = m.get_mut(buffer.allocation) {
+                    list.push(b);
+                }
+            }
+            m
+        });
+        // Buffers that only carry a value (a loop's or a call's copy of a
+        // parameter, a tuple's element, a copy) follow the representative;
+        // a buffer an instruction computes is a value of its own.
+        let carries = |b: usize| {
+            self.program.buffers.get(b).is_some_and(|x| {
+                matches!(
+                    x.opcode.as_str(),
+                    "parameter"
+                        | "while"
+                        | "conditional"
+                        | "call"
+                        | "tuple"
+                        | "get-tuple-element"
+                        | "bitcast"
+                        | "copy"
+                        | "copy-start"
+                        | "copy-done"
+                        | "optimization-barrier"
+                )
+            })
+        };
+        members
+            .get(a)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .filter(|&&b| Some(b) != rep && !carries(b))
+            .map(|&b| size_of(self, b, self.plan.buffer_bytes.get(b).copied().unwrap_or(0)))
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Removes allocation `a` from this memory space.
     fn remove_allocation(&mut self, a: usize) {
         let Some(allocation) = self.program.allocations.get(a) else {
@@ -377,7 +436,40 @@ impl Work<'_> {
             }
             let size = self.plan.allocation_bytes.get(output).copied().unwrap_or(0);
             bytes += size;
+            // The output moves into its parameter's allocation; other values
+            // the compiler had put in the output's allocation (libtpu 0.0.23
+            // places activations there) still need that memory.
+            // (Values of the output's own shape are its versions, an
+            // in-place update chain, and move with it.)
+            let own = self
+                .program
+                .allocations
+                .get(output)
+                .and_then(|a| a.representative)
+                .and_then(|r| self.base_arrays.get(r).and_then(Option::as_ref))
+                .map(|a| (a.element_type, a.dims.clone()));
+            // They count at their compiled sizes over the whole program,
+            // whatever other remedy comes before or after.
+            let others = self.other_members(output, &|w, b, _| {
+                let version = own.as_ref().is_some_and(|(t, d)| {
+                    w.base_arrays
+                        .get(b)
+                        .and_then(Option::as_ref)
+                        .is_some_and(|x| x.element_type == *t && x.dims == *d)
+                });
+                match w.program.buffers.get(b) {
+                    Some(x) if !version => x.size_bytes,
+                    _ => 0,
+                }
+            });
             self.remove_allocation(output);
+            if others > 0 {
+                self.plan.extra.push(Extra {
+                    from: 0,
+                    to: self.program.events.len(),
+                    bytes: others,
+                });
+            }
             count += 1;
             // The new value is written while the old one is still read: XLA's
             // copy insertion keeps both for that span.
@@ -533,42 +625,87 @@ impl Work<'_> {
                     .filter(|p| matches!(p.role, Role::Weight | Role::OptimizerState))
                     .filter_map(|p| p.array.as_ref().map(|a| (a.element_type, a.dims.clone())))
                     .collect();
-                let weights: std::collections::HashSet<usize> = self
+                // Each weight's gathered copy, before its allocation shrinks.
+                let gathers: Vec<(usize, usize, u64)> = self
                     .facts
                     .params
                     .iter()
                     .filter(|p| p.role == Role::Weight)
-                    .map(|p| p.allocation)
+                    .filter_map(|p| {
+                        let entry = self.program.parameters.get(p.index)?;
+                        let (from, to) =
+                            (entry.first_contraction_use?, entry.last_contraction_use?);
+                        let full = self
+                            .plan
+                            .allocation_bytes
+                            .get(p.allocation)
+                            .copied()
+                            .unwrap_or(0);
+                        let a = p.array.as_ref();
+                        // XLA:TPU feeds an f32 dot at default precision in
+                        // bf16 and moves that convert before the all-gather.
+                        let mut bytes = if a.is_some_and(|a| a.element_type == ElementType::F32) {
+                            full / 2
+                        } else {
+                            full
+                        };
+                        // A loop (a scan over stacked layers) gathers one
+                        // step's slice at a time.
+                        if entry.contraction_in_loop {
+                            let steps = a.and_then(|a| a.dims.first().copied()).unwrap_or(1).max(1);
+                            bytes /= steps as u64;
+                        }
+                        Some((from, to, bytes))
+                    })
                     .collect();
-                let mut largest = 0u64;
+                // Gradients: a data-parallel program sums each weight's
+                // gradient over the devices with an all-reduce; sharded,
+                // that sum is a reduce-scatter whose result is the shard.
+                // (The local gradient before it is whole in both, and an
+                // activation of a weight's shape is not a gradient.)
+                let gradient = |w: &Self, t: usize| {
+                    let summed = w.program.buffers.get(t).is_some_and(|b| {
+                        b.opcode.starts_with("all-reduce") || b.name.starts_with("all-reduce")
+                    });
+                    summed
+                        && w.array(t)
+                            .is_some_and(|a| keys.contains(&(a.element_type, a.dims.clone())))
+                };
                 for &a in &allocations {
-                    let full = self.plan.allocation_bytes.get(a).copied().unwrap_or(0);
-                    if weights.contains(&a) {
-                        largest = largest.max(full);
-                    }
+                    let others = self.other_members(a, &|w, b, size| match w
+                        .array(b)
+                        .filter(|_| gradient(w, b))
+                    {
+                        Some(before) => {
+                            divide(before).map_or(size, |after| resized(size, before, &after))
+                        }
+                        None => size,
+                    });
                     self.resize_allocation(a, &divide);
+                    if let Some(slot) = self.plan.allocation_bytes.get_mut(a).filter(|s| **s > 0) {
+                        *slot = (*slot).max(others);
+                    }
                 }
-                // Gradients and updates: temporaries of a sharded parameter's shape.
                 for t in self.traced() {
-                    let same = self
-                        .array(t)
-                        .is_some_and(|a| keys.contains(&(a.element_type, a.dims.clone())));
-                    if same {
+                    if gradient(self, t) {
                         self.resize_buffer(t, &divide);
                     }
                 }
-                // FSDP's all-gather: the weight in use gathered whole, and the
-                // next one in flight (XLA:TPU prefetches it asynchronously).
-                let shard = largest / n as u64;
-                let gathered = largest.saturating_sub(shard).saturating_mul(2);
-                self.plan.extra.push(Extra {
-                    from: 0,
-                    to: self.program.events.len(),
-                    bytes: gathered,
-                });
+                // FSDP's all-gather: XLA keeps a weight's gathered copy from
+                // its first dot to its last (the forward's copy serves the
+                // backward), so it is live over that span.
+                let mut gathered = 0u64;
+                for (from, to, bytes) in gathers {
+                    gathered = gathered.saturating_add(bytes);
+                    self.plan.extra.push(Extra {
+                        from,
+                        to: to + 1,
+                        bytes,
+                    });
+                }
                 Ok((
                     format!("weights and optimizer state ({} allocations) sharded over {n} devices", allocations.len()),
-                    format!("their first dimension divisible by {n} divided, with the arrays of their shapes (gradients, updates); plus two weights gathered whole at a time, the one in use and the next in flight ({})", units(gathered)),
+                    format!("their first dimension divisible by {n} divided, with the all-reduced gradients of their shapes (a reduce-scatter's shard once sharded); each weight gathered whole (in bf16 when f32, as XLA:TPU feeds a default-precision dot; one step's slice when a loop reads it) from its first dot to its last ({} gathered in all)", units(gathered)),
                 ))
             }
             ShardScope::LargestBuffer => {
@@ -616,7 +753,6 @@ impl Work<'_> {
         if allocations.is_empty() {
             return Err(WhatIfError::NotApplicable("no optimizer state (an updated parameter that feeds no dot or convolution) to offload".into()));
         }
-        let end = self.program.events.len();
         let states: Vec<(Option<usize>, Option<usize>, usize, Option<usize>)> = self
             .facts
             .params
@@ -632,6 +768,10 @@ impl Work<'_> {
                 )
             })
             .collect();
+        // The optimizer's work begins at the first reader of any state:
+        // XLA's scheduler has the host-to-HBM copies in flight from there
+        // (on the real pairs they start no later, often earlier).
+        let optimizer_starts = states.iter().filter_map(|s| s.0).min();
         for (first, last, allocation, output) in states {
             let size = self
                 .plan
@@ -640,15 +780,16 @@ impl Work<'_> {
                 .copied()
                 .unwrap_or(0);
             self.remove_allocation(allocation);
-            // Copied into HBM for its readers, from the first to the last.
-            if let (Some(from), Some(to)) = (first, last) {
+            // Copied into HBM when the optimizer begins, kept to its last reader.
+            if let (Some(from), Some(to)) = (optimizer_starts.or(first), last) {
                 self.plan.extra.push(Extra {
                     from,
                     to: to + 1,
                     bytes: size,
                 });
             }
-            // The new value is computed in HBM and copied out at the end.
+            // The new value is computed in HBM and copied out to the host
+            // as soon as it is written (its HBM buffer is not an output).
             if let Some(o) = output {
                 let size = self.plan.allocation_bytes.get(o).copied().unwrap_or(0);
                 let from = self
@@ -660,14 +801,14 @@ impl Work<'_> {
                 self.remove_allocation(o);
                 self.plan.extra.push(Extra {
                     from,
-                    to: end,
+                    to: from + 1,
                     bytes: size,
                 });
             }
         }
         Ok((
             format!("optimizer state and its new value ({} allocations) in pinned_host memory", allocations.len()),
-            "their allocations leave HBM; each state is copied into HBM from its first reader to its last, and each new value lives in HBM from its definition until it is copied out at the end".into(),
+            "their allocations leave HBM; each state is copied into HBM when the optimizer's work begins (the first reader of any state) and kept to its last reader, and each new value is copied out as soon as it is written".into(),
         ))
     }
 

@@ -146,6 +146,33 @@ pub fn modules_of_planes(
 /// Modules without a usable buffer assignment are left out; when none is
 /// usable the first error is returned.
 pub fn analyze_planes(input_name: &str, planes: &[XPlane]) -> Result<Vec<ModuleReport>, XlaError> {
+    analyze_planes_with(input_name, planes, None)
+}
+
+/// [`analyze_planes`], also giving the program of every module analysed
+/// ([`heap_programs`]: the what-if engine's input, issue 25). A profile's
+/// `/host:metadata` plane holds each module's HloProto, so its programs are
+/// those of the same HloProto read alone, named `name(program_id)`.
+pub fn analyze_planes_keeping_programs(
+    input_name: &str,
+    planes: &[XPlane],
+) -> Result<
+    (
+        Vec<ModuleReport>,
+        Vec<oomscope_report::program::HeapProgram>,
+    ),
+    XlaError,
+> {
+    let mut programs = Vec::new();
+    let reports = analyze_planes_with(input_name, planes, Some(&mut programs))?;
+    Ok((reports, programs))
+}
+
+fn analyze_planes_with(
+    input_name: &str,
+    planes: &[XPlane],
+    mut programs: Option<&mut Vec<oomscope_report::program::HeapProgram>>,
+) -> Result<Vec<ModuleReport>, XlaError> {
     let modules = modules_of_planes(input_name, planes)?;
     let mut reports = Vec::new();
     let mut first_error = None;
@@ -156,6 +183,11 @@ pub fn analyze_planes(input_name: &str, planes: &[XPlane]) -> Result<Vec<ModuleR
                     report.source_kind = oomscope_report::SourceKind::Xplane;
                 }
                 reports.extend(r);
+                if let Some(programs) = programs.as_deref_mut() {
+                    if let Ok(p) = heap_programs(input_name, &module.hlo, Some(module.program_id)) {
+                        programs.extend(p);
+                    }
+                }
             }
             Err(e) => {
                 first_error.get_or_insert(e);

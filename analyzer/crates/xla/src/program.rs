@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use oomscope_proto::xla::heap_simulator_trace::event::Kind as EventKind;
 use oomscope_proto::xla::{HloComputationProto, HloInstructionProto, HloModuleProto};
 use oomscope_report::program::{
-    EntryParameter, HeapEvent, HeapEventKind, HeapProgram, ProgramAllocation, ProgramBuffer,
+    HeapEvent, HeapEventKind, HeapProgram, ParameterReads, ProgramAllocation, ProgramBuffer,
 };
 use oomscope_report::MemoryColor;
 
@@ -117,13 +117,16 @@ impl Module<'_> {
                 ));
             }
         }
+        // The program's buffers of each instruction, indexed once (a scan
+        // per output took a minute on a module of 10^5 buffers).
+        let mut by_instruction: HashMap<i64, Vec<usize>> = HashMap::new();
+        for (i, b) in self.buffers().iter().enumerate() {
+            if let Some(&slot) = buffer_slot.get(&i) {
+                by_instruction.entry(b.instruction.id).or_default().push(slot);
+            }
+        }
         entry_facts(hlo_module, &mut program, |id| {
-            self.buffers()
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| b.instruction.id == id)
-                .filter_map(|(i, _)| buffer_slot.get(&i).copied())
-                .collect()
+            by_instruction.get(&id).cloned().unwrap_or_default()
         });
         Some(program)
     }
@@ -165,7 +168,33 @@ fn entry_facts(
         return;
     };
     let graph = Graph::new(module);
-    let positions = SchedulePositions::new(module, entry, &program.instructions);
+    // The trace names a FREE by the freed buffer's defining instruction;
+    // the heap simulator frees it after its last reader, so that reader
+    // places the event in the schedule.
+    let order = schedule_order(module, entry);
+    let by_name: HashMap<&str, i64> = entry
+        .instructions
+        .iter()
+        .map(|i| (i.name.as_str(), i.id))
+        .collect();
+    let mut readers: HashMap<&str, Option<String>> = HashMap::new();
+    let names: Vec<String> = program
+        .instructions
+        .iter()
+        .enumerate()
+        .map(|(i, name)| match program.events.get(i).map(|e| e.kind) {
+            Some(HeapEventKind::Free) => readers
+                .entry(name.as_str())
+                .or_insert_with(|| {
+                    let id = *by_name.get(name.as_str())?;
+                    last_reader(&graph, &order, id)
+                })
+                .clone()
+                .unwrap_or_else(|| name.clone()),
+            _ => name.clone(),
+        })
+        .collect();
+    let positions = SchedulePositions::new(module, entry, &names);
     // Output leaves: the entry root's operands when it is a tuple.
     if let Some(root) = graph.instructions.get(&entry.root_id) {
         let leaves: Vec<(Vec<i64>, i64)> = if root.opcode == "tuple" {
@@ -191,6 +220,7 @@ fn entry_facts(
             }
         }
     }
+    let held = program.parameter_allocations();
     for instruction in &entry.instructions {
         if instruction.opcode != "parameter" {
             continue;
@@ -199,8 +229,9 @@ fn entry_facts(
             continue;
         };
         let feeds = graph.reaches_contraction(instruction.id);
-        // Readers in the entry computation (through get-tuple-element and bitcast).
-        let mut readers = Vec::new();
+        // Readers in the entry computation (through get-tuple-element and
+        // bitcast), each with the value it reads.
+        let mut readers: Vec<(i64, i64)> = Vec::new();
         let mut frontier = vec![instruction.id];
         while let Some(id) = frontier.pop() {
             for &u in graph.users.get(&id).map_or(&[][..], Vec::as_slice) {
@@ -208,13 +239,35 @@ fn entry_facts(
                     Some("get-tuple-element" | "bitcast") if readers.len() < 10_000 => {
                         frontier.push(u)
                     }
-                    Some(_) => readers.push(u),
+                    Some(_) => readers.push((id, u)),
                     None => {}
                 }
             }
         }
-        let uses: Vec<usize> = readers.iter().filter_map(|&r| positions.of(r)).collect();
-        let (first_use, last_use) = (uses.iter().min().copied(), uses.iter().max().copied());
+        let uses: Vec<usize> = readers
+            .iter()
+            .filter_map(|&(_, r)| positions.of(r))
+            .collect();
+        let mut contraction_in_loop = false;
+        let contraction_uses: Vec<usize> = if feeds {
+            readers
+                .iter()
+                .filter(|&&(value, reader)| graph.reaches_contraction_through(value, reader))
+                .filter_map(|&(_, reader)| {
+                    if graph
+                        .instructions
+                        .get(&reader)
+                        .is_some_and(|i| i.opcode == "while")
+                    {
+                        contraction_in_loop = true;
+                    }
+                    positions.of(reader)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let reads = ParameterReads::new(feeds, &uses, &contraction_uses, contraction_in_loop);
         // One entry per array leaf (JAX passes thousands of arguments as one tuple).
         let mut leaves: Vec<Vec<i64>> = Vec::new();
         let mut stack: Vec<Vec<i64>> = vec![Vec::new()];
@@ -233,24 +286,40 @@ fn entry_facts(
             }
         }
         for index in leaves {
-            let allocation = program.allocations.iter().position(|a| {
-                a.parameter_number == Some(instruction.parameter_number)
-                    && a.parameter_shape_index == index
-            });
-            program.parameters.push(EntryParameter {
-                number: instruction.parameter_number,
-                shape: own_shape_text(instruction, &index),
-                shape_index: index,
-                allocation,
-                feeds_contraction: feeds,
-                first_use,
-                last_use,
-            });
+            let shape = own_shape_text(instruction, &index);
+            program.push_parameter((instruction.parameter_number, index), shape, &reads, &held);
         }
     }
     program
         .parameters
         .sort_by(|a, b| (a.number, &a.shape_index).cmp(&(b.number, &b.shape_index)));
+}
+
+/// The reader of entry instruction `name`'s value (through get-tuple-element
+/// and bitcast) that comes last in the entry schedule, by name.
+fn last_reader(graph: &Graph<'_>, order: &HashMap<i64, usize>, start: i64) -> Option<String> {
+    let mut best: Option<(usize, i64)> = None;
+    let mut frontier = vec![start];
+    let mut seen = HashSet::new();
+    while let Some(id) = frontier.pop() {
+        if !seen.insert(id) || seen.len() > MAX_VISITS {
+            continue;
+        }
+        for &u in graph.users.get(&id).map_or(&[][..], Vec::as_slice) {
+            match graph.instructions.get(&u).map(|i| i.opcode.as_str()) {
+                Some("get-tuple-element" | "bitcast") => frontier.push(u),
+                Some(_) => {
+                    if let Some(&k) = order.get(&u) {
+                        if best.is_none_or(|(b, _)| k > b) {
+                            best = Some((k, u));
+                        }
+                    }
+                }
+                None => {}
+            }
+        }
+    }
+    best.and_then(|(_, id)| graph.instructions.get(&id).map(|i| i.name.clone()))
 }
 
 /// Users of every instruction and the computations, to follow a value.
@@ -259,7 +328,16 @@ struct Graph<'a> {
     users: HashMap<i64, Vec<i64>>,
     /// Parameter instructions of each computation, by parameter number.
     parameters: HashMap<i64, HashMap<i64, i64>>,
+    /// Whether each state visited reaches a contraction.
+    memo: std::cell::RefCell<HashMap<State, bool>>,
 }
+
+/// A value followed through the module: an instruction, and the tuple
+/// element of it we hold (None: all of it).
+type State = (i64, Option<i64>);
+
+/// States remembered per module at most (bounded whatever the module).
+const MAX_MEMO: usize = 4_000_000;
 
 impl<'a> Graph<'a> {
     fn new(module: &'a HloModuleProto) -> Self {
@@ -284,6 +362,7 @@ impl<'a> Graph<'a> {
             instructions,
             users,
             parameters,
+            memo: Default::default(),
         }
     }
 
@@ -291,71 +370,129 @@ impl<'a> Graph<'a> {
     /// users, into fusions and calls (the called computation's parameter),
     /// through tuples into loops (the element's `get-tuple-element`).
     fn reaches_contraction(&self, start: i64) -> bool {
-        // State: an instruction whose value we hold, and the tuple element we
-        // hold of it when it is a tuple we were put into (None: all of it).
-        let mut seen: HashSet<(i64, Option<i64>)> = HashSet::new();
-        let mut stack = vec![(start, None::<i64>)];
-        while let Some((id, element)) = stack.pop() {
-            if !seen.insert((id, element)) || seen.len() > MAX_VISITS {
-                if seen.len() > MAX_VISITS {
-                    return false;
-                }
+        self.reaches_contraction_via(start, None)
+    }
+
+    /// [`Self::reaches_contraction`] through one reader of `start` only.
+    fn reaches_contraction_through(&self, start: i64, reader: i64) -> bool {
+        self.reaches_contraction_via(start, Some(reader))
+    }
+
+    fn reaches_contraction_via(&self, start: i64, only: Option<i64>) -> bool {
+        let mut next = Vec::new();
+        if self.successors((start, None), only, &mut next) {
+            return true;
+        }
+        next.into_iter().any(|s| self.reaches_from(s))
+    }
+
+    /// The states a value flows to from `state` (through its users, or only
+    /// `only` among them), and whether one of those users is a contraction.
+    /// State: an instruction whose value we hold, and the tuple element we
+    /// hold of it when it is a tuple we were put into (None: all of it).
+    fn successors(&self, (id, element): State, only: Option<i64>, out: &mut Vec<State>) -> bool {
+        // (One reader of thousands: looked at alone, not found among them.)
+        let users = match &only {
+            Some(reader) => std::slice::from_ref(reader),
+            None => self.users.get(&id).map_or(&[][..], Vec::as_slice),
+        };
+        for &user in users {
+            let Some(u) = self.instructions.get(&user) else {
                 continue;
-            }
-            for &user in self.users.get(&id).map_or(&[][..], Vec::as_slice) {
-                let Some(u) = self.instructions.get(&user) else {
-                    continue;
-                };
-                match u.opcode.as_str() {
-                    "dot" | "convolution" | "ragged-dot" => {
-                        if element.is_none() {
-                            return true;
-                        }
+            };
+            match u.opcode.as_str() {
+                "dot" | "convolution" | "ragged-dot" => {
+                    if element.is_none() {
+                        return true;
                     }
-                    "get-tuple-element" => {
-                        if element.is_none_or(|e| e == u.tuple_index) {
-                            stack.push((user, None));
-                        }
+                }
+                "get-tuple-element" => {
+                    if element.is_none_or(|e| e == u.tuple_index) {
+                        out.push((user, None));
                     }
-                    "tuple" => {
-                        if element.is_none() {
-                            for (k, &o) in u.operand_ids.iter().enumerate() {
-                                if o == id {
-                                    stack.push((user, Some(k as i64)));
-                                }
+                }
+                "tuple" => {
+                    if element.is_none() {
+                        for (k, &o) in u.operand_ids.iter().enumerate() {
+                            if o == id {
+                                out.push((user, Some(k as i64)));
                             }
                         }
                     }
-                    _ => {
-                        // Into called computations: operand k is parameter k
-                        // (fusion, call, custom-call, while body/condition).
-                        let positions: Vec<usize> = u
-                            .operand_ids
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, &o)| o == id)
-                            .map(|(k, _)| k)
-                            .collect();
+                }
+                _ => {
+                    // Into called computations: operand k is parameter k
+                    // (fusion, call, custom-call, while body/condition).
+                    for (k, _) in u.operand_ids.iter().enumerate().filter(|(_, &o)| o == id) {
                         for &c in &u.called_computation_ids {
-                            for &k in &positions {
-                                let k = if u.opcode == "while" { 0 } else { k as i64 };
-                                if let Some(&p) = self.parameters.get(&c).and_then(|ps| ps.get(&k))
-                                {
-                                    stack.push((p, element));
-                                }
+                            let k = if u.opcode == "while" { 0 } else { k as i64 };
+                            if let Some(&p) = self.parameters.get(&c).and_then(|ps| ps.get(&k)) {
+                                out.push((p, element));
                             }
                         }
-                        if element.is_none() {
-                            stack.push((user, None));
-                        } else if u.opcode == "while" {
-                            // The loop's result holds the same element.
-                            stack.push((user, element));
-                        }
+                    }
+                    if element.is_none() {
+                        out.push((user, None));
+                    } else if u.opcode == "while" {
+                        // The loop's result holds the same element.
+                        out.push((user, element));
                     }
                 }
             }
         }
         false
+    }
+
+    /// Whether a value held as `start` reaches a contraction, remembered
+    /// for every state visited (the dataflow is acyclic: many parameters
+    /// and readers share the same paths, each walked once per module).
+    fn reaches_from(&self, start: State) -> bool {
+        let mut memo = self.memo.borrow_mut();
+        if let Some(&known) = memo.get(&start) {
+            return known;
+        }
+        // Depth-first, children before parents; a state met again while
+        // open (malformed input) counts as not reaching.
+        let mut stack: Vec<(State, Vec<State>)> = Vec::new();
+        let mut open: HashSet<State> = HashSet::new();
+        let enter = |state: State,
+                     stack: &mut Vec<(State, Vec<State>)>,
+                     memo: &mut HashMap<State, bool>,
+                     open: &mut HashSet<State>| {
+            let mut next = Vec::new();
+            if self.successors(state, None, &mut next) {
+                memo.insert(state, true);
+            } else {
+                open.insert(state);
+                stack.push((state, next));
+            }
+        };
+        enter(start, &mut stack, &mut memo, &mut open);
+        while let Some((state, pending)) = stack.last_mut() {
+            let state = *state;
+            if memo.len() > MAX_MEMO {
+                return false;
+            }
+            let Some(child) = pending.pop() else {
+                // Every child examined: none reaches.
+                memo.insert(state, false);
+                open.remove(&state);
+                stack.pop();
+                continue;
+            };
+            if !memo.contains_key(&child) && !open.contains(&child) {
+                enter(child, &mut stack, &mut memo, &mut open);
+            }
+            if memo.get(&child) == Some(&true) {
+                // A state reaching a contraction: so does every open state
+                // above it on the path.
+                while let Some((open_state, _)) = stack.pop() {
+                    memo.insert(open_state, true);
+                    open.remove(&open_state);
+                }
+            }
+        }
+        memo.get(&start).copied().unwrap_or(false)
     }
 }
 
@@ -369,20 +506,26 @@ struct SchedulePositions {
     reached: Vec<usize>,
 }
 
+/// Each entry instruction's index in the entry schedule (the order of
+/// the computation when the module has no schedule).
+fn schedule_order(module: &HloModuleProto, entry: &HloComputationProto) -> HashMap<i64, usize> {
+    let sequence: Vec<i64> = module
+        .schedule
+        .as_ref()
+        .and_then(|s| s.sequences.get(&entry.id))
+        .map(|s| s.instruction_ids.clone())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| entry.instructions.iter().map(|i| i.id).collect());
+    sequence
+        .iter()
+        .enumerate()
+        .map(|(k, &id)| (id, k))
+        .collect()
+}
+
 impl SchedulePositions {
     fn new(module: &HloModuleProto, entry: &HloComputationProto, instructions: &[String]) -> Self {
-        let sequence: Vec<i64> = module
-            .schedule
-            .as_ref()
-            .and_then(|s| s.sequences.get(&entry.id))
-            .map(|s| s.instruction_ids.clone())
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| entry.instructions.iter().map(|i| i.id).collect());
-        let order: HashMap<i64, usize> = sequence
-            .iter()
-            .enumerate()
-            .map(|(k, &id)| (id, k))
-            .collect();
+        let order = schedule_order(module, entry);
         let by_name: HashMap<&str, usize> = entry
             .instructions
             .iter()
@@ -402,5 +545,68 @@ impl SchedulePositions {
     fn of(&self, instruction: i64) -> Option<usize> {
         let k = *self.order.get(&instruction)?;
         Some(self.reached.partition_point(|&r| r < k))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The walk without memory: every state from `start` (through `only`).
+    fn walked(graph: &Graph<'_>, start: i64, only: Option<i64>) -> bool {
+        let mut seen: HashSet<State> = HashSet::new();
+        let mut stack = Vec::new();
+        if graph.successors((start, None), only, &mut stack) {
+            return true;
+        }
+        while let Some(state) = stack.pop() {
+            if seen.insert(state) && graph.successors(state, None, &mut stack) {
+                return true;
+            }
+        }
+        false
+    }
+
+    #[test]
+    fn the_remembered_walk_answers_as_the_plain_walk_on_real_modules() {
+        // Parameters and their readers of real modules: loops (a scan),
+        // tuples of thousands of arguments, async copies, collectives.
+        let mut checked = 0;
+        for dir in [
+            "transformer-scan",
+            "donate-zoo/tuple-args",
+            "pair-transformer-shard/fixed",
+            "pair-mlp-offload/fixed",
+            "fsdp-transformer-scan",
+        ] {
+            let dir = oomscope_testdata::fixtures().join(dir);
+            let path = std::fs::read_dir(&dir)
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .find(|p| p.to_string_lossy().ends_with(".after_optimizations.hlo.pb"))
+                .unwrap();
+            let hlo = crate::decode_hlo_proto("m", &std::fs::read(&path).unwrap()).unwrap();
+            let module = hlo.hlo_module.as_ref().unwrap();
+            let graph = Graph::new(module);
+            for c in &module.computations {
+                for i in c.instructions.iter().filter(|i| i.opcode == "parameter") {
+                    assert_eq!(
+                        graph.reaches_contraction(i.id),
+                        walked(&graph, i.id, None),
+                        "{}",
+                        i.name
+                    );
+                    for &u in graph.users.get(&i.id).map_or(&[][..], Vec::as_slice) {
+                        assert_eq!(
+                            graph.reaches_contraction_through(i.id, u),
+                            walked(&graph, i.id, Some(u))
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked} readers checked");
     }
 }

@@ -14,7 +14,7 @@ use oomscope_report::units::format_bytes;
 use oomscope_report::whatif::{
     DonationScope, PanelReplay, Remedy, ReplayedCurve, WhatIf, WhatIfChoice, WhatIfView,
 };
-use oomscope_report::{ModuleReport, SourceKind};
+use oomscope_report::{ModuleReport, PeakKind, SourceKind};
 
 use crate::draw::line_chart::{LineChart, Marker, RefLine, Series, Stroke};
 use crate::format::Bytes;
@@ -69,16 +69,29 @@ pub fn WhatIfPanel(module: ModuleReport, index: usize, limit: Option<u64>) -> im
             None => ().into_any(),
         };
     }
-    // Only an HloProto brings the heap-simulator trace a replay needs, and
+    // An HloProto (alone or in an XProf profile) or dump text with live
+    // ranges brings the program a replay needs (the compiler's own
+    // live-range view of a dump is not a heap curve to replay over), and
     // only the worker's own analysis has it (the built-in example is a
-    // saved report).
+    // saved report). A dump module without live ranges gets the worker's
+    // one line saying why.
     let analysed_here = state
         .origin
         .with_untracked(|o| matches!(o, Some(ReportOrigin::User)));
-    if module.source_kind != SourceKind::HloProto || !analysed_here {
+    let replayable = match module.source_kind {
+        SourceKind::HloProto | SourceKind::Xplane => true,
+        SourceKind::XlaDumpText => module.peak_kind != PeakKind::LiveRange,
+        SourceKind::Other(_) => false,
+    };
+    if !replayable || !analysed_here {
         return ().into_any();
     }
-    let choice = RwSignal::new(restored.map(|v| v.choice).unwrap_or_default());
+    let chips = module.chips;
+    let choice = RwSignal::new(
+        restored
+            .map(|v| v.choice)
+            .unwrap_or_else(|| WhatIfChoice::for_chips(chips)),
+    );
     let shown = RwSignal::new(Shown::Waiting);
     let elapsed_ms = RwSignal::new(None::<f64>);
     let name = module.display_name();
