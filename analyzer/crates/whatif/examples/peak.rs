@@ -93,6 +93,17 @@ fn main() {
                 }
                 Err(e) => println!(" remat: {e:?}"),
             }
+            // The replayed curve around its peak, against today's.
+            if let Ok(pr) = oomscope_whatif::predict(&p, &[oomscope_whatif::Change::Remat]) {
+                for (i, (a, b)) in curve.heap_bytes.iter().zip(&pr.curve.heap_bytes).enumerate() {
+                    println!(
+                        "   {i:>4} {:<36} today {:>9.1} remat {:>9.1} MiB",
+                        p.instructions.get(i).map_or("", String::as_str),
+                        *a as f64 / 1048576.0,
+                        *b as f64 / 1048576.0
+                    );
+                }
+            }
         }
     }
 }
