@@ -194,7 +194,23 @@ pub(crate) fn apply(work: &mut Work<'_>, before: &Curve) -> Result<(String, Stri
         else {
             return Err(not_applicable());
         };
-        let mut starts: Vec<usize> = first.iter().filter_map(|&b| span(b)).map(|s| s.0).collect();
+        // A block starts where the instruction defining its member starts
+        // (its first output allocated: a fusion of the last block with
+        // the loss allocates the loss first).
+        let mut first_event: BTreeMap<&str, usize> = BTreeMap::new();
+        for (i, e) in program.events.iter().enumerate() {
+            if let Some(x) = e.buffer.and_then(|b| program.buffers.get(b)) {
+                first_event.entry(instruction_of(&x.name)).or_insert(i);
+            }
+        }
+        let mut starts: Vec<usize> = first
+            .iter()
+            .filter_map(|&b| {
+                let own = span(b)?.0;
+                let name = program.buffers.get(b).map(|x| instruction_of(&x.name))?;
+                Some(first_event.get(name).map_or(own, |&f| f.min(own)))
+            })
+            .collect();
         starts.sort_unstable();
         unrolled(work, &found, &starts, &spans, peak)
     };
