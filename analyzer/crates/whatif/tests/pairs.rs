@@ -123,6 +123,12 @@ const PAIRS: &[(&str, &str, &str, Change)] = &[
     ("pair-transformer-remat-v6e", "base", "fixed", Change::Remat),
     ("pair-convnet-remat-v5p", "base", "fixed", Change::Remat),
     ("pair-mlp-remat-mid", "base", "fixed", Change::Remat),
+    (
+        "pair-dtype-oom",
+        "f32",
+        "../pair-dtype-oom-remat",
+        Change::Remat,
+    ),
     ("pair-train-remat-b1024", "plain", "checkpoint", Change::Remat),
     (
         "pair-train-remat-b1024-aliased",
