@@ -44,8 +44,8 @@ pub struct ProgramBuffer {
     pub allocation: usize,
     pub opcode: String,
     /// The instructions of the entry computation that read the buffer's
-    /// value (through get-tuple-element, bitcast and async copies), in
-    /// schedule order. The remat what-if reads which of a residual's
+    /// value (through get-tuple-element, bitcast and async copies; for a
+    /// copy, also the readers of the value it copies), in schedule order. The remat what-if reads which of a residual's
     /// readers run in the forward pass, and whether they only feed a
     /// contraction.
     pub readers: Vec<BufferReader>,

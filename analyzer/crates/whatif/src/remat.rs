@@ -212,7 +212,7 @@ pub(crate) fn apply(work: &mut Work<'_>, before: &Curve) -> Result<(String, Stri
             })
             .collect();
         starts.sort_unstable();
-        unrolled(work, &found, &starts, &spans, peak)
+        unrolled(work, &found, &starts, &spans, peak)?
     };
     let after = crate::replay(program, &work.plan)
         .map_err(WhatIfError::CannotReplay)?
@@ -261,7 +261,7 @@ fn unrolled(
     starts: &[usize],
     spans: &[Option<(usize, usize)>],
     peak: usize,
-) -> (String, String) {
+) -> Result<(String, String), WhatIfError> {
     let program = work.program;
     let span = |b: usize| spans.get(b).copied().flatten();
     let n = found.blocks;
@@ -289,6 +289,26 @@ fn unrolled(
         } else {
             recomputed.push((b, k, f));
         }
+    }
+    // Repeated blocks chain: each block's output is the next one's input,
+    // so most block boundaries are crossed by a residual. Same-shape
+    // temporaries that all come from one value (several activations of one
+    // matmul, summed in reverse) cross none: no repeated block.
+    let mut chained: Vec<usize> = inputs
+        .iter()
+        .filter_map(|&b| span(b))
+        .map(|(a, _)| block_of(a))
+        .filter(|&k| k + 1 < n)
+        .collect();
+    chained.sort_unstable();
+    chained.dedup();
+    if chained.is_empty() || chained.len() * 2 < n - 1 {
+        return Err(WhatIfError::NotApplicable(format!(
+            "the {} same-shape buffers live at the peak do not chain as repeated blocks do (a residual crosses {} of {} block boundaries): no repeated block to checkpoint",
+            found.residuals.len(),
+            chained.len(),
+            n - 1
+        )));
     }
     // Block k's recompute starts when the backward is done with block k+1
     // (its recomputed residuals all freed); the last block's at the turn.
@@ -341,7 +361,7 @@ fn unrolled(
             });
         }
     }
-    (
+    Ok((
         format!(
             "jax.checkpoint on the repeated block: {} residual buffers repeated per block over {n} blocks ({}) live at the peak",
             found.residuals.len(),
@@ -359,7 +379,7 @@ fn unrolled(
             recomputed.len(),
             crate::units(recomputed_bytes),
         ),
-    )
+    ))
 }
 
 fn scanned(

@@ -274,7 +274,7 @@ fn entry_facts(
             continue;
         }
         let mut readers: Vec<BufferReader> = graph
-            .readers(*id, index)
+            .value_readers(*id, index)
             .into_iter()
             .filter_map(|(reader, contraction_only)| {
                 Some(BufferReader {
@@ -372,6 +372,29 @@ impl<'a> Graph<'a> {
                     (_, Some(_)) => out.push((user, false)),
                 }
             }
+        }
+        out
+    }
+
+    /// [`Graph::readers`], and for a copy (an async copy's destination,
+    /// element {0} of a copy-start, or a copy) also the readers of the
+    /// value it copies: the same value, read before the copy is made (XLA
+    /// copies a residual for the backward while the forward reads the
+    /// original).
+    fn value_readers(&self, id: i64, index: &[i64]) -> Vec<(i64, bool)> {
+        let mut out = self.readers(id, index);
+        let (mut id, mut index) = (id, index.to_vec());
+        for _ in 0..4 {
+            let Some(i) = self.instructions.get(&id) else { break };
+            let copies = match (i.opcode.as_str(), index.as_slice()) {
+                ("copy-start", [0]) | ("copy", []) => true,
+                _ => false,
+            };
+            let Some(&source) = i.operand_ids.first().filter(|_| copies) else {
+                break;
+            };
+            out.extend(self.readers(source, &[]).into_iter().filter(|&(r, _)| r != id));
+            (id, index) = (source, Vec::new());
         }
         out
     }

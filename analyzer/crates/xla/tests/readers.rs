@@ -56,3 +56,14 @@ fn a_residual_stream_also_read_by_an_add_is_not_contraction_only() {
     assert!(forward.iter().any(|r| r.contraction_only), "{:?}", x.readers);
     assert!(forward.iter().any(|r| !r.contraction_only), "{:?}", x.readers);
 }
+
+#[test]
+fn an_async_copy_of_a_residual_is_read_where_its_source_is() {
+    // XLA copies each layer's residual stream for the backward
+    // (copy-start{0}) while the forward reads the original: the copy's
+    // readers include the forward's (fixtures/pair-transformer-remat-v6e).
+    let p = hbm("pair-transformer-remat-v6e/base");
+    let copy = buffer(&p, "copy-start.22{0}");
+    assert!(copy.readers.iter().any(|r| r.position < 74), "{:?}", copy.readers);
+    assert!(copy.readers.iter().any(|r| r.position > 74), "{:?}", copy.readers);
+}
