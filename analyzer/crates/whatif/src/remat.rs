@@ -233,6 +233,24 @@ fn not_applicable() -> WhatIfError {
     )
 }
 
+/// Takes buffer `b` out of the replay (listed as changed); its bytes.
+fn drop_buffer(work: &mut Work<'_>, b: usize) -> u64 {
+    let bytes = work.plan.buffer_bytes.get(b).copied().unwrap_or(0);
+    if let Some(slot) = work.plan.buffer_bytes.get_mut(b) {
+        *slot = 0;
+    }
+    if let Some(buffer) = work.program.buffers.get(b) {
+        work.changed.push(crate::ChangedBuffer {
+            name: buffer.name.clone(),
+            shape_before: buffer.shape.clone(),
+            shape_after: String::new(),
+            bytes_before: bytes,
+            bytes_after: 0,
+        });
+    }
+    bytes
+}
+
 /// The forward readers of a buffer (before the peak: the turn is the
 /// backward's first step).
 fn forward_readers(program: &HeapProgram, b: usize, peak: usize) -> Vec<BufferReader> {
@@ -338,26 +356,14 @@ fn unrolled(
         kept_bytes += work.plan.buffer_bytes.get(b).copied().unwrap_or(0);
     }
     for &(b, k, f) in &recomputed {
-        let bytes = work.plan.buffer_bytes.get(b).copied().unwrap_or(0);
+        let bytes = drop_buffer(work, b);
         recomputed_bytes += bytes;
-        if let Some(slot) = work.plan.buffer_bytes.get_mut(b) {
-            *slot = 0;
-        }
         let from = start.get(k).copied().unwrap_or(peak);
         if f > from {
             work.plan.extra.push(Extra {
                 from,
                 to: f,
                 bytes,
-            });
-        }
-        if let Some(buffer) = program.buffers.get(b) {
-            work.changed.push(crate::ChangedBuffer {
-                name: buffer.name.clone(),
-                shape_before: buffer.shape.clone(),
-                shape_after: String::new(),
-                bytes_before: bytes,
-                bytes_after: 0,
             });
         }
     }
@@ -449,19 +455,7 @@ fn scanned(
         .min()
         .unwrap_or(peak);
     for &b in residuals {
-        let bytes = work.plan.buffer_bytes.get(b).copied().unwrap_or(0);
-        if let Some(slot) = work.plan.buffer_bytes.get_mut(b) {
-            *slot = 0;
-        }
-        if let Some(buffer) = program.buffers.get(b) {
-            work.changed.push(crate::ChangedBuffer {
-                name: buffer.name.clone(),
-                shape_before: buffer.shape.clone(),
-                shape_after: String::new(),
-                bytes_before: bytes,
-                bytes_after: 0,
-            });
-        }
+        drop_buffer(work, b);
     }
     work.plan.extra.push(Extra {
         from,

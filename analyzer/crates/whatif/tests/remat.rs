@@ -6,18 +6,10 @@ use std::path::{Path, PathBuf};
 
 use oomscope_whatif::{Change, WhatIfError};
 
+mod common;
+
 fn hlo_protos(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            hlo_protos(&p, out);
-        } else if p.to_string_lossy().ends_with(".after_optimizations.hlo.pb") {
-            out.push(p);
-        }
-    }
+    common::files_ending(dir, ".after_optimizations.hlo.pb", out);
 }
 
 fn hbm(path: &Path) -> Option<oomscope_report::program::HeapProgram> {

@@ -288,6 +288,16 @@ fn entry_facts(
     }
 }
 
+/// The operand positions at which `user` reads `id`.
+fn operand_positions(user: &HloInstructionProto, id: i64) -> Vec<usize> {
+    user.operand_ids
+        .iter()
+        .enumerate()
+        .filter(|(_, &o)| o == id)
+        .map(|(k, _)| k)
+        .collect()
+}
+
 /// Users of every instruction and the computations, to follow a value.
 struct Graph<'a> {
     instructions: HashMap<i64, &'a HloInstructionProto>,
@@ -357,13 +367,7 @@ impl<'a> Graph<'a> {
                     ("bitcast", _) => stack.push((user, index.clone())),
                     ("copy-done", Some((0, rest))) => stack.push((user, rest.to_vec())),
                     (_, None) => {
-                        let operands: Vec<usize> = u
-                            .operand_ids
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, &o)| o == id)
-                            .map(|(k, _)| k)
-                            .collect();
+                        let operands = operand_positions(u, id);
                         let mut budget = MAX_FUSED_VISITS;
                         out.push((user, self.only_contracts(u, &operands, &mut budget)));
                     }
@@ -457,14 +461,7 @@ impl<'a> Graph<'a> {
                     if self.reshapes_only(f) && self.other_operands_constant(*u, id) {
                         return self.flows_only_to_contractions(*u, budget);
                     }
-                    let k: Vec<usize> = f
-                        .operand_ids
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, &o)| o == id)
-                        .map(|(k, _)| k)
-                        .collect();
-                    self.only_contracts(f, &k, budget)
+                    self.only_contracts(f, &operand_positions(f, id), budget)
                 }),
                 _ => false,
             }
