@@ -56,11 +56,11 @@ pub struct ProgramBuffer {
 pub struct BufferReader {
     /// Replay position (event index) where the schedule reaches the reader.
     pub position: usize,
-    /// It reads the value only as an operand of a dot or a convolution
-    /// (directly, or inside a fusion through converts, bitcasts, reshapes,
-    /// transposes and copies): XLA:TPU rounds such an f32 operand to bf16
-    /// at default precision, and fuses the rounding into the producer when
-    /// every reader is of this kind.
+    /// It reads the value only as an operand of a dot or a convolution at
+    /// default precision (directly, or inside a fusion through converts,
+    /// shape-only ops and activations): XLA:TPU rounds such an f32 operand
+    /// to bf16, and fuses the rounding into the producer when every reader
+    /// is of this kind.
     pub contraction_only: bool,
 }
 

@@ -123,6 +123,7 @@ const PAIRS: &[(&str, &str, &str, Change)] = &[
     ("pair-transformer-remat-v6e", "base", "fixed", Change::Remat),
     ("pair-convnet-remat-v5p", "base", "fixed", Change::Remat),
     ("pair-mlp-remat-mid", "base", "fixed", Change::Remat),
+    ("pair-mlp-remat-highest", "base", "fixed", Change::Remat),
     (
         "pair-dtype-oom",
         "f32",

@@ -288,6 +288,17 @@ fn entry_facts(
     }
 }
 
+/// A dot or convolution at default precision (no operand asks for more,
+/// no algorithm named): XLA:TPU computes it on bf16 operands (JAX's
+/// `jax_default_matmul_precision`, "bfloat16 on TPU"); at HIGH or HIGHEST
+/// the f32 operand is kept (checked on a real compile of the remat MLP
+/// with `JAX_DEFAULT_MATMUL_PRECISION=highest`: its block inputs stay f32).
+fn rounds_to_bf16(contraction: &HloInstructionProto) -> bool {
+    contraction.precision_config.as_ref().is_none_or(|p| {
+        p.algorithm == 0 && p.operand_precision.iter().all(|&x| x == 0)
+    })
+}
+
 /// The operand positions at which `user` reads `id`.
 fn operand_positions(user: &HloInstructionProto, id: i64) -> Vec<usize> {
     user.operand_ids
@@ -413,7 +424,7 @@ impl<'a> Graph<'a> {
         budget: &mut usize,
     ) -> bool {
         if matches!(user.opcode.as_str(), "dot" | "convolution") {
-            return true;
+            return rounds_to_bf16(user);
         }
         if user.opcode != "fusion" || user.called_computation_ids.is_empty() {
             return false;
@@ -443,7 +454,7 @@ impl<'a> Graph<'a> {
             }
             *budget -= 1;
             match self.instructions.get(u).map(|i| i.opcode.as_str()) {
-                Some("dot" | "convolution") => true,
+                Some("dot" | "convolution") => self.instructions.get(u).is_some_and(|i| rounds_to_bf16(i)),
                 Some("convert" | "bitcast" | "reshape" | "transpose" | "copy") => {
                     self.flows_only_to_contractions(*u, budget)
                 }

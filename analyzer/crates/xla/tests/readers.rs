@@ -67,3 +67,14 @@ fn an_async_copy_of_a_residual_is_read_where_its_source_is() {
     assert!(copy.readers.iter().any(|r| r.position < 74), "{:?}", copy.readers);
     assert!(copy.readers.iter().any(|r| r.position > 74), "{:?}", copy.readers);
 }
+
+#[test]
+fn a_matmul_at_highest_precision_keeps_its_f32_operand() {
+    // The same MLP with JAX_DEFAULT_MATMUL_PRECISION=highest
+    // (fixtures/pair-mlp-remat-highest): the convolutions carry
+    // operand_precision={highest,highest}; XLA:TPU does not round their
+    // operands to bf16, so the reader is not a bf16 contraction.
+    let p = hbm("pair-mlp-remat-highest/base");
+    let y = buffer(&p, "convolution_tanh_fusion.7");
+    assert!(y.readers.first().is_some_and(|r| !r.contraction_only), "{:?}", y.readers);
+}
