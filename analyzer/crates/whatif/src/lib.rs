@@ -760,7 +760,7 @@ pub(crate) fn memory_roots(program: &HeapProgram) -> Vec<usize> {
         .collect()
 }
 
-fn plural(n: usize) -> &'static str {
+pub(crate) fn plural(n: usize) -> &'static str {
     if n == 1 {
         ""
     } else {

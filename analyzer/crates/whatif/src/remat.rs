@@ -283,6 +283,11 @@ fn unrolled(
     let program = work.program;
     let span = |b: usize| spans.get(b).copied().flatten();
     let n = found.blocks;
+    let total: u64 = found
+        .residuals
+        .iter()
+        .map(|&b| work.plan.buffer_bytes.get(b).copied().unwrap_or(0))
+        .sum();
     // Block k runs in the forward from starts[k] to starts[k + 1]; the last
     // one ends after the last residual is allocated.
     let end = found
@@ -371,19 +376,22 @@ fn unrolled(
         format!(
             "jax.checkpoint on the repeated block: {} residual buffers repeated per block over {n} blocks ({}) live at the peak",
             found.residuals.len(),
-            crate::units(kept_bytes + recomputed_bytes),
+            crate::units(total),
         ),
         format!(
-            "the forward keeps the {} block inputs (the residuals the next block reads: {}{}); the other {} residuals ({}) are recomputed block by block in the backward, each live from its block's recompute to its last use",
+            "the forward keeps {} block input{} (the residuals the next block reads: {}{}); the other {} residual{} ({}) {} recomputed block by block in the backward, each live from its block's recompute to its last use",
             inputs.len(),
+            crate::plural(inputs.len()),
             crate::units(kept_bytes),
             if rounded > 0 {
-                format!(", {rounded} kept in bf16 as they only feed a dot or convolution")
+                format!(", {rounded} kept in bf16 as they only feed a dot or convolution at default precision")
             } else {
                 String::new()
             },
             recomputed.len(),
+            crate::plural(recomputed.len()),
             crate::units(recomputed_bytes),
+            if recomputed.len() == 1 { "is" } else { "are" },
         ),
     ))
 }
