@@ -317,6 +317,10 @@ struct Graph<'a> {
     parameters: HashMap<i64, HashMap<i64, i64>>,
     /// The opcodes of each computation's instructions.
     computation_opcodes: HashMap<i64, Vec<String>>,
+    /// get-tuple-element users of each (instruction, element).
+    element_users: HashMap<(i64, i64), Vec<i64>>,
+    /// The other users of each instruction.
+    value_users: HashMap<i64, Vec<i64>>,
 }
 
 impl<'a> Graph<'a> {
@@ -325,6 +329,8 @@ impl<'a> Graph<'a> {
         let mut users: HashMap<i64, Vec<i64>> = HashMap::new();
         let mut parameters: HashMap<i64, HashMap<i64, i64>> = HashMap::new();
         let mut computation_opcodes: HashMap<i64, Vec<String>> = HashMap::new();
+        let mut element_users: HashMap<(i64, i64), Vec<i64>> = HashMap::new();
+        let mut value_users: HashMap<i64, Vec<i64>> = HashMap::new();
         for c in &module.computations {
             computation_opcodes.insert(
                 c.id,
@@ -334,6 +340,11 @@ impl<'a> Graph<'a> {
                 instructions.insert(i.id, i);
                 for &o in &i.operand_ids {
                     users.entry(o).or_default().push(i.id);
+                    if i.opcode == "get-tuple-element" {
+                        element_users.entry((o, i.tuple_index)).or_default().push(i.id);
+                    } else {
+                        value_users.entry(o).or_default().push(i.id);
+                    }
                 }
                 if i.opcode == "parameter" {
                     parameters
@@ -348,6 +359,8 @@ impl<'a> Graph<'a> {
             users,
             parameters,
             computation_opcodes,
+            element_users,
+            value_users,
         }
     }
 
@@ -363,18 +376,19 @@ impl<'a> Graph<'a> {
             if !seen.insert((id, index.clone())) || seen.len() > MAX_VISITS {
                 continue;
             }
-            for &user in self.users.get(&id).map_or(&[][..], Vec::as_slice) {
+            // The element's own get-tuple-elements, looked up (a tuple of
+            // thousands of arguments has thousands of them); a
+            // get-tuple-element of the whole tuple reads its table only.
+            if let Some((&first, rest)) = index.split_first() {
+                for &user in self.element_users.get(&(id, first)).map_or(&[][..], Vec::as_slice) {
+                    stack.push((user, rest.to_vec()));
+                }
+            }
+            for &user in self.value_users.get(&id).map_or(&[][..], Vec::as_slice) {
                 let Some(u) = self.instructions.get(&user) else {
                     continue;
                 };
                 match (u.opcode.as_str(), index.split_first()) {
-                    ("get-tuple-element", Some((&first, rest))) => {
-                        if first == u.tuple_index {
-                            stack.push((user, rest.to_vec()));
-                        }
-                    }
-                    // Reads the tuple's table, not the element.
-                    ("get-tuple-element", None) => {}
                     ("bitcast", _) => stack.push((user, index.clone())),
                     ("copy-done", Some((0, rest))) => stack.push((user, rest.to_vec())),
                     (_, None) => {
