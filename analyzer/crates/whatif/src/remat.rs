@@ -20,10 +20,14 @@
 //!   a convolution (at default precision the operand is rounded to bf16, and
 //!   with the backward's elementwise readers gone the rounding fuses into
 //!   the producer): checked on real pairs (fixtures/pair-mlp-remat,
-//!   pair-convnet-remat: the checkpointed side stores bf16 block inputs).
+//!   pair-convnet-remat: the checkpointed side stores bf16 block inputs;
+//!   pair-mlp-remat-highest, matmuls at highest precision: f32).
 //! - Every other residual is recomputed when the backward reaches its block:
-//!   it lives from the end of the next block's backward (the turn, for the
-//!   last block) until the backward frees it, as it did.
+//!   it lives from the end of the next block's backward (just after the
+//!   turn, for the last block) until the backward frees it, as it did.
+//! - Repeated blocks chain: most block boundaries are crossed by a block
+//!   input. Same-shape buffers that do not chain (several activations of
+//!   one matmul) are no repeated block.
 //! - Everything else (the loss head, the backward's own temporaries, the
 //!   parameters) stays as compiled.
 //!
@@ -334,7 +338,8 @@ fn unrolled(
         )));
     }
     // Block k's recompute starts when the backward is done with block k+1
-    // (its recomputed residuals all freed); the last block's at the turn.
+    // (its recomputed residuals all freed); the last block's just after the
+    // turn (the turn's own event is the loss head's).
     let mut done = vec![None::<usize>; n + 1];
     for &(_, k, f) in &recomputed {
         if let Some(slot) = done.get_mut(k) {
