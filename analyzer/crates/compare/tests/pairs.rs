@@ -96,6 +96,18 @@ const NAMING_GAPS: &[(&str, &str)] = &[
         "f32 residuals matched with bf16 temporaries of the same dimensions: named a dtype change",
     ),
     (
+        "pair-transformer-remat-v6e",
+        "residuals no longer at the peak: named `disappeared`",
+    ),
+    (
+        "pair-mlp-remat-mid",
+        "libtpu 0.0.23 keeps the activations inside output allocations and checkpointing raises the peak by 64 MiB: nothing residual to name",
+    ),
+    (
+        "pair-convnet-remat-v5p",
+        "f32 residuals matched with bf16 temporaries of the same dimensions: named `shrank`",
+    ),
+    (
         "pair-train-remat-b1024",
         "the scan's stacked residuals no longer at the peak: named `disappeared`",
     ),
@@ -168,10 +180,12 @@ fn every_pair_gives_xprofs_peak_difference_cut_into_changes_that_sum_to_it() {
             peak(after) as i64 - peak(before) as i64,
             "{pair}"
         );
+        // Negative when the remedy raised the peak (checkpointing on libtpu
+        // 0.0.23, or with matmuls at highest precision).
         let expected_mib = spec["peak_difference_mib"].as_f64().unwrap();
         assert_eq!(
             m.difference_bytes.unsigned_abs(),
-            mib_to_bytes(expected_mib),
+            mib_to_bytes(expected_mib.abs()),
             "{pair}"
         );
 

@@ -129,6 +129,25 @@ pub struct ProgramBuffer {
     /// Index into `HeapProgram::allocations`.
     pub allocation: usize,
     pub opcode: String,
+    /// The instructions of the entry computation that read the buffer's
+    /// value (through get-tuple-element, bitcast and async copies; for a
+    /// copy, also the readers of the value it copies), in schedule order. The remat what-if reads which of a residual's
+    /// readers run in the forward pass, and whether they only feed a
+    /// contraction.
+    pub readers: Vec<BufferReader>,
+}
+
+/// One instruction that reads a buffer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BufferReader {
+    /// Replay position (event index) where the schedule reaches the reader.
+    pub position: usize,
+    /// It reads the value only as an operand of a dot or a convolution at
+    /// default precision (directly, or inside a fusion through converts,
+    /// shape-only ops and activations): XLA:TPU rounds such an f32 operand
+    /// to bf16, and fuses the rounding into the producer when every reader
+    /// is of this kind.
+    pub contraction_only: bool,
 }
 
 /// One buffer allocation.

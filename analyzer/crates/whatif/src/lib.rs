@@ -202,7 +202,7 @@ fn resized(size: u64, before: &ArrayShape, after: &ArrayShape) -> u64 {
 /// bf16's layout for an f32 array: the same tiles, with the (2,1) tile
 /// that packs two 16-bit elements per 32-bit word (a 1-D `T(n)` becomes
 /// `T(2n)`), as XLA:TPU lays out bf16 arrays.
-fn to_bf16(a: &ArrayShape) -> ArrayShape {
+pub(crate) fn to_bf16(a: &ArrayShape) -> ArrayShape {
     let mut b = a.clone();
     b.element_type = ElementType::BF16;
     if let Some(layout) = b.layout.as_mut() {
@@ -240,7 +240,7 @@ impl Work<'_> {
     }
 
     /// Sets buffer `b`'s shape to `after` (sizes from the layouts).
-    fn resize_buffer(&mut self, b: usize, edit: &dyn Fn(&ArrayShape) -> Option<ArrayShape>) {
+    pub(crate) fn resize_buffer(&mut self, b: usize, edit: &dyn Fn(&ArrayShape) -> Option<ArrayShape>) {
         let size = self.plan.buffer_bytes.get(b).copied().unwrap_or(0);
         let Some((after, new)) = self.array(b).and_then(|before| {
             let after = edit(before)?;
@@ -901,7 +901,7 @@ pub(crate) fn memory_roots(program: &HeapProgram) -> Vec<usize> {
         .collect()
 }
 
-fn plural(n: usize) -> &'static str {
+pub(crate) fn plural(n: usize) -> &'static str {
     if n == 1 {
         ""
     } else {
@@ -909,7 +909,7 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-fn units(bytes: u64) -> String {
+pub(crate) fn units(bytes: u64) -> String {
     oomscope_report::units::format_bytes(bytes)
 }
 

@@ -3,20 +3,10 @@
 //! analysis (itself equal to XProf 2.24.2, `oomscope-xla`'s oracle test) for
 //! every memory space of every HloProto under `fixtures/`.
 
-use std::path::{Path, PathBuf};
+mod common;
 
-fn hlo_protos(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            hlo_protos(&p, out);
-        } else if p.to_string_lossy().ends_with(".hlo.pb") {
-            out.push(p);
-        }
-    }
+fn hlo_protos(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    common::files_ending(dir, ".hlo.pb", out);
 }
 
 #[test]

@@ -8,7 +8,8 @@ use std::collections::{HashMap, HashSet};
 use oomscope_proto::xla::heap_simulator_trace::event::Kind as EventKind;
 use oomscope_proto::xla::{HloComputationProto, HloInstructionProto, HloModuleProto};
 use oomscope_report::program::{
-    HeapEvent, HeapEventKind, HeapProgram, ParameterReads, ProgramAllocation, ProgramBuffer,
+    BufferReader, HeapEvent, HeapEventKind, HeapProgram, ParameterReads,
+    ProgramAllocation, ProgramBuffer,
 };
 use oomscope_report::MemoryColor;
 
@@ -18,6 +19,17 @@ use crate::shape::{human_string_with_layout, shape_from_proto, subshape};
 /// Visits at most this many (instruction, tuple index) states per parameter
 /// when following it to a contraction: bounded whatever the module.
 const MAX_VISITS: usize = 20_000;
+
+/// Elementwise ops an activation is made of, through which a value can
+/// still only feed a contraction.
+const ELEMENTWISE: &[&str] = &[
+    "maximum", "minimum", "multiply", "add", "subtract", "divide", "negate", "abs", "tanh",
+    "logistic", "exponential", "log", "sqrt", "rsqrt", "power", "clamp", "select", "compare",
+];
+
+/// Visits at most this many uses inside fused computations when deciding
+/// whether a reader only feeds contractions.
+const MAX_FUSED_VISITS: usize = 256;
 
 impl Module<'_> {
     /// The program the Memory Viewer replays for memory space `color`, or
@@ -53,6 +65,8 @@ impl Module<'_> {
             });
         }
         let mut buffer_slot: HashMap<usize, usize> = HashMap::new();
+        // The instruction and shape index that define each program buffer.
+        let mut origins: Vec<(i64, Vec<i64>)> = Vec::new();
         for (i, b) in self.buffers().iter().enumerate() {
             let Some(&allocation) = allocation_slot.get(&b.allocation) else {
                 continue;
@@ -68,7 +82,9 @@ impl Module<'_> {
                 unpadded_bytes: peak.unpadded_bytes,
                 allocation,
                 opcode: peak.opcode,
+                readers: Vec::new(),
             });
+            origins.push((b.instruction.id, b.shape_index().to_vec()));
             if let Some(a) = program.allocations.get_mut(allocation) {
                 let best = a
                     .representative
@@ -125,7 +141,7 @@ impl Module<'_> {
                 by_instruction.entry(b.instruction.id).or_default().push(slot);
             }
         }
-        entry_facts(hlo_module, &mut program, |id| {
+        entry_facts(hlo_module, &mut program, &origins, |id| {
             by_instruction.get(&id).cloned().unwrap_or_default()
         });
         Some(program)
@@ -151,6 +167,7 @@ fn own_shape_text(instruction: &HloInstructionProto, index: &[i64]) -> String {
 fn entry_facts(
     module: &HloModuleProto,
     program: &mut HeapProgram,
+    origins: &[(i64, Vec<i64>)],
     buffers_of: impl Fn(i64) -> Vec<usize>,
 ) {
     let computations: HashMap<i64, &HloComputationProto> =
@@ -293,6 +310,45 @@ fn entry_facts(
     program
         .parameters
         .sort_by(|a, b| (a.number, &a.shape_index).cmp(&(b.number, &b.shape_index)));
+    let entry_ids: HashSet<i64> = entry.instructions.iter().map(|i| i.id).collect();
+    for (buffer, (id, index)) in program.buffers.iter_mut().zip(origins) {
+        if !entry_ids.contains(id) {
+            continue;
+        }
+        let mut readers: Vec<BufferReader> = graph
+            .value_readers(*id, index)
+            .into_iter()
+            .filter_map(|(reader, contraction_only)| {
+                Some(BufferReader {
+                    position: positions.of(reader)?,
+                    contraction_only,
+                })
+            })
+            .collect();
+        readers.sort_by_key(|r| (r.position, r.contraction_only));
+        buffer.readers = readers;
+    }
+}
+
+/// A dot or convolution at default precision (no operand asks for more,
+/// no algorithm named): XLA:TPU computes it on bf16 operands (JAX's
+/// `jax_default_matmul_precision`, "bfloat16 on TPU"); at HIGH or HIGHEST
+/// the f32 operand is kept (checked on a real compile of the remat MLP
+/// with `JAX_DEFAULT_MATMUL_PRECISION=highest`: its block inputs stay f32).
+fn rounds_to_bf16(contraction: &HloInstructionProto) -> bool {
+    contraction.precision_config.as_ref().is_none_or(|p| {
+        p.algorithm == 0 && p.operand_precision.iter().all(|&x| x == 0)
+    })
+}
+
+/// The operand positions at which `user` reads `id`.
+fn operand_positions(user: &HloInstructionProto, id: i64) -> Vec<usize> {
+    user.operand_ids
+        .iter()
+        .enumerate()
+        .filter(|(_, &o)| o == id)
+        .map(|(k, _)| k)
+        .collect()
 }
 
 /// The reader of entry instruction `name`'s value (through get-tuple-element
@@ -330,6 +386,12 @@ struct Graph<'a> {
     parameters: HashMap<i64, HashMap<i64, i64>>,
     /// Whether each state visited reaches a contraction.
     memo: std::cell::RefCell<HashMap<State, bool>>,
+    /// The opcodes of each computation's instructions.
+    computation_opcodes: HashMap<i64, Vec<String>>,
+    /// get-tuple-element users of each (instruction, element).
+    element_users: HashMap<(i64, i64), Vec<i64>>,
+    /// The other users of each instruction.
+    value_users: HashMap<i64, Vec<i64>>,
 }
 
 /// A value followed through the module: an instruction, and the tuple
@@ -344,11 +406,23 @@ impl<'a> Graph<'a> {
         let mut instructions = HashMap::new();
         let mut users: HashMap<i64, Vec<i64>> = HashMap::new();
         let mut parameters: HashMap<i64, HashMap<i64, i64>> = HashMap::new();
+        let mut computation_opcodes: HashMap<i64, Vec<String>> = HashMap::new();
+        let mut element_users: HashMap<(i64, i64), Vec<i64>> = HashMap::new();
+        let mut value_users: HashMap<i64, Vec<i64>> = HashMap::new();
         for c in &module.computations {
+            computation_opcodes.insert(
+                c.id,
+                c.instructions.iter().map(|i| i.opcode.clone()).collect(),
+            );
             for i in &c.instructions {
                 instructions.insert(i.id, i);
                 for &o in &i.operand_ids {
                     users.entry(o).or_default().push(i.id);
+                    if i.opcode == "get-tuple-element" {
+                        element_users.entry((o, i.tuple_index)).or_default().push(i.id);
+                    } else {
+                        value_users.entry(o).or_default().push(i.id);
+                    }
                 }
                 if i.opcode == "parameter" {
                     parameters
@@ -363,7 +437,188 @@ impl<'a> Graph<'a> {
             users,
             parameters,
             memo: Default::default(),
+            computation_opcodes,
+            element_users,
+            value_users,
         }
+    }
+
+    /// The instructions that read element `index` of `id`'s value, each
+    /// with whether it reads it only as a contraction operand. Followed
+    /// through get-tuple-element, bitcast and copy-done (an async copy's
+    /// result is its destination, element {0} of the copy-start).
+    fn readers(&self, id: i64, index: &[i64]) -> Vec<(i64, bool)> {
+        let mut out = Vec::new();
+        let mut seen: HashSet<(i64, Vec<i64>)> = HashSet::new();
+        let mut stack = vec![(id, index.to_vec())];
+        while let Some((id, index)) = stack.pop() {
+            if !seen.insert((id, index.clone())) || seen.len() > MAX_VISITS {
+                continue;
+            }
+            // The element's own get-tuple-elements, looked up (a tuple of
+            // thousands of arguments has thousands of them); a
+            // get-tuple-element of the whole tuple reads its table only.
+            if let Some((&first, rest)) = index.split_first() {
+                for &user in self.element_users.get(&(id, first)).map_or(&[][..], Vec::as_slice) {
+                    stack.push((user, rest.to_vec()));
+                }
+            }
+            for &user in self.value_users.get(&id).map_or(&[][..], Vec::as_slice) {
+                let Some(u) = self.instructions.get(&user) else {
+                    continue;
+                };
+                match (u.opcode.as_str(), index.split_first()) {
+                    ("bitcast", _) => stack.push((user, index.clone())),
+                    ("copy-done", Some((0, rest))) => stack.push((user, rest.to_vec())),
+                    (_, None) => {
+                        let operands = operand_positions(u, id);
+                        let mut budget = MAX_FUSED_VISITS;
+                        out.push((user, self.only_contracts(u, &operands, &mut budget)));
+                    }
+                    // An element read through its whole tuple (a loop, a
+                    // call): not a contraction operand.
+                    (_, Some(_)) => out.push((user, false)),
+                }
+            }
+        }
+        out
+    }
+
+    /// [`Graph::readers`], and for a copy (an async copy's destination,
+    /// element {0} of a copy-start, or a copy) also the readers of the
+    /// value it copies: the same value, read before the copy is made (XLA
+    /// copies a residual for the backward while the forward reads the
+    /// original).
+    fn value_readers(&self, id: i64, index: &[i64]) -> Vec<(i64, bool)> {
+        let mut out = self.readers(id, index);
+        let (mut id, mut index) = (id, index.to_vec());
+        for _ in 0..4 {
+            let Some(i) = self.instructions.get(&id) else { break };
+            let copies = match (i.opcode.as_str(), index.as_slice()) {
+                ("copy-start", [0]) | ("copy", []) => true,
+                _ => false,
+            };
+            let Some(&source) = i.operand_ids.first().filter(|_| copies) else {
+                break;
+            };
+            out.extend(self.readers(source, &[]).into_iter().filter(|&(r, _)| r != id));
+            (id, index) = (source, Vec::new());
+        }
+        out
+    }
+
+    /// Whether `user` reads its operands `operands` only as operands of a
+    /// dot or a convolution: directly, or inside its fused or called
+    /// computation through shape-only ops and converts.
+    fn only_contracts(
+        &self,
+        user: &HloInstructionProto,
+        operands: &[usize],
+        budget: &mut usize,
+    ) -> bool {
+        if matches!(user.opcode.as_str(), "dot" | "convolution") {
+            return rounds_to_bf16(user);
+        }
+        if user.opcode != "fusion" || user.called_computation_ids.is_empty() {
+            return false;
+        }
+        // `budget` bounds the visits (and so the recursion) whatever the
+        // module: a fused computation's chains of converts are short.
+        operands.iter().all(|&k| {
+            user.called_computation_ids.iter().all(|c| {
+                self.parameters
+                    .get(c)
+                    .and_then(|ps| ps.get(&(k as i64)))
+                    .is_some_and(|&p| self.flows_only_to_contractions(p, budget))
+            })
+        })
+    }
+
+    /// Inside a fused computation: every use of `id` is a contraction
+    /// operand, after converts and shape-only ops.
+    fn flows_only_to_contractions(&self, id: i64, budget: &mut usize) -> bool {
+        let users = self.users.get(&id).map_or(&[][..], Vec::as_slice);
+        if users.is_empty() {
+            return false;
+        }
+        users.iter().all(|u| {
+            if *budget == 0 {
+                return false;
+            }
+            *budget -= 1;
+            match self.instructions.get(u).map(|i| i.opcode.as_str()) {
+                Some("dot" | "convolution") => self.instructions.get(u).is_some_and(|i| rounds_to_bf16(i)),
+                Some("convert" | "bitcast" | "reshape" | "transpose" | "copy") => {
+                    self.flows_only_to_contractions(*u, budget)
+                }
+                // An activation applied on the way (a ReLU: maximum with a
+                // broadcast zero) keeps the value's shape; the producer can
+                // round after it as well.
+                Some(op) if ELEMENTWISE.contains(&op) && self.other_operands_constant(*u, id) => {
+                    self.flows_only_to_contractions(*u, budget)
+                }
+                // A nested fusion: one that only reshapes, converts or applies
+                // an activation (XLA:TPU wraps bitcasts and a ReLU's rounding
+                // in one) passes the value on to its users; another must feed
+                // contractions inside.
+                Some("fusion") => self.instructions.get(u).is_some_and(|f| {
+                    if self.reshapes_only(f) && self.other_operands_constant(*u, id) {
+                        return self.flows_only_to_contractions(*u, budget);
+                    }
+                    self.only_contracts(f, &operand_positions(f, id), budget)
+                }),
+                _ => false,
+            }
+        })
+    }
+
+    /// The operands of `user` other than `id` are constants (or broadcast
+    /// constants).
+    fn other_operands_constant(&self, user: i64, id: i64) -> bool {
+        let constant = |o: i64| {
+            let mut o = o;
+            for _ in 0..4 {
+                match self.instructions.get(&o) {
+                    Some(i) if i.opcode == "constant" || i.opcode == "iota" => return true,
+                    Some(i) if i.opcode == "broadcast" || i.opcode == "convert" => {
+                        match i.operand_ids.first() {
+                            Some(&next) => o = next,
+                            None => return false,
+                        }
+                    }
+                    _ => return false,
+                }
+            }
+            false
+        };
+        self.instructions.get(&user).is_some_and(|u| {
+            u.operand_ids.iter().all(|&o| o == id || constant(o))
+        })
+    }
+
+    /// A fusion whose computations hold only parameters, constants,
+    /// converts, shape-only and elementwise ops.
+    fn reshapes_only(&self, fusion: &HloInstructionProto) -> bool {
+        let computations = &fusion.called_computation_ids;
+        !computations.is_empty()
+            && computations.iter().all(|c| {
+                self.computation_opcodes.get(c).is_some_and(|ops| {
+                    ops.iter().all(|op| {
+                        matches!(
+                            op.as_str(),
+                            "parameter"
+                                | "convert"
+                                | "bitcast"
+                                | "reshape"
+                                | "transpose"
+                                | "copy"
+                                | "constant"
+                                | "broadcast"
+                                | "iota"
+                        ) || ELEMENTWISE.contains(&op.as_str())
+                    })
+                })
+            })
     }
 
     /// Whether the value of `start` reaches a dot or a convolution: through
