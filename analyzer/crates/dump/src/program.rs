@@ -92,6 +92,9 @@ pub(crate) fn program(
         };
         for v in &a.values {
             program.buffers.push(ProgramBuffer {
+                // Dump text names no readers by position: the remat
+                // what-if then finds no block inputs to keep.
+                readers: Vec::new(),
                 id: v.id,
                 name: if v.index == "{}" {
                     v.instruction.to_string()
@@ -200,6 +203,7 @@ fn push_buffer(
     opcode: String,
 ) -> usize {
     program.buffers.push(ProgramBuffer {
+        readers: Vec::new(),
         id: v.id,
         name: display_name(v),
         shape: v.shape.to_string(),
