@@ -43,6 +43,12 @@ pub struct ProgramBuffer {
     /// Index into `HeapProgram::allocations`.
     pub allocation: usize,
     pub opcode: String,
+    /// Buffers defined by the defining instruction's direct operands that
+    /// it reads element by element and is the last reader of in the
+    /// schedule: XLA's heap simulator gives this buffer one of their memory
+    /// when the two shapes are equal (`HeapSimulator::RunComputation`,
+    /// `HloDataflowAnalysis::CanShareOperandBufferWithUser`).
+    pub dying_operands: Vec<usize>,
 }
 
 /// One buffer allocation.

@@ -36,7 +36,7 @@ use oomscope_report::program::HeapProgram;
 pub use oomscope_report::whatif::ChangedBuffer;
 
 pub use facts::{Facts, Role};
-pub use replay::{replay, Curve, Extra, Plan};
+pub use replay::{replay, Curve, Extra, Plan, Share};
 
 /// One remedy, with its parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -309,6 +309,92 @@ impl Work<'_> {
         });
     }
 
+    /// Follows XLA's heap simulator after a remedy changed shapes: a buffer
+    /// takes the memory of an operand that dies at its definition when the
+    /// two shapes (element type, dimensions, layout) are now equal and were
+    /// not as compiled (`HeapSimulator::RunComputation` shares only equal
+    /// shapes: `CanShareOperandBufferWithUser`). In f32, a fusion writing a
+    /// bf16 copy of its f32 operand cannot reuse it; with both bf16 it does.
+    /// Pairs already equal as compiled keep the compiler's own decision.
+    /// Returns how many buffers now share.
+    fn share_equal_operands(&mut self) -> usize {
+        use oomscope_report::program::HeapEventKind;
+        let program = self.program;
+        let n = program.buffers.len();
+        let mut alloc_at = vec![None; n];
+        let mut free_at = vec![None; n];
+        // Buffers whose memory the trace already shares, or that it frees or
+        // allocates more than once: left as the compiler traced them.
+        let mut plain = vec![true; n];
+        for (i, e) in program.events.iter().enumerate() {
+            let Some(b) = e.buffer.filter(|&b| b < n) else {
+                continue;
+            };
+            let slot = match e.kind {
+                HeapEventKind::Alloc => &mut alloc_at[b],
+                HeapEventKind::Free => &mut free_at[b],
+                HeapEventKind::ShareWith(c) => {
+                    plain[b] = false;
+                    if let Some(p) = plain.get_mut(c) {
+                        *p = false;
+                    }
+                    continue;
+                }
+            };
+            if slot.replace(i).is_some() {
+                plain[b] = false;
+            }
+        }
+        let indefinite = |b: usize| {
+            program
+                .buffers
+                .get(b)
+                .and_then(|x| program.allocations.get(x.allocation))
+                .is_none_or(|a| a.indefinite)
+        };
+        let mut taken = vec![false; n];
+        for s in &self.plan.shares {
+            if let Some(t) = taken.get_mut(s.operand) {
+                *t = true;
+            }
+        }
+        let mut shares = Vec::new();
+        for (v, buffer) in program.buffers.iter().enumerate() {
+            let (Some(at), true) = (alloc_at[v], plain[v]) else {
+                continue;
+            };
+            if indefinite(v) || buffer.dying_operands.is_empty() {
+                continue;
+            }
+            let Some(now) = self.array(v) else { continue };
+            for &o in &buffer.dying_operands {
+                let Some(free) = free_at.get(o).copied().flatten() else {
+                    continue;
+                };
+                let ok = o < n
+                    && plain[o]
+                    && !taken[o]
+                    && free > at
+                    && alloc_at[o].is_some_and(|a| a < at)
+                    && !indefinite(o)
+                    && self.plan.buffer_bytes.get(o) == self.plan.buffer_bytes.get(v)
+                    && self.array(o).is_some_and(|a| same_shape(a, now))
+                    && !matches!(
+                        (self.base_arrays.get(o), self.base_arrays.get(v)),
+                        (Some(Some(a)), Some(Some(b))) if same_shape(a, b)
+                    );
+                if ok {
+                    taken[o] = true;
+                    shares.push(Share { at, operand: o, free });
+                    break;
+                }
+            }
+        }
+        let count = shares.len();
+        self.plan.shares.extend(shares);
+        count
+    }
+
     /// Buffers traced by the heap simulator (temporaries), by index.
     fn traced(&self) -> Vec<usize> {
         let mut seen = vec![false; self.program.buffers.len()];
@@ -441,6 +527,7 @@ impl Work<'_> {
                 "no f32 buffer outside the optimizer state".into(),
             ));
         }
+        let _shared = self.share_equal_operands();
         Ok((
             format!(
                 "{cast} f32 buffer{} cast to bf16 (parameters and activations){}",
@@ -758,6 +845,17 @@ pub(crate) fn memory_roots(program: &HeapProgram) -> Vec<usize> {
         .enumerate()
         .map(|(i, r)| r.unwrap_or(i))
         .collect()
+}
+
+/// Equal as XLA's `ShapeUtil::Equal` sees a buffer: element type,
+/// dimensions, layout order, tiles and memory space.
+fn same_shape(a: &ArrayShape, b: &ArrayShape) -> bool {
+    let layout = |x: &ArrayShape| {
+        x.layout
+            .as_ref()
+            .map(|l| (l.minor_to_major.clone(), l.tiles.clone(), l.memory_space))
+    };
+    a.element_type == b.element_type && a.dims == b.dims && layout(a) == layout(b)
 }
 
 fn plural(n: usize) -> &'static str {

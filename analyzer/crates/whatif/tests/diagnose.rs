@@ -230,3 +230,68 @@ fn where_a_buffer_lives() {
         }
     }
 }
+
+#[test]
+#[ignore = "a diagnostic: how often XLA shares an equal-shaped dying operand, over every fixture"]
+fn equal_shaped_dying_operands_are_shared() {
+    let root = oomscope_testdata::fixtures();
+    let mut files = Vec::new();
+    let mut stack = vec![root];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.to_string_lossy().ends_with(".after_optimizations.hlo.pb") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let (mut total, mut total_shared) = (0, 0);
+    let mut kinds: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    for path in files {
+        let name = path.display().to_string();
+        let Ok(hlo) = oomscope_xla::decode_hlo_proto(&name, &std::fs::read(&path).unwrap()) else { continue };
+        let Ok(programs) = oomscope_xla::heap_programs(&name, &hlo, None) else { continue };
+        for p in programs {
+            let mut shared_with: HashMap<usize, usize> = HashMap::new();
+            for e in &p.events {
+                if let (HeapEventKind::ShareWith(c), Some(b)) = (e.kind, e.buffer) {
+                    shared_with.insert(b, c);
+                }
+            }
+            let (mut candidates, mut shared, mut missed) = (0, 0, Vec::new());
+            for (v, b) in p.buffers.iter().enumerate() {
+                for &o in &b.dying_operands {
+                    let ob = &p.buffers[o];
+                    if ob.shape != b.shape || p.allocations[ob.allocation].indefinite || p.allocations[b.allocation].indefinite {
+                        continue;
+                    }
+                    candidates += 1;
+                    if p.memory_space == oomscope_report::MemoryColor::Device {
+                        let key = format!("{} user{} operand{}", b.opcode, if b.name.contains('{') { "{i}" } else { "" }, if ob.name.contains('{') { "{i}" } else { "" });
+                        let e = kinds.entry(key).or_insert((0, 0));
+                        e.0 += 1;
+                        if shared_with.contains_key(&v) { e.1 += 1; }
+                    }
+                    if shared_with.get(&v).is_some() {
+                        shared += 1;
+                    } else {
+                        missed.push(format!("{} <- {} ({})", b.name, ob.name, b.opcode));
+                    }
+                    break;
+                }
+            }
+            total += candidates;
+            total_shared += shared;
+            if candidates > 0 {
+                println!("{name} {:?}: {shared}/{candidates} shared; not: {:?}", p.memory_space, missed.iter().take(4).collect::<Vec<_>>());
+            }
+        }
+    }
+    println!("all: {total_shared}/{total}");
+    for (k, (n, s)) in kinds {
+        println!("HBM {k}: {s}/{n} shared");
+    }
+}

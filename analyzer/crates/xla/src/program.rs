@@ -68,6 +68,7 @@ impl Module<'_> {
                 unpadded_bytes: peak.unpadded_bytes,
                 allocation,
                 opcode: peak.opcode,
+                dying_operands: Vec::new(),
             });
             if let Some(a) = program.allocations.get_mut(allocation) {
                 let best = a
@@ -115,6 +116,27 @@ impl Module<'_> {
                     entry.parameter_number,
                     entry.parameter_shape_index.clone(),
                 ));
+            }
+        }
+        let defined: HashMap<(i64, &[i64]), Vec<usize>> = self
+            .buffers()
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| Some(((b.instruction.id, b.shape_index()), *buffer_slot.get(&i)?)))
+            .fold(HashMap::new(), |mut m, (k, v)| {
+                m.entry(k).or_insert_with(Vec::new).push(v);
+                m
+            });
+        let dying = DyingOperands::new(hlo_module);
+        for (i, b) in self.buffers().iter().enumerate() {
+            let Some(&slot) = buffer_slot.get(&i) else {
+                continue;
+            };
+            let operands = dying.of(b.instruction, |key| {
+                defined.get(&key).cloned().unwrap_or_default()
+            });
+            if let Some(x) = program.buffers.get_mut(slot) {
+                x.dying_operands = operands.into_iter().filter(|&o| o != slot).collect();
             }
         }
         entry_facts(hlo_module, &mut program, |id| {
@@ -402,5 +424,211 @@ impl SchedulePositions {
     fn of(&self, instruction: i64) -> Option<usize> {
         let k = *self.order.get(&instruction)?;
         Some(self.reached.partition_point(|&r| r < k))
+    }
+}
+
+/// The operands of an instruction whose last reader it is, in its
+/// computation's schedule: the candidates of XLA's heap simulator for
+/// reusing an operand's memory for the instruction's output (an operand
+/// value is shared only when its live range ends at the user).
+struct DyingOperands<'a> {
+    instructions: HashMap<i64, &'a HloInstructionProto>,
+    users: HashMap<i64, Vec<i64>>,
+    /// Each scheduled instruction's computation and place in its sequence.
+    order: HashMap<i64, (i64, usize)>,
+    /// (computation, parameter number) → the parameter instruction.
+    parameters: HashMap<(i64, i64), i64>,
+}
+
+/// XLA's elementwise opcodes (`HloInstruction::IsElementwise`: the unary,
+/// binary and ternary operations applied element by element).
+fn is_elementwise(opcode: &str) -> bool {
+    matches!(
+        opcode,
+        "abs" | "add" | "and" | "atan2" | "bitcast-convert" | "cbrt" | "ceil" | "clamp"
+            | "clz" | "compare" | "complex" | "convert" | "copy" | "cos" | "divide" | "erf"
+            | "exponential" | "exponential-minus-one" | "floor" | "imag" | "is-finite" | "log"
+            | "log-plus-one" | "logistic" | "maximum" | "minimum" | "multiply" | "negate"
+            | "not" | "or" | "popcnt" | "power" | "real" | "reduce-precision" | "remainder"
+            | "round-nearest-afz" | "round-nearest-even" | "rsqrt" | "select"
+            | "shift-left" | "shift-right-arithmetic" | "shift-right-logical" | "sign" | "sin"
+            | "sqrt" | "stochastic-convert" | "subtract" | "tan" | "tanh" | "xor"
+    )
+}
+
+/// At most this many users are followed from one operand (through
+/// get-tuple-element and bitcast chains): bounded whatever the module.
+const MAX_READERS: usize = 10_000;
+
+impl<'a> DyingOperands<'a> {
+    fn new(module: &'a HloModuleProto) -> Self {
+        let mut instructions = HashMap::new();
+        let mut users: HashMap<i64, Vec<i64>> = HashMap::new();
+        for c in &module.computations {
+            for i in &c.instructions {
+                instructions.insert(i.id, i);
+                for &o in &i.operand_ids {
+                    users.entry(o).or_default().push(i.id);
+                }
+            }
+        }
+        let mut parameters = HashMap::new();
+        for c in &module.computations {
+            for i in c.instructions.iter().filter(|i| i.opcode == "parameter") {
+                parameters.insert((c.id, i.parameter_number), i.id);
+            }
+        }
+        let mut order = HashMap::new();
+        if let Some(schedule) = &module.schedule {
+            for (&computation, sequence) in &schedule.sequences {
+                for (k, &id) in sequence.instruction_ids.iter().enumerate() {
+                    order.insert(id, (computation, k));
+                }
+            }
+        }
+        DyingOperands {
+            instructions,
+            users,
+            order,
+            parameters,
+        }
+    }
+
+    /// The buffers (from `buffers_at(instruction, shape index)`) of the
+    /// operands of `user` whose every reader is scheduled no later than it.
+    fn of(
+        &self,
+        user: &HloInstructionProto,
+        buffers_at: impl Fn((i64, &[i64])) -> Vec<usize>,
+    ) -> Vec<usize> {
+        // A copy never takes its operand's memory (the heap simulator skips it),
+        // nor does an instruction outside a schedule.
+        if matches!(user.opcode.as_str(), "copy" | "copy-start" | "parameter" | "tuple" | "get-tuple-element" | "bitcast")
+        {
+            return Vec::new();
+        }
+        let Some(&(computation, at)) = self.order.get(&user.id) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for &operand in &user.operand_ids {
+            // Only a value the operand itself defines: the heap simulator
+            // requires the user to be a user of the value's defining
+            // instruction (`IsUserOf`), so a value read through a
+            // get-tuple-element or a bitcast is never shared.
+            let id = operand;
+            let index: Vec<i64> = Vec::new();
+            let Some(source) = self.instructions.get(&id) else {
+                continue;
+            };
+            if matches!(source.opcode.as_str(), "parameter" | "constant") {
+                continue;
+            }
+            let k = user.operand_ids.iter().position(|&o| o == operand).unwrap_or(0);
+            if self.elementwise_on(user, k) && self.last_reader_is(id, &index, computation, at) {
+                out.extend(buffers_at((id, index.as_slice())));
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Whether `user` reads its operand `k` element by element: an
+    /// elementwise instruction, or a fusion whose parameter `k` reaches only
+    /// elementwise instructions and tuples inside it (nested fusions
+    /// followed). XLA shares an operand's buffer only then
+    /// (`AreTransitiveUsesElementwiseOrTuple`): a dot or a convolution reads
+    /// its operand after its output is written.
+    fn elementwise_on(&self, user: &HloInstructionProto, k: usize) -> bool {
+        let mut stack = vec![(user.id, k)];
+        let mut seen = 0usize;
+        while let Some((id, k)) = stack.pop() {
+            seen += 1;
+            if seen > MAX_READERS {
+                return false;
+            }
+            let Some(u) = self.instructions.get(&id) else {
+                return false;
+            };
+            if u.opcode != "fusion" {
+                if !is_elementwise(&u.opcode) {
+                    return false;
+                }
+                continue;
+            }
+            let Some(parameter) = u
+                .called_computation_ids
+                .first()
+                .and_then(|c| self.parameters.get(&(*c, k as i64)))
+            else {
+                return false;
+            };
+            // Every use of the fused parameter, through tuples.
+            let mut values = vec![*parameter];
+            while let Some(v) = values.pop() {
+                for &r in self.users.get(&v).map_or(&[][..], Vec::as_slice) {
+                    let Some(reader) = self.instructions.get(&r) else {
+                        return false;
+                    };
+                    match reader.opcode.as_str() {
+                        "tuple" => values.push(r),
+                        "fusion" => {
+                            for (j, &o) in reader.operand_ids.iter().enumerate() {
+                                if o == v {
+                                    stack.push((r, j));
+                                }
+                            }
+                            values.push(r);
+                        }
+                        op if is_elementwise(op) => values.push(r),
+                        _ => return false,
+                    }
+                    seen += 1;
+                    if seen > MAX_READERS {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// Whether every reader of `(id, index)` is scheduled in `computation`
+    /// at or before `at`.
+    fn last_reader_is(&self, id: i64, index: &[i64], computation: i64, at: usize) -> bool {
+        let mut stack: Vec<(i64, Vec<i64>)> = vec![(id, index.to_vec())];
+        let mut seen = 0usize;
+        while let Some((x, index)) = stack.pop() {
+            for &u in self.users.get(&x).map_or(&[][..], Vec::as_slice) {
+                seen += 1;
+                if seen > MAX_READERS {
+                    return false;
+                }
+                let Some(user) = self.instructions.get(&u) else {
+                    return false;
+                };
+                match user.opcode.as_str() {
+                    "get-tuple-element" => {
+                        if let Some((&first, rest)) = index.split_first() {
+                            if first == user.tuple_index {
+                                stack.push((u, rest.to_vec()));
+                            }
+                            continue;
+                        }
+                    }
+                    "bitcast" => {
+                        stack.push((u, index.clone()));
+                        continue;
+                    }
+                    _ => {}
+                }
+                match self.order.get(&u) {
+                    Some(&(c, k)) if c == computation && k <= at => {}
+                    _ => return false,
+                }
+            }
+        }
+        true
     }
 }
