@@ -49,6 +49,10 @@ pub struct ProgramBuffer {
     /// when the two shapes are equal (`HeapSimulator::RunComputation`,
     /// `HloDataflowAnalysis::CanShareOperandBufferWithUser`).
     pub dying_operands: Vec<usize>,
+    /// One class per dimension of its array (empty when unknown): two
+    /// dimensions of one class are one dimension followed through the
+    /// program (the batch, from the data to every value that carries it).
+    pub dim_classes: Vec<u32>,
 }
 
 /// One buffer allocation.
@@ -105,4 +109,6 @@ pub struct EntryParameter {
     /// first and last reader in the entry computation, when known.
     pub first_use: Option<usize>,
     pub last_use: Option<usize>,
+    /// One class per dimension (as `ProgramBuffer::dim_classes`).
+    pub dim_classes: Vec<u32>,
 }

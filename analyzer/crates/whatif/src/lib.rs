@@ -563,21 +563,75 @@ impl Work<'_> {
         }
         carriers.sort_unstable();
         carriers.dedup();
-        let edit = move |a: &ArrayShape| {
-            let i = a.dims.iter().position(|d| carriers.contains(d))?;
-            let mut n = a.clone();
-            n.dims[i] = (a.dims[i] + k - 1) / k;
-            Some(n)
+        // The batch's class: the data's leading dimension followed through
+        // the program (dots, convolutions, reshapes, loops), when known.
+        let class = self
+            .facts
+            .params
+            .get(data)
+            .and_then(|p| self.program.parameters.get(p.index))
+            .and_then(|e| e.dim_classes.first().copied());
+        let followed = class.is_some();
+        let program = self.program;
+        let carriers: &[i64] = &carriers;
+        // The dimensions of buffer `x` that carry the batch.
+        let carried = move |x: usize, a: &ArrayShape| -> Vec<usize> {
+            let classes = program.buffers.get(x).map_or(&[][..], |b| b.dim_classes.as_slice());
+            match class {
+                Some(c) if classes.len() == a.dims.len() => {
+                    (0..classes.len()).filter(|&i| classes[i] == c).collect()
+                }
+                Some(_) => Vec::new(),
+                None => a.dims.iter().position(|d| carriers.contains(d)).into_iter().collect(),
+            }
         };
-        // Every allocation whose array carries the batch (a KV cache does,
-        // as the data does); a weight whose width equals the batch would be
-        // divided too: the batch is taken where it occurs least.
+        let divide = move |x: usize| {
+            move |a: &ArrayShape| {
+                let dims = carried(x, a);
+                if dims.is_empty() {
+                    return None;
+                }
+                let mut n = a.clone();
+                for i in dims {
+                    n.dims[i] = (a.dims[i] + k - 1) / k;
+                }
+                Some(n)
+            }
+        };
+        // Every allocation holding a buffer that carries the batch (a KV
+        // cache does, as the data does): its size is its largest buffer's,
+        // so one that also holds a weight-shaped output keeps that size.
+        let mut members: std::collections::HashMap<usize, Vec<usize>> = Default::default();
+        for (x, buffer) in program.buffers.iter().enumerate() {
+            members.entry(buffer.allocation).or_default().push(x);
+        }
+        let mut carrying = 0usize;
         for a in self.indefinite() {
-            self.resize_allocation(a, &edit);
+            let inside = members.get(&a).cloned().unwrap_or_default();
+            let largest = |w: &Work| {
+                inside
+                    .iter()
+                    .map(|&x| w.plan.buffer_bytes.get(x).copied().unwrap_or(0))
+                    .max()
+                    .unwrap_or(0)
+            };
+            let before = largest(self);
+            let n = self.changed.len();
+            for &x in &inside {
+                self.resize_buffer(x, &divide(x));
+            }
+            carrying += self.changed.len() - n;
+            let after = largest(self);
+            if let Some(slot) = self.plan.allocation_bytes.get_mut(a).filter(|s| **s > 0) {
+                *slot = slot.saturating_sub(before).saturating_add(after);
+            }
         }
         for t in self.traced() {
-            self.resize_buffer(t, &edit);
+            let n = self.changed.len();
+            self.resize_buffer(t, &divide(t));
+            carrying += self.changed.len() - n;
         }
+        let _ = self.share_equal_operands();
         let name = self
             .facts
             .params
@@ -586,8 +640,13 @@ impl Work<'_> {
             .map(|p| format!("parameter {} {}", p.number, p.shape))
             .unwrap_or_default();
         Ok((
-            format!("batch {b} → {} (÷{k}), from the leading dimension of {name}", (b + k - 1) / k),
-            "every array dimension equal to the batch (or the batch flattened with the data's other dimensions) divided; padded sizes recomputed from the layouts".into(),
+            format!("batch {b} → {} (÷{k}), from the leading dimension of {name}: {carrying} buffer{} carry it", (b + k - 1) / k, plural(carrying)),
+            if followed {
+                "the data's leading dimension followed through the program (elementwise operations, broadcasts, reshapes, the batch and free dimensions of dots and convolutions, gathers, fusions and loops) and divided wherever it goes; a dimension a dot or a convolution contracts (a weight's gradient) keeps its size even when it equals the batch; padded sizes recomputed from the layouts"
+            } else {
+                "every array dimension equal to the batch (or the batch flattened with the data's other dimensions) divided; padded sizes recomputed from the layouts"
+            }
+            .into(),
         ))
     }
 

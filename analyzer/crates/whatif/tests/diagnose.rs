@@ -169,6 +169,10 @@ fn buffers_at_the_peak_on_both_sides() {
         "batch" => Change::Batch(2),
         _ => Change::Bf16,
     };
+    if let Ok(side) = std::env::var("OOMSCOPE_HLO") {
+        hlo(&dir.join(side));
+        return;
+    }
     let costly = program(&dir.join(words[1]));
     let fixed = program(&dir.join(words[2]));
     let prediction = oomscope_whatif::predict(&costly, &[change]).unwrap();
@@ -198,9 +202,6 @@ fn buffers_at_the_peak_on_both_sides() {
     if std::env::var("OOMSCOPE_EVENTS").is_ok() {
         events("costly", &costly, &predicted);
         events("fixed", &fixed, &|b| fixed.buffers[b].size_bytes);
-    }
-    if let Ok(side) = std::env::var("OOMSCOPE_HLO") {
-        hlo(&dir.join(side));
     }
     if std::env::var("OOMSCOPE_INDEFINITE").is_ok() {
         indefinite("predicted", &costly, &predicted);
@@ -293,5 +294,27 @@ fn equal_shaped_dying_operands_are_shared() {
     println!("all: {total_shared}/{total}");
     for (k, (n, s)) in kinds {
         println!("HBM {k}: {s}/{n} shared");
+    }
+}
+
+#[test]
+#[ignore = "a diagnostic: OOMSCOPE_SIDE=pair/variant; each parameter's dimension classes and the buffers sharing its leading one"]
+fn dimension_classes() {
+    let side = std::env::var("OOMSCOPE_SIDE").unwrap();
+    let p = program(&oomscope_testdata::fixtures().join(side));
+    for e in &p.parameters {
+        let Some(&c) = e.dim_classes.first() else { continue };
+        let n = p.buffers.iter().filter(|b| b.dim_classes.contains(&c)).count();
+        println!("param {} {:?} {} classes {:?}: {n} buffers", e.number, e.shape_index, e.shape, e.dim_classes);
+    }
+    let prediction = oomscope_whatif::predict(&p, &[Change::Batch(2)]).unwrap();
+    println!("{:?}\n{:.1} MiB", prediction.scope, mib(prediction.curve.peak_bytes));
+    for c in &prediction.changed {
+        println!("  {} {} -> {} {:.1} -> {:.1}", c.name, c.shape_before, c.shape_after, mib(c.bytes_before), mib(c.bytes_after));
+    }
+    if std::env::var("OOMSCOPE_ALL").is_ok() {
+        for b in &p.buffers {
+            println!("  {} {} {:?}", b.name, b.shape, b.dim_classes);
+        }
     }
 }

@@ -137,7 +137,6 @@ const KNOWN_MISSES: &[(&str, &str, &str)] = &[
     ("pair-transformer-shard", "sharding", "predicted 16 % low: the sharded program keeps more than two gathered weights' worth of collective temporaries; not examined further"),
     ("pair-mlp-offload", "offload", "predicted 13 % low: the host-memory program keeps more of the state in HBM at once than one reader span per state; not examined further"),
     ("pair-convnet-batch", "batch", "predicted 6 % high; cause not yet examined"),
-    ("pair-mlp-batch-mid", "batch", "predicted 49 % low; cause not yet examined"),
     ("pair-remat-oom", "remat", "18 % high: the block input and one block's recompute are kept over the whole residual span, and the backward's own temporaries add to them there"),
     ("pair-mlp-remat", "remat", "31 % high: the checkpointed MLP keeps each block input in bf16 (it only feeds a matmul), the model keeps it at the residual's f32 size"),
     ("pair-transformer-remat", "remat", "31 % low: cause not yet examined"),

@@ -69,6 +69,7 @@ impl Module<'_> {
                 allocation,
                 opcode: peak.opcode,
                 dying_operands: Vec::new(),
+                dim_classes: Vec::new(),
             });
             if let Some(a) = program.allocations.get_mut(allocation) {
                 let best = a
@@ -128,10 +129,15 @@ impl Module<'_> {
                 m
             });
         let dying = DyingOperands::new(hlo_module);
+        let mut dims = crate::dims::DimClasses::of(hlo_module);
         for (i, b) in self.buffers().iter().enumerate() {
             let Some(&slot) = buffer_slot.get(&i) else {
                 continue;
             };
+            let classes = dims.classes(b.instruction.id, b.shape_index());
+            if let Some(x) = program.buffers.get_mut(slot) {
+                x.dim_classes = classes;
+            }
             let operands = dying.of(b.instruction, |key| {
                 defined.get(&key).cloned().unwrap_or_default()
             });
@@ -139,7 +145,7 @@ impl Module<'_> {
                 x.dying_operands = operands.into_iter().filter(|&o| o != slot).collect();
             }
         }
-        entry_facts(hlo_module, &mut program, |id| {
+        entry_facts(hlo_module, &mut program, &mut dims, |id| {
             self.buffers()
                 .iter()
                 .enumerate()
@@ -170,6 +176,7 @@ fn own_shape_text(instruction: &HloInstructionProto, index: &[i64]) -> String {
 fn entry_facts(
     module: &HloModuleProto,
     program: &mut HeapProgram,
+    dims: &mut crate::dims::DimClasses,
     buffers_of: impl Fn(i64) -> Vec<usize>,
 ) {
     let computations: HashMap<i64, &HloComputationProto> =
@@ -260,6 +267,7 @@ fn entry_facts(
                     && a.parameter_shape_index == index
             });
             program.parameters.push(EntryParameter {
+                dim_classes: dims.classes(instruction.id, &index),
                 number: instruction.parameter_number,
                 shape: own_shape_text(instruction, &index),
                 shape_index: index,
@@ -442,7 +450,7 @@ struct DyingOperands<'a> {
 
 /// XLA's elementwise opcodes (`HloInstruction::IsElementwise`: the unary,
 /// binary and ternary operations applied element by element).
-fn is_elementwise(opcode: &str) -> bool {
+pub(crate) fn is_elementwise(opcode: &str) -> bool {
     matches!(
         opcode,
         "abs" | "add" | "and" | "atan2" | "bitcast-convert" | "cbrt" | "ceil" | "clamp"
