@@ -574,15 +574,39 @@ impl Work<'_> {
         let followed = class.is_some();
         let program = self.program;
         let carriers: &[i64] = &carriers;
+        // The batch's size names it too when no parameter has a dimension of
+        // that size outside the batch's class (no weight is as wide as the
+        // batch): then a buffer the dataflow does not reach (a loop's stacked
+        // residuals, allocated by an operand-less custom call and filled in
+        // the body) is divided where a dimension has the batch's size.
+        let unambiguous = class.is_some_and(|c| {
+            self.facts.params.iter().enumerate().all(|(j, p)| {
+                j == data
+                    || program.parameters.get(p.index).is_none_or(|e| {
+                        p.array.as_ref().is_none_or(|a| {
+                            a.dims.iter().enumerate().all(|(d, &n)| {
+                                n != b || e.dim_classes.get(d) == Some(&c)
+                            })
+                        })
+                    })
+            })
+        });
         // The dimensions of buffer `x` that carry the batch.
         let carried = move |x: usize, a: &ArrayShape| -> Vec<usize> {
             let classes = program.buffers.get(x).map_or(&[][..], |b| b.dim_classes.as_slice());
+            let by_size = || a.dims.iter().position(|d| carriers.contains(d)).into_iter().collect();
             match class {
                 Some(c) if classes.len() == a.dims.len() => {
-                    (0..classes.len()).filter(|&i| classes[i] == c).collect()
+                    let followed: Vec<usize> =
+                        (0..classes.len()).filter(|&i| classes[i] == c).collect();
+                    if followed.is_empty() && unambiguous {
+                        by_size()
+                    } else {
+                        followed
+                    }
                 }
                 Some(_) => Vec::new(),
-                None => a.dims.iter().position(|d| carriers.contains(d)).into_iter().collect(),
+                None => by_size(),
             }
         };
         let divide = move |x: usize| {
