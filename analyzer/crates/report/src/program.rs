@@ -53,6 +53,12 @@ pub struct ProgramBuffer {
     /// dimensions of one class are one dimension followed through the
     /// program (the batch, from the data to every value that carries it).
     pub dim_classes: Vec<u32>,
+    /// A softmax's or log-softmax's input or output (an exponential reads
+    /// it, or it is computed from one, through elementwise operations; or a
+    /// loop's stack of such values), not a dot's or a convolution's result
+    /// as written: mixed precision computes softmax in f32, the cast to
+    /// f32 fused after the contraction.
+    pub softmax: bool,
 }
 
 /// One buffer allocation.

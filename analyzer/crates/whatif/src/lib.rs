@@ -517,7 +517,16 @@ impl Work<'_> {
             self.resize_allocation(a, &edit);
             cast += self.changed.len() - n;
         }
+        // A softmax's input stays f32, as mixed precision computes softmax
+        // and log-softmax (attention weights, the loss) in f32.
+        let mut softmax = 0usize;
         for b in self.traced() {
+            let keep = self.program.buffers.get(b).is_some_and(|x| x.softmax)
+                && self.array(b).is_some_and(is_f32);
+            if keep {
+                softmax += 1;
+                continue;
+            }
             let n = self.changed.len();
             self.resize_buffer(b, &edit);
             cast += self.changed.len() - n;

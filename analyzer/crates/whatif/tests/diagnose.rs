@@ -77,7 +77,11 @@ fn hlo(dir: &Path) {
         .collect();
     let computations: HashMap<i64, _> = module.computations.iter().map(|c| (c.id, c)).collect();
     let entry = computations[&module.entry_computation_id];
-    for i in &entry.instructions {
+    let chosen: Vec<_> = match std::env::var("OOMSCOPE_COMPUTATION") {
+        Ok(name) => module.computations.iter().filter(|c| c.name.contains(&name)).collect(),
+        Err(_) => vec![entry],
+    };
+    for i in chosen.iter().flat_map(|c| c.instructions.iter()) {
         let shape = i.shape.as_ref().map(|s| {
             if s.tuple_shapes.is_empty() {
                 format!("{}{:?}", s.element_type, s.dimensions)

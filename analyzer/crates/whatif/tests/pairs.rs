@@ -130,8 +130,6 @@ const PAIRS: &[(&str, &str, &str, Change)] = &[
 const KNOWN_MISSES: &[(&str, &str, &str)] = &[
     ("pair-donate-v6e", "donation", "the OOM side was squeezed by XLA's own rematerialization (buffers named *.remat*, 416 MiB of temporaries); with the room donation frees, the compiler keeps 2.5 GiB of temporaries: predicted 11 % low"),
     ("pair-mlp-donate-mid", "donation", "libtpu 0.0.23 writes the activations inside the output allocations (the trace has 2 events); donated, the outputs share the parameters' memory and the activations become temporaries the costly side never traced: 18 % low"),
-    ("pair-transformer-bf16", "bf16", "predicted 18 % low; cause not yet examined"),
-    ("pair-transformer-scan-bf16", "bf16", "predicted 15 % low; cause not yet examined"),
     ("pair-convnet-bf16-v4", "bf16", "predicted 12 % high; cause not yet examined"),
     ("pair-convnet-bf16-v5p", "bf16", "predicted 11 % high; cause not yet examined"),
     ("pair-transformer-shard", "sharding", "predicted 16 % low: the sharded program keeps more than two gathered weights' worth of collective temporaries; not examined further"),

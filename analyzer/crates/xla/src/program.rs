@@ -70,6 +70,7 @@ impl Module<'_> {
                 opcode: peak.opcode,
                 dying_operands: Vec::new(),
                 dim_classes: Vec::new(),
+                softmax: false,
             });
             if let Some(a) = program.allocations.get_mut(allocation) {
                 let best = a
@@ -141,8 +142,10 @@ impl Module<'_> {
             let operands = dying.of(b.instruction, |key| {
                 defined.get(&key).cloned().unwrap_or_default()
             });
+            let softmax = dying.softmax_value(b.instruction.id, b.shape_index());
             if let Some(x) = program.buffers.get_mut(slot) {
                 x.dying_operands = operands.into_iter().filter(|&o| o != slot).collect();
+                x.softmax = softmax;
             }
         }
         entry_facts(hlo_module, &mut program, &mut dims, |id| {
@@ -446,6 +449,10 @@ struct DyingOperands<'a> {
     order: HashMap<i64, (i64, usize)>,
     /// (computation, parameter number) → the parameter instruction.
     parameters: HashMap<(i64, i64), i64>,
+    /// Computation id → its root instruction.
+    roots: HashMap<i64, i64>,
+    /// Root instruction of a fused computation → the fusions calling it.
+    fused_callers: HashMap<i64, Vec<i64>>,
 }
 
 /// XLA's elementwise opcodes (`HloInstruction::IsElementwise`: the unary,
@@ -481,6 +488,7 @@ impl<'a> DyingOperands<'a> {
             }
         }
         let mut parameters = HashMap::new();
+        let roots: HashMap<i64, i64> = module.computations.iter().map(|c| (c.id, c.root_id)).collect();
         for c in &module.computations {
             for i in c.instructions.iter().filter(|i| i.opcode == "parameter") {
                 parameters.insert((c.id, i.parameter_number), i.id);
@@ -499,6 +507,17 @@ impl<'a> DyingOperands<'a> {
             users,
             order,
             parameters,
+            fused_callers: module
+                .computations
+                .iter()
+                .flat_map(|c| c.instructions.iter())
+                .filter(|i| i.opcode == "fusion")
+                .filter_map(|i| Some((*roots.get(i.called_computation_ids.first()?)?, i.id)))
+                .fold(HashMap::new(), |mut m: HashMap<i64, Vec<i64>>, (r, f)| {
+                    m.entry(r).or_default().push(f);
+                    m
+                }),
+            roots,
         }
     }
 
@@ -600,6 +619,172 @@ impl<'a> DyingOperands<'a> {
             }
         }
         true
+    }
+
+    /// Whether the value `(id, index)` is a dot's or a convolution's result
+    /// as written (a fusion's root or root tuple element, through layout-only
+    /// operations): a contraction writes its compute type, and a cast to f32
+    /// happens in its reader.
+    fn contraction_output(&self, id: i64, index: &[i64]) -> bool {
+        let (mut x, mut index) = (id, index.to_vec());
+        for _ in 0..64 {
+            let Some(i) = self.instructions.get(&x) else {
+                return false;
+            };
+            match i.opcode.as_str() {
+                "dot" | "convolution" => return index.is_empty(),
+                "bitcast" | "copy" | "reshape" | "transpose" => {
+                    x = i.operand_ids.first().copied().unwrap_or(-1);
+                }
+                "tuple" => {
+                    let Some((&k, rest)) = index.split_first() else {
+                        return false;
+                    };
+                    x = i.operand_ids.get(k as usize).copied().unwrap_or(-1);
+                    index = rest.to_vec();
+                }
+                "fusion" => {
+                    let Some(r) = i.called_computation_ids.first().and_then(|c| self.roots.get(c)) else {
+                        return false;
+                    };
+                    x = *r;
+                }
+                _ => return false,
+            }
+        }
+        false
+    }
+
+    /// Whether the value `(id, index)` is computed from an exponential by
+    /// elementwise operations (a softmax's output `exp(x - m) / l`),
+    /// looking into fusions and through layout-only operations.
+    fn produced_by_exponential(&self, id: i64, index: &[i64]) -> bool {
+        let mut stack: Vec<(i64, Vec<i64>)> = vec![(id, index.to_vec())];
+        let mut seen = 0usize;
+        while let Some((x, index)) = stack.pop() {
+            seen += 1;
+            if seen > MAX_READERS {
+                return false;
+            }
+            let Some(i) = self.instructions.get(&x) else {
+                continue;
+            };
+            match i.opcode.as_str() {
+                "exponential" => return true,
+                "get-tuple-element" => {
+                    let mut inner = vec![i.tuple_index];
+                    inner.extend_from_slice(&index);
+                    stack.extend(i.operand_ids.first().map(|&o| (o, inner)));
+                }
+                "tuple" => {
+                    if let Some((&k, rest)) = index.split_first() {
+                        stack.extend(i.operand_ids.get(k as usize).map(|&o| (o, rest.to_vec())));
+                    }
+                }
+                "fusion" => {
+                    if let Some(r) = i.called_computation_ids.first().and_then(|c| self.roots.get(c)) {
+                        stack.push((*r, index.clone()));
+                    }
+                }
+                "bitcast" | "reshape" | "transpose" | "copy" => {
+                    stack.extend(i.operand_ids.first().map(|&o| (o, index.clone())));
+                }
+                op if is_elementwise(op) && index.is_empty() => {
+                    stack.extend(i.operand_ids.iter().map(|&o| (o, Vec::new())));
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+
+    /// Whether the value `(id, index)` is a softmax's input or output: an
+    /// exponential reads it, it is computed from one, or it is a stack a
+    /// loop fills with such values (a scan's saved softmax).
+    fn softmax_value(&self, id: i64, index: &[i64]) -> bool {
+        !self.contraction_output(id, index)
+            && (self.produced_by_exponential(id, index) || self.feeds_exponential(id, index))
+    }
+
+    /// Whether an exponential reads the value `(id, index)` through
+    /// elementwise operations (inside fusions too): a softmax's or a
+    /// log-softmax's input, `x - max(x)` or `x` itself.
+    fn feeds_exponential(&self, id: i64, index: &[i64]) -> bool {
+        // (instruction, the tuple element of it we follow: empty = all of it).
+        let mut stack: Vec<(i64, Vec<i64>)> = vec![(id, index.to_vec())];
+        let mut seen = 0usize;
+        while let Some((x, index)) = stack.pop() {
+            // Out of a fused computation through its root: the fusion's result.
+            for &f in self.fused_callers.get(&x).map_or(&[][..], Vec::as_slice) {
+                stack.push((f, index.clone()));
+            }
+            for &u in self.users.get(&x).map_or(&[][..], Vec::as_slice) {
+                seen += 1;
+                if seen > MAX_READERS {
+                    return false;
+                }
+                let Some(user) = self.instructions.get(&u) else {
+                    continue;
+                };
+                match user.opcode.as_str() {
+                    "exponential" => return true,
+                    // A stack filled with softmax values (a scan's residuals).
+                    "dynamic-update-slice" => {
+                        let update = user.operand_ids.get(1).copied();
+                        if user.operand_ids.first() == Some(&x)
+                            && update.is_some_and(|u| self.produced_by_exponential(u, &[]))
+                        {
+                            return true;
+                        }
+                    }
+                    "get-tuple-element" => {
+                        if let Some((&first, rest)) = index.split_first() {
+                            if first == user.tuple_index {
+                                stack.push((u, rest.to_vec()));
+                            }
+                        }
+                    }
+                    "bitcast" | "reshape" | "transpose" | "copy" | "broadcast" | "slice"
+                    | "dynamic-slice" | "copy-done" => stack.push((u, index.clone())),
+                    // Into a tuple, and a loop's state: a scan's stacked
+                    // values are read in its body.
+                    "tuple" => {
+                        for (k, &o) in user.operand_ids.iter().enumerate() {
+                            if o == x {
+                                let mut inner = vec![k as i64];
+                                inner.extend_from_slice(&index);
+                                stack.push((u, inner));
+                            }
+                        }
+                    }
+                    "while" => {
+                        for &c in &user.called_computation_ids {
+                            if let Some(&p) = self.parameters.get(&(c, 0)) {
+                                stack.push((p, index.clone()));
+                            }
+                        }
+                        stack.push((u, index.clone()));
+                    }
+                    "fusion" => {
+                        if !index.is_empty() {
+                            continue;
+                        }
+                        for (k, &o) in user.operand_ids.iter().enumerate() {
+                            let parameter = user
+                                .called_computation_ids
+                                .first()
+                                .and_then(|c| self.parameters.get(&(*c, k as i64)));
+                            if let (true, Some(&p)) = (o == x, parameter) {
+                                stack.push((p, Vec::new()));
+                            }
+                        }
+                    }
+                    op if is_elementwise(op) && index.is_empty() => stack.push((u, Vec::new())),
+                    _ => {}
+                }
+            }
+        }
+        false
     }
 
     /// Whether every reader of `(id, index)` is scheduled in `computation`
