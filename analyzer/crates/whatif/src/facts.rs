@@ -129,7 +129,9 @@ impl Facts {
         // The distinct dimension lists among the buffers carrying each class.
         let mut shapes: HashMap<u32, std::collections::HashSet<Vec<i64>>> = HashMap::new();
         for b in &program.buffers {
-            let Some(a) = array_of(&b.shape) else { continue };
+            let Some(a) = array_of(&b.shape) else {
+                continue;
+            };
             for &c in &b.dim_classes {
                 shapes.entry(c).or_default().insert(a.dims.clone());
             }
@@ -195,11 +197,17 @@ fn find_batch(
                 .count()
         });
         let updated = p.role != Role::Input;
-        let key: Key = (!integer, occurrences, updated, std::cmp::Reverse(spreads), reached, i);
+        let key: Key = (
+            !integer,
+            occurrences,
+            updated,
+            std::cmp::Reverse(spreads),
+            reached,
+            i,
+        );
         if best.as_ref().is_none_or(|(k, _, _)| key < *k) {
             best = Some((key, i, b));
         }
     }
     best.map(|(_, i, b)| (i, b))
 }
-

@@ -83,6 +83,9 @@ pub struct Prediction {
     /// How each was modelled.
     pub how: Vec<String>,
     pub changed: Vec<ChangedBuffer>,
+    /// Buffers that take the memory of an operand dying at them after the
+    /// changes (XLA's heap simulator shares equal shapes): (buffer, operand).
+    pub shared: Vec<(String, String)>,
 }
 
 /// The program as compiled, replayed (equal to the Memory Viewer's curve).
@@ -159,11 +162,25 @@ pub fn predict_on(prepared: &Prepared, changes: &[Change]) -> Result<Prediction,
         how.push(h);
     }
     let curve = replay(program, &work.plan).map_err(WhatIfError::CannotReplay)?;
+    let name = |b: usize| {
+        program
+            .buffers
+            .get(b)
+            .map(|x| x.name.clone())
+            .unwrap_or_default()
+    };
+    let shared = work
+        .plan
+        .shares
+        .iter()
+        .filter_map(|s| Some((name(program.events.get(s.at)?.buffer?), name(s.operand))))
+        .collect();
     Ok(Prediction {
         curve,
         scope,
         how,
         changed: work.changed,
+        shared,
     })
 }
 
@@ -385,7 +402,11 @@ impl Work<'_> {
                     );
                 if ok {
                     taken[o] = true;
-                    shares.push(Share { at, operand: o, free });
+                    shares.push(Share {
+                        at,
+                        operand: o,
+                        free,
+                    });
                     break;
                 }
             }
@@ -536,14 +557,40 @@ impl Work<'_> {
                 "no f32 buffer outside the optimizer state".into(),
             ));
         }
-        let _shared = self.share_equal_operands();
+        let shared = self.share_equal_operands();
+        // Buffers the f32 program already writes in bf16: its converts for
+        // the matrix units (a dot reads bf16 at default precision).
+        let converts = self
+            .traced()
+            .into_iter()
+            .filter(|&b| {
+                self.base_arrays
+                    .get(b)
+                    .and_then(Option::as_ref)
+                    .is_some_and(|a| a.element_type == ElementType::BF16)
+            })
+            .count();
+        let mut kept_f32 = Vec::new();
+        if !kept.is_empty() {
+            kept_f32.push(format!(
+                "{} optimizer-state allocation{}",
+                kept.len(),
+                plural(kept.len())
+            ));
+        }
+        if softmax > 0 {
+            kept_f32.push(format!("{softmax} softmax buffer{}", plural(softmax)));
+        }
         Ok((
             format!(
-                "{cast} f32 buffer{} cast to bf16 (parameters and activations){}",
+                "{cast} f32 buffer{} cast to bf16 (parameters, activations, gradients){}",
                 plural(cast),
-                if kept.is_empty() { String::new() } else { format!("; {} optimizer-state allocations kept f32", kept.len()) }
+                if kept_f32.is_empty() { String::new() } else { format!("; kept f32: {}", kept_f32.join(", ")) }
             ),
-            "padded sizes recomputed from each layout with bf16's tile (T(8,128) → T(8,128)(2,1)); converts between f32 state and bf16 values are not modelled".into(),
+            format!(
+                "padded sizes recomputed from each layout with bf16's tile (T(8,128) → T(8,128)(2,1)); converts that disappear: the f32 program writes {converts} buffer{} in bf16 (its casts for the matrix units), and {shared} of them now take the memory of the operand that dies at them, now of their shape (XLA's heap simulator shares an operand of equal shape); converts that appear: between the f32 optimizer state and the bf16 parameters (fused into the update, no buffer) and before each softmax, computed in f32 as mixed precision does (a program that keeps softmax in bf16 is predicted high by those buffers)",
+                plural(converts)
+            ),
         ))
     }
 
@@ -593,17 +640,27 @@ impl Work<'_> {
                 j == data
                     || program.parameters.get(p.index).is_none_or(|e| {
                         p.array.as_ref().is_none_or(|a| {
-                            a.dims.iter().enumerate().all(|(d, &n)| {
-                                n != b || e.dim_classes.get(d) == Some(&c)
-                            })
+                            a.dims
+                                .iter()
+                                .enumerate()
+                                .all(|(d, &n)| n != b || e.dim_classes.get(d) == Some(&c))
                         })
                     })
             })
         });
         // The dimensions of buffer `x` that carry the batch.
         let carried = move |x: usize, a: &ArrayShape| -> Vec<usize> {
-            let classes = program.buffers.get(x).map_or(&[][..], |b| b.dim_classes.as_slice());
-            let by_size = || a.dims.iter().position(|d| carriers.contains(d)).into_iter().collect();
+            let classes = program
+                .buffers
+                .get(x)
+                .map_or(&[][..], |b| b.dim_classes.as_slice());
+            let by_size = || {
+                a.dims
+                    .iter()
+                    .position(|d| carriers.contains(d))
+                    .into_iter()
+                    .collect()
+            };
             match class {
                 Some(c) if classes.len() == a.dims.len() => {
                     let followed: Vec<usize> =

@@ -53,7 +53,11 @@ fn live(program: &HeapProgram, position: u64) -> Vec<usize> {
             }
         }
     }
-    let mut out: Vec<usize> = refs.into_iter().filter(|(_, r)| *r > 0).map(|(b, _)| b).collect();
+    let mut out: Vec<usize> = refs
+        .into_iter()
+        .filter(|(_, r)| *r > 0)
+        .map(|(b, _)| b)
+        .collect();
     out.sort_unstable();
     out
 }
@@ -78,7 +82,11 @@ fn hlo(dir: &Path) {
     let computations: HashMap<i64, _> = module.computations.iter().map(|c| (c.id, c)).collect();
     let entry = computations[&module.entry_computation_id];
     let chosen: Vec<_> = match std::env::var("OOMSCOPE_COMPUTATION") {
-        Ok(name) => module.computations.iter().filter(|c| c.name.contains(&name)).collect(),
+        Ok(name) => module
+            .computations
+            .iter()
+            .filter(|c| c.name.contains(&name))
+            .collect(),
         Err(_) => vec![entry],
     };
     for i in chosen.iter().flat_map(|c| c.instructions.iter()) {
@@ -93,12 +101,21 @@ fn hlo(dir: &Path) {
                     .join(",")
             }
         });
-        let operands: Vec<&str> = i.operand_ids.iter().map(|o| names.get(o).copied().unwrap_or("?")).collect();
+        let operands: Vec<&str> = i
+            .operand_ids
+            .iter()
+            .map(|o| names.get(o).copied().unwrap_or("?"))
+            .collect();
         let fused: Vec<String> = i
             .called_computation_ids
             .iter()
             .filter_map(|c| computations.get(c))
-            .flat_map(|c| c.instructions.iter().filter(|x| x.opcode != "parameter").map(|x| x.opcode.clone()))
+            .flat_map(|c| {
+                c.instructions
+                    .iter()
+                    .filter(|x| x.opcode != "parameter")
+                    .map(|x| x.opcode.clone())
+            })
             .collect();
         println!(
             "  {} = {} {}({}) [{}] {}",
@@ -107,7 +124,10 @@ fn hlo(dir: &Path) {
             i.opcode,
             operands.join(", "),
             fused.join(" "),
-            i.metadata.as_ref().map(|m| m.op_name.as_str()).unwrap_or("")
+            i.metadata
+                .as_ref()
+                .map(|m| m.op_name.as_str())
+                .unwrap_or("")
         );
     }
 }
@@ -117,23 +137,48 @@ fn mib(b: u64) -> f64 {
 }
 
 fn show(title: &str, p: &HeapProgram, position: u64, sizes: &dyn Fn(usize) -> u64) {
-    let at = p.instructions.get(position as usize).cloned().unwrap_or_default();
-    let mut rows: Vec<(u64, usize)> = live(p, position).into_iter().map(|b| (sizes(b), b)).collect();
+    let at = p
+        .instructions
+        .get(position as usize)
+        .cloned()
+        .unwrap_or_default();
+    let mut rows: Vec<(u64, usize)> = live(p, position)
+        .into_iter()
+        .map(|b| (sizes(b), b))
+        .collect();
     rows.sort_by(|a, b| b.cmp(a));
     let total: u64 = rows.iter().map(|r| r.0).sum();
-    println!("== {title}: position {position} of {} ({at}), {:.1} MiB of temporaries live", p.events.len(), mib(total));
+    println!(
+        "== {title}: position {position} of {} ({at}), {:.1} MiB of temporaries live",
+        p.events.len(),
+        mib(total)
+    );
     for (size, b) in rows.iter().take(40) {
         let x = &p.buffers[*b];
-        println!("  {:>9.1} MiB  {:<14} {:<40} {}", mib(*size), x.opcode, x.name, x.shape);
+        println!(
+            "  {:>9.1} MiB  {:<14} {:<40} {}",
+            mib(*size),
+            x.opcode,
+            x.name,
+            x.shape
+        );
     }
 }
 
 fn indefinite(title: &str, p: &HeapProgram, sizes: &dyn Fn(usize) -> u64) {
     let mut total = 0;
     println!("== {title}: indefinite allocations");
-    for a in p.allocations.iter().filter(|a| a.indefinite && a.representative.is_some()) {
+    for a in p
+        .allocations
+        .iter()
+        .filter(|a| a.indefinite && a.representative.is_some())
+    {
         let r = a.representative.unwrap();
-        let s = sizes(r).max(if sizes(r) == p.buffers[r].size_bytes { a.size_bytes } else { 0 });
+        let s = sizes(r).max(if sizes(r) == p.buffers[r].size_bytes {
+            a.size_bytes
+        } else {
+            0
+        });
         total += s;
         let b = &p.buffers[r];
         println!(
@@ -159,7 +204,13 @@ fn events(title: &str, p: &HeapProgram, sizes: &dyn Fn(usize) -> u64) {
             HeapEventKind::ShareWith(c) => format!("SHARE {}", p.buffers[c].name),
         };
         let at = p.instructions.get(i).cloned().unwrap_or_default();
-        println!("  {i:>5} {kind:<10} {:>9.1} MiB {:<36} {:<28} {}", mib(sizes(b)), x.name, at, x.shape);
+        println!(
+            "  {i:>5} {kind:<10} {:>9.1} MiB {:<36} {:<28} {}",
+            mib(sizes(b)),
+            x.name,
+            at,
+            x.shape
+        );
     }
 }
 
@@ -200,9 +251,24 @@ fn buffers_at_the_peak_on_both_sides() {
         mib(base.peak_bytes)
     );
     println!("scope: {:?}\nhow: {:?}", prediction.scope, prediction.how);
-    show("predicted (costly side replayed)", &costly, prediction.curve.peak_position, &predicted);
-    show("costly side as compiled, at its peak", &costly, base.peak_position, &|b| costly.buffers[b].size_bytes);
-    show("fixed side as compiled, at its peak", &fixed, real.peak_position, &|b| fixed.buffers[b].size_bytes);
+    show(
+        "predicted (costly side replayed)",
+        &costly,
+        prediction.curve.peak_position,
+        &predicted,
+    );
+    show(
+        "costly side as compiled, at its peak",
+        &costly,
+        base.peak_position,
+        &|b| costly.buffers[b].size_bytes,
+    );
+    show(
+        "fixed side as compiled, at its peak",
+        &fixed,
+        real.peak_position,
+        &|b| fixed.buffers[b].size_bytes,
+    );
     if std::env::var("OOMSCOPE_EVENTS").is_ok() {
         events("costly", &costly, &predicted);
         events("fixed", &fixed, &|b| fixed.buffers[b].size_bytes);
@@ -229,8 +295,17 @@ fn where_a_buffer_lives() {
     let hlo = oomscope_xla::decode_hlo_proto(&name, &std::fs::read(&path).unwrap()).unwrap();
     for p in oomscope_xla::heap_programs(&name, &hlo, None).unwrap() {
         let peak = oomscope_whatif::baseline(&p).unwrap();
-        println!("space {:?}: {} buffers, peak {:.1} MiB", p.memory_space, p.buffers.len(), mib(peak.peak_bytes));
-        for b in p.buffers.iter().filter(|b| !find.is_empty() && b.name.contains(&find)) {
+        println!(
+            "space {:?}: {} buffers, peak {:.1} MiB",
+            p.memory_space,
+            p.buffers.len(),
+            mib(peak.peak_bytes)
+        );
+        for b in p
+            .buffers
+            .iter()
+            .filter(|b| !find.is_empty() && b.name.contains(&find))
+        {
             println!("  {} {} {:.1} MiB", b.name, b.shape, mib(b.size_bytes));
         }
     }
@@ -257,8 +332,12 @@ fn equal_shaped_dying_operands_are_shared() {
     let mut kinds: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
     for path in files {
         let name = path.display().to_string();
-        let Ok(hlo) = oomscope_xla::decode_hlo_proto(&name, &std::fs::read(&path).unwrap()) else { continue };
-        let Ok(programs) = oomscope_xla::heap_programs(&name, &hlo, None) else { continue };
+        let Ok(hlo) = oomscope_xla::decode_hlo_proto(&name, &std::fs::read(&path).unwrap()) else {
+            continue;
+        };
+        let Ok(programs) = oomscope_xla::heap_programs(&name, &hlo, None) else {
+            continue;
+        };
         for p in programs {
             let mut shared_with: HashMap<usize, usize> = HashMap::new();
             for e in &p.events {
@@ -270,15 +349,25 @@ fn equal_shaped_dying_operands_are_shared() {
             for (v, b) in p.buffers.iter().enumerate() {
                 for &o in &b.dying_operands {
                     let ob = &p.buffers[o];
-                    if ob.shape != b.shape || p.allocations[ob.allocation].indefinite || p.allocations[b.allocation].indefinite {
+                    if ob.shape != b.shape
+                        || p.allocations[ob.allocation].indefinite
+                        || p.allocations[b.allocation].indefinite
+                    {
                         continue;
                     }
                     candidates += 1;
                     if p.memory_space == oomscope_report::MemoryColor::Device {
-                        let key = format!("{} user{} operand{}", b.opcode, if b.name.contains('{') { "{i}" } else { "" }, if ob.name.contains('{') { "{i}" } else { "" });
+                        let key = format!(
+                            "{} user{} operand{}",
+                            b.opcode,
+                            if b.name.contains('{') { "{i}" } else { "" },
+                            if ob.name.contains('{') { "{i}" } else { "" }
+                        );
                         let e = kinds.entry(key).or_insert((0, 0));
                         e.0 += 1;
-                        if shared_with.contains_key(&v) { e.1 += 1; }
+                        if shared_with.contains_key(&v) {
+                            e.1 += 1;
+                        }
                     }
                     if shared_with.get(&v).is_some() {
                         shared += 1;
@@ -291,7 +380,11 @@ fn equal_shaped_dying_operands_are_shared() {
             total += candidates;
             total_shared += shared;
             if candidates > 0 {
-                println!("{name} {:?}: {shared}/{candidates} shared; not: {:?}", p.memory_space, missed.iter().take(4).collect::<Vec<_>>());
+                println!(
+                    "{name} {:?}: {shared}/{candidates} shared; not: {:?}",
+                    p.memory_space,
+                    missed.iter().take(4).collect::<Vec<_>>()
+                );
             }
         }
     }
@@ -307,14 +400,34 @@ fn dimension_classes() {
     let side = std::env::var("OOMSCOPE_SIDE").unwrap();
     let p = program(&oomscope_testdata::fixtures().join(side));
     for e in &p.parameters {
-        let Some(&c) = e.dim_classes.first() else { continue };
-        let n = p.buffers.iter().filter(|b| b.dim_classes.contains(&c)).count();
-        println!("param {} {:?} {} classes {:?}: {n} buffers", e.number, e.shape_index, e.shape, e.dim_classes);
+        let Some(&c) = e.dim_classes.first() else {
+            continue;
+        };
+        let n = p
+            .buffers
+            .iter()
+            .filter(|b| b.dim_classes.contains(&c))
+            .count();
+        println!(
+            "param {} {:?} {} classes {:?}: {n} buffers",
+            e.number, e.shape_index, e.shape, e.dim_classes
+        );
     }
     let prediction = oomscope_whatif::predict(&p, &[Change::Batch(2)]).unwrap();
-    println!("{:?}\n{:.1} MiB", prediction.scope, mib(prediction.curve.peak_bytes));
+    println!(
+        "{:?}\n{:.1} MiB",
+        prediction.scope,
+        mib(prediction.curve.peak_bytes)
+    );
     for c in &prediction.changed {
-        println!("  {} {} -> {} {:.1} -> {:.1}", c.name, c.shape_before, c.shape_after, mib(c.bytes_before), mib(c.bytes_after));
+        println!(
+            "  {} {} -> {} {:.1} -> {:.1}",
+            c.name,
+            c.shape_before,
+            c.shape_after,
+            mib(c.bytes_before),
+            mib(c.bytes_after)
+        );
     }
     if std::env::var("OOMSCOPE_ALL").is_ok() {
         for b in &p.buffers {

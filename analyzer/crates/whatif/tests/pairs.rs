@@ -92,7 +92,12 @@ const PAIRS: &[(&str, &str, &str, Change)] = &[
     ("pair-convnet-batch", "base", "fixed", Change::Batch(2)),
     ("pair-decode-batch", "base", "fixed", Change::Batch(2)),
     ("pair-mlp-batch-mid", "base", "fixed", Change::Batch(2)),
-    ("pair-transformer-batch-v6e", "base", "fixed", Change::Batch(2)),
+    (
+        "pair-transformer-batch-v6e",
+        "base",
+        "fixed",
+        Change::Batch(2),
+    ),
     (
         "pair-sharding-oom",
         "replicated",

@@ -167,7 +167,9 @@ impl DimClasses {
     }
 
     fn extents(&self, id: i64) -> Vec<i64> {
-        self.leaf(id, &[]).map(|(_, d)| d.to_vec()).unwrap_or_default()
+        self.leaf(id, &[])
+            .map(|(_, d)| d.to_vec())
+            .unwrap_or_default()
     }
 
     fn join_instruction(
@@ -217,14 +219,20 @@ impl DimClasses {
                     .filter(|d| !i.dimensions.contains(d))
                     .collect();
                 for k in 0..inputs {
-                    let out: Vec<i64> = if inputs > 1 { vec![k as i64] } else { Vec::new() };
+                    let out: Vec<i64> = if inputs > 1 {
+                        vec![k as i64]
+                    } else {
+                        Vec::new()
+                    };
                     for (j, &d) in kept.iter().enumerate() {
                         self.join(id, &out, j as i64, op(k), &[], d);
                     }
                 }
             }
             "dot" => {
-                let Some(n) = &i.dot_dimension_numbers else { return };
+                let Some(n) = &i.dot_dimension_numbers else {
+                    return;
+                };
                 let free = |rank: usize, batch: &[i64], contracting: &[i64]| -> Vec<i64> {
                     (0..rank as i64)
                         .filter(|d| !batch.contains(d) && !contracting.contains(d))
@@ -263,8 +271,17 @@ impl DimClasses {
                 }
             }
             "convolution" => {
-                let Some(n) = &i.convolution_dimension_numbers else { return };
-                self.join(id, &[], n.output_batch_dimension, op(0), &[], n.input_batch_dimension);
+                let Some(n) = &i.convolution_dimension_numbers else {
+                    return;
+                };
+                self.join(
+                    id,
+                    &[],
+                    n.output_batch_dimension,
+                    op(0),
+                    &[],
+                    n.input_batch_dimension,
+                );
                 self.join(
                     id,
                     &[],
@@ -290,12 +307,15 @@ impl DimClasses {
                 }
             }
             "gather" => {
-                let Some(n) = &i.gather_dimension_numbers else { return };
+                let Some(n) = &i.gather_dimension_numbers else {
+                    return;
+                };
                 let indices_rank = self.rank(op(1), &[]) as i64;
                 let index_dims: Vec<i64> = (0..indices_rank)
                     .filter(|&d| d != n.index_vector_dim)
                     .collect();
-                let out_batch: Vec<i64> = (0..rank).filter(|d| !n.offset_dims.contains(d)).collect();
+                let out_batch: Vec<i64> =
+                    (0..rank).filter(|d| !n.offset_dims.contains(d)).collect();
                 for (&o, &x) in out_batch.iter().zip(&index_dims) {
                     self.join(id, &[], o, op(1), &[], x);
                 }
@@ -316,12 +336,25 @@ impl DimClasses {
                     }
                 }
             }
-            "dynamic-update-slice" | "scatter" | "slice" | "dynamic-slice" | "pad" | "reverse"
-            | "reduce-window" | "select-and-scatter" | "all-gather" | "reduce-scatter"
-            | "all-to-all" | "collective-permute" => {
+            "dynamic-update-slice"
+            | "scatter"
+            | "slice"
+            | "dynamic-slice"
+            | "pad"
+            | "reverse"
+            | "reduce-window"
+            | "select-and-scatter"
+            | "all-gather"
+            | "reduce-scatter"
+            | "all-to-all"
+            | "collective-permute" => {
                 // Dimension by dimension, where the extents agree (a slice or
                 // an update keeps the batch whole).
-                let arrays = if i.opcode == "dynamic-update-slice" { 2 } else { 1 };
+                let arrays = if i.opcode == "dynamic-update-slice" {
+                    2
+                } else {
+                    1
+                };
                 for &o in operands.iter().take(arrays) {
                     for d in 0..rank {
                         self.join(id, &[], d, o, &[], d);
@@ -371,7 +404,9 @@ impl DimClasses {
                 self.join_value(id, &[], op(0), &[1]);
             }
             "fusion" | "call" | "async-start" => {
-                let Some(&c) = i.called_computation_ids.first() else { return };
+                let Some(&c) = i.called_computation_ids.first() else {
+                    return;
+                };
                 for (k, &o) in operands.iter().enumerate() {
                     if let Some(p) = parameter(c, k as i64) {
                         self.join_value(p, &[], o, &[]);
@@ -436,9 +471,10 @@ impl DimClasses {
             }
             let major = |dims: &[i64], from: usize, to: usize| (from..to).find(|&k| dims[k] > 1);
             if let (Some(x), Some(y)) = (major(&a, si, i), major(&b, sj, j)) {
-                if let (Some((nx, _)), Some((ny, _))) =
-                    (self.node(input, &[], x as i64), self.node(out, &[], y as i64))
-                {
+                if let (Some((nx, _)), Some((ny, _))) = (
+                    self.node(input, &[], x as i64),
+                    self.node(out, &[], y as i64),
+                ) {
                     self.unite(nx, ny);
                 }
             }

@@ -460,14 +460,56 @@ struct DyingOperands<'a> {
 pub(crate) fn is_elementwise(opcode: &str) -> bool {
     matches!(
         opcode,
-        "abs" | "add" | "and" | "atan2" | "bitcast-convert" | "cbrt" | "ceil" | "clamp"
-            | "clz" | "compare" | "complex" | "convert" | "copy" | "cos" | "divide" | "erf"
-            | "exponential" | "exponential-minus-one" | "floor" | "imag" | "is-finite" | "log"
-            | "log-plus-one" | "logistic" | "maximum" | "minimum" | "multiply" | "negate"
-            | "not" | "or" | "popcnt" | "power" | "real" | "reduce-precision" | "remainder"
-            | "round-nearest-afz" | "round-nearest-even" | "rsqrt" | "select"
-            | "shift-left" | "shift-right-arithmetic" | "shift-right-logical" | "sign" | "sin"
-            | "sqrt" | "stochastic-convert" | "subtract" | "tan" | "tanh" | "xor"
+        "abs"
+            | "add"
+            | "and"
+            | "atan2"
+            | "bitcast-convert"
+            | "cbrt"
+            | "ceil"
+            | "clamp"
+            | "clz"
+            | "compare"
+            | "complex"
+            | "convert"
+            | "copy"
+            | "cos"
+            | "divide"
+            | "erf"
+            | "exponential"
+            | "exponential-minus-one"
+            | "floor"
+            | "imag"
+            | "is-finite"
+            | "log"
+            | "log-plus-one"
+            | "logistic"
+            | "maximum"
+            | "minimum"
+            | "multiply"
+            | "negate"
+            | "not"
+            | "or"
+            | "popcnt"
+            | "power"
+            | "real"
+            | "reduce-precision"
+            | "remainder"
+            | "round-nearest-afz"
+            | "round-nearest-even"
+            | "rsqrt"
+            | "select"
+            | "shift-left"
+            | "shift-right-arithmetic"
+            | "shift-right-logical"
+            | "sign"
+            | "sin"
+            | "sqrt"
+            | "stochastic-convert"
+            | "subtract"
+            | "tan"
+            | "tanh"
+            | "xor"
     )
 }
 
@@ -488,7 +530,11 @@ impl<'a> DyingOperands<'a> {
             }
         }
         let mut parameters = HashMap::new();
-        let roots: HashMap<i64, i64> = module.computations.iter().map(|c| (c.id, c.root_id)).collect();
+        let roots: HashMap<i64, i64> = module
+            .computations
+            .iter()
+            .map(|c| (c.id, c.root_id))
+            .collect();
         for c in &module.computations {
             for i in c.instructions.iter().filter(|i| i.opcode == "parameter") {
                 parameters.insert((c.id, i.parameter_number), i.id);
@@ -530,8 +576,10 @@ impl<'a> DyingOperands<'a> {
     ) -> Vec<usize> {
         // A copy never takes its operand's memory (the heap simulator skips it),
         // nor does an instruction outside a schedule.
-        if matches!(user.opcode.as_str(), "copy" | "copy-start" | "parameter" | "tuple" | "get-tuple-element" | "bitcast")
-        {
+        if matches!(
+            user.opcode.as_str(),
+            "copy" | "copy-start" | "parameter" | "tuple" | "get-tuple-element" | "bitcast"
+        ) {
             return Vec::new();
         }
         let Some(&(computation, at)) = self.order.get(&user.id) else {
@@ -551,7 +599,11 @@ impl<'a> DyingOperands<'a> {
             if matches!(source.opcode.as_str(), "parameter" | "constant") {
                 continue;
             }
-            let k = user.operand_ids.iter().position(|&o| o == operand).unwrap_or(0);
+            let k = user
+                .operand_ids
+                .iter()
+                .position(|&o| o == operand)
+                .unwrap_or(0);
             if self.elementwise_on(user, k) && self.last_reader_is(id, &index, computation, at) {
                 out.extend(buffers_at((id, index.as_slice())));
             }
@@ -644,7 +696,11 @@ impl<'a> DyingOperands<'a> {
                     index = rest.to_vec();
                 }
                 "fusion" => {
-                    let Some(r) = i.called_computation_ids.first().and_then(|c| self.roots.get(c)) else {
+                    let Some(r) = i
+                        .called_computation_ids
+                        .first()
+                        .and_then(|c| self.roots.get(c))
+                    else {
                         return false;
                     };
                     x = *r;
@@ -682,7 +738,11 @@ impl<'a> DyingOperands<'a> {
                     }
                 }
                 "fusion" => {
-                    if let Some(r) = i.called_computation_ids.first().and_then(|c| self.roots.get(c)) {
+                    if let Some(r) = i
+                        .called_computation_ids
+                        .first()
+                        .and_then(|c| self.roots.get(c))
+                    {
                         stack.push((*r, index.clone()));
                     }
                 }
