@@ -149,71 +149,65 @@ pub fn replay(program: &HeapProgram, plan: &Plan) -> Result<Curve, String> {
         if skipped.get(i).copied().unwrap_or(false) {
             continue;
         }
-        let kind = match takes.get(i).copied().flatten() {
-            Some(operand) if event.kind == HeapEventKind::Alloc => {
-                let r = root(&state, operand);
-                let refs = match state.get_mut(r) {
-                    Some(s) => {
-                        s.refs -= 1;
-                        s.refs
-                    }
-                    None => 0,
-                };
-                if refs == 0 {
-                    now = now.saturating_sub(size(r));
-                }
-                HeapEventKind::ShareWith(operand)
-            }
-            _ => event.kind,
+        // A share a remedy adds: the operand is freed, then the buffer
+        // shares its memory (the compiler's trace writes FREE, SHARE_WITH).
+        let steps = match takes.get(i).copied().flatten() {
+            Some(operand) if event.kind == HeapEventKind::Alloc => vec![
+                (HeapEventKind::Free, operand),
+                (HeapEventKind::ShareWith(operand), b),
+            ],
+            _ => vec![(event.kind, b)],
         };
-        match kind {
-            HeapEventKind::Alloc => {
-                let r = root(&state, b);
-                if let Some(s) = state.get_mut(r) {
-                    s.refs += 1;
-                }
-                now = now.saturating_add(size(b));
-                raise(now, i, &mut peak, &mut peak_position);
-            }
-            HeapEventKind::Free => {
-                let r = root(&state, b);
-                let refs = match state.get_mut(r) {
-                    Some(s) => {
-                        s.refs -= 1;
-                        s.refs
-                    }
-                    None => 0,
-                };
-                if refs < 0 {
-                    return Err(format!(
-                        "event {i}: buffer {} is freed more times than it is allocated",
-                        program.buffers.get(b).map_or(0, |b| b.id)
-                    ));
-                }
-                if refs == 0 {
-                    now = now
-                        .checked_sub(size(r))
-                        .ok_or_else(|| format!("event {i}: the heap size goes negative"))?;
-                }
-            }
-            HeapEventKind::ShareWith(c) => {
-                if root(&state, c) == b {
-                    return Err(format!("event {i}: a buffer shares with itself"));
-                }
-                if let Some(s) = state.get_mut(b) {
-                    s.canonical = Some(c);
-                }
-                let r = root(&state, c);
-                let refs = match state.get_mut(r) {
-                    Some(s) => {
+        for (kind, b) in steps {
+            match kind {
+                HeapEventKind::Alloc => {
+                    let r = root(&state, b);
+                    if let Some(s) = state.get_mut(r) {
                         s.refs += 1;
-                        s.refs
                     }
-                    None => 0,
-                };
-                if refs == 1 {
-                    now = now.saturating_add(size(r));
+                    now = now.saturating_add(size(b));
                     raise(now, i, &mut peak, &mut peak_position);
+                }
+                HeapEventKind::Free => {
+                    let r = root(&state, b);
+                    let refs = match state.get_mut(r) {
+                        Some(s) => {
+                            s.refs -= 1;
+                            s.refs
+                        }
+                        None => 0,
+                    };
+                    if refs < 0 {
+                        return Err(format!(
+                            "event {i}: buffer {} is freed more times than it is allocated",
+                            program.buffers.get(b).map_or(0, |b| b.id)
+                        ));
+                    }
+                    if refs == 0 {
+                        now = now
+                            .checked_sub(size(r))
+                            .ok_or_else(|| format!("event {i}: the heap size goes negative"))?;
+                    }
+                }
+                HeapEventKind::ShareWith(c) => {
+                    if root(&state, c) == b {
+                        return Err(format!("event {i}: a buffer shares with itself"));
+                    }
+                    if let Some(s) = state.get_mut(b) {
+                        s.canonical = Some(c);
+                    }
+                    let r = root(&state, c);
+                    let refs = match state.get_mut(r) {
+                        Some(s) => {
+                            s.refs += 1;
+                            s.refs
+                        }
+                        None => 0,
+                    };
+                    if refs == 1 {
+                        now = now.saturating_add(size(r));
+                        raise(now, i, &mut peak, &mut peak_position);
+                    }
                 }
             }
         }

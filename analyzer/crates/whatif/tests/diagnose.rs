@@ -12,13 +12,17 @@ use std::path::Path;
 use oomscope_report::program::{HeapEventKind, HeapProgram};
 use oomscope_whatif::Change;
 
-fn program(dir: &Path) -> HeapProgram {
-    let path = std::fs::read_dir(dir)
+fn hlo_path(dir: &Path) -> std::path::PathBuf {
+    std::fs::read_dir(dir)
         .unwrap()
         .flatten()
         .map(|e| e.path())
         .find(|p| p.to_string_lossy().ends_with(".after_optimizations.hlo.pb"))
-        .unwrap();
+        .unwrap()
+}
+
+fn program(dir: &Path) -> HeapProgram {
+    let path = hlo_path(dir);
     let name = path.display().to_string();
     let hlo = oomscope_xla::decode_hlo_proto(&name, &std::fs::read(&path).unwrap()).unwrap();
     oomscope_xla::heap_programs(&name, &hlo, None)
@@ -65,12 +69,7 @@ fn live(program: &HeapProgram, position: u64) -> Vec<usize> {
 /// The entry computation as a list: name, element type and dimensions,
 /// opcode, operands, and a fusion's fused opcodes.
 fn hlo(dir: &Path) {
-    let path = std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().ends_with(".after_optimizations.hlo.pb"))
-        .unwrap();
+    let path = hlo_path(dir);
     let name = path.display().to_string();
     let proto = oomscope_xla::decode_hlo_proto(&name, &std::fs::read(&path).unwrap()).unwrap();
     let module = proto.hlo_module.as_ref().unwrap();
@@ -285,12 +284,7 @@ fn where_a_buffer_lives() {
     let side = std::env::var("OOMSCOPE_SIDE").unwrap();
     let find = std::env::var("OOMSCOPE_FIND").unwrap_or_default();
     let dir = oomscope_testdata::fixtures().join(side);
-    let path = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().ends_with(".after_optimizations.hlo.pb"))
-        .unwrap();
+    let path = hlo_path(&dir);
     let name = path.display().to_string();
     let hlo = oomscope_xla::decode_hlo_proto(&name, &std::fs::read(&path).unwrap()).unwrap();
     for p in oomscope_xla::heap_programs(&name, &hlo, None).unwrap() {
