@@ -489,3 +489,80 @@ impl DimClasses {
         (0..rank).map(|d| self.find(first + d)).collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oomscope_proto::xla::{DotDimensionNumbers, HloComputationProto};
+
+    fn array(dims: &[i64]) -> Option<ShapeProto> {
+        Some(ShapeProto {
+            element_type: 11,
+            dimensions: dims.to_vec(),
+            ..Default::default()
+        })
+    }
+
+    fn instruction(id: i64, opcode: &str, dims: &[i64], operands: &[i64]) -> HloInstructionProto {
+        HloInstructionProto {
+            id,
+            name: format!("i{id}"),
+            opcode: opcode.into(),
+            shape: array(dims),
+            operand_ids: operands.to_vec(),
+            parameter_number: id - 1,
+            ..Default::default()
+        }
+    }
+
+    /// A batch as wide as the layer: x[4,4] · w[4,4] → y[4,4], y reshaped to
+    /// [2,2,4], and w's gradient xᵀ · y contracted over the batch.
+    fn module() -> HloModuleProto {
+        let mut dot = instruction(3, "dot", &[4, 4], &[1, 2]);
+        dot.dot_dimension_numbers = Some(DotDimensionNumbers {
+            lhs_contracting_dimensions: vec![1],
+            rhs_contracting_dimensions: vec![0],
+            ..Default::default()
+        });
+        let mut gradient = instruction(5, "dot", &[4, 4], &[1, 3]);
+        gradient.dot_dimension_numbers = Some(DotDimensionNumbers {
+            lhs_contracting_dimensions: vec![0],
+            rhs_contracting_dimensions: vec![0],
+            ..Default::default()
+        });
+        HloModuleProto {
+            entry_computation_id: 1,
+            computations: vec![HloComputationProto {
+                id: 1,
+                root_id: 5,
+                instructions: vec![
+                    instruction(1, "parameter", &[4, 4], &[]),
+                    instruction(2, "parameter", &[4, 4], &[]),
+                    dot,
+                    instruction(4, "reshape", &[2, 2, 4], &[3]),
+                    gradient,
+                ],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_batch_is_joined_through_a_dot_and_not_to_a_contracted_weight() {
+        let mut c = DimClasses::of(&module());
+        let (x, w, y) = (c.classes(1, &[]), c.classes(2, &[]), c.classes(3, &[]));
+        let (split, gradient) = (c.classes(4, &[]), c.classes(5, &[]));
+        // The batch: x's rows are y's rows, and the reshape's major split.
+        assert_eq!(x[0], y[0]);
+        assert_eq!(split[0], x[0]);
+        // The width: x's columns are contracted with w's rows.
+        assert_eq!(x[1], w[0]);
+        assert_eq!(w[1], y[1]);
+        // Same size, other dimension: no weight carries the batch, nor
+        // its gradient (contracted over the batch).
+        assert!(!w.contains(&x[0]));
+        assert!(!gradient.contains(&x[0]));
+        assert_eq!(gradient, vec![x[1], y[1]]);
+    }
+}
