@@ -23,6 +23,9 @@ pub(crate) struct DimClasses {
     parent: Vec<u32>,
     /// Instruction id → its array leaves: (tuple index, first node, extents).
     leaves: HashMap<i64, Vec<(Vec<i64>, u32, Vec<i64>)>>,
+    /// (instruction id, tuple index) → its place in `leaves` (a tuple of
+    /// thousands of arguments is looked up leaf by leaf).
+    places: HashMap<(i64, Vec<i64>), usize>,
 }
 
 fn array_leaves(shape: &ShapeProto, index: &mut Vec<i64>, out: &mut Vec<(Vec<i64>, Vec<i64>)>) {
@@ -42,6 +45,7 @@ impl DimClasses {
         let mut classes = DimClasses {
             parent: Vec::new(),
             leaves: HashMap::new(),
+            places: HashMap::new(),
         };
         let mut instructions: HashMap<i64, &HloInstructionProto> = HashMap::new();
         for c in &module.computations {
@@ -58,23 +62,24 @@ impl DimClasses {
                     classes
                         .parent
                         .extend((first..first + dims.len()).map(|n| n as u32));
-                    classes
-                        .leaves
-                        .entry(i.id)
-                        .or_default()
-                        .push((index, first as u32, dims));
+                    let list = classes.leaves.entry(i.id).or_default();
+                    classes.places.insert((i.id, index.clone()), list.len());
+                    list.push((index, first as u32, dims));
                 }
             }
         }
         let computations: HashMap<i64, _> = module.computations.iter().map(|c| (c.id, c)).collect();
-        let parameter = |c: i64, k: i64| {
-            computations.get(&c).and_then(|c| {
+        let parameters: HashMap<(i64, i64), i64> = module
+            .computations
+            .iter()
+            .flat_map(|c| {
                 c.instructions
                     .iter()
-                    .find(|i| i.opcode == "parameter" && i.parameter_number == k)
-                    .map(|i| i.id)
+                    .filter(|i| i.opcode == "parameter")
+                    .map(move |i| ((c.id, i.parameter_number), i.id))
             })
-        };
+            .collect();
+        let parameter = |c: i64, k: i64| parameters.get(&(c, k)).copied();
         let root = |c: i64| computations.get(&c).map(|c| c.root_id);
         // The computation an asynchronous update or done runs: its start's.
         let called = |i: &HloInstructionProto| -> Option<i64> {
@@ -116,10 +121,14 @@ impl DimClasses {
     }
 
     fn leaf(&self, id: i64, index: &[i64]) -> Option<(u32, &[i64])> {
-        self.leaves
-            .get(&id)?
-            .iter()
-            .find(|(i, _, _)| i.as_slice() == index)
+        let list = self.leaves.get(&id)?;
+        let at = if index.is_empty() && list.len() == 1 {
+            0
+        } else {
+            *self.places.get(&(id, index.to_vec()))?
+        };
+        list.get(at)
+            .filter(|(i, _, _)| i.as_slice() == index)
             .map(|(_, first, dims)| (*first, dims.as_slice()))
     }
 
@@ -143,6 +152,13 @@ impl DimClasses {
     /// same leaf under `ib` of `b` (values of one shape: a tuple element, a
     /// loop's state, a fusion's operand and parameter).
     fn join_value(&mut self, a: i64, ia: &[i64], b: i64, ib: &[i64]) {
+        // An array leaf itself (the common case): no scan of a wide tuple.
+        if let Some((_, dims)) = self.leaf(a, ia) {
+            for d in 0..dims.len() as i64 {
+                self.join(a, ia, d, b, ib, d);
+            }
+            return;
+        }
         let pairs: Vec<(Vec<i64>, Vec<i64>, usize)> = self
             .leaves
             .get(&a)

@@ -139,10 +139,26 @@ impl Module<'_> {
             if let Some(x) = program.buffers.get_mut(slot) {
                 x.dim_classes = classes;
             }
+            // Only a temporary can reuse an operand or be cast alone (an
+            // entry parameter, an output or a constant lives throughout).
+            let temporary = program
+                .buffers
+                .get(slot)
+                .and_then(|x| program.allocations.get(x.allocation))
+                .is_some_and(|a| !a.indefinite);
+            if !temporary {
+                continue;
+            }
             let operands = dying.of(b.instruction, |key| {
                 defined.get(&key).cloned().unwrap_or_default()
             });
-            let softmax = dying.softmax_value(b.instruction.id, b.shape_index());
+            let f32 = b
+                .instruction
+                .shape
+                .as_ref()
+                .and_then(|s| subshape(s, b.shape_index()))
+                .is_some_and(|s| s.element_type == oomscope_proto::xla::PrimitiveType::F32 as i32);
+            let softmax = f32 && dying.softmax_value(b.instruction.id, b.shape_index());
             if let Some(x) = program.buffers.get_mut(slot) {
                 x.dying_operands = operands.into_iter().filter(|&o| o != slot).collect();
                 x.softmax = softmax;
