@@ -94,6 +94,10 @@ const NAMING_GAPS: &[(&str, &str)] = &[
         "each 4096-wide weight becomes 1024 wide on 4 chips with no collective left at the peak: named the model's weights scaled along one dimension",
     ),
     (
+        "pair-mlp-batch-mid",
+        "libtpu 0.0.23 keeps the activations in output allocations of the weights' size (the batch equals the width): only the data parameter shrinks, named a parameter that shrank",
+    ),
+    (
         "pair-transformer-scan-remat",
         "residuals no longer at the peak: named `disappeared`",
     ),

@@ -92,9 +92,14 @@ pub(crate) fn program(
         };
         for v in &a.values {
             program.buffers.push(ProgramBuffer {
-                // Dump text names no readers by position: the remat
-                // what-if then finds no block inputs to keep.
+                // Dump text names no readers by position, no dying operands
+                // and no dimension classes: the remat what-if finds no block
+                // inputs to keep, bf16 no operand to reuse, and batch
+                // matches sizes only.
                 readers: Vec::new(),
+                dying_operands: Vec::new(),
+                dim_classes: Vec::new(),
+                softmax: false,
                 id: v.id,
                 name: if v.index == "{}" {
                     v.instruction.to_string()
@@ -204,6 +209,9 @@ fn push_buffer(
 ) -> usize {
     program.buffers.push(ProgramBuffer {
         readers: Vec::new(),
+        dying_operands: Vec::new(),
+        dim_classes: Vec::new(),
+        softmax: false,
         id: v.id,
         name: display_name(v),
         shape: v.shape.to_string(),

@@ -99,6 +99,8 @@ impl HeapProgram {
             first_contraction_use: reads.contraction_uses.map(|u| u.0),
             last_contraction_use: reads.contraction_uses.map(|u| u.1),
             contraction_in_loop: reads.contraction_in_loop,
+            // Set by the caller that follows dimensions (`xla::dims`).
+            dim_classes: Vec::new(),
         });
     }
 
@@ -135,6 +137,22 @@ pub struct ProgramBuffer {
     /// readers run in the forward pass, and whether they only feed a
     /// contraction.
     pub readers: Vec<BufferReader>,
+    /// Buffers defined by the defining instruction's direct operands that
+    /// it reads element by element and is the last reader of in the
+    /// schedule: XLA's heap simulator gives this buffer one of their memory
+    /// when the two shapes are equal (`HeapSimulator::RunComputation`,
+    /// `HloDataflowAnalysis::CanShareOperandBufferWithUser`).
+    pub dying_operands: Vec<usize>,
+    /// One class per dimension of its array (empty when unknown): two
+    /// dimensions of one class are one dimension followed through the
+    /// program (the batch, from the data to every value that carries it).
+    pub dim_classes: Vec<u32>,
+    /// A softmax's or log-softmax's input or output (an exponential reads
+    /// it, or it is computed from one, through elementwise operations; or a
+    /// loop's stack of such values), not a dot's or a convolution's result
+    /// as written: mixed precision computes softmax in f32, the cast to
+    /// f32 fused after the contraction.
+    pub softmax: bool,
 }
 
 /// One instruction that reads a buffer.
@@ -211,4 +229,6 @@ pub struct EntryParameter {
     pub last_contraction_use: Option<usize>,
     /// One of those readers is a loop (a scan reads one slice a step).
     pub contraction_in_loop: bool,
+    /// One class per dimension (as `ProgramBuffer::dim_classes`).
+    pub dim_classes: Vec<u32>,
 }

@@ -116,20 +116,56 @@ impl Facts {
                 (false, _) => Role::Input,
             };
         }
-        let batch = find_batch(&params);
+        let classes: Vec<Vec<u32>> = params
+            .iter()
+            .map(|p| {
+                program
+                    .parameters
+                    .get(p.index)
+                    .map(|e| e.dim_classes.clone())
+                    .unwrap_or_default()
+            })
+            .collect();
+        // The distinct dimension lists among the buffers carrying each class.
+        let mut shapes: HashMap<u32, std::collections::HashSet<Vec<i64>>> = HashMap::new();
+        for b in &program.buffers {
+            let Some(a) = array_of(&b.shape) else {
+                continue;
+            };
+            for &c in &b.dim_classes {
+                shapes.entry(c).or_default().insert(a.dims.clone());
+            }
+        }
+        let spread: HashMap<u32, usize> = shapes.into_iter().map(|(c, s)| (c, s.len())).collect();
+        let batch = find_batch(&params, &classes, &spread);
         Facts { params, batch }
     }
 }
 
-/// The data input and its batch size: among read-only parameters of rank
-/// at least 1, integer inputs (token ids) first, then the one whose leading
-/// dimension occurs in the fewest other parameters (a weight's leading
-/// dimension is its neighbours' width; the batch is the data's own).
-fn find_batch(params: &[Param]) -> Option<(usize, i64)> {
+/// The data input and its batch size, among parameters of rank at least 1
+/// that are not optimizer state (a decoding step returns its input's new
+/// value, so the data may have an output of its shape):
+/// 1. integer inputs (token ids) first;
+/// 2. then the one whose leading dimension's size occurs in the fewest
+///    read-only parameters (a weight's leading dimension is its
+///    neighbours' width; the batch is the data's own);
+/// 3. then a read-only one;
+/// 4. then the one whose leading dimension, followed through the program
+///    (`classes`, one list per parameter), spreads into the most distinct
+///    shapes (`spread`, per class: the batch flows into every activation; a
+///    cache's layer axis stays in the cache);
+/// 5. then the one whose leading dimension reaches the fewest other
+///    parameters.
+fn find_batch(
+    params: &[Param],
+    classes: &[Vec<u32>],
+    spread: &HashMap<u32, usize>,
+) -> Option<(usize, i64)> {
     let dims_of = |p: &Param| p.array.as_ref().map(|a| a.dims.clone()).unwrap_or_default();
-    let mut best: Option<(bool, usize, usize, i64)> = None;
+    type Key = (bool, usize, bool, std::cmp::Reverse<usize>, usize, usize);
+    let mut best: Option<(Key, usize, i64)> = None;
     for (i, p) in params.iter().enumerate() {
-        if p.role != Role::Input {
+        if p.role == Role::OptimizerState {
             continue;
         }
         let Some(a) = &p.array else { continue };
@@ -148,14 +184,30 @@ fn find_batch(params: &[Param]) -> Option<(usize, i64)> {
         let occurrences = params
             .iter()
             .enumerate()
-            .filter(|(j, _)| *j != i)
+            .filter(|(j, q)| *j != i && q.role == Role::Input)
             .filter(|(_, q)| dims_of(q).contains(&b))
             .count();
-        let candidate = (!integer, occurrences, i, b);
-        if best.is_none_or(|(bi, bo, bj, _)| (candidate.0, candidate.1, candidate.2) < (bi, bo, bj))
-        {
-            best = Some(candidate);
+        let class = classes.get(i).and_then(|c| c.first());
+        let spreads = class.and_then(|c| spread.get(c)).copied().unwrap_or(0);
+        let reached = class.map_or(0, |c| {
+            classes
+                .iter()
+                .enumerate()
+                .filter(|(j, other)| *j != i && other.contains(c))
+                .count()
+        });
+        let updated = p.role != Role::Input;
+        let key: Key = (
+            !integer,
+            occurrences,
+            updated,
+            std::cmp::Reverse(spreads),
+            reached,
+            i,
+        );
+        if best.as_ref().is_none_or(|(k, _, _)| key < *k) {
+            best = Some((key, i, b));
         }
     }
-    best.map(|(_, _, i, b)| (i, b))
+    best.map(|(_, i, b)| (i, b))
 }

@@ -40,7 +40,7 @@ use oomscope_report::program::HeapProgram;
 pub use oomscope_report::whatif::ChangedBuffer;
 
 pub use facts::{Facts, Role};
-pub use replay::{replay, Curve, Extra, Plan};
+pub use replay::{replay, Curve, Extra, Plan, Share};
 
 /// One remedy, with its parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,6 +87,9 @@ pub struct Prediction {
     /// How each was modelled.
     pub how: Vec<String>,
     pub changed: Vec<ChangedBuffer>,
+    /// Buffers that take the memory of an operand dying at them after the
+    /// changes (XLA's heap simulator shares equal shapes): (buffer, operand).
+    pub shared: Vec<(String, String)>,
 }
 
 /// The program as compiled, replayed (equal to the Memory Viewer's curve).
@@ -164,11 +167,25 @@ pub fn predict_on(prepared: &Prepared, changes: &[Change]) -> Result<Prediction,
         how.push(h);
     }
     let curve = replay(program, &work.plan).map_err(WhatIfError::CannotReplay)?;
+    let name = |b: usize| {
+        program
+            .buffers
+            .get(b)
+            .map(|x| x.name.clone())
+            .unwrap_or_default()
+    };
+    let shared = work
+        .plan
+        .shares
+        .iter()
+        .filter_map(|s| Some((name(program.events.get(s.at)?.buffer?), name(s.operand))))
+        .collect();
     Ok(Prediction {
         curve,
         scope,
         how,
         changed: work.changed,
+        shared,
     })
 }
 
@@ -368,6 +385,96 @@ impl Work<'_> {
         });
     }
 
+    /// Follows XLA's heap simulator after a remedy changed shapes: a buffer
+    /// takes the memory of an operand that dies at its definition when the
+    /// two shapes (element type, dimensions, layout) are now equal and were
+    /// not as compiled (`HeapSimulator::RunComputation` shares only equal
+    /// shapes: `CanShareOperandBufferWithUser`). In f32, a fusion writing a
+    /// bf16 copy of its f32 operand cannot reuse it; with both bf16 it does.
+    /// Pairs already equal as compiled keep the compiler's own decision.
+    /// Returns how many buffers now share.
+    fn share_equal_operands(&mut self) -> usize {
+        use oomscope_report::program::HeapEventKind;
+        let program = self.program;
+        let n = program.buffers.len();
+        let mut alloc_at = vec![None; n];
+        let mut free_at = vec![None; n];
+        // Buffers whose memory the trace already shares, or that it frees or
+        // allocates more than once: left as the compiler traced them.
+        let mut plain = vec![true; n];
+        for (i, e) in program.events.iter().enumerate() {
+            let Some(b) = e.buffer.filter(|&b| b < n) else {
+                continue;
+            };
+            let slot = match e.kind {
+                HeapEventKind::Alloc => &mut alloc_at[b],
+                HeapEventKind::Free => &mut free_at[b],
+                HeapEventKind::ShareWith(c) => {
+                    plain[b] = false;
+                    if let Some(p) = plain.get_mut(c) {
+                        *p = false;
+                    }
+                    continue;
+                }
+            };
+            if slot.replace(i).is_some() {
+                plain[b] = false;
+            }
+        }
+        let indefinite = |b: usize| {
+            program
+                .buffers
+                .get(b)
+                .and_then(|x| program.allocations.get(x.allocation))
+                .is_none_or(|a| a.indefinite)
+        };
+        let mut taken = vec![false; n];
+        for s in &self.plan.shares {
+            if let Some(t) = taken.get_mut(s.operand) {
+                *t = true;
+            }
+        }
+        let mut shares = Vec::new();
+        for (v, buffer) in program.buffers.iter().enumerate() {
+            let (Some(at), true) = (alloc_at[v], plain[v]) else {
+                continue;
+            };
+            if indefinite(v) || buffer.dying_operands.is_empty() {
+                continue;
+            }
+            let Some(now) = self.array(v) else { continue };
+            for &o in &buffer.dying_operands {
+                let Some(free) = free_at.get(o).copied().flatten() else {
+                    continue;
+                };
+                let ok = o < n
+                    && plain[o]
+                    && !taken[o]
+                    && free > at
+                    && alloc_at[o].is_some_and(|a| a < at)
+                    && !indefinite(o)
+                    && self.plan.buffer_bytes.get(o) == self.plan.buffer_bytes.get(v)
+                    && self.array(o).is_some_and(|a| same_shape(a, now))
+                    && !matches!(
+                        (self.base_arrays.get(o), self.base_arrays.get(v)),
+                        (Some(Some(a)), Some(Some(b))) if same_shape(a, b)
+                    );
+                if ok {
+                    taken[o] = true;
+                    shares.push(Share {
+                        at,
+                        operand: o,
+                        free,
+                    });
+                    break;
+                }
+            }
+        }
+        let count = shares.len();
+        self.plan.shares.extend(shares);
+        count
+    }
+
     /// Buffers traced by the heap simulator (temporaries), by index.
     fn traced(&self) -> Vec<usize> {
         let mut seen = vec![false; self.program.buffers.len()];
@@ -523,7 +630,16 @@ impl Work<'_> {
             self.resize_allocation(a, &edit);
             cast += self.changed.len() - n;
         }
+        // A softmax's input stays f32, as mixed precision computes softmax
+        // and log-softmax (attention weights, the loss) in f32.
+        let mut softmax = 0usize;
         for b in self.traced() {
+            let keep = self.program.buffers.get(b).is_some_and(|x| x.softmax)
+                && self.array(b).is_some_and(is_f32);
+            if keep {
+                softmax += 1;
+                continue;
+            }
             let n = self.changed.len();
             self.resize_buffer(b, &edit);
             cast += self.changed.len() - n;
@@ -533,13 +649,40 @@ impl Work<'_> {
                 "no f32 buffer outside the optimizer state".into(),
             ));
         }
+        let shared = self.share_equal_operands();
+        // Buffers the f32 program already writes in bf16: its converts for
+        // the matrix units (a dot reads bf16 at default precision).
+        let converts = self
+            .traced()
+            .into_iter()
+            .filter(|&b| {
+                self.base_arrays
+                    .get(b)
+                    .and_then(Option::as_ref)
+                    .is_some_and(|a| a.element_type == ElementType::BF16)
+            })
+            .count();
+        let mut kept_f32 = Vec::new();
+        if !kept.is_empty() {
+            kept_f32.push(format!(
+                "{} optimizer-state allocation{}",
+                kept.len(),
+                plural(kept.len())
+            ));
+        }
+        if softmax > 0 {
+            kept_f32.push(format!("{softmax} softmax buffer{}", plural(softmax)));
+        }
         Ok((
             format!(
-                "{cast} f32 buffer{} cast to bf16 (parameters and activations){}",
+                "{cast} f32 buffer{} cast to bf16 (parameters, activations, gradients){}",
                 plural(cast),
-                if kept.is_empty() { String::new() } else { format!("; {} optimizer-state allocations kept f32", kept.len()) }
+                if kept_f32.is_empty() { String::new() } else { format!("; kept f32: {}", kept_f32.join(", ")) }
             ),
-            "padded sizes recomputed from each layout with bf16's tile (T(8,128) → T(8,128)(2,1)); converts between f32 state and bf16 values are not modelled".into(),
+            format!(
+                "padded sizes recomputed from each layout with bf16's tile (T(8,128) → T(8,128)(2,1)); converts that disappear: the f32 program writes {converts} buffer{} in bf16 (its casts for the matrix units), and {shared} of them now take the memory of the operand that dies at them, now of their shape (XLA's heap simulator shares an operand of equal shape); converts that appear: between the f32 optimizer state and the bf16 parameters (fused into the update, no buffer) and before each softmax, computed in f32 as mixed precision does (a program that keeps softmax in bf16 is predicted high by those buffers)",
+                plural(converts)
+            ),
         ))
     }
 
@@ -568,21 +711,109 @@ impl Work<'_> {
         }
         carriers.sort_unstable();
         carriers.dedup();
-        let edit = move |a: &ArrayShape| {
-            let i = a.dims.iter().position(|d| carriers.contains(d))?;
-            let mut n = a.clone();
-            n.dims[i] = (a.dims[i] + k - 1) / k;
-            Some(n)
+        // The batch's class: the data's leading dimension followed through
+        // the program (dots, convolutions, reshapes, loops), when known.
+        let class = self
+            .facts
+            .params
+            .get(data)
+            .and_then(|p| self.program.parameters.get(p.index))
+            .and_then(|e| e.dim_classes.first().copied());
+        let followed = class.is_some();
+        let program = self.program;
+        let carriers: &[i64] = &carriers;
+        // The batch's size names it too when no parameter has a dimension of
+        // that size outside the batch's class (no weight is as wide as the
+        // batch): then a buffer the dataflow does not reach (a loop's stacked
+        // residuals, allocated by an operand-less custom call and filled in
+        // the body) is divided where a dimension has the batch's size.
+        let unambiguous = class.is_some_and(|c| {
+            self.facts.params.iter().enumerate().all(|(j, p)| {
+                j == data
+                    || program.parameters.get(p.index).is_none_or(|e| {
+                        p.array.as_ref().is_none_or(|a| {
+                            a.dims
+                                .iter()
+                                .enumerate()
+                                .all(|(d, &n)| n != b || e.dim_classes.get(d) == Some(&c))
+                        })
+                    })
+            })
+        });
+        // The dimensions of buffer `x` that carry the batch.
+        let carried = move |x: usize, a: &ArrayShape| -> Vec<usize> {
+            let classes = program
+                .buffers
+                .get(x)
+                .map_or(&[][..], |b| b.dim_classes.as_slice());
+            let by_size = || {
+                a.dims
+                    .iter()
+                    .position(|d| carriers.contains(d))
+                    .into_iter()
+                    .collect()
+            };
+            match class {
+                Some(c) if classes.len() == a.dims.len() => {
+                    let followed: Vec<usize> =
+                        (0..classes.len()).filter(|&i| classes[i] == c).collect();
+                    if followed.is_empty() && unambiguous {
+                        by_size()
+                    } else {
+                        followed
+                    }
+                }
+                Some(_) => Vec::new(),
+                None => by_size(),
+            }
         };
-        // Every allocation whose array carries the batch (a KV cache does,
-        // as the data does); a weight whose width equals the batch would be
-        // divided too: the batch is taken where it occurs least.
+        let divide = move |x: usize| {
+            move |a: &ArrayShape| {
+                let dims = carried(x, a);
+                if dims.is_empty() {
+                    return None;
+                }
+                let mut n = a.clone();
+                for i in dims {
+                    n.dims[i] = (a.dims[i] + k - 1) / k;
+                }
+                Some(n)
+            }
+        };
+        // Every allocation holding a buffer that carries the batch (a KV
+        // cache does, as the data does): its size is its largest buffer's,
+        // so one that also holds a weight-shaped output keeps that size.
+        let mut members: std::collections::HashMap<usize, Vec<usize>> = Default::default();
+        for (x, buffer) in program.buffers.iter().enumerate() {
+            members.entry(buffer.allocation).or_default().push(x);
+        }
+        let mut carrying = 0usize;
         for a in self.indefinite() {
-            self.resize_allocation(a, &edit);
+            let inside = members.get(&a).cloned().unwrap_or_default();
+            let largest = |w: &Work| {
+                inside
+                    .iter()
+                    .map(|&x| w.plan.buffer_bytes.get(x).copied().unwrap_or(0))
+                    .max()
+                    .unwrap_or(0)
+            };
+            let before = largest(self);
+            let n = self.changed.len();
+            for &x in &inside {
+                self.resize_buffer(x, &divide(x));
+            }
+            carrying += self.changed.len() - n;
+            let after = largest(self);
+            if let Some(slot) = self.plan.allocation_bytes.get_mut(a).filter(|s| **s > 0) {
+                *slot = slot.saturating_sub(before).saturating_add(after);
+            }
         }
         for t in self.traced() {
-            self.resize_buffer(t, &edit);
+            let n = self.changed.len();
+            self.resize_buffer(t, &divide(t));
+            carrying += self.changed.len() - n;
         }
+        let _ = self.share_equal_operands();
         let name = self
             .facts
             .params
@@ -591,8 +822,13 @@ impl Work<'_> {
             .map(|p| format!("parameter {} {}", p.number, p.shape))
             .unwrap_or_default();
         Ok((
-            format!("batch {b} → {} (÷{k}), from the leading dimension of {name}", (b + k - 1) / k),
-            "every array dimension equal to the batch (or the batch flattened with the data's other dimensions) divided; padded sizes recomputed from the layouts".into(),
+            format!("batch {b} → {} (÷{k}), from the leading dimension of {name}: {carrying} buffer{} carry it", (b + k - 1) / k, plural(carrying)),
+            if followed {
+                "the data's leading dimension followed through the program (elementwise operations, broadcasts, reshapes, the batch and free dimensions of dots and convolutions, gathers, fusions and loops) and divided wherever it goes; a dimension a dot or a convolution contracts (a weight's gradient) keeps its size even when it equals the batch; padded sizes recomputed from the layouts"
+            } else {
+                "every array dimension equal to the batch (or the batch flattened with the data's other dimensions) divided; padded sizes recomputed from the layouts"
+            }
+            .into(),
         ))
     }
 
@@ -899,6 +1135,17 @@ pub(crate) fn memory_roots(program: &HeapProgram) -> Vec<usize> {
         .enumerate()
         .map(|(i, r)| r.unwrap_or(i))
         .collect()
+}
+
+/// Equal as XLA's `ShapeUtil::Equal` sees a buffer: element type,
+/// dimensions, layout order, tiles and memory space.
+fn same_shape(a: &ArrayShape, b: &ArrayShape) -> bool {
+    let layout = |x: &ArrayShape| {
+        x.layout
+            .as_ref()
+            .map(|l| (l.minor_to_major.clone(), l.tiles.clone(), l.memory_space))
+    };
+    a.element_type == b.element_type && a.dims == b.dims && layout(a) == layout(b)
 }
 
 pub(crate) fn plural(n: usize) -> &'static str {

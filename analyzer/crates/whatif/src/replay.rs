@@ -21,6 +21,22 @@ pub struct Plan {
     /// Temporaries a remedy adds: live from before event `from` until
     /// before event `to` (`to` may be `events.len()`: until the end).
     pub extra: Vec<Extra>,
+    /// Operand memory given to a buffer the compiler did not let share it
+    /// as compiled (a remedy made their shapes equal).
+    pub shares: Vec<Share>,
+}
+
+/// XLA's heap simulator gives a new buffer the memory of an operand that
+/// dies at its definition when their shapes are equal
+/// (`HeapSimulator::RunComputation`): at event `at` (the buffer's ALLOC)
+/// the operand is freed and the buffer shares its memory, as the compiler's
+/// trace writes FREE then SHARE_WITH; the operand's own FREE (event `free`)
+/// is then skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Share {
+    pub at: usize,
+    pub operand: usize,
+    pub free: usize,
 }
 
 /// A temporary the compiler needs after a remedy (a collective's buffer, a
@@ -39,6 +55,7 @@ impl Plan {
             buffer_bytes: program.buffers.iter().map(|b| b.size_bytes).collect(),
             allocation_bytes: program.allocations.iter().map(|a| a.size_bytes).collect(),
             extra: Vec::new(),
+            shares: Vec::new(),
         }
     }
 
@@ -92,6 +109,15 @@ pub fn replay(program: &HeapProgram, plan: &Plan) -> Result<Curve, String> {
             s.push(e.bytes);
         }
     }
+    // Shares a remedy adds: the operand each ALLOC takes, and the FREEs skipped.
+    let mut takes: Vec<Option<usize>> = vec![None; n];
+    let mut skipped = vec![false; n];
+    for s in &plan.shares {
+        if let (Some(t), Some(k)) = (takes.get_mut(s.at), skipped.get_mut(s.free)) {
+            *t = Some(s.operand);
+            *k = true;
+        }
+    }
     let size = |b: usize| plan.buffer_bytes.get(b).copied().unwrap_or(0);
     let root = |state: &[State], mut b: usize| {
         for _ in 0..=state.len() {
@@ -120,54 +146,68 @@ pub fn replay(program: &HeapProgram, plan: &Plan) -> Result<Curve, String> {
         }
         heap.push(now);
         let Some(b) = event.buffer else { continue };
-        match event.kind {
-            HeapEventKind::Alloc => {
-                let r = root(&state, b);
-                if let Some(s) = state.get_mut(r) {
-                    s.refs += 1;
-                }
-                now = now.saturating_add(size(b));
-                raise(now, i, &mut peak, &mut peak_position);
-            }
-            HeapEventKind::Free => {
-                let r = root(&state, b);
-                let refs = match state.get_mut(r) {
-                    Some(s) => {
-                        s.refs -= 1;
-                        s.refs
-                    }
-                    None => 0,
-                };
-                if refs < 0 {
-                    return Err(format!(
-                        "event {i}: buffer {} is freed more times than it is allocated",
-                        program.buffers.get(b).map_or(0, |b| b.id)
-                    ));
-                }
-                if refs == 0 {
-                    now = now
-                        .checked_sub(size(r))
-                        .ok_or_else(|| format!("event {i}: the heap size goes negative"))?;
-                }
-            }
-            HeapEventKind::ShareWith(c) => {
-                if root(&state, c) == b {
-                    return Err(format!("event {i}: a buffer shares with itself"));
-                }
-                if let Some(s) = state.get_mut(b) {
-                    s.canonical = Some(c);
-                }
-                let r = root(&state, c);
-                let refs = match state.get_mut(r) {
-                    Some(s) => {
+        if skipped.get(i).copied().unwrap_or(false) {
+            continue;
+        }
+        // A share a remedy adds: the operand is freed, then the buffer
+        // shares its memory (the compiler's trace writes FREE, SHARE_WITH).
+        let steps = match takes.get(i).copied().flatten() {
+            Some(operand) if event.kind == HeapEventKind::Alloc => vec![
+                (HeapEventKind::Free, operand),
+                (HeapEventKind::ShareWith(operand), b),
+            ],
+            _ => vec![(event.kind, b)],
+        };
+        for (kind, b) in steps {
+            match kind {
+                HeapEventKind::Alloc => {
+                    let r = root(&state, b);
+                    if let Some(s) = state.get_mut(r) {
                         s.refs += 1;
-                        s.refs
                     }
-                    None => 0,
-                };
-                if refs == 1 {
-                    now = now.saturating_add(size(r));
+                    now = now.saturating_add(size(b));
                     raise(now, i, &mut peak, &mut peak_position);
+                }
+                HeapEventKind::Free => {
+                    let r = root(&state, b);
+                    let refs = match state.get_mut(r) {
+                        Some(s) => {
+                            s.refs -= 1;
+                            s.refs
+                        }
+                        None => 0,
+                    };
+                    if refs < 0 {
+                        return Err(format!(
+                            "event {i}: buffer {} is freed more times than it is allocated",
+                            program.buffers.get(b).map_or(0, |b| b.id)
+                        ));
+                    }
+                    if refs == 0 {
+                        now = now
+                            .checked_sub(size(r))
+                            .ok_or_else(|| format!("event {i}: the heap size goes negative"))?;
+                    }
+                }
+                HeapEventKind::ShareWith(c) => {
+                    if root(&state, c) == b {
+                        return Err(format!("event {i}: a buffer shares with itself"));
+                    }
+                    if let Some(s) = state.get_mut(b) {
+                        s.canonical = Some(c);
+                    }
+                    let r = root(&state, c);
+                    let refs = match state.get_mut(r) {
+                        Some(s) => {
+                            s.refs += 1;
+                            s.refs
+                        }
+                        None => 0,
+                    };
+                    if refs == 1 {
+                        now = now.saturating_add(size(r));
+                        raise(now, i, &mut peak, &mut peak_position);
+                    }
                 }
             }
         }

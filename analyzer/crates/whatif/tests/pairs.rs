@@ -77,6 +77,16 @@ const PAIRS: &[(&str, &str, &str, Change)] = &[
     ("pair-convnet-bf16-v4", "base", "fixed", Change::Bf16),
     ("pair-decode-bf16-v6e", "base", "fixed", Change::Bf16),
     ("pair-mlp-bf16-mid", "base", "fixed", Change::Bf16),
+    // New pairs (issue 25, whatif-dtype): generated after the operand-sharing
+    // rule was made on pair-dtype; pair-transformer-scan-bf16 was then
+    // examined for the softmax rule, pair-mlp-batch-mid for the batch's
+    // dataflow. The pairs below them were generated after every rule, and
+    // measured once.
+    ("pair-mlp-bf16-v6e", "base", "fixed", Change::Bf16),
+    ("pair-transformer-scan-bf16", "base", "fixed", Change::Bf16),
+    ("pair-convnet-bf16-v5p", "base", "fixed", Change::Bf16),
+    ("pair-transformer-bf16-v5p", "base", "fixed", Change::Bf16),
+    ("pair-transformer-scan-bf16-mid", "base", "fixed", Change::Bf16),
     ("pair-batch-oom", "full", "half", Change::Batch(2)),
     ("pair-mlp-batch-v5p", "base", "fixed", Change::Batch(2)),
     (
@@ -87,6 +97,15 @@ const PAIRS: &[(&str, &str, &str, Change)] = &[
     ),
     ("pair-convnet-batch", "base", "fixed", Change::Batch(2)),
     ("pair-decode-batch", "base", "fixed", Change::Batch(2)),
+    ("pair-mlp-batch-mid", "base", "fixed", Change::Batch(2)),
+    ("pair-mlp-batch-v6e", "base", "fixed", Change::Batch(2)),
+    ("pair-convnet-batch-v4", "base", "fixed", Change::Batch(2)),
+    (
+        "pair-transformer-batch-v6e",
+        "base",
+        "fixed",
+        Change::Batch(2),
+    ),
     (
         "pair-sharding-oom",
         "replicated",
@@ -164,16 +183,14 @@ const PAIRS: &[(&str, &str, &str, Change)] = &[
 /// Pairs whose prediction misses its target today: (pair, remedy word, why).
 const KNOWN_MISSES: &[(&str, &str, &str)] = &[
     ("pair-donate-v6e", "donation", "7 % low (11 % before the output allocations kept the other values they hold): the OOM side was squeezed by XLA's own rematerialization (buffers named *.remat*); with the room donation frees, the compiler rematerializes less and keeps more temporaries"),
-    ("pair-dtype", "bf16", "XLA keeps bf16 copies of the f32 activations for the backward pass; in bf16 they are not needed and the schedule moves the peak: 10 % high"),
-    ("pair-dtype-oom", "bf16", "same program as pair-dtype at a larger batch (not examined separately): 12 % high"),
-    ("pair-transformer-bf16", "bf16", "predicted 18 % low; cause not yet examined"),
-    ("pair-convnet-bf16-v4", "bf16", "predicted 12 % high; cause not yet examined"),
     ("pair-transformer-shard", "sharding", "17 % low: sharding every weight's first dimension makes XLA's sharding propagation split the attention heads too, so the sharded program reshards its activations with all-to-alls (8 of f32[8,4,2,512,512], 512 MiB at the peak) instead of gathering weights; predicting that needs the partitioner's propagation, not the replicated program"),
     ("pair-mlp-offload", "offload", "16 % low: here (v5e, 4 layers of 8192) XLA starts every host-to-HBM copy at the top of the step and keeps each new value until the end, so 7 of 8 states sit in HBM at the backward's peak; on the held-out pairs the copies start at the optimizer's work and the new values leave at once, as modelled"),
     ("pair-mlp-shard-v6e", "sharding", "held out, 32 % low before the revision, 9 % high after: here (v6e, 6 layers of 4096) XLA frees each gathered weight at the end of the forward pass instead of keeping it for the backward as on v5e, so the model's gathered copies over each weight's first to last dot overcount at the peak"),
-    ("pair-convnet-batch", "batch", "predicted 6 % high; cause not yet examined"),
     ("pair-train-remat-b1024", "remat", "19 % high: the checkpointed program's scheduler computes the loss head's f32 logits gradient (16 GB) after the backward loop, once the saved carries are freed; the replay keeps the costly program's order, where the head runs with the 6 GB of saved carries live (both sides also carry XLA's own rematerialization, *.remat* buffers)"),
     ("pair-train-remat-b1024-aliased", "remat", "21 % high: as pair-train-remat-b1024 (the same program with every parameter and optimizer state aliased)"),
+    ("pair-convnet-bf16-v4", "bf16", "in f32 the last forward convolution's fusion also writes the ReLU mask (pred, 64 MiB) the backward pass reads; in bf16 XLA:TPU writes no mask and recomputes the comparison from the bf16 activation inside the backward fusion, a fusion choice the f32 program does not show: 12 % high"),
+    ("pair-convnet-bf16-v5p", "bf16", "the ReLU mask of pair-convnet-bf16-v4 (64 MiB), on v5p: written in f32, recomputed in bf16: 11 % high"),
+    ("pair-convnet-batch", "batch", "memory-space assignment moves the ReLU mask, halved to 64 MiB, into VMEM (S(1); v5e has 128 MiB): the replay keeps it in HBM, MSA's placement is not modelled: 6 % high"),
 ];
 
 fn target(change: Change) -> f64 {

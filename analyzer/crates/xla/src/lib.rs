@@ -11,6 +11,7 @@
 //! - [`shape`]: `ShapeProto` → `oomscope_layout::Shape`, shape text, unpadded sizes.
 
 pub mod allocator;
+mod dims;
 pub mod error;
 pub mod memory_viewer;
 pub mod program;

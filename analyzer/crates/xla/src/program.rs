@@ -83,6 +83,9 @@ impl Module<'_> {
                 allocation,
                 opcode: peak.opcode,
                 readers: Vec::new(),
+                dying_operands: Vec::new(),
+                dim_classes: Vec::new(),
+                softmax: false,
             });
             origins.push((b.instruction.id, b.shape_index().to_vec()));
             if let Some(a) = program.allocations.get_mut(allocation) {
@@ -141,7 +144,51 @@ impl Module<'_> {
                 by_instruction.entry(b.instruction.id).or_default().push(slot);
             }
         }
-        entry_facts(hlo_module, &mut program, &origins, |id| {
+        let defined: HashMap<(i64, &[i64]), Vec<usize>> = self
+            .buffers()
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| Some(((b.instruction.id, b.shape_index()), *buffer_slot.get(&i)?)))
+            .fold(HashMap::new(), |mut m, (k, v)| {
+                m.entry(k).or_insert_with(Vec::new).push(v);
+                m
+            });
+        let dying = DyingOperands::new(hlo_module);
+        let mut dims = crate::dims::DimClasses::of(hlo_module);
+        for (i, b) in self.buffers().iter().enumerate() {
+            let Some(&slot) = buffer_slot.get(&i) else {
+                continue;
+            };
+            let classes = dims.classes(b.instruction.id, b.shape_index());
+            if let Some(x) = program.buffers.get_mut(slot) {
+                x.dim_classes = classes;
+            }
+            // Only a temporary can reuse an operand or be cast alone (an
+            // entry parameter, an output or a constant lives throughout).
+            let temporary = program
+                .buffers
+                .get(slot)
+                .and_then(|x| program.allocations.get(x.allocation))
+                .is_some_and(|a| !a.indefinite);
+            if !temporary {
+                continue;
+            }
+            let operands = dying.of(b.instruction, |key| {
+                defined.get(&key).cloned().unwrap_or_default()
+            });
+            let f32 = b
+                .instruction
+                .shape
+                .as_ref()
+                .and_then(|s| subshape(s, b.shape_index()))
+                .is_some_and(|s| s.element_type == oomscope_proto::xla::PrimitiveType::F32 as i32);
+            let softmax = f32 && dying.softmax_value(b.instruction.id, b.shape_index());
+            if let Some(x) = program.buffers.get_mut(slot) {
+                x.dying_operands = operands.into_iter().filter(|&o| o != slot).collect();
+                x.softmax = softmax;
+            }
+        }
+        entry_facts(hlo_module, &mut program, &origins, &mut dims, |id| {
             by_instruction.get(&id).cloned().unwrap_or_default()
         });
         Some(program)
@@ -168,6 +215,7 @@ fn entry_facts(
     module: &HloModuleProto,
     program: &mut HeapProgram,
     origins: &[(i64, Vec<i64>)],
+    dims: &mut crate::dims::DimClasses,
     buffers_of: impl Fn(i64) -> Vec<usize>,
 ) {
     let computations: HashMap<i64, &HloComputationProto> =
@@ -304,7 +352,11 @@ fn entry_facts(
         }
         for index in leaves {
             let shape = own_shape_text(instruction, &index);
+            let classes = dims.classes(instruction.id, &index);
             program.push_parameter((instruction.parameter_number, index), shape, &reads, &held);
+            if let Some(p) = program.parameters.last_mut() {
+                p.dim_classes = classes;
+            }
         }
     }
     program
@@ -800,6 +852,454 @@ impl SchedulePositions {
     fn of(&self, instruction: i64) -> Option<usize> {
         let k = *self.order.get(&instruction)?;
         Some(self.reached.partition_point(|&r| r < k))
+    }
+}
+
+/// The operands of an instruction whose last reader it is, in its
+/// computation's schedule: the candidates of XLA's heap simulator for
+/// reusing an operand's memory for the instruction's output (an operand
+/// value is shared only when its live range ends at the user).
+struct DyingOperands<'a> {
+    instructions: HashMap<i64, &'a HloInstructionProto>,
+    users: HashMap<i64, Vec<i64>>,
+    /// Each scheduled instruction's computation and place in its sequence.
+    order: HashMap<i64, (i64, usize)>,
+    /// (computation, parameter number) → the parameter instruction.
+    parameters: HashMap<(i64, i64), i64>,
+    /// Computation id → its root instruction.
+    roots: HashMap<i64, i64>,
+    /// Root instruction of a fused computation → the fusions calling it.
+    fused_callers: HashMap<i64, Vec<i64>>,
+}
+
+/// XLA's elementwise opcodes (`HloInstruction::IsElementwise`: the unary,
+/// binary and ternary operations applied element by element).
+pub(crate) fn is_elementwise(opcode: &str) -> bool {
+    matches!(
+        opcode,
+        "abs"
+            | "add"
+            | "and"
+            | "atan2"
+            | "bitcast-convert"
+            | "cbrt"
+            | "ceil"
+            | "clamp"
+            | "clz"
+            | "compare"
+            | "complex"
+            | "convert"
+            | "copy"
+            | "cos"
+            | "divide"
+            | "erf"
+            | "exponential"
+            | "exponential-minus-one"
+            | "floor"
+            | "imag"
+            | "is-finite"
+            | "log"
+            | "log-plus-one"
+            | "logistic"
+            | "maximum"
+            | "minimum"
+            | "multiply"
+            | "negate"
+            | "not"
+            | "or"
+            | "popcnt"
+            | "power"
+            | "real"
+            | "reduce-precision"
+            | "remainder"
+            | "round-nearest-afz"
+            | "round-nearest-even"
+            | "rsqrt"
+            | "select"
+            | "shift-left"
+            | "shift-right-arithmetic"
+            | "shift-right-logical"
+            | "sign"
+            | "sin"
+            | "sqrt"
+            | "stochastic-convert"
+            | "subtract"
+            | "tan"
+            | "tanh"
+            | "xor"
+    )
+}
+
+/// At most this many users are followed from one operand (through
+/// get-tuple-element and bitcast chains): bounded whatever the module.
+const MAX_READERS: usize = 10_000;
+
+impl<'a> DyingOperands<'a> {
+    fn new(module: &'a HloModuleProto) -> Self {
+        let mut instructions = HashMap::new();
+        let mut users: HashMap<i64, Vec<i64>> = HashMap::new();
+        for c in &module.computations {
+            for i in &c.instructions {
+                instructions.insert(i.id, i);
+                for &o in &i.operand_ids {
+                    users.entry(o).or_default().push(i.id);
+                }
+            }
+        }
+        let mut parameters = HashMap::new();
+        let roots: HashMap<i64, i64> = module
+            .computations
+            .iter()
+            .map(|c| (c.id, c.root_id))
+            .collect();
+        for c in &module.computations {
+            for i in c.instructions.iter().filter(|i| i.opcode == "parameter") {
+                parameters.insert((c.id, i.parameter_number), i.id);
+            }
+        }
+        let mut order = HashMap::new();
+        if let Some(schedule) = &module.schedule {
+            for (&computation, sequence) in &schedule.sequences {
+                for (k, &id) in sequence.instruction_ids.iter().enumerate() {
+                    order.insert(id, (computation, k));
+                }
+            }
+        }
+        DyingOperands {
+            instructions,
+            users,
+            order,
+            parameters,
+            fused_callers: module
+                .computations
+                .iter()
+                .flat_map(|c| c.instructions.iter())
+                .filter(|i| i.opcode == "fusion")
+                .filter_map(|i| Some((*roots.get(i.called_computation_ids.first()?)?, i.id)))
+                .fold(HashMap::new(), |mut m: HashMap<i64, Vec<i64>>, (r, f)| {
+                    m.entry(r).or_default().push(f);
+                    m
+                }),
+            roots,
+        }
+    }
+
+    /// The buffers (from `buffers_at(instruction, shape index)`) of the
+    /// operands of `user` whose every reader is scheduled no later than it.
+    fn of(
+        &self,
+        user: &HloInstructionProto,
+        buffers_at: impl Fn((i64, &[i64])) -> Vec<usize>,
+    ) -> Vec<usize> {
+        // A copy never takes its operand's memory (the heap simulator skips it),
+        // nor does an instruction outside a schedule.
+        if matches!(
+            user.opcode.as_str(),
+            "copy" | "copy-start" | "parameter" | "tuple" | "get-tuple-element" | "bitcast"
+        ) {
+            return Vec::new();
+        }
+        let Some(&(computation, at)) = self.order.get(&user.id) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for &operand in &user.operand_ids {
+            // Only a value the operand itself defines: the heap simulator
+            // requires the user to be a user of the value's defining
+            // instruction (`IsUserOf`), so a value read through a
+            // get-tuple-element or a bitcast is never shared.
+            let id = operand;
+            let index: Vec<i64> = Vec::new();
+            let Some(source) = self.instructions.get(&id) else {
+                continue;
+            };
+            if matches!(source.opcode.as_str(), "parameter" | "constant") {
+                continue;
+            }
+            let k = user
+                .operand_ids
+                .iter()
+                .position(|&o| o == operand)
+                .unwrap_or(0);
+            if self.elementwise_on(user, k) && self.last_reader_is(id, &index, computation, at) {
+                out.extend(buffers_at((id, index.as_slice())));
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Whether `user` reads its operand `k` element by element: an
+    /// elementwise instruction, or a fusion whose parameter `k` reaches only
+    /// elementwise instructions and tuples inside it (nested fusions
+    /// followed). XLA shares an operand's buffer only then
+    /// (`AreTransitiveUsesElementwiseOrTuple`): a dot or a convolution reads
+    /// its operand after its output is written.
+    fn elementwise_on(&self, user: &HloInstructionProto, k: usize) -> bool {
+        let mut stack = vec![(user.id, k)];
+        let mut seen = 0usize;
+        while let Some((id, k)) = stack.pop() {
+            seen += 1;
+            if seen > MAX_READERS {
+                return false;
+            }
+            let Some(u) = self.instructions.get(&id) else {
+                return false;
+            };
+            if u.opcode != "fusion" {
+                if !is_elementwise(&u.opcode) {
+                    return false;
+                }
+                continue;
+            }
+            let Some(parameter) = u
+                .called_computation_ids
+                .first()
+                .and_then(|c| self.parameters.get(&(*c, k as i64)))
+            else {
+                return false;
+            };
+            // Every use of the fused parameter, through tuples.
+            let mut values = vec![*parameter];
+            while let Some(v) = values.pop() {
+                for &r in self.users.get(&v).map_or(&[][..], Vec::as_slice) {
+                    let Some(reader) = self.instructions.get(&r) else {
+                        return false;
+                    };
+                    match reader.opcode.as_str() {
+                        "tuple" => values.push(r),
+                        "fusion" => {
+                            for (j, &o) in reader.operand_ids.iter().enumerate() {
+                                if o == v {
+                                    stack.push((r, j));
+                                }
+                            }
+                            values.push(r);
+                        }
+                        op if is_elementwise(op) => values.push(r),
+                        _ => return false,
+                    }
+                    seen += 1;
+                    if seen > MAX_READERS {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// Whether the value `(id, index)` is a dot's or a convolution's result
+    /// as written (a fusion's root or root tuple element, through layout-only
+    /// operations): a contraction writes its compute type, and a cast to f32
+    /// happens in its reader.
+    fn contraction_output(&self, id: i64, index: &[i64]) -> bool {
+        let (mut x, mut index) = (id, index.to_vec());
+        for _ in 0..64 {
+            let Some(i) = self.instructions.get(&x) else {
+                return false;
+            };
+            match i.opcode.as_str() {
+                "dot" | "convolution" => return index.is_empty(),
+                "bitcast" | "copy" | "reshape" | "transpose" => {
+                    x = i.operand_ids.first().copied().unwrap_or(-1);
+                }
+                "tuple" => {
+                    let Some((&k, rest)) = index.split_first() else {
+                        return false;
+                    };
+                    x = i.operand_ids.get(k as usize).copied().unwrap_or(-1);
+                    index = rest.to_vec();
+                }
+                "fusion" => {
+                    let Some(r) = i
+                        .called_computation_ids
+                        .first()
+                        .and_then(|c| self.roots.get(c))
+                    else {
+                        return false;
+                    };
+                    x = *r;
+                }
+                _ => return false,
+            }
+        }
+        false
+    }
+
+    /// Whether the value `(id, index)` is computed from an exponential by
+    /// elementwise operations (a softmax's output `exp(x - m) / l`),
+    /// looking into fusions and through layout-only operations.
+    fn produced_by_exponential(&self, id: i64, index: &[i64]) -> bool {
+        let mut stack: Vec<(i64, Vec<i64>)> = vec![(id, index.to_vec())];
+        let mut seen = 0usize;
+        while let Some((x, index)) = stack.pop() {
+            seen += 1;
+            if seen > MAX_READERS {
+                return false;
+            }
+            let Some(i) = self.instructions.get(&x) else {
+                continue;
+            };
+            match i.opcode.as_str() {
+                "exponential" => return true,
+                "get-tuple-element" => {
+                    let mut inner = vec![i.tuple_index];
+                    inner.extend_from_slice(&index);
+                    stack.extend(i.operand_ids.first().map(|&o| (o, inner)));
+                }
+                "tuple" => {
+                    if let Some((&k, rest)) = index.split_first() {
+                        stack.extend(i.operand_ids.get(k as usize).map(|&o| (o, rest.to_vec())));
+                    }
+                }
+                "fusion" => {
+                    if let Some(r) = i
+                        .called_computation_ids
+                        .first()
+                        .and_then(|c| self.roots.get(c))
+                    {
+                        stack.push((*r, index.clone()));
+                    }
+                }
+                "bitcast" | "reshape" | "transpose" | "copy" => {
+                    stack.extend(i.operand_ids.first().map(|&o| (o, index.clone())));
+                }
+                op if is_elementwise(op) && index.is_empty() => {
+                    stack.extend(i.operand_ids.iter().map(|&o| (o, Vec::new())));
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+
+    /// Whether the value `(id, index)` is a softmax's input or output: an
+    /// exponential reads it, it is computed from one, or it is a stack a
+    /// loop fills with such values (a scan's saved softmax).
+    fn softmax_value(&self, id: i64, index: &[i64]) -> bool {
+        !self.contraction_output(id, index)
+            && (self.produced_by_exponential(id, index) || self.feeds_exponential(id, index))
+    }
+
+    /// Whether an exponential reads the value `(id, index)` through
+    /// elementwise operations (inside fusions too): a softmax's or a
+    /// log-softmax's input, `x - max(x)` or `x` itself.
+    fn feeds_exponential(&self, id: i64, index: &[i64]) -> bool {
+        // (instruction, the tuple element of it we follow: empty = all of it).
+        let mut stack: Vec<(i64, Vec<i64>)> = vec![(id, index.to_vec())];
+        let mut seen = 0usize;
+        while let Some((x, index)) = stack.pop() {
+            // Out of a fused computation through its root: the fusion's result.
+            for &f in self.fused_callers.get(&x).map_or(&[][..], Vec::as_slice) {
+                stack.push((f, index.clone()));
+            }
+            for &u in self.users.get(&x).map_or(&[][..], Vec::as_slice) {
+                seen += 1;
+                if seen > MAX_READERS {
+                    return false;
+                }
+                let Some(user) = self.instructions.get(&u) else {
+                    continue;
+                };
+                match user.opcode.as_str() {
+                    "exponential" => return true,
+                    // A stack filled with softmax values (a scan's residuals).
+                    "dynamic-update-slice" => {
+                        let update = user.operand_ids.get(1).copied();
+                        if user.operand_ids.first() == Some(&x)
+                            && update.is_some_and(|u| self.produced_by_exponential(u, &[]))
+                        {
+                            return true;
+                        }
+                    }
+                    "get-tuple-element" => {
+                        if let Some((&first, rest)) = index.split_first() {
+                            if first == user.tuple_index {
+                                stack.push((u, rest.to_vec()));
+                            }
+                        }
+                    }
+                    "bitcast" | "reshape" | "transpose" | "copy" | "broadcast" | "slice"
+                    | "dynamic-slice" | "copy-done" => stack.push((u, index.clone())),
+                    // Into a tuple, and a loop's state: a scan's stacked
+                    // values are read in its body.
+                    "tuple" => {
+                        for (k, &o) in user.operand_ids.iter().enumerate() {
+                            if o == x {
+                                let mut inner = vec![k as i64];
+                                inner.extend_from_slice(&index);
+                                stack.push((u, inner));
+                            }
+                        }
+                    }
+                    "while" => {
+                        for &c in &user.called_computation_ids {
+                            if let Some(&p) = self.parameters.get(&(c, 0)) {
+                                stack.push((p, index.clone()));
+                            }
+                        }
+                        stack.push((u, index.clone()));
+                    }
+                    "fusion" => {
+                        if !index.is_empty() {
+                            continue;
+                        }
+                        for (k, &o) in user.operand_ids.iter().enumerate() {
+                            let parameter = user
+                                .called_computation_ids
+                                .first()
+                                .and_then(|c| self.parameters.get(&(*c, k as i64)));
+                            if let (true, Some(&p)) = (o == x, parameter) {
+                                stack.push((p, Vec::new()));
+                            }
+                        }
+                    }
+                    op if is_elementwise(op) && index.is_empty() => stack.push((u, Vec::new())),
+                    _ => {}
+                }
+            }
+        }
+        false
+    }
+
+    /// Whether every reader of `(id, index)` is scheduled in `computation`
+    /// at or before `at`.
+    fn last_reader_is(&self, id: i64, index: &[i64], computation: i64, at: usize) -> bool {
+        let mut stack: Vec<(i64, Vec<i64>)> = vec![(id, index.to_vec())];
+        let mut seen = 0usize;
+        while let Some((x, index)) = stack.pop() {
+            for &u in self.users.get(&x).map_or(&[][..], Vec::as_slice) {
+                seen += 1;
+                if seen > MAX_READERS {
+                    return false;
+                }
+                let Some(user) = self.instructions.get(&u) else {
+                    return false;
+                };
+                match user.opcode.as_str() {
+                    "get-tuple-element" => {
+                        if let Some((&first, rest)) = index.split_first() {
+                            if first == user.tuple_index {
+                                stack.push((u, rest.to_vec()));
+                            }
+                            continue;
+                        }
+                    }
+                    "bitcast" => {
+                        stack.push((u, index.clone()));
+                        continue;
+                    }
+                    _ => {}
+                }
+                match self.order.get(&u) {
+                    Some(&(c, k)) if c == computation && k <= at => {}
+                    _ => return false,
+                }
+            }
+        }
+        true
     }
 }
 

@@ -1,0 +1,584 @@
+//! Which dimensions of a module's values are one dimension followed through
+//! the program (issue 25's "batch ÷ k": the batch is the data's leading
+//! dimension, followed through the program's shapes, not every dimension
+//! that happens to have its size). A union-find over (instruction, tuple
+//! leaf, dimension): each instruction joins the dimensions of its operands
+//! and result that XLA's semantics make the same (an elementwise operation
+//! all of them, a dot its batch and free dimensions, a convolution its batch
+//! and feature dimensions, a gather its index dimensions, a reshape the
+//! dimensions whose prefix products agree, a fusion or a loop its operands
+//! with its computation's parameters and its result with the root). A
+//! dimension a dot or a convolution contracts does not reach the result:
+//! a weight's gradient, contracted over the batch, is not joined to it even
+//! when its size equals the batch.
+
+use std::collections::HashMap;
+
+use oomscope_proto::xla::{HloInstructionProto, HloModuleProto, ShapeProto};
+
+/// At most this many dimension nodes per module (a bound whatever the input).
+const MAX_NODES: usize = 20_000_000;
+
+pub(crate) struct DimClasses {
+    parent: Vec<u32>,
+    /// Instruction id → its array leaves: (tuple index, first node, extents).
+    leaves: HashMap<i64, Vec<(Vec<i64>, u32, Vec<i64>)>>,
+    /// (instruction id, tuple index) → its place in `leaves` (a tuple of
+    /// thousands of arguments is looked up leaf by leaf).
+    places: HashMap<(i64, Vec<i64>), usize>,
+}
+
+fn array_leaves(shape: &ShapeProto, index: &mut Vec<i64>, out: &mut Vec<(Vec<i64>, Vec<i64>)>) {
+    if shape.tuple_shapes.is_empty() {
+        out.push((index.clone(), shape.dimensions.clone()));
+        return;
+    }
+    for (k, t) in shape.tuple_shapes.iter().enumerate() {
+        index.push(k as i64);
+        array_leaves(t, index, out);
+        index.pop();
+    }
+}
+
+impl DimClasses {
+    pub(crate) fn of(module: &HloModuleProto) -> DimClasses {
+        let mut classes = DimClasses {
+            parent: Vec::new(),
+            leaves: HashMap::new(),
+            places: HashMap::new(),
+        };
+        let mut instructions: HashMap<i64, &HloInstructionProto> = HashMap::new();
+        for c in &module.computations {
+            for i in &c.instructions {
+                instructions.insert(i.id, i);
+                let Some(shape) = &i.shape else { continue };
+                let mut leaves = Vec::new();
+                array_leaves(shape, &mut Vec::new(), &mut leaves);
+                for (index, dims) in leaves {
+                    let first = classes.parent.len();
+                    if first + dims.len() > MAX_NODES {
+                        return classes;
+                    }
+                    classes
+                        .parent
+                        .extend((first..first + dims.len()).map(|n| n as u32));
+                    let list = classes.leaves.entry(i.id).or_default();
+                    classes.places.insert((i.id, index.clone()), list.len());
+                    list.push((index, first as u32, dims));
+                }
+            }
+        }
+        let computations: HashMap<i64, _> = module.computations.iter().map(|c| (c.id, c)).collect();
+        let parameters: HashMap<(i64, i64), i64> = module
+            .computations
+            .iter()
+            .flat_map(|c| {
+                c.instructions
+                    .iter()
+                    .filter(|i| i.opcode == "parameter")
+                    .map(move |i| ((c.id, i.parameter_number), i.id))
+            })
+            .collect();
+        let parameter = |c: i64, k: i64| parameters.get(&(c, k)).copied();
+        let root = |c: i64| computations.get(&c).map(|c| c.root_id);
+        // The computation an asynchronous update or done runs: its start's.
+        let called = |i: &HloInstructionProto| -> Option<i64> {
+            let mut x = i;
+            for _ in 0..64 {
+                if let Some(&c) = x.called_computation_ids.first() {
+                    return Some(c);
+                }
+                x = instructions.get(x.operand_ids.first()?)?;
+            }
+            None
+        };
+        for c in &module.computations {
+            for i in &c.instructions {
+                classes.join_instruction(i, &parameter, &root, &called);
+            }
+        }
+        classes
+    }
+
+    fn find(&mut self, mut n: u32) -> u32 {
+        while let Some(&p) = self.parent.get(n as usize) {
+            if p == n {
+                break;
+            }
+            let grand = self.parent[p as usize];
+            self.parent[n as usize] = grand;
+            n = grand;
+        }
+        n
+    }
+
+    fn unite(&mut self, a: u32, b: u32) {
+        let (a, b) = (self.find(a), self.find(b));
+        if a != b {
+            let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+            self.parent[hi as usize] = lo;
+        }
+    }
+
+    fn leaf(&self, id: i64, index: &[i64]) -> Option<(u32, &[i64])> {
+        let list = self.leaves.get(&id)?;
+        let at = if index.is_empty() && list.len() == 1 {
+            0
+        } else {
+            *self.places.get(&(id, index.to_vec()))?
+        };
+        list.get(at)
+            .filter(|(i, _, _)| i.as_slice() == index)
+            .map(|(_, first, dims)| (*first, dims.as_slice()))
+    }
+
+    fn node(&self, id: i64, index: &[i64], d: i64) -> Option<(u32, i64)> {
+        let (first, dims) = self.leaf(id, index)?;
+        let extent = *dims.get(usize::try_from(d).ok()?)?;
+        Some((first + d as u32, extent))
+    }
+
+    /// Joins dimension `da` of `(a, ia)` with `db` of `(b, ib)` when both
+    /// exist and have the same extent.
+    fn join(&mut self, a: i64, ia: &[i64], da: i64, b: i64, ib: &[i64], db: i64) {
+        if let (Some((x, ex)), Some((y, ey))) = (self.node(a, ia, da), self.node(b, ib, db)) {
+            if ex == ey {
+                self.unite(x, y);
+            }
+        }
+    }
+
+    /// Joins every dimension of every array leaf under `ia` of `a` with the
+    /// same leaf under `ib` of `b` (values of one shape: a tuple element, a
+    /// loop's state, a fusion's operand and parameter).
+    fn join_value(&mut self, a: i64, ia: &[i64], b: i64, ib: &[i64]) {
+        // An array leaf itself (the common case): no scan of a wide tuple.
+        if let Some((_, dims)) = self.leaf(a, ia) {
+            for d in 0..dims.len() as i64 {
+                self.join(a, ia, d, b, ib, d);
+            }
+            return;
+        }
+        let pairs: Vec<(Vec<i64>, Vec<i64>, usize)> = self
+            .leaves
+            .get(&a)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .filter(|(index, _, _)| index.starts_with(ia))
+            .map(|(index, _, dims)| {
+                let mut other = ib.to_vec();
+                other.extend_from_slice(&index[ia.len()..]);
+                (index.clone(), other, dims.len())
+            })
+            .collect();
+        for (x, y, rank) in pairs {
+            for d in 0..rank as i64 {
+                self.join(a, &x, d, b, &y, d);
+            }
+        }
+    }
+
+    fn rank(&self, id: i64, index: &[i64]) -> usize {
+        self.leaf(id, index).map_or(0, |(_, d)| d.len())
+    }
+
+    fn extents(&self, id: i64) -> Vec<i64> {
+        self.leaf(id, &[])
+            .map(|(_, d)| d.to_vec())
+            .unwrap_or_default()
+    }
+
+    fn join_instruction(
+        &mut self,
+        i: &HloInstructionProto,
+        parameter: &dyn Fn(i64, i64) -> Option<i64>,
+        root: &dyn Fn(i64) -> Option<i64>,
+        called: &dyn Fn(&HloInstructionProto) -> Option<i64>,
+    ) {
+        let id = i.id;
+        let operands = &i.operand_ids;
+        let op = |k: usize| operands.get(k).copied().unwrap_or(-1);
+        let rank = self.rank(id, &[]) as i64;
+        match i.opcode.as_str() {
+            "tuple" => {
+                for (k, &o) in operands.iter().enumerate() {
+                    self.join_value(id, &[k as i64], o, &[]);
+                }
+            }
+            "get-tuple-element" => self.join_value(id, &[], op(0), &[i.tuple_index]),
+            "copy-start" => {
+                self.join_value(id, &[0], op(0), &[]);
+                self.join_value(id, &[1], op(0), &[]);
+            }
+            "copy-done" => self.join_value(id, &[], op(0), &[0]),
+            "broadcast" => {
+                for (k, &d) in i.dimensions.iter().enumerate() {
+                    self.join(id, &[], d, op(0), &[], k as i64);
+                }
+            }
+            "transpose" => {
+                for (k, &d) in i.dimensions.iter().enumerate() {
+                    self.join(id, &[], k as i64, op(0), &[], d);
+                }
+            }
+            "reshape" | "bitcast" => {
+                if self.extents(id) == self.extents(op(0)) {
+                    self.join_value(id, &[], op(0), &[]);
+                } else {
+                    self.join_reshape(id, op(0));
+                }
+            }
+            "reduce" => {
+                // Operands: the inputs, then as many initial values.
+                let inputs = operands.len() / 2;
+                let kept: Vec<i64> = (0..self.rank(op(0), &[]) as i64)
+                    .filter(|d| !i.dimensions.contains(d))
+                    .collect();
+                for k in 0..inputs {
+                    let out: Vec<i64> = if inputs > 1 {
+                        vec![k as i64]
+                    } else {
+                        Vec::new()
+                    };
+                    for (j, &d) in kept.iter().enumerate() {
+                        self.join(id, &out, j as i64, op(k), &[], d);
+                    }
+                }
+            }
+            "dot" => {
+                let Some(n) = &i.dot_dimension_numbers else {
+                    return;
+                };
+                let free = |rank: usize, batch: &[i64], contracting: &[i64]| -> Vec<i64> {
+                    (0..rank as i64)
+                        .filter(|d| !batch.contains(d) && !contracting.contains(d))
+                        .collect()
+                };
+                let lhs_free = free(
+                    self.rank(op(0), &[]),
+                    &n.lhs_batch_dimensions,
+                    &n.lhs_contracting_dimensions,
+                );
+                let rhs_free = free(
+                    self.rank(op(1), &[]),
+                    &n.rhs_batch_dimensions,
+                    &n.rhs_contracting_dimensions,
+                );
+                let mut out = 0i64;
+                for (&l, &r) in n.lhs_batch_dimensions.iter().zip(&n.rhs_batch_dimensions) {
+                    self.join(id, &[], out, op(0), &[], l);
+                    self.join(id, &[], out, op(1), &[], r);
+                    out += 1;
+                }
+                for d in lhs_free {
+                    self.join(id, &[], out, op(0), &[], d);
+                    out += 1;
+                }
+                for d in rhs_free {
+                    self.join(id, &[], out, op(1), &[], d);
+                    out += 1;
+                }
+                for (&l, &r) in n
+                    .lhs_contracting_dimensions
+                    .iter()
+                    .zip(&n.rhs_contracting_dimensions)
+                {
+                    self.join(op(0), &[], l, op(1), &[], r);
+                }
+            }
+            "convolution" => {
+                let Some(n) = &i.convolution_dimension_numbers else {
+                    return;
+                };
+                self.join(
+                    id,
+                    &[],
+                    n.output_batch_dimension,
+                    op(0),
+                    &[],
+                    n.input_batch_dimension,
+                );
+                self.join(
+                    id,
+                    &[],
+                    n.output_feature_dimension,
+                    op(1),
+                    &[],
+                    n.kernel_output_feature_dimension,
+                );
+                self.join(
+                    op(0),
+                    &[],
+                    n.input_feature_dimension,
+                    op(1),
+                    &[],
+                    n.kernel_input_feature_dimension,
+                );
+                for (&o, &x) in n
+                    .output_spatial_dimensions
+                    .iter()
+                    .zip(&n.input_spatial_dimensions)
+                {
+                    self.join(id, &[], o, op(0), &[], x);
+                }
+            }
+            "gather" => {
+                let Some(n) = &i.gather_dimension_numbers else {
+                    return;
+                };
+                let indices_rank = self.rank(op(1), &[]) as i64;
+                let index_dims: Vec<i64> = (0..indices_rank)
+                    .filter(|&d| d != n.index_vector_dim)
+                    .collect();
+                let out_batch: Vec<i64> =
+                    (0..rank).filter(|d| !n.offset_dims.contains(d)).collect();
+                for (&o, &x) in out_batch.iter().zip(&index_dims) {
+                    self.join(id, &[], o, op(1), &[], x);
+                }
+                let operand_offset: Vec<i64> = (0..self.rank(op(0), &[]) as i64)
+                    .filter(|d| {
+                        !n.collapsed_slice_dims.contains(d) && !n.operand_batching_dims.contains(d)
+                    })
+                    .collect();
+                for (&o, &x) in n.offset_dims.iter().zip(&operand_offset) {
+                    self.join(id, &[], o, op(0), &[], x);
+                }
+            }
+            "concatenate" => {
+                let along = i.dimensions.first().copied().unwrap_or(-1);
+                for &o in operands {
+                    for d in (0..rank).filter(|&d| d != along) {
+                        self.join(id, &[], d, o, &[], d);
+                    }
+                }
+            }
+            "dynamic-update-slice"
+            | "scatter"
+            | "slice"
+            | "dynamic-slice"
+            | "pad"
+            | "reverse"
+            | "reduce-window"
+            | "select-and-scatter"
+            | "all-gather"
+            | "reduce-scatter"
+            | "all-to-all"
+            | "collective-permute" => {
+                // Dimension by dimension, where the extents agree (a slice or
+                // an update keeps the batch whole).
+                let arrays = if i.opcode == "dynamic-update-slice" {
+                    2
+                } else {
+                    1
+                };
+                for &o in operands.iter().take(arrays) {
+                    for d in 0..rank {
+                        self.join(id, &[], d, o, &[], d);
+                    }
+                }
+            }
+            "sort" | "all-reduce" | "all-reduce-start" | "optimization-barrier" => {
+                if self.leaf(id, &[]).is_some() {
+                    for &o in operands {
+                        self.join_value(id, &[], o, &[]);
+                    }
+                } else {
+                    for (k, &o) in operands.iter().enumerate() {
+                        self.join_value(id, &[k as i64], o, &[]);
+                    }
+                }
+            }
+            "all-reduce-done" => self.join_value(id, &[], op(0), &[]),
+            // A custom call's semantics are its target's: its result's
+            // dimensions are joined with its operands' at the same position
+            // and of the same extent (a gather offload's rows with its
+            // indices, a matmul's rows with its left operand's).
+            "custom-call" => {
+                for &o in operands {
+                    for d in 0..rank.min(self.rank(o, &[]) as i64) {
+                        self.join(id, &[], d, o, &[], d);
+                    }
+                }
+            }
+            // Operands passed to a running asynchronous computation.
+            "async-update" => {
+                self.join_value(id, &[], op(0), &[]);
+                if let Some(c) = called(i) {
+                    for (k, &o) in operands.iter().enumerate().skip(1) {
+                        if let Some(p) = parameter(c, k as i64 - 1) {
+                            self.join_value(p, &[], o, &[]);
+                        }
+                    }
+                }
+            }
+            // An asynchronous computation's result is its root's value (the
+            // start's tuple holds it at {1}).
+            "async-done" => {
+                if let Some(r) = called(i).and_then(root) {
+                    self.join_value(id, &[], r, &[]);
+                }
+                self.join_value(id, &[], op(0), &[1]);
+            }
+            "fusion" | "call" | "async-start" => {
+                let Some(&c) = i.called_computation_ids.first() else {
+                    return;
+                };
+                for (k, &o) in operands.iter().enumerate() {
+                    if let Some(p) = parameter(c, k as i64) {
+                        self.join_value(p, &[], o, &[]);
+                    }
+                }
+                if let Some(r) = root(c) {
+                    let at: &[i64] = if i.opcode == "async-start" { &[1] } else { &[] };
+                    self.join_value(id, at, r, &[]);
+                }
+            }
+            "while" => {
+                for &c in &i.called_computation_ids {
+                    if let Some(p) = parameter(c, 0) {
+                        self.join_value(p, &[], op(0), &[]);
+                    }
+                    // The body's root is the next state; a condition's
+                    // root (a predicate) has no leaf to join.
+                    if let Some(r) = root(c) {
+                        self.join_value(id, &[], r, &[]);
+                    }
+                }
+                self.join_value(id, &[], op(0), &[]);
+            }
+            op_code if crate::program::is_elementwise(op_code) => {
+                for &o in operands {
+                    if self.rank(o, &[]) as i64 == rank {
+                        self.join_value(id, &[], o, &[]);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A reshape: runs of input and output dimensions whose products agree
+    /// are one dimension; inside a run that merges or splits dimensions,
+    /// the most major dimension of more than one element stands for it (the
+    /// batch flattened with the sequence stays the batch).
+    fn join_reshape(&mut self, out: i64, input: i64) {
+        let (a, b) = (self.extents(input), self.extents(out));
+        let (mut i, mut j) = (0usize, 0usize);
+        while i < a.len() && j < b.len() {
+            let (si, sj) = (i, j);
+            let (mut pa, mut pb) = (a[i].max(1), b[j].max(1));
+            i += 1;
+            j += 1;
+            let mut guard = 0;
+            while pa != pb && guard < 256 {
+                guard += 1;
+                if pa < pb && i < a.len() {
+                    pa = pa.saturating_mul(a[i].max(1));
+                    i += 1;
+                } else if j < b.len() {
+                    pb = pb.saturating_mul(b[j].max(1));
+                    j += 1;
+                } else {
+                    break;
+                }
+            }
+            if pa != pb {
+                return;
+            }
+            let major = |dims: &[i64], from: usize, to: usize| (from..to).find(|&k| dims[k] > 1);
+            if let (Some(x), Some(y)) = (major(&a, si, i), major(&b, sj, j)) {
+                if let (Some((nx, _)), Some((ny, _))) = (
+                    self.node(input, &[], x as i64),
+                    self.node(out, &[], y as i64),
+                ) {
+                    self.unite(nx, ny);
+                }
+            }
+        }
+    }
+
+    /// The class of each dimension of `(instruction, shape index)`.
+    pub(crate) fn classes(&mut self, id: i64, index: &[i64]) -> Vec<u32> {
+        let Some((first, rank)) = self.leaf(id, index).map(|(f, d)| (f, d.len() as u32)) else {
+            return Vec::new();
+        };
+        (0..rank).map(|d| self.find(first + d)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oomscope_proto::xla::{DotDimensionNumbers, HloComputationProto};
+
+    fn array(dims: &[i64]) -> Option<ShapeProto> {
+        Some(ShapeProto {
+            element_type: 11,
+            dimensions: dims.to_vec(),
+            ..Default::default()
+        })
+    }
+
+    fn instruction(id: i64, opcode: &str, dims: &[i64], operands: &[i64]) -> HloInstructionProto {
+        HloInstructionProto {
+            id,
+            name: format!("i{id}"),
+            opcode: opcode.into(),
+            shape: array(dims),
+            operand_ids: operands.to_vec(),
+            parameter_number: id - 1,
+            ..Default::default()
+        }
+    }
+
+    /// A batch as wide as the layer: x[4,4] · w[4,4] → y[4,4], y reshaped to
+    /// [2,2,4], and w's gradient xᵀ · y contracted over the batch.
+    fn module() -> HloModuleProto {
+        let mut dot = instruction(3, "dot", &[4, 4], &[1, 2]);
+        dot.dot_dimension_numbers = Some(DotDimensionNumbers {
+            lhs_contracting_dimensions: vec![1],
+            rhs_contracting_dimensions: vec![0],
+            ..Default::default()
+        });
+        let mut gradient = instruction(5, "dot", &[4, 4], &[1, 3]);
+        gradient.dot_dimension_numbers = Some(DotDimensionNumbers {
+            lhs_contracting_dimensions: vec![0],
+            rhs_contracting_dimensions: vec![0],
+            ..Default::default()
+        });
+        HloModuleProto {
+            entry_computation_id: 1,
+            computations: vec![HloComputationProto {
+                id: 1,
+                root_id: 5,
+                instructions: vec![
+                    instruction(1, "parameter", &[4, 4], &[]),
+                    instruction(2, "parameter", &[4, 4], &[]),
+                    dot,
+                    instruction(4, "reshape", &[2, 2, 4], &[3]),
+                    gradient,
+                ],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_batch_is_joined_through_a_dot_and_not_to_a_contracted_weight() {
+        let mut c = DimClasses::of(&module());
+        let (x, w, y) = (c.classes(1, &[]), c.classes(2, &[]), c.classes(3, &[]));
+        let (split, gradient) = (c.classes(4, &[]), c.classes(5, &[]));
+        // The batch: x's rows are y's rows, and the reshape's major split.
+        assert_eq!(x[0], y[0]);
+        assert_eq!(split[0], x[0]);
+        // The width: x's columns are contracted with w's rows.
+        assert_eq!(x[1], w[0]);
+        assert_eq!(w[1], y[1]);
+        // Same size, other dimension: no weight carries the batch, nor
+        // its gradient (contracted over the batch).
+        assert!(!w.contains(&x[0]));
+        assert!(!gradient.contains(&x[0]));
+        assert_eq!(gradient, vec![x[1], y[1]]);
+    }
+}
