@@ -106,6 +106,7 @@ fn a_dump_text_module_replays_as_its_hloproto_does() {
     assert!(folders.len() >= 40, "{} folders", folders.len());
     let settings = Settings::default();
     let (mut modules, mut compared, mut equal) = (0usize, 0usize, 0usize);
+    let mut text_only_model = 0usize;
     let mut problems = Vec::new();
     for dir in &folders {
         for (module, text, proto) in twins(dir) {
@@ -131,7 +132,16 @@ fn a_dump_text_module_replays_as_its_hloproto_does() {
                         compared += 1;
                         let error = (t.predicted_peak_bytes as f64 - p.predicted_peak_bytes as f64)
                             / p.predicted_peak_bytes as f64;
-                        if t.predicted_peak_bytes == p.predicted_peak_bytes {
+                        // bf16, batch and remat read facts dump text does
+                        // not give (the operands dying at a buffer, the
+                        // dimension classes, each buffer's readers): from
+                        // text they are the size-only models (remat does
+                        // not apply), not compared.
+                        let facts_only_in_proto =
+                            matches!(remedy, Remedy::Bf16 | Remedy::Batch | Remedy::Remat);
+                        if facts_only_in_proto {
+                            text_only_model += 1;
+                        } else if t.predicted_peak_bytes == p.predicted_peak_bytes {
                             equal += 1;
                         } else {
                             println!(
@@ -157,7 +167,7 @@ fn a_dump_text_module_replays_as_its_hloproto_does() {
                             Remedy::Offload | Remedy::Sharding | Remedy::Donation
                         );
                         let tolerance = if placed { 0.25 } else { 0.0 };
-                        if error.abs() > tolerance {
+                        if error.abs() > tolerance && !facts_only_in_proto {
                             problems.push(format!(
                                 "{where_}: {} from text {} vs proto {} ({:+.2} %)",
                                 remedy.as_str(),
@@ -168,6 +178,8 @@ fn a_dump_text_module_replays_as_its_hloproto_does() {
                         }
                     }
                     (None, None) => {}
+                    // (Remat from text says it needs the HloProto.)
+                    (None, Some(_)) if remedy == Remedy::Remat => {}
                     _ => problems.push(format!(
                         "{where_}: {} applies to one source only (text: {:?}; proto: {:?})",
                         remedy.as_str(),
@@ -186,7 +198,11 @@ fn a_dump_text_module_replays_as_its_hloproto_does() {
     }
     println!("{modules} modules, {compared} predictions compared, {equal} equal to the byte");
     assert!(modules >= 60, "{modules} modules with both sources");
-    assert!(equal * 100 >= compared * 95, "{equal} of {compared} equal");
+    let exact = compared - text_only_model;
+    // (Only offload, sharding and donation may differ, within 25 %: 7 of
+    // the 116 after the bf16 and batch models began reading facts only an
+    // HloProto gives.)
+    assert!(equal * 100 >= exact * 90, "{equal} of {exact} equal");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
@@ -295,7 +311,16 @@ fn an_oom_read_from_dump_text_alone_gets_its_remedies_replayed() {
             .map(|w| (w.remedy, w.predicted_peak_bytes))
             .collect()
     };
-    assert_eq!(peaks(&report), peaks(&with_proto));
+    // bf16, batch and remat read facts dump text does not give (see the
+    // test above): every other remedy predicts the same peak.
+    let exact = |r: &oomscope_report::Report| -> Vec<(Remedy, u64)> {
+        peaks(r)
+            .into_iter()
+            .filter(|(m, _)| !matches!(m, Remedy::Bf16 | Remedy::Batch | Remedy::Remat))
+            .collect()
+    };
+    assert!(!exact(&report).is_empty());
+    assert_eq!(exact(&report), exact(&with_proto));
 }
 
 #[test]

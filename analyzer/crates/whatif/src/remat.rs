@@ -104,6 +104,13 @@ struct Found {
 
 pub(crate) fn apply(work: &mut Work<'_>, before: &Curve) -> Result<(String, String), WhatIfError> {
     let program = work.program;
+    // Which block reads a residual decides what the checkpoint keeps; a
+    // program from dump text names no readers (an HloProto always does).
+    if !program.buffers.is_empty() && program.buffers.iter().all(|b| b.readers.is_empty()) {
+        return Err(WhatIfError::NotApplicable(
+            "the program names no readers of its buffers (dump text): remat is replayed from the module's HloProto only".into(),
+        ));
+    }
     let peak = usize::try_from(before.peak_position).unwrap_or(usize::MAX);
     // Each live buffer's memory is its root's (a scan's stacked residuals
     // share their initial buffer's memory); counted once.
