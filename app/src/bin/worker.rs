@@ -159,15 +159,28 @@ fn run_combine(scope: &DedicatedWorkerGlobalScope, data: &JsValue, json: &str) {
     post_report(scope, job, &report);
 }
 
+/// The request `json` holds; `None` once the handler's failure (`failed`,
+/// for job 0: the request names no job the page could match) is posted.
+fn parse<T: serde::de::DeserializeOwned>(
+    scope: &DedicatedWorkerGlobalScope,
+    json: &str,
+    failed: fn(u32, String) -> WorkerMessage,
+) -> Option<T> {
+    match serde_json::from_str::<T>(json) {
+        Ok(request) => Some(request),
+        Err(e) => {
+            post(scope, &failed(0, format!("bad request: {e}")));
+            None
+        }
+    }
+}
+
 /// The What-if panel's replay of one module of the report on screen.
 fn run_what_if(scope: &DedicatedWorkerGlobalScope, json: &str) {
-    let request = match serde_json::from_str::<WhatIfRequest>(json) {
-        Ok(request) => request,
-        Err(e) => {
-            let message = format!("bad what-if request: {e}");
-            post(scope, &WorkerMessage::ReplayFailed { job: 0, message });
-            return;
-        }
+    let Some(request) = parse::<WhatIfRequest>(scope, json, |job, message| {
+        WorkerMessage::ReplayFailed { job, message }
+    }) else {
+        return;
     };
     let job = request.job;
     let answer = PROGRAMS
@@ -196,13 +209,10 @@ fn run_what_if(scope: &DedicatedWorkerGlobalScope, json: &str) {
 /// The report on screen (the payload, its JSON) made again for a choice on
 /// the page: a picked device, a corrected rank.
 fn run_rework(scope: &DedicatedWorkerGlobalScope, data: &JsValue, json: &str) {
-    let request = match serde_json::from_str::<ReworkRequest>(json) {
-        Ok(request) => request,
-        Err(e) => {
-            let message = format!("bad request: {e}");
-            post(scope, &WorkerMessage::ReworkFailed { job: 0, message });
-            return;
-        }
+    let Some(request) = parse::<ReworkRequest>(scope, json, |job, message| {
+        WorkerMessage::ReworkFailed { job, message }
+    }) else {
+        return;
     };
     let job = request.job;
     let answer = payloads_of(data)
@@ -256,16 +266,10 @@ fn keep_files(files: &[RequestFile], payloads: &js_sys::Array) {
 /// A snapshot of the analysis on screen replayed without a line, its file
 /// read again by slices (`oomscope_analyzer::what_if::snapshot_without`).
 fn run_snapshot_without(scope: &DedicatedWorkerGlobalScope, json: &str) {
-    let request = match serde_json::from_str::<SnapshotWithoutRequest>(json) {
-        Ok(request) => request,
-        Err(e) => {
-            let message = format!("bad snapshot replay request: {e}");
-            post(
-                scope,
-                &WorkerMessage::SnapshotReplayFailed { job: 0, message },
-            );
-            return;
-        }
+    let Some(request) = parse::<SnapshotWithoutRequest>(scope, json, |job, message| {
+        WorkerMessage::SnapshotReplayFailed { job, message }
+    }) else {
+        return;
     };
     let job = request.job;
     let blob = FILES.with(|f| {

@@ -134,17 +134,7 @@ impl Compactor {
 
     fn as_event(&self, items: &[Value]) -> Result<Option<TraceEvent>, Problem> {
         let mut action = None;
-        let mut e = TraceEvent {
-            action: Action::Other,
-            addr: 0,
-            size: 0,
-            stream: 0,
-            time_us: None,
-            stack: 0,
-            device_free: 0,
-            compile_context: None,
-            user_metadata: None,
-        };
+        let mut e = TraceEvent::default();
         let num = |v: &Value, what: &str| -> Result<u64, Problem> {
             v.as_u64().ok_or_else(|| {
                 Problem::BadField(format!(

@@ -137,6 +137,23 @@ pub struct Annotation {
     pub time_us: Option<i64>,
 }
 
+impl Default for TraceEvent {
+    /// An entry of no known action, every number zero.
+    fn default() -> Self {
+        TraceEvent {
+            action: Action::Other,
+            addr: 0,
+            size: 0,
+            stream: 0,
+            time_us: None,
+            stack: 0,
+            device_free: 0,
+            compile_context: None,
+            user_metadata: None,
+        }
+    }
+}
+
 /// Trace events stored in chunks of a fixed size, so that growing never
 /// copies what is stored. A `Vec` doubles: while it moves, the old and the
 /// new buffer are both held (natively `realloc` remaps big buffers in
@@ -250,17 +267,17 @@ mod tests {
             events.push(TraceEvent {
                 action: Action::Alloc,
                 addr: i as u64,
-                size: 0,
-                stream: 0,
-                time_us: None,
-                stack: 0,
-                device_free: 0,
-                compile_context: None,
-                user_metadata: None,
+                ..TraceEvent::default()
             });
         }
         assert_eq!(events.len(), n);
-        for i in [0, 1, Events::CHUNK - 1, Events::CHUNK, Events::CHUNK * 2 + 6] {
+        for i in [
+            0,
+            1,
+            Events::CHUNK - 1,
+            Events::CHUNK,
+            Events::CHUNK * 2 + 6,
+        ] {
             assert_eq!(events.get(i).map(|e| e.addr), Some(i as u64));
         }
         assert!(events.get(n).is_none());
