@@ -118,6 +118,8 @@ fn RankFiles(report: Arc<Report>) -> impl IntoView {
             })
             .collect();
     let count = items.len();
+    // A notebook's embedded report has no worker to group the ranks again.
+    let embedded = crate::embedded::active();
     let correct = move |input: String, rank: Option<u32>, step: Option<u64>| {
         let Some(rank) = rank else {
             return;
@@ -173,11 +175,11 @@ fn RankFiles(report: Arc<Report>) -> impl IntoView {
                     <td>{kind}</td>
                     <td class="num">
                         <input type="number" min="0" step="1" class="rank-input" data-field="rank"
-                            aria-label=format!("Rank of {label}") prop:value=rank_text on:change=on_rank/>
+                            aria-label=format!("Rank of {label}") prop:value=rank_text disabled=embedded on:change=on_rank/>
                     </td>
                     <td class="num">
                         <input type="number" min="0" step="1" class="rank-input" data-field="step"
-                            aria-label=format!("Step of {label}") prop:value=step_text on:change=on_step/>
+                            aria-label=format!("Step of {label}") prop:value=step_text disabled=embedded on:change=on_step/>
                     </td>
                     <td class="muted" data-field="how">{how}</td>
                 </tr>
@@ -186,7 +188,10 @@ fn RankFiles(report: Arc<Report>) -> impl IntoView {
         .collect_view();
     view! {
         <details class="rank-files">
-            <summary>{format!("What was recognised in {count} files (correct a rank or a step here)")}</summary>
+            <summary>{format!(
+                "What was recognised in {count} files ({})",
+                if embedded { "correct a rank or a step on the full page" } else { "correct a rank or a step here" }
+            )}</summary>
             <table class="data">
                 <TableHead columns=vec![
                     ("File", false),
