@@ -76,6 +76,13 @@ fn command() -> Command {
                         ))
                         .help("replay these remedies together on the module that ran out (e.g. donation,bf16) and print the predicted peak; --json always holds every single remedy"),
                 )
+                .arg(
+                    Arg::new("without")
+                        .long("without")
+                        .value_name("FRAME")
+                        .action(ArgAction::Append)
+                        .help("PyTorch snapshots: replay the trace without the allocations whose stack holds this frame ('function file:line', as the snapshot's lines are printed) and print the new peak; repeat for several frames"),
+                )
                 .arg(base_url_arg()),
         )
         .subcommand(
@@ -160,8 +167,32 @@ fn main() -> ExitCode {
 
 fn cmd_analyze(m: &ArgMatches) -> ExitCode {
     let inputs = side_inputs(m.get_many::<String>("paths").into_iter().flatten());
+    // `--without FRAME`: each snapshot's trace replayed without that frame's
+    // allocations (read before the analysis, which consumes the inputs).
+    let frames: Vec<&String> = m
+        .get_many::<String>("without")
+        .into_iter()
+        .flatten()
+        .collect();
+    let mut without = Vec::new();
+    let mut without_errors = Vec::new();
+    for frame in &frames {
+        let (found, errors) =
+            oomscope_analyzer::what_if::snapshots_without(&inputs.files, &inputs.sources, frame);
+        if found.is_empty() && errors.is_empty() {
+            eprintln!("oomscope: --without {frame}: no allocation of a snapshot has this frame on its stack");
+        }
+        without.extend(found);
+        without_errors.extend(errors);
+    }
     let (mut report, programs) =
         oomscope_analyzer::analyze_keeping_programs(inputs.files, inputs.sources, &mut |_| {});
+    oomscope_analyzer::what_if::attach_snapshot_what_ifs(&mut report, without);
+    for e in without_errors {
+        if !report.errors.iter().any(|r| r.input == e.input) {
+            report.errors.push(e);
+        }
+    }
     // Paths that could not be read are listed after what was analysed.
     report.errors.extend(inputs.unreadable);
     // The page's device picker: the verdict made again with the device's limit.

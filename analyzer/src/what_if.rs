@@ -11,6 +11,7 @@ use oomscope_report::{MemoryColor, PeakKind, Report, SourceKind};
 use oomscope_whatif::entries::{cheapest_combination, single_remedies, what_if, Settings};
 use oomscope_whatif::WhatIfError;
 
+
 /// A module counts as near its limit above this share of it.
 const NEAR: f64 = 0.9;
 
@@ -221,4 +222,75 @@ pub fn panel(
         answer.absent.clone(),
     ));
     Ok(answer)
+}
+
+/// "Without these allocations" for a frame the user chose (`function
+/// file:line`, as a snapshot's lines are named), on one snapshot read again
+/// by slices (a snapshot's trace is not kept after its analysis): one entry
+/// per device whose trace has allocations with that frame on their stack.
+/// The page's worker and the CLI's `--without` both come here.
+pub fn snapshot_without(
+    name: &str,
+    source: &dyn crate::ReadAt,
+    frame: &str,
+) -> Result<Vec<WhatIf>, String> {
+    let reader = oomscope_xla::source::SequentialReader::new(source);
+    oomscope_snapshot::without_frame(name, reader, source.len(), frame).map_err(|e| e.to_string())
+}
+
+/// Puts snapshot what-ifs made on request ([`snapshot_without`]) into the
+/// report: each joins its snapshot's `what_if` and `diagnosis.what_if`,
+/// replacing an entry for the same frame and device.
+pub fn attach_snapshot_what_ifs(report: &mut Report, entries: Vec<WhatIf>) {
+    let same = |a: &WhatIf, b: &WhatIf| {
+        a.remedy == b.remedy && a.module == b.module && a.device == b.device && a.frame == b.frame
+    };
+    for w in entries {
+        if let Some(s) = report
+            .memory_snapshots
+            .iter_mut()
+            .find(|s| s.input == w.module && Some(s.device) == w.device)
+        {
+            s.what_if.retain(|o| !same(o, &w));
+            s.what_if.push(w.clone());
+        }
+        report.diagnosis.what_if.retain(|o| !same(o, &w));
+        report.diagnosis.what_if.push(w);
+    }
+}
+
+/// [`snapshot_without`] on every snapshot among the inputs (a pickle by its
+/// first bytes; archives are not opened), before they are analysed: the
+/// entries, and the snapshots that could not be read again, named.
+pub fn snapshots_without(
+    files: &[crate::InputFile],
+    sources: &[crate::InputSource],
+    frame: &str,
+) -> (Vec<WhatIf>, Vec<oomscope_report::InputError>) {
+    let inputs = files
+        .iter()
+        .map(|f| (f.name.as_str(), &f.data as &dyn crate::ReadAt))
+        .chain(
+            sources
+                .iter()
+                .map(|s| (s.name.as_str(), s.source.as_ref() as &dyn crate::ReadAt)),
+        );
+    let (mut entries, mut errors) = (Vec::new(), Vec::new());
+    for (name, source) in inputs {
+        let mut head = [0u8; 2];
+        let is_pickle = source.len() >= 2
+            && source.read_at(0, &mut head).is_ok()
+            && oomscope_snapshot::looks_like_pickle(&head);
+        if !is_pickle {
+            continue;
+        }
+        match snapshot_without(name, source, frame) {
+            Ok(found) => entries.extend(found),
+            Err(message) => errors.push(oomscope_report::InputError {
+                input: name.to_string(),
+                message,
+            }),
+        }
+    }
+    (entries, errors)
 }

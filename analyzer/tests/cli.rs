@@ -804,3 +804,110 @@ fn runtime_inputs_print_their_peak_and_devices() {
         "the line holding the most at the peak: {text}"
     );
 }
+
+/// `--without FRAME` on a real snapshot: the replay without that frame's
+/// allocations equals the peak of the same snapshot with those allocations
+/// really removed (`tools/fixtures/snapshot_without.py`'s rewritten traces,
+/// read by the same command), for a frame not among the three lines the
+/// report replays by itself; a frame no allocation has adds nothing and
+/// says so.
+#[test]
+fn without_replays_a_snapshot_without_the_chosen_frame() {
+    let file = "/root/autodl-tmp/assignment2-systems/cs336_systems/trace_peak_memory.py";
+    let source = corpus().join("snapshots/silmont2000__assignment2-systems__mem_snapshot.pickle");
+    let samples = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("crates/snapshot/tests/samples/without");
+    let report = |args: &[&str]| -> (oomscope_report::Report, String) {
+        let out = oomscope(args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (
+            serde_json::from_str(&stdout(&out)).unwrap(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (plain, _) = report(&["analyze", source.to_str().unwrap(), "--json"]);
+    let replayed_by_default: Vec<String> = plain.memory_snapshots[0]
+        .what_if
+        .iter()
+        .filter_map(|w| w.frame.clone())
+        .collect();
+    for (frame, rewritten) in [
+        (
+            format!("custom_softmax {file}:7"),
+            "silmont2000-mem_snapshot-without-softmax7.pickle",
+        ),
+        (
+            format!("main {file}:43"),
+            "silmont2000-mem_snapshot-without-main43.pickle",
+        ),
+    ] {
+        let (really, _) = report(&[
+            "analyze",
+            samples.join(rewritten).to_str().unwrap(),
+            "--json",
+        ]);
+        let (chosen, _) = report(&[
+            "analyze",
+            source.to_str().unwrap(),
+            "--json",
+            "--without",
+            &frame,
+        ]);
+        let snap = &chosen.memory_snapshots[0];
+        let entry = snap
+            .what_if
+            .iter()
+            .find(|w| w.frame.as_deref() == Some(frame.as_str()))
+            .unwrap_or_else(|| panic!("no entry for {frame}"));
+        assert_eq!(
+            entry.predicted_peak_bytes, really.memory_snapshots[0].peak_allocated_bytes,
+            "{frame}"
+        );
+        assert!(
+            entry.predicted_peak_bytes < snap.peak_allocated_bytes,
+            "{frame}"
+        );
+        assert_eq!(
+            entry.saving_bytes,
+            snap.peak_allocated_bytes as i64 - entry.predicted_peak_bytes as i64
+        );
+        // Once, in the snapshot and in the diagnosis alike.
+        let in_diagnosis = chosen
+            .diagnosis
+            .what_if
+            .iter()
+            .filter(|w| w.frame.as_deref() == Some(frame.as_str()))
+            .count();
+        assert_eq!(in_diagnosis, 1, "{frame}");
+        // The summary prints it.
+        let text = stdout(&oomscope(&[
+            "analyze",
+            source.to_str().unwrap(),
+            "--without",
+            &frame,
+        ]));
+        assert!(text.contains(&frame), "{text}");
+    }
+    // At least one of the two is a frame the report does not replay itself.
+    assert!(
+        !replayed_by_default.iter().any(|f| f.contains(":43"))
+            || !replayed_by_default.iter().any(|f| f.contains(":7")),
+        "{replayed_by_default:?}"
+    );
+    let (none, warning) = report(&[
+        "analyze",
+        source.to_str().unwrap(),
+        "--json",
+        "--without",
+        "nowhere x.py:1",
+    ]);
+    assert_eq!(
+        none.memory_snapshots[0].what_if,
+        plain.memory_snapshots[0].what_if
+    );
+    assert!(warning.contains("no allocation"), "{warning}");
+}

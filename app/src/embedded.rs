@@ -31,7 +31,9 @@ fn embedded() -> Option<&'static Embedded> {
             let element = gloo_utils::document().get_element_by_id(REPORT_ELEMENT)?;
             Some(Embedded {
                 json: element.text_content().unwrap_or_default(),
-                link: element.get_attribute(LINK_ATTRIBUTE).filter(|l| !l.is_empty()),
+                link: element
+                    .get_attribute(LINK_ATTRIBUTE)
+                    .filter(|l| !l.is_empty()),
             })
         })
         .as_ref()

@@ -21,6 +21,7 @@ mod listen;
 mod model;
 mod navigate;
 mod page;
+mod sort;
 mod state;
 mod views;
 mod widgets;

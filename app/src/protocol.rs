@@ -65,6 +65,48 @@ pub fn pool_size(cores: usize, largest_bytes: u64, files: usize) -> usize {
     cores.min(POOL_MAX_WORKERS).min(by_memory).min(files).max(1)
 }
 
+/// Field of the page's message holding a [`SnapshotWithoutRequest`] JSON:
+/// the snapshot view asks for a snapshot replayed without a line.
+pub const SNAPSHOT_WITHOUT_FIELD: &str = "snapshot_without";
+
+/// Replay the snapshot `input` of the analysis on screen without the
+/// allocations whose stack holds `frame` (a line of its table:
+/// `oomscope_analyzer::what_if::snapshot_without`). The worker reads the
+/// file again: it keeps the files of its latest analysis, never a trace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SnapshotWithoutRequest {
+    pub job: u32,
+    pub input: String,
+    pub frame: String,
+}
+
+/// Field of the page's message holding a [`ReworkRequest`] JSON; its
+/// payload is the JSON of the report on screen.
+pub const REWORK_FIELD: &str = "rework";
+
+/// A choice made on the page that changes the verdict: the worker makes
+/// the report on screen again with it (the page links no analysis:
+/// `oomscope_diagnosis`'s tree and `oomscope_ranks`'s grouping run there).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rework {
+    /// The verdict for this device's limit (none: as analysed):
+    /// `oomscope_diagnosis::diagnose_with`.
+    Device(Option<oomscope_report::DeviceLimit>),
+    /// A file's rank or step corrected (`oomscope_ranks::regroup`), then
+    /// the verdict again for the device picked.
+    Rank {
+        correction: oomscope_report::RankOverride,
+        device: Option<oomscope_report::DeviceLimit>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReworkRequest {
+    pub job: u32,
+    pub rework: Rework,
+}
+
 /// Field of the page's message holding a [`WhatIfRequest`] JSON: the
 /// What-if panel asks the worker to replay a module of the report on screen.
 pub const WHAT_IF_FIELD: &str = "what_if";
@@ -192,6 +234,15 @@ pub enum WorkerMessage {
     Replayed { job: u32, replay_json: String },
     /// No replay: the module has no program here (the reason, for the user).
     ReplayFailed { job: u32, message: String },
+    /// The report on screen made again for a [`Rework`] (its JSON).
+    Reworked { job: u32, report_json: String },
+    /// A [`Rework`] could not be made (the reason, for the user).
+    ReworkFailed { job: u32, message: String },
+    /// A snapshot replayed without a line: the entries
+    /// (`Vec<oomscope_report::whatif::WhatIf>`, one per device) as JSON.
+    SnapshotReplayed { job: u32, what_if_json: String },
+    /// No snapshot replay (the reason, for the user).
+    SnapshotReplayFailed { job: u32, message: String },
 }
 
 impl WorkerMessage {

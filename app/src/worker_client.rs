@@ -15,12 +15,13 @@ use std::cell::RefCell;
 use js_sys::{Array, Object, Reflect};
 use leptos::prelude::*;
 use oomscope_app::protocol::{
-    AnalyzeRequest, CombineRequest, CompareRequest, LinkRequest, RequestFile, WhatIfRequest,
-    WorkerMessage, COMBINE_FIELD, COMPARE_FIELD, LINK_FIELD, PAYLOADS_FIELD, REQUEST_FIELD,
+    AnalyzeRequest, CombineRequest, CompareRequest, LinkRequest, RequestFile, Rework,
+    ReworkRequest, SnapshotWithoutRequest, WhatIfRequest, WorkerMessage, COMBINE_FIELD,
+    COMPARE_FIELD, LINK_FIELD, PAYLOADS_FIELD, REQUEST_FIELD, REWORK_FIELD, SNAPSHOT_WITHOUT_FIELD,
     WHAT_IF_FIELD, WORKER_SCRIPT,
 };
 use oomscope_report::compare::{ComparedRuns, Comparison};
-use oomscope_report::whatif::PanelReplay;
+use oomscope_report::whatif::{PanelReplay, WhatIf};
 use oomscope_report::{Report, ViewState};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -52,6 +53,58 @@ thread_local! {
     /// The latest What-if replay asked for and who wants it; an answer to
     /// an older one is ignored.
     static REPLAY_JOB: RefCell<Option<(u32, ReplayCallback)>> = const { RefCell::new(None) };
+    /// The latest rework asked for and who wants it.
+    static REWORK_JOB: RefCell<Option<(u32, ReworkCallback)>> = const { RefCell::new(None) };
+    /// The latest snapshot replay asked for and who wants it.
+    static SNAPSHOT_JOB: RefCell<Option<(u32, SnapshotReplayCallback)>> = const { RefCell::new(None) };
+}
+
+/// Receives the report made again, or why it could not be.
+pub type ReworkCallback = Box<dyn FnOnce(Result<Report, String>)>;
+
+/// Asks the worker to make `report` (the one on screen) again for a choice
+/// on the page; supersedes an unanswered request.
+pub fn rework(state: AppState, report: &Report, rework: Rework, done: ReworkCallback) {
+    let report_json = match serde_json::to_string(report) {
+        Ok(json) => json,
+        Err(e) => return done(Err(format!("the report could not be written: {e}"))),
+    };
+    let request = ReworkRequest {
+        job: next_job(),
+        rework,
+    };
+    REWORK_JOB.with(|r| *r.borrow_mut() = Some((request.job, done)));
+    let message = Object::new();
+    let json = serde_json::to_string(&request).unwrap_or_default();
+    let _ = Reflect::set(&message, &REWORK_FIELD.into(), &json.into());
+    let payloads = Array::of1(&report_json.into());
+    let _ = Reflect::set(&message, &PAYLOADS_FIELD.into(), &payloads);
+    send(state, message.into(), Array::new());
+}
+
+/// Receives a snapshot replayed without a line (one entry per device), or
+/// why there is none.
+pub type SnapshotReplayCallback = Box<dyn FnOnce(Result<Vec<WhatIf>, String>)>;
+
+/// Asks the worker to replay the snapshot `input` of the analysis on screen
+/// without the allocations whose stack holds `frame`; supersedes an
+/// unanswered request.
+pub fn replay_snapshot_without(
+    state: AppState,
+    input: String,
+    frame: String,
+    done: SnapshotReplayCallback,
+) {
+    let request = SnapshotWithoutRequest {
+        job: next_job(),
+        input,
+        frame,
+    };
+    SNAPSHOT_JOB.with(|r| *r.borrow_mut() = Some((request.job, done)));
+    let message = Object::new();
+    let json = serde_json::to_string(&request).unwrap_or_default();
+    let _ = Reflect::set(&message, &SNAPSHOT_WITHOUT_FIELD.into(), &json.into());
+    send(state, message.into(), Array::new());
 }
 
 /// Receives the What-if panel's replay, or why there is none.
@@ -530,6 +583,32 @@ fn on_worker_message(state: AppState, message: WorkerMessage) {
         }
         WorkerMessage::ReplayFailed { job, message } => {
             if let Some(done) = take_replay_callback(job) {
+                done(Err(message));
+            }
+        }
+        WorkerMessage::Reworked { job, report_json } => {
+            if let Some(done) = REWORK_JOB.with(|r| take_if_job(&mut r.borrow_mut(), job)) {
+                done(
+                    serde_json::from_str::<Report>(&report_json)
+                        .map_err(|e| format!("the worker's report could not be read: {e}")),
+                );
+            }
+        }
+        WorkerMessage::ReworkFailed { job, message } => {
+            if let Some(done) = REWORK_JOB.with(|r| take_if_job(&mut r.borrow_mut(), job)) {
+                done(Err(message));
+            }
+        }
+        WorkerMessage::SnapshotReplayed { job, what_if_json } => {
+            if let Some(done) = SNAPSHOT_JOB.with(|r| take_if_job(&mut r.borrow_mut(), job)) {
+                done(
+                    serde_json::from_str::<Vec<WhatIf>>(&what_if_json)
+                        .map_err(|e| format!("the worker's replay could not be read: {e}")),
+                );
+            }
+        }
+        WorkerMessage::SnapshotReplayFailed { job, message } => {
+            if let Some(done) = SNAPSHOT_JOB.with(|r| take_if_job(&mut r.borrow_mut(), job)) {
                 done(Err(message));
             }
         }

@@ -17,8 +17,9 @@ use oomscope_analyzer::compare::{
 use oomscope_analyzer::{InputFile, InputSource, Progress, ReadAt};
 use oomscope_app::protocol::{
     AnalyzeRequest, CombineRequest, CompareRequest, LinkRequest, ProgressThrottle, RequestFile,
-    WhatIfRequest, WorkerMessage, COMBINE_FIELD, COMPARE_FIELD, LINK_FIELD, MAX_INPUT_BYTES,
-    PAYLOADS_FIELD, REQUEST_FIELD, WHAT_IF_FIELD,
+    Rework, ReworkRequest, SnapshotWithoutRequest, WhatIfRequest, WorkerMessage, COMBINE_FIELD,
+    COMPARE_FIELD, LINK_FIELD, MAX_INPUT_BYTES, PAYLOADS_FIELD, REQUEST_FIELD, REWORK_FIELD,
+    SNAPSHOT_WITHOUT_FIELD, WHAT_IF_FIELD,
 };
 use oomscope_report::program::HeapProgram;
 use oomscope_report::{units::format_bytes, InputError};
@@ -37,6 +38,9 @@ thread_local! {
     static PROGRAMS: RefCell<Vec<HeapProgram>> = const { RefCell::new(Vec::new()) };
     /// What the next replay of the same module reuses.
     static PANEL_CACHE: RefCell<oomscope_analyzer::what_if::PanelCache> = RefCell::new(Default::default());
+    /// The files of the last analysis (handles, not bytes), which a
+    /// snapshot replay reads again: a snapshot's trace is never kept.
+    static FILES: RefCell<Vec<(String, Blob)>> = const { RefCell::new(Vec::new()) };
 }
 
 fn main() {
@@ -47,6 +51,12 @@ fn main() {
         let data = event.data();
         if let Some(json) = string_field(&data, WHAT_IF_FIELD) {
             return run_what_if(&handler_scope, &json);
+        }
+        if let Some(json) = string_field(&data, REWORK_FIELD) {
+            return run_rework(&handler_scope, &data, &json);
+        }
+        if let Some(json) = string_field(&data, SNAPSHOT_WITHOUT_FIELD) {
+            return run_snapshot_without(&handler_scope, &json);
         }
         match string_field(&data, LINK_FIELD) {
             Some(link_json) => run_link(&handler_scope, &link_json),
@@ -85,12 +95,13 @@ fn run_job(scope: &DedicatedWorkerGlobalScope, data: &JsValue) {
         }
     };
     let job = request.job;
+    let payloads = payloads_of(data);
+    keep_files(&request.files, &payloads);
     let names: Vec<&str> = request.files.iter().map(|f| f.name.as_str()).collect();
     if request.may_split && oomscope_analyzer::ranks::per_file(&names) {
         post(scope, &WorkerMessage::PerFile { job });
         return;
     }
-    let payloads = payloads_of(data);
     let mut send_progress = progress_sender(scope, job);
     let side = load_inputs(&request.files, &payloads, 0, &mut send_progress);
     let (mut report, programs) = analyze_loaded_keeping_programs(side, &mut send_progress);
@@ -148,15 +159,28 @@ fn run_combine(scope: &DedicatedWorkerGlobalScope, data: &JsValue, json: &str) {
     post_report(scope, job, &report);
 }
 
+/// The request `json` holds; `None` once the handler's failure (`failed`,
+/// for job 0: the request names no job the page could match) is posted.
+fn parse<T: serde::de::DeserializeOwned>(
+    scope: &DedicatedWorkerGlobalScope,
+    json: &str,
+    failed: fn(u32, String) -> WorkerMessage,
+) -> Option<T> {
+    match serde_json::from_str::<T>(json) {
+        Ok(request) => Some(request),
+        Err(e) => {
+            post(scope, &failed(0, format!("bad request: {e}")));
+            None
+        }
+    }
+}
+
 /// The What-if panel's replay of one module of the report on screen.
 fn run_what_if(scope: &DedicatedWorkerGlobalScope, json: &str) {
-    let request = match serde_json::from_str::<WhatIfRequest>(json) {
-        Ok(request) => request,
-        Err(e) => {
-            let message = format!("bad what-if request: {e}");
-            post(scope, &WorkerMessage::ReplayFailed { job: 0, message });
-            return;
-        }
+    let Some(request) = parse::<WhatIfRequest>(scope, json, |job, message| {
+        WorkerMessage::ReplayFailed { job, message }
+    }) else {
+        return;
     };
     let job = request.job;
     let answer = PROGRAMS
@@ -178,6 +202,99 @@ fn run_what_if(scope: &DedicatedWorkerGlobalScope, json: &str) {
         &match answer {
             Ok(replay_json) => WorkerMessage::Replayed { job, replay_json },
             Err(message) => WorkerMessage::ReplayFailed { job, message },
+        },
+    );
+}
+
+/// The report on screen (the payload, its JSON) made again for a choice on
+/// the page: a picked device, a corrected rank.
+fn run_rework(scope: &DedicatedWorkerGlobalScope, data: &JsValue, json: &str) {
+    let Some(request) = parse::<ReworkRequest>(scope, json, |job, message| {
+        WorkerMessage::ReworkFailed { job, message }
+    }) else {
+        return;
+    };
+    let job = request.job;
+    let answer = payloads_of(data)
+        .get(0)
+        .as_string()
+        .ok_or_else(|| "the page sent no report".to_string())
+        .and_then(|text| {
+            serde_json::from_str::<oomscope_report::Report>(&text)
+                .map_err(|e| format!("the report could not be read: {e}"))
+        })
+        .and_then(|mut report| {
+            match request.rework {
+                Rework::Device(device) => {
+                    report.diagnosis = oomscope_diagnosis::diagnose_with(&report, device.as_ref());
+                }
+                Rework::Rank { correction, device } => {
+                    oomscope_ranks::regroup(&mut report, vec![correction]);
+                    // The headline names the first rank finding: made again
+                    // too (for the device picked), unless replays made it.
+                    if report.diagnosis.what_if.is_empty() {
+                        report.diagnosis =
+                            oomscope_diagnosis::diagnose_with(&report, device.as_ref());
+                    }
+                }
+            }
+            serde_json::to_string(&report).map_err(|e| format!("report: {e}"))
+        });
+    post(
+        scope,
+        &match answer {
+            Ok(report_json) => WorkerMessage::Reworked { job, report_json },
+            Err(message) => WorkerMessage::ReworkFailed { job, message },
+        },
+    );
+}
+
+/// Keeps the handles of the job's files on disk (`File`s are `Blob`s; bytes
+/// the page moved in are not kept) for a later snapshot replay.
+fn keep_files(files: &[RequestFile], payloads: &js_sys::Array) {
+    let kept = files
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            let blob = payloads.get(i as u32).dyn_into::<Blob>().ok()?;
+            Some((f.name.clone(), blob))
+        })
+        .collect();
+    FILES.with(|f| *f.borrow_mut() = kept);
+}
+
+/// A snapshot of the analysis on screen replayed without a line, its file
+/// read again by slices (`oomscope_analyzer::what_if::snapshot_without`).
+fn run_snapshot_without(scope: &DedicatedWorkerGlobalScope, json: &str) {
+    let Some(request) = parse::<SnapshotWithoutRequest>(scope, json, |job, message| {
+        WorkerMessage::SnapshotReplayFailed { job, message }
+    }) else {
+        return;
+    };
+    let job = request.job;
+    let blob = FILES.with(|f| {
+        f.borrow()
+            .iter()
+            .find(|(name, _)| *name == request.input)
+            .map(|(_, blob)| blob.clone())
+    });
+    let answer = blob
+        .and_then(|blob| blob_source(&blob))
+        .ok_or_else(|| {
+            format!(
+                "{} is no longer at hand here: drop it again to replay it",
+                request.input
+            )
+        })
+        .and_then(|source| {
+            oomscope_analyzer::what_if::snapshot_without(&request.input, &source, &request.frame)
+        })
+        .and_then(|entries| serde_json::to_string(&entries).map_err(|e| format!("replay: {e}")));
+    post(
+        scope,
+        &match answer {
+            Ok(what_if_json) => WorkerMessage::SnapshotReplayed { job, what_if_json },
+            Err(message) => WorkerMessage::SnapshotReplayFailed { job, message },
         },
     );
 }
@@ -419,6 +536,11 @@ fn profile_source(name: &str, payload: &JsValue) -> Option<BlobSource> {
     if !oomscope_analyzer::readers::reads_by_slices(name) {
         return None;
     }
+    blob_source(blob)
+}
+
+/// Random access to `blob`, read by slices.
+fn blob_source(blob: &Blob) -> Option<BlobSource> {
     let reader = FileReaderSync::new().ok()?;
     Some(BlobSource {
         blob: blob.clone(),

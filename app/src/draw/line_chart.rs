@@ -668,14 +668,15 @@ fn per_pixel_max(points: &[(f64, f64)], x_min: f64, x_span: f64, plot_w: f64) ->
     // Per column: its first x, its maximum, and the value it ends on.
     let mut out: Vec<(f64, f64)> = Vec::with_capacity(columns * 2);
     let mut current: Option<(usize, f64, f64, f64)> = None;
-    let close = |out: &mut Vec<(f64, f64)>, (_, cx, max, last): (usize, f64, f64, f64), next_x: f64| {
-        out.push((cx, max));
-        // A column that ends below its maximum holds the maximum one column
-        // wide, then what it ends on (the next point's value follows).
-        if last < max {
-            out.push(((cx + column_width).min(next_x), last));
-        }
-    };
+    let close =
+        |out: &mut Vec<(f64, f64)>, (_, cx, max, last): (usize, f64, f64, f64), next_x: f64| {
+            out.push((cx, max));
+            // A column that ends below its maximum holds the maximum one column
+            // wide, then what it ends on (the next point's value follows).
+            if last < max {
+                out.push(((cx + column_width).min(next_x), last));
+            }
+        };
     for &(x, y) in points {
         let column = column_of(x);
         match current {

@@ -240,7 +240,7 @@ pub fn rows_of(subject: &Subject, grouping: Grouping) -> Vec<Row> {
 }
 
 pub fn sort_rows(rows: &mut [Row], key: SortKey, descending: bool) {
-    rows.sort_by(|a, b| {
+    crate::sort::sort_by(rows, |a, b| {
         let order = match key {
             SortKey::Name => a.key.cmp(&b.key),
             SortKey::Count => a.count.cmp(&b.count),

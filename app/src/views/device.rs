@@ -1,41 +1,62 @@
 //! The device picker, for a report that gives no memory limit (a lone
 //! HloProto, an XProf profile or dump that fits, a step log): the user picks
-//! the device from the one list (`oomscope_report::devices`) and the
-//! verdict is made again with its limit, on the page
+//! the device from the one list (`oomscope_report::devices`) and the worker
+//! makes the verdict again with its limit
 //! (`oomscope_diagnosis::diagnose_with`: it fits with its headroom, or the
 //! compile tree with the remedy, or the step at which a growing series
-//! runs out). The picked device is part of [`AppState::open_view`], so a
-//! link carries it, and opening the link shows it picked.
+//! runs out); the page links no tree, so a first visit does not download
+//! it. The picked device is part of [`AppState::open_view`], so a link
+//! carries it, and opening the link shows it picked. A report embedded in
+//! a notebook has no worker: it names the command that picks instead.
 //!
 //! [`AppState::open_view`]: crate::state::AppState
 
 use std::sync::Arc;
 
 use leptos::prelude::*;
+use oomscope_app::protocol::Rework;
 use oomscope_report::devices::{known_device, KNOWN_DEVICES};
 use oomscope_report::{DeviceLimit, Report};
 
 use crate::format::Bytes;
 use crate::state::{use_state, AppState};
 
-/// `report` with its diagnosis made again for `device` (none: as analysed).
-fn rediagnosed(report: &Report, device: Option<&DeviceLimit>) -> Report {
-    let mut r = report.clone();
-    r.diagnosis = oomscope_diagnosis::diagnose_with(report, device);
-    r
-}
-
-/// Shows the report's verdict for the picked device and remembers the pick.
+/// Shows the report's verdict for the picked device (made by the worker)
+/// and remembers the pick.
 fn pick(state: AppState, report: &Report, device: Option<DeviceLimit>) {
-    let next = rediagnosed(report, device.as_ref());
-    state.open_view.update(|v| v.device = device);
-    state.report.set(Some(Arc::new(next)));
+    let picked = device.clone();
+    crate::worker_client::rework(
+        state,
+        report,
+        Rework::Device(device),
+        Box::new(move |answer| match answer {
+            Ok(next) => {
+                state.open_view.update(|v| v.device = picked);
+                state.report.set(Some(Arc::new(next)));
+            }
+            Err(message) => state.notice.set(Some(format!(
+                "The verdict could not be made for this device: {message}"
+            ))),
+        }),
+    );
 }
 
 #[component]
 pub fn DevicePicker(report: Arc<Report>) -> impl IntoView {
     if !oomscope_diagnosis::asks_for_device(&report) {
         return ().into_any();
+    }
+    if crate::embedded::active() {
+        return view! {
+            <section class="card device-picker">
+                <p class="muted">
+                    "These inputs give no memory limit: "
+                    <code>"oomscope analyze --device NAME"</code>
+                    " makes the verdict for a device (or open the report's link on the full page and pick it there)."
+                </p>
+            </section>
+        }
+        .into_any();
     }
     let state = use_state();
     let picked = state.open_view.with_untracked(|v| v.device.clone());

@@ -150,7 +150,7 @@ fn build_tree(stacks: &[StackSample], fold: bool) -> Vec<Node> {
     }
     for n in 0..nodes.len() {
         let mut children = std::mem::take(&mut nodes[n].children);
-        children.sort_by(|&a, &b| nodes[b].bytes.cmp(&nodes[a].bytes));
+        crate::sort::sort_by(&mut children, |&a, &b| nodes[b].bytes.cmp(&nodes[a].bytes));
         nodes[n].children = children;
     }
     nodes
@@ -286,7 +286,7 @@ pub fn StackView(stacks: Vec<StackSample>) -> impl IntoView {
                     })
                     .collect()
             });
-            rows.sort_by_key(|r| std::cmp::Reverse(r.0));
+            crate::sort::sort_by_key(&mut rows, |r| std::cmp::Reverse(r.0));
             Some((node.label.clone(), rows))
         })?;
         let more = rows.len().saturating_sub(LISTED);

@@ -7,7 +7,7 @@
 //! only once it is complete.
 
 use crate::error::Problem;
-use crate::model::{Action, Frame, Stacks, TraceEvent};
+use crate::model::{Action, Events, Frame, Stacks, TraceEvent};
 use crate::unpickle::Sink;
 use crate::value::{Container, FrameId, FxHashMap, StackId, StrId, Strings, Value};
 
@@ -48,7 +48,7 @@ pub struct Compactor {
     frame_ids: FxHashMap<Frame, FrameId>,
     pub stacks: Stacks,
     stack_ids: FxHashMap<Box<[FrameId]>, StackId>,
-    pub events: Vec<TraceEvent>,
+    pub events: Events,
     /// Reused buffer for the frame ids of a list being compacted.
     scratch: Vec<FrameId>,
 }
@@ -79,7 +79,7 @@ impl Compactor {
             frame_ids: FxHashMap::default(),
             stacks,
             stack_ids,
-            events: Vec::new(),
+            events: Events::default(),
             scratch: Vec::new(),
         }
     }

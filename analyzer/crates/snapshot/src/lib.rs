@@ -63,6 +63,20 @@ pub fn analyze<R: Read>(
     Ok(analyze_snapshot(input, &snap))
 }
 
+/// [`read_snapshot`], [`analyze_snapshot`], then [`whatif::without_frame`]:
+/// each device replayed without the allocations whose stack holds `frame`
+/// (`function file:line`, as `top_lines_at_peak` names lines).
+pub fn without_frame<R: Read>(
+    input: &str,
+    reader: R,
+    len: u64,
+    frame: &str,
+) -> Result<Vec<oomscope_report::whatif::WhatIf>, SnapshotError> {
+    let snap = read_snapshot(input, reader, len)?;
+    let devices = analyze_snapshot(input, &snap);
+    Ok(whatif::without_frame(&snap, &devices, frame))
+}
+
 /// The snapshot's OOM as an `oom_events[]` entry, so the rest of the report
 /// (diagnosis, the OOM view, a CUDA OOM log of the same run) sees it like a log's.
 pub fn oom_event(snapshot: &MemorySnapshot) -> Option<oomscope_report::OomEvent> {

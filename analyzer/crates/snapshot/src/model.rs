@@ -165,12 +165,63 @@ pub struct Annotation {
     pub time_us: Option<i64>,
 }
 
+impl Default for TraceEvent {
+    /// An entry of no known action, every number zero.
+    fn default() -> Self {
+        TraceEvent::new(Action::Other)
+    }
+}
+
+/// Trace events stored in chunks of a fixed size, so that growing never
+/// copies what is stored. A `Vec` doubles: while it moves, the old and the
+/// new buffer are both held (natively `realloc` remaps big buffers in
+/// place, in wasm it copies), and wasm's allocator never gives the old one
+/// back to the system, so the browser's worker held the events about twice.
+#[derive(Debug, Default)]
+pub struct Events {
+    chunks: Vec<Vec<TraceEvent>>,
+    len: usize,
+}
+
+impl Events {
+    /// Events per chunk: 64 Ki (about 5 MB).
+    const CHUNK: usize = 1 << 16;
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn push(&mut self, event: TraceEvent) {
+        // The first chunk grows as a `Vec` does (a small snapshot stays
+        // small); each further one is allocated whole, once.
+        match self.chunks.last() {
+            None => self.chunks.push(Vec::new()),
+            Some(c) if c.len() == Self::CHUNK => self.chunks.push(Vec::with_capacity(Self::CHUNK)),
+            Some(_) => {}
+        }
+        if let Some(chunk) = self.chunks.last_mut() {
+            chunk.push(event);
+            self.len += 1;
+        }
+    }
+
+    pub fn get(&self, index: usize) -> Option<&TraceEvent> {
+        self.chunks
+            .get(index / Self::CHUNK)
+            .and_then(|c| c.get(index % Self::CHUNK))
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Snapshot {
     pub generation: Option<Generation>,
     pub segments: Vec<Segment>,
     pub blocks: Vec<Block>,
-    pub events: Vec<TraceEvent>,
+    pub events: Events,
     /// Per device, the ids (into `events`) of its `device_traces` list, in order.
     pub device_traces: Vec<Vec<u32>>,
     pub annotations: Vec<Annotation>,
@@ -224,3 +275,32 @@ impl Snapshot {
 
 // Five million entries in a 1 GB snapshot: 8 bytes more each is 40 MB.
 const _: () = assert!(std::mem::size_of::<TraceEvent>() == 48);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_keep_their_order_across_chunks() {
+        let mut events = Events::default();
+        let n = Events::CHUNK * 2 + 7;
+        for i in 0..n {
+            events.push(TraceEvent {
+                action: Action::Alloc,
+                addr: i as u64,
+                ..TraceEvent::default()
+            });
+        }
+        assert_eq!(events.len(), n);
+        for i in [
+            0,
+            1,
+            Events::CHUNK - 1,
+            Events::CHUNK,
+            Events::CHUNK * 2 + 6,
+        ] {
+            assert_eq!(events.get(i).map(|e| e.addr), Some(i as u64));
+        }
+        assert!(events.get(n).is_none());
+    }
+}

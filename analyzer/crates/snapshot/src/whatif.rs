@@ -22,7 +22,7 @@ use oomscope_report::{MemoryColor, MemorySnapshot};
 
 use crate::frames;
 use crate::model::{Action, Snapshot};
-use crate::timeline::{Element, Timeline};
+use crate::timeline::{timeline, Element, Timeline, TimelineKind};
 use crate::value::StackId;
 
 /// `kMinBlockSize`: every block is a multiple of 512 bytes.
@@ -325,4 +325,18 @@ pub fn what_ifs(snap: &Snapshot, tl: &Timeline, s: &MemorySnapshot) -> Vec<WhatI
     out.extend(expandable_segments(tl, s));
     out.extend(failed_allocation_placed(snap, s));
     out
+}
+
+/// "Without these allocations" for a frame the user chose (the CLI's
+/// `--without`, a line picked on the page): every device of `devices` (the
+/// snapshot's own analysis) whose trace has allocations with `frame` on
+/// their stack, replayed without them. Empty when no allocation has it.
+pub fn without_frame(snap: &Snapshot, devices: &[MemorySnapshot], frame: &str) -> Vec<WhatIf> {
+    devices
+        .iter()
+        .filter_map(|s| {
+            let tl = timeline(snap, s.device, TimelineKind::ActiveMemory);
+            without(snap, &tl, s, frame)
+        })
+        .collect()
 }

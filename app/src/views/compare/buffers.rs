@@ -24,7 +24,9 @@ pub fn BufferChanges(module: ModuleComparison) -> impl IntoView {
         return ().into_any();
     }
     let mut buffers = module.buffers;
-    buffers.sort_by_key(|b| std::cmp::Reverse(b.difference_bytes.unsigned_abs()));
+    crate::sort::sort_by_key(&mut buffers, |b| {
+        std::cmp::Reverse(b.difference_bytes.unsigned_abs())
+    });
     let total = buffers.len();
     let show_all = RwSignal::new(false);
     let rows = move || {

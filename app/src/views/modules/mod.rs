@@ -326,7 +326,7 @@ fn PeakBuffers(buffers: Vec<oomscope_report::PeakBuffer>, peak: u64) -> impl Int
         return view! { <p class="muted">"The input lists no buffers at the peak."</p> }.into_any();
     }
     let mut buffers = buffers;
-    buffers.sort_by_key(|b| std::cmp::Reverse(b.size_bytes));
+    crate::sort::sort_by_key(&mut buffers, |b| std::cmp::Reverse(b.size_bytes));
     let total = buffers.len();
     let show_all = RwSignal::new(false);
     let rows = move || {

@@ -195,7 +195,7 @@ fn Toggle(
             c.remedies.retain(|r| *r != remedy);
             if on {
                 c.remedies.push(remedy);
-                c.remedies.sort_by_key(|r| r.cost_rank());
+                crate::sort::sort_by_key(&mut c.remedies, |r| r.cost_rank());
             }
         });
     };

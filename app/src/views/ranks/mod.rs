@@ -6,7 +6,7 @@
 //! rank (a row) is `rank:N` in `AppState::open_view`, so a link reopens it.
 //! Below, every file with the rank and step recognised in it, which the
 //! user can correct: the ranks are then grouped again from the report on
-//! the page (`oomscope_ranks::regroup`), no file read again. The analyzer
+//! the page (`oomscope_ranks::regroup`, in the worker), no file read again. The analyzer
 //! computes every number; this view only draws.
 
 use std::sync::Arc;
@@ -95,7 +95,8 @@ pub fn RanksView(report: Arc<Report>) -> impl IntoView {
 /// Every input a rank was looked for in, with the rank and step recognised
 /// (and by which clue); the user corrects a rank or a step here and the
 /// ranks are grouped again from the report on the page, no file read again
-/// (`oomscope_ranks::regroup`, then the verdict for the picked device).
+/// (`oomscope_ranks::regroup`, then the verdict for the picked device, in
+/// the worker).
 #[component]
 fn RankFiles(report: Arc<Report>) -> impl IntoView {
     let state = use_state();
@@ -117,6 +118,8 @@ fn RankFiles(report: Arc<Report>) -> impl IntoView {
             })
             .collect();
     let count = items.len();
+    // A notebook's embedded report has no worker to group the ranks again.
+    let embedded = crate::embedded::active();
     let correct = move |input: String, rank: Option<u32>, step: Option<u64>| {
         let Some(rank) = rank else {
             return;
@@ -124,15 +127,21 @@ fn RankFiles(report: Arc<Report>) -> impl IntoView {
         let Some(current) = state.report.get_untracked() else {
             return;
         };
-        let mut next = (*current).clone();
-        oomscope_ranks::regroup(&mut next, vec![RankOverride { input, rank, step }]);
-        // The headline names the first rank finding: made again too (the
-        // device picker's verdict, for the device picked).
-        if next.diagnosis.what_if.is_empty() {
-            let device = state.open_view.with_untracked(|v| v.device.clone());
-            next.diagnosis = oomscope_diagnosis::diagnose_with(&next, device.as_ref());
-        }
-        state.report.set(Some(Arc::new(next)));
+        // Grouped again in the worker (with the verdict, for the device
+        // picked): the page links no analysis.
+        let correction = RankOverride { input, rank, step };
+        let device = state.open_view.with_untracked(|v| v.device.clone());
+        crate::worker_client::rework(
+            state,
+            &current,
+            oomscope_app::protocol::Rework::Rank { correction, device },
+            Box::new(move |answer| match answer {
+                Ok(next) => state.report.set(Some(Arc::new(next))),
+                Err(message) => state.notice.set(Some(format!(
+                    "The ranks could not be grouped again: {message}"
+                ))),
+            }),
+        );
     };
     let rows = items
         .into_iter()
@@ -166,11 +175,11 @@ fn RankFiles(report: Arc<Report>) -> impl IntoView {
                     <td>{kind}</td>
                     <td class="num">
                         <input type="number" min="0" step="1" class="rank-input" data-field="rank"
-                            aria-label=format!("Rank of {label}") prop:value=rank_text on:change=on_rank/>
+                            aria-label=format!("Rank of {label}") prop:value=rank_text disabled=embedded on:change=on_rank/>
                     </td>
                     <td class="num">
                         <input type="number" min="0" step="1" class="rank-input" data-field="step"
-                            aria-label=format!("Step of {label}") prop:value=step_text on:change=on_step/>
+                            aria-label=format!("Step of {label}") prop:value=step_text disabled=embedded on:change=on_step/>
                     </td>
                     <td class="muted" data-field="how">{how}</td>
                 </tr>
@@ -179,7 +188,10 @@ fn RankFiles(report: Arc<Report>) -> impl IntoView {
         .collect_view();
     view! {
         <details class="rank-files">
-            <summary>{format!("What was recognised in {count} files (correct a rank or a step here)")}</summary>
+            <summary>{format!(
+                "What was recognised in {count} files ({})",
+                if embedded { "correct a rank or a step on the full page" } else { "correct a rank or a step here" }
+            )}</summary>
             <table class="data">
                 <TableHead columns=vec![
                     ("File", false),

@@ -232,7 +232,9 @@ fn ProfileView(profile: DeviceMemoryProfile) -> impl IntoView {
         .as_ref()
         .is_some_and(|b| b.max_bytes > b.min_bytes);
     let mut devices: Vec<_> = profile.devices.iter().collect();
-    devices.sort_by(|a, b| device_order(&a.device).cmp(&device_order(&b.device)));
+    crate::sort::sort_by(&mut devices, |a, b| {
+        device_order(&a.device).cmp(&device_order(&b.device))
+    });
     let bars = devices
         .into_iter()
         .map(|d| {
@@ -304,7 +306,7 @@ mod tests {
         let mut names = vec![
             "cpu:2", "cpu:10", "TPU_1", "cpu:0", "cpu:7", "TPU_0", "cpu:1", "host",
         ];
-        names.sort_by(|a, b| device_order(a).cmp(&device_order(b)));
+        crate::sort::sort_by(&mut names, |a, b| device_order(a).cmp(&device_order(b)));
         assert_eq!(
             names,
             ["TPU_0", "TPU_1", "cpu:0", "cpu:1", "cpu:2", "cpu:7", "cpu:10", "host"]

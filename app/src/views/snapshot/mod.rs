@@ -1,17 +1,21 @@
 //! PyTorch memory snapshots (issue 16), per device: the verdict with its
 //! numbers, the Active Memory curve, the allocator's state at snapshot time,
-//! the source lines holding the peak, and the shared stack view. The
-//! analyzer computes every number; this view only draws.
+//! the source lines holding the peak (each can be replayed without, in the
+//! worker), the what-ifs, and the shared stack view. The analyzer computes
+//! every number; this view only draws.
 
 mod curve;
 mod geometry;
+mod what_if;
 
 use std::sync::Arc;
 
 use leptos::prelude::*;
+use oomscope_report::whatif::WhatIf;
 use oomscope_report::{MemorySnapshot, Report};
 
 use crate::format::{base_name, group_digits, share, Bytes};
+use crate::state::{use_state, AppState, ReportOrigin};
 use crate::widgets::stacks::StackView;
 use crate::widgets::table_head::TableHead;
 
@@ -21,26 +25,65 @@ pub fn SnapshotView(report: Arc<Report>) -> impl IntoView {
         return ().into_any();
     }
     let snapshots = report.memory_snapshots.clone();
+    let state = use_state();
+    // The worker still has the files of an analysis made here, not those of
+    // a link or the example.
+    let replayable =
+        report.shared.is_none() && state.origin.get_untracked() == Some(ReportOrigin::User);
+    let limit_of = |s: &MemorySnapshot| {
+        report
+            .oom_events
+            .iter()
+            .filter(|e| {
+                e.input == s.input || e.extra.get("cuda_device") == Some(&u64::from(s.device))
+            })
+            .find_map(|e| e.limit())
+    };
+    let snapshots: Vec<(MemorySnapshot, Option<u64>)> = snapshots
+        .into_iter()
+        .map(|s| {
+            let limit = limit_of(&s);
+            (s, limit)
+        })
+        .collect();
     view! {
         <section class="card" id="snapshots" aria-labelledby="snapshots-title">
             <h2 id="snapshots-title">"PyTorch memory snapshots"</h2>
             <crate::widgets::runtime_left_out::RuntimeLeftOut report=report.clone()/>
-            {snapshots.into_iter().map(|s| view! { <DeviceSnapshot snapshot=s/> }).collect_view()}
+            {snapshots.into_iter().map(|(s, limit)| view! { <DeviceSnapshot snapshot=s limit=limit replayable=replayable state=state/> }).collect_view()}
         </section>
     }
     .into_any()
 }
 
 #[component]
-fn DeviceSnapshot(snapshot: MemorySnapshot) -> impl IntoView {
+fn DeviceSnapshot(
+    snapshot: MemorySnapshot,
+    limit: Option<u64>,
+    replayable: bool,
+    state: AppState,
+) -> impl IntoView {
     let has_curve = snapshot.active_memory_curve.len() > 1;
+    // The lines replayed without on request, for this device.
+    let picked = RwSignal::new(Vec::<WhatIf>::new());
+    let status = RwSignal::new(String::new());
+    let replay = replayable.then_some(Replay {
+        state,
+        picked,
+        status,
+    });
+    let what_ifs = replayable || !snapshot.what_if.is_empty();
     view! {
         <div class="memory-snapshot" data-testid="memory-snapshot">
             <h3>{format!("{} · cuda:{}", base_name(&snapshot.input), snapshot.device)}</h3>
             <Verdict snapshot=snapshot.clone()/>
             {has_curve.then(|| view! { <curve::ActiveMemoryCurve snapshot=snapshot.clone()/> })}
             <StateTable snapshot=snapshot.clone()/>
-            <TopLines snapshot=snapshot.clone()/>
+            <TopLines snapshot=snapshot.clone() replay=replay/>
+            {what_ifs.then(|| view! {
+                <p class="muted" role="status" data-testid="snapshot-replay-status">{move || status.get()}</p>
+                <what_if::SnapshotWhatIfs snapshot=snapshot.clone() picked=picked limit=limit/>
+            })}
             <StackView stacks=snapshot.stacks_at_peak/>
         </div>
     }
@@ -121,18 +164,66 @@ fn StateTable(snapshot: MemorySnapshot) -> impl IntoView {
     }
 }
 
+/// What a line's "Replay without" needs: the worker, and where its answer goes.
+#[derive(Clone, Copy)]
+struct Replay {
+    state: AppState,
+    picked: RwSignal<Vec<WhatIf>>,
+    status: RwSignal<String>,
+}
+
+impl Replay {
+    /// Asks the worker for the snapshot `input` without `frame`'s allocations.
+    fn without(self, input: String, frame: String) {
+        self.status
+            .set(format!("Replaying the trace without {frame}…"));
+        let Replay { picked, status, .. } = self;
+        crate::worker_client::replay_snapshot_without(
+            self.state,
+            input,
+            frame.clone(),
+            Box::new(move |answer| match answer {
+                Ok(entries) if entries.is_empty() => {
+                    status.set(format!("No allocation has {frame} on its stack."))
+                }
+                Ok(entries) => {
+                    picked.update(|p| {
+                        for w in entries {
+                            p.retain(|o| !(o.device == w.device && o.frame == w.frame));
+                            p.push(w);
+                        }
+                    });
+                    status.set(String::new());
+                }
+                Err(message) => status.set(message),
+            }),
+        );
+    }
+}
+
 #[component]
-fn TopLines(snapshot: MemorySnapshot) -> impl IntoView {
+fn TopLines(snapshot: MemorySnapshot, replay: Option<Replay>) -> impl IntoView {
     if snapshot.top_lines_at_peak.is_empty() {
         return ().into_any();
     }
+    let input = snapshot.input.clone();
+    let button = move |frame: String| {
+        let input = input.clone();
+        replay.map(|r| view! {
+            <button type="button" data-testid="snapshot-without" on:click=move |_| r.without(input.clone(), frame.clone())>"Replay without"</button>
+        })
+    };
     view! {
         <table class="data" data-testid="snapshot-lines">
             <caption>"Source lines holding the most bytes at the peak (first user frame)"</caption>
-            <TableHead columns=vec![("Line", false), ("Allocations", true), ("Bytes", true)]/>
+            <TableHead columns=vec![("Line", false), ("Allocations", true), ("Bytes", true), ("What if", false)]/>
             <tbody>
-                {snapshot.top_lines_at_peak.into_iter().map(|l| view! {
-                    <tr><td>{l.frame}</td><td class="num">{group_digits(l.count)}</td><td class="num"><Bytes value=l.bytes/></td></tr>
+                {snapshot.top_lines_at_peak.into_iter().map(|l| {
+                    let action = button(l.frame.clone());
+                    let frame = l.frame.clone();
+                    view! {
+                        <tr data-frame=frame><td>{l.frame}</td><td class="num">{group_digits(l.count)}</td><td class="num"><Bytes value=l.bytes/></td><td>{action}</td></tr>
+                    }
                 }).collect_view()}
             </tbody>
         </table>

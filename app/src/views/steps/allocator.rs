@@ -71,7 +71,7 @@ pub fn AllocatorChart(profile: AllocatorProfile) -> impl IntoView {
         profile.timeline.len()
     );
     let mut active = profile.active_at_peak.clone();
-    active.sort_by_key(|a| std::cmp::Reverse(a.allocation_bytes));
+    crate::sort::sort_by_key(&mut active, |a| std::cmp::Reverse(a.allocation_bytes));
     let active_total = active.len();
     let active_rows = active
         .iter()

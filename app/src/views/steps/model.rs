@@ -63,7 +63,7 @@ fn median(mut values: Vec<f64>) -> Option<f64> {
     if values.is_empty() {
         return None;
     }
-    values.sort_by(f64::total_cmp);
+    crate::sort::sort_by(&mut values, f64::total_cmp);
     let mid = values.len() / 2;
     Some(if values.len().is_multiple_of(2) {
         (values[mid - 1] + values[mid]) / 2.0

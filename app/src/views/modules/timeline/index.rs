@@ -227,7 +227,9 @@ pub fn add_whole_program(module: &mut ModuleReport) -> WholeProgram {
         is_whole_program(b.category) || (b.category == BufferCategory::Output && b.end >= last)
     };
     let (held_buffers, own): (Vec<BufferLifetime>, Vec<BufferLifetime>) =
-        std::mem::take(&mut module.buffers).into_iter().partition(held);
+        std::mem::take(&mut module.buffers)
+            .into_iter()
+            .partition(held);
     module.buffers = own;
     whole.extend(held_buffers.into_iter().map(|b| {
         let out = is_donated(&b);
@@ -244,7 +246,9 @@ pub fn add_whole_program(module: &mut ModuleReport) -> WholeProgram {
     let base = base_bytes_of(module.indefinite_bytes, &module.buffers);
     let first = module.buffers.len();
     // Stable: equal sizes keep the report's (allocation) order.
-    whole.sort_by_key(|(b, _)| (whole_group(b.category), Reverse(b.size_bytes)));
+    crate::sort::sort_by_key(&mut whole, |(b, _)| {
+        (whole_group(b.category), Reverse(b.size_bytes))
+    });
     // Outputs of a parameter's shape take their parameter's rank.
     let partners = pair_by_shape(&whole.iter().map(|(b, o)| (b, *o)).collect::<Vec<_>>());
     let outputs: Vec<usize> = (0..whole.len())
@@ -409,7 +413,7 @@ impl TimelineIndex {
             *entry = entry.saturating_add(b.size_bytes);
         }
         let mut ops: Vec<(String, u64)> = op_bytes.into_iter().collect();
-        ops.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        crate::sort::sort_by(&mut ops, |a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         let op_rank: BTreeMap<&str, u16> = ops
             .iter()
             .enumerate()
@@ -437,7 +441,7 @@ impl TimelineIndex {
                 }
             })
             .collect();
-        bands.sort_by_key(|b| (b.start, Reverse(b.y1 - b.y0)));
+        crate::sort::sort_by_key(&mut bands, |b| (b.start, Reverse(b.y1 - b.y0)));
 
         let long_span = (positions / 64).max(1);
         let long_bands = bands
@@ -466,7 +470,7 @@ impl TimelineIndex {
                 s <= peak && peak < e
             })
             .collect();
-        peak_live.sort_by(|a, b| {
+        crate::sort::sort_by(&mut peak_live, |a, b| {
             buffers[*b as usize]
                 .size_bytes
                 .cmp(&buffers[*a as usize].size_bytes)
@@ -496,7 +500,7 @@ impl TimelineIndex {
                     && partner[i as usize].is_some()
             })
             .collect();
-        params.sort_by_key(|&i| (offsets[i as usize], i));
+        crate::sort::sort_by_key(&mut params, |&i| (offsets[i as usize], i));
         for (n, &p) in params.iter().enumerate() {
             let n = Some(n as u32 + 1);
             pair_number[p as usize] = n;
@@ -604,7 +608,7 @@ fn offsets_consistent(buffers: &[oomscope_report::BufferLifetime], spans: &[(u64
     let mut order: Vec<usize> = (0..buffers.len())
         .filter(|&i| buffers[i].size_bytes > 0)
         .collect();
-    order.sort_by_key(|&i| spans[i].0);
+    crate::sort::sort_by_key(&mut order, |&i| spans[i].0);
     // Live buffers by address: offset → end of address range.
     let mut live: BTreeMap<u64, u64> = BTreeMap::new();
     let mut expiry: BinaryHeap<Reverse<(u64, u64)>> = BinaryHeap::new(); // (end position, offset)
@@ -645,7 +649,9 @@ fn offsets_consistent(buffers: &[oomscope_report::BufferLifetime], spans: &[(u64
 fn first_fit(buffers: &[oomscope_report::BufferLifetime], spans: &[(u64, u64)]) -> Vec<u64> {
     let mut offsets = vec![0u64; buffers.len()];
     let mut order: Vec<usize> = (0..buffers.len()).collect();
-    order.sort_by_key(|&i| (spans[i].0, Reverse(buffers[i].size_bytes)));
+    crate::sort::sort_by_key(&mut order, |&i| {
+        (spans[i].0, Reverse(buffers[i].size_bytes))
+    });
     let mut live: BTreeMap<(u64, usize), u64> = BTreeMap::new(); // (offset, buffer) → end address
     let mut expiry: BinaryHeap<Reverse<(u64, u64, usize)>> = BinaryHeap::new();
     for i in order {

@@ -205,7 +205,7 @@ pub fn Timeline(module: ModuleReport, limit: Option<u64>) -> impl IntoView {
             let mut hits: Vec<u32> = (0..mask.len() as u32)
                 .filter(|&i| mask[i as usize])
                 .collect();
-            hits.sort_by(|a, b| {
+            crate::sort::sort_by(&mut hits, |a, b| {
                 module.buffers[*b as usize]
                     .size_bytes
                     .cmp(&module.buffers[*a as usize].size_bytes)

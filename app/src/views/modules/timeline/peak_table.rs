@@ -54,15 +54,20 @@ pub fn PeakTable(ctx: TimelineCtx, flagged: usize) -> impl IntoView {
             let mut order = index.peak_live.clone();
             let b = |i: &u32| &module.buffers[*i as usize];
             match key {
-                SortKey::Group => {
-                    order.sort_by_key(|i| (group_rank(b(i).category), Reverse(b(i).size_bytes)))
+                SortKey::Group => crate::sort::sort_by_key(&mut order, |i| {
+                    (group_rank(b(i).category), Reverse(b(i).size_bytes))
+                }),
+                SortKey::Name => crate::sort::sort_by(&mut order, |x, y| b(x).name.cmp(&b(y).name)),
+                SortKey::Size => crate::sort::sort_by_key(&mut order, |i| Reverse(b(i).size_bytes)),
+                SortKey::Padding => crate::sort::sort_by_key(&mut order, |i| {
+                    Reverse(b(i).size_bytes.saturating_sub(b(i).unpadded_bytes))
+                }),
+                SortKey::Kind => {
+                    crate::sort::sort_by_key(&mut order, |i| category_name(b(i).category))
                 }
-                SortKey::Name => order.sort_by(|x, y| b(x).name.cmp(&b(y).name)),
-                SortKey::Size => order.sort_by_key(|i| Reverse(b(i).size_bytes)),
-                SortKey::Padding => order
-                    .sort_by_key(|i| Reverse(b(i).size_bytes.saturating_sub(b(i).unpadded_bytes))),
-                SortKey::Kind => order.sort_by_key(|i| category_name(b(i).category)),
-                SortKey::Lifetime => order.sort_by_key(|i| (b(i).start, b(i).end)),
+                SortKey::Lifetime => {
+                    crate::sort::sort_by_key(&mut order, |i| (b(i).start, b(i).end))
+                }
             }
             // Sizes sort largest first by the comparisons above; the
             // others smallest (or A) first.
