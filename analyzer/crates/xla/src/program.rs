@@ -235,28 +235,33 @@ fn entry_facts(
     let graph = Graph::new(module);
     // The trace names a FREE by the freed buffer's defining instruction;
     // the heap simulator frees it after its last reader, so that reader
-    // places the event in the schedule.
+    // places the event in the schedule. The reader is the freed buffer's
+    // own (its tuple element's): a loop's counter, read by nothing, is
+    // freed when the loop ends, not at the last reader of another element
+    // (which would place the loss head after the backward loop).
     let order = schedule_order(module, entry);
-    let by_name: HashMap<&str, i64> = entry
-        .instructions
-        .iter()
-        .map(|i| (i.name.as_str(), i.id))
-        .collect();
-    let mut readers: HashMap<&str, Option<String>> = HashMap::new();
+    let entry_ids: HashSet<i64> = entry.instructions.iter().map(|i| i.id).collect();
+    let mut last: HashMap<usize, Option<String>> = HashMap::new();
     let names: Vec<String> = program
         .instructions
         .iter()
         .enumerate()
-        .map(|(i, name)| match program.events.get(i).map(|e| e.kind) {
-            Some(HeapEventKind::Free) => readers
-                .entry(name.as_str())
+        .map(|(i, name)| {
+            let freed = program
+                .events
+                .get(i)
+                .filter(|e| e.kind == HeapEventKind::Free)
+                .and_then(|e| e.buffer);
+            let Some(b) = freed else {
+                return name.clone();
+            };
+            last.entry(b)
                 .or_insert_with(|| {
-                    let id = *by_name.get(name.as_str())?;
-                    last_reader(&graph, &order, id)
+                    let (id, index) = origins.get(b).filter(|(id, _)| entry_ids.contains(id))?;
+                    last_reader(&graph, &order, *id, index)
                 })
                 .clone()
-                .unwrap_or_else(|| name.clone()),
-            _ => name.clone(),
+                .unwrap_or_else(|| name.clone())
         })
         .collect();
     let positions = SchedulePositions::new(module, entry, &names);
@@ -362,7 +367,6 @@ fn entry_facts(
     program
         .parameters
         .sort_by(|a, b| (a.number, &a.shape_index).cmp(&(b.number, &b.shape_index)));
-    let entry_ids: HashSet<i64> = entry.instructions.iter().map(|i| i.id).collect();
     for (buffer, (id, index)) in program.buffers.iter_mut().zip(origins) {
         if !entry_ids.contains(id) {
             continue;
@@ -403,31 +407,25 @@ fn operand_positions(user: &HloInstructionProto, id: i64) -> Vec<usize> {
         .collect()
 }
 
-/// The reader of entry instruction `name`'s value (through get-tuple-element
-/// and bitcast) that comes last in the entry schedule, by name.
-fn last_reader(graph: &Graph<'_>, order: &HashMap<i64, usize>, start: i64) -> Option<String> {
-    let mut best: Option<(usize, i64)> = None;
-    let mut frontier = vec![start];
-    let mut seen = HashSet::new();
-    while let Some(id) = frontier.pop() {
-        if !seen.insert(id) || seen.len() > MAX_VISITS {
-            continue;
-        }
-        for &u in graph.users.get(&id).map_or(&[][..], Vec::as_slice) {
-            match graph.instructions.get(&u).map(|i| i.opcode.as_str()) {
-                Some("get-tuple-element" | "bitcast") => frontier.push(u),
-                Some(_) => {
-                    if let Some(&k) = order.get(&u) {
-                        if best.is_none_or(|(b, _)| k > b) {
-                            best = Some((k, u));
-                        }
-                    }
-                }
-                None => {}
-            }
-        }
+/// The reader of element `index` of entry instruction `start`'s value
+/// (through get-tuple-element, bitcast and copy-done; a tuple's own table
+/// is read by its get-tuple-elements too) that comes last in the entry
+/// schedule, by name.
+fn last_reader(
+    graph: &Graph<'_>,
+    order: &HashMap<i64, usize>,
+    start: i64,
+    index: &[i64],
+) -> Option<String> {
+    let mut readers: Vec<i64> = graph.readers(start, index).into_iter().map(|(r, _)| r).collect();
+    if index.is_empty() {
+        readers.extend(graph.users.get(&start).map_or(&[][..], Vec::as_slice));
     }
-    best.and_then(|(_, id)| graph.instructions.get(&id).map(|i| i.name.clone()))
+    readers
+        .into_iter()
+        .filter_map(|r| Some((*order.get(&r)?, r)))
+        .max()
+        .and_then(|(_, id)| graph.instructions.get(&id).map(|i| i.name.clone()))
 }
 
 /// Users of every instruction and the computations, to follow a value.

@@ -2,7 +2,7 @@
 //! on real compiles: whether a reader only feeds a dot or a convolution
 //! decides what XLA:TPU keeps in bf16 (the remat what-if reads it).
 
-use oomscope_report::program::{HeapProgram, ProgramBuffer};
+use oomscope_report::program::{HeapEventKind, HeapProgram, ProgramBuffer};
 
 fn hbm(pair: &str) -> HeapProgram {
     let dir = oomscope_testdata::fixtures().join(pair);
@@ -77,4 +77,30 @@ fn a_matmul_at_highest_precision_keeps_its_f32_operand() {
     let p = hbm("pair-mlp-remat-highest/base");
     let y = buffer(&p, "convolution_tanh_fusion.7");
     assert!(y.readers.first().is_some_and(|r| !r.contraction_only), "{:?}", y.readers);
+}
+
+#[test]
+fn a_loops_counter_freed_at_its_end_keeps_the_loss_head_before_the_backward_loop() {
+    // A scanned transformer (fixtures/pair-transformer-scan-remat): the
+    // forward loop while.7 stacks the residuals, the loss head (fusion.170,
+    // read by exponential_reduce_fusion) runs, then the backward loop
+    // while.8 reads the stacks. The trace frees while.7{0} (the counter,
+    // read by nothing) as the forward loop ends; placed at the last reader
+    // of another element (while.8), it put the loss head and the backward
+    // loop at one position, so a remedy's backward-loop memory landed on
+    // the loss head's peak.
+    let p = hbm("pair-transformer-scan-remat/base");
+    let head = buffer(&p, "fusion.170{1}");
+    let stacked = buffer(&p, "while.7{5}");
+    let head_at = head.readers.first().map(|r| r.position).unwrap();
+    let backward_at = stacked.readers.first().map(|r| r.position).unwrap();
+    assert!(head_at < backward_at, "{:?} {:?}", head.readers, stacked.readers);
+    // The forward loop's counter is freed as that loop ends, before both.
+    let counter = p.buffers.iter().position(|b| b.name == "while.7{0}").unwrap();
+    let freed = p
+        .events
+        .iter()
+        .position(|e| e.kind == HeapEventKind::Free && e.buffer == Some(counter))
+        .unwrap();
+    assert!(freed < head_at, "counter freed at {freed}, loss head read at {head_at}");
 }
