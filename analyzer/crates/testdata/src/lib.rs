@@ -80,3 +80,17 @@ mod tests {
         assert!(fixtures().join("INDEX.md").is_file());
     }
 }
+
+/// The optimized HloProto (`*.after_optimizations.hlo.pb`) a folder of an
+/// XLA dump holds, if any (the first, should it hold several).
+pub fn hlo_proto_in(dir: &Path) -> Option<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".after_optimizations.hlo.pb"))
+        .collect();
+    found.sort();
+    found.into_iter().next()
+}
+

@@ -12,11 +12,7 @@ use oomscope_report::MemoryColor;
 use oomscope_whatif::Change;
 
 fn hlo_proto(dir: &Path) -> Option<std::path::PathBuf> {
-    std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().ends_with(".after_optimizations.hlo.pb"))
+    oomscope_testdata::hlo_proto_in(dir)
 }
 
 fn programs(path: &Path) -> Vec<HeapProgram> {

@@ -7,12 +7,7 @@
 use std::collections::BTreeMap;
 
 fn side(dir: &std::path::Path) {
-    let proto = std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().ends_with(".after_optimizations.hlo.pb"))
-        .unwrap();
+    let proto = oomscope_testdata::hlo_proto_in(dir).unwrap();
     let name = proto.display().to_string();
     let reports = oomscope_xla::analyze_hlo_proto(&name, &std::fs::read(&proto).unwrap()).unwrap();
     let r = reports
@@ -68,12 +63,7 @@ fn peak_buffers_of_a_pair() {
 
 /// The HBM program of a side's HloProto.
 fn hbm_program(dir: &std::path::Path) -> oomscope_report::program::HeapProgram {
-    let proto = std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().ends_with(".after_optimizations.hlo.pb"))
-        .unwrap();
+    let proto = oomscope_testdata::hlo_proto_in(dir).unwrap();
     let name = proto.display().to_string();
     let hlo = oomscope_xla::decode_hlo_proto(&name, &std::fs::read(&proto).unwrap()).unwrap();
     oomscope_xla::heap_programs(&name, &hlo, None)

@@ -13,12 +13,7 @@ use oomscope_report::program::{HeapEventKind, HeapProgram};
 use oomscope_whatif::Change;
 
 fn hlo_path(dir: &Path) -> std::path::PathBuf {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().ends_with(".after_optimizations.hlo.pb"))
-        .unwrap()
+    oomscope_testdata::hlo_proto_in(dir).unwrap()
 }
 
 fn program(dir: &Path) -> HeapProgram {

@@ -214,11 +214,7 @@ fn word(change: Change) -> &'static str {
 }
 
 fn hlo_proto(dir: &Path) -> Option<std::path::PathBuf> {
-    std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().ends_with(".after_optimizations.hlo.pb"))
+    oomscope_testdata::hlo_proto_in(dir)
 }
 
 fn hbm_peak(path: &Path) -> u64 {

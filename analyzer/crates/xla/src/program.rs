@@ -1333,12 +1333,7 @@ mod tests {
             "fsdp-transformer-scan",
         ] {
             let dir = oomscope_testdata::fixtures().join(dir);
-            let path = std::fs::read_dir(&dir)
-                .unwrap()
-                .flatten()
-                .map(|e| e.path())
-                .find(|p| p.to_string_lossy().ends_with(".after_optimizations.hlo.pb"))
-                .unwrap();
+            let path = oomscope_testdata::hlo_proto_in(&dir).unwrap();
             let hlo = crate::decode_hlo_proto("m", &std::fs::read(&path).unwrap()).unwrap();
             let module = hlo.hlo_module.as_ref().unwrap();
             let graph = Graph::new(module);

@@ -6,12 +6,7 @@ use oomscope_report::program::{HeapEventKind, HeapProgram, ProgramBuffer};
 
 fn hbm(pair: &str) -> HeapProgram {
     let dir = oomscope_testdata::fixtures().join(pair);
-    let path = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().ends_with(".after_optimizations.hlo.pb"))
-        .unwrap();
+    let path = oomscope_testdata::hlo_proto_in(&dir).unwrap();
     let name = path.display().to_string();
     let hlo = oomscope_xla::decode_hlo_proto(&name, &std::fs::read(&path).unwrap()).unwrap();
     oomscope_xla::heap_programs(&name, &hlo, None)
