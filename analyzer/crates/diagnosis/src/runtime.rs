@@ -1133,9 +1133,19 @@ fn runtime_headline(
 ) -> String {
     let start = match (tree, event) {
         (TreeKind::RuntimeOom, Some(e)) => {
-            let mut s = "Out of memory at run time".to_string();
+            let loading = crate::tpu_runtime::failure_of(e)
+                == Some(crate::tpu_runtime::TpuRuntimeFailure::ProgramLoad);
+            let mut s = if loading {
+                "Out of memory loading a program".to_string()
+            } else {
+                "Out of memory at run time".to_string()
+            };
             if let Some(r) = e.requested_bytes {
-                s.push_str(&format!(": asked for {}", gib(r)));
+                if loading {
+                    s.push_str(&format!(": it reserves {}", gib(r)));
+                } else {
+                    s.push_str(&format!(": asked for {}", gib(r)));
+                }
                 let in_use = e.allocated_bytes.or(e.extra.get("in_use_bytes").copied());
                 match (in_use, e.limit()) {
                     (Some(u), Some(c)) => {

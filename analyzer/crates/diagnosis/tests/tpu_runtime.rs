@@ -37,6 +37,13 @@ fn each_runtime_message_selects_its_page() {
         let h = d.headline.as_ref().unwrap();
         assert_eq!(h.node, page, "{name}");
         assert_eq!(h.estimate_bytes, short, "{name}: {}", h.text);
+        // A program that does not load is said to be loading, not asking.
+        assert_eq!(
+            h.text.starts_with("Out of memory loading a program"),
+            page == TPU_PROGRAM_LOAD,
+            "{name}: {}",
+            h.text
+        );
         let other = if page == TPU_PROGRAM_LOAD { TPU_BUFFER_ALLOCATION } else { TPU_PROGRAM_LOAD };
         assert!(!node(d, other).selected, "{name}");
         let n = node(d, page);
