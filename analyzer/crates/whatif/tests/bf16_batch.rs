@@ -4,6 +4,8 @@
 //! kept f32, and the batch followed through the program rather than by
 //! its size.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -23,10 +25,7 @@ fn programs(path: &Path) -> Vec<HeapProgram> {
 
 fn hbm(pair: &str, side: &str) -> HeapProgram {
     let dir = oomscope_testdata::fixtures().join(pair).join(side);
-    programs(&hlo_proto(&dir).unwrap())
-        .into_iter()
-        .find(|p| p.memory_space == MemoryColor::Device)
-        .unwrap()
+    common::device_program(&hlo_proto(&dir).unwrap()).unwrap()
 }
 
 /// (buffer, the buffer whose memory it shares) for every SHARE_WITH.

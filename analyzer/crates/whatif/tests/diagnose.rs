@@ -4,6 +4,8 @@
 //! with what the compiler really did.
 //! `PAIR=pair-mlp-shard-v6e cargo test -p oomscope-whatif --test diagnose -- --ignored --nocapture`
 
+mod common;
+
 use std::collections::BTreeMap;
 
 fn side(dir: &std::path::Path) {
@@ -61,17 +63,6 @@ fn peak_buffers_of_a_pair() {
     }
 }
 
-/// The HBM program of a side's HloProto.
-fn hbm_program(dir: &std::path::Path) -> oomscope_report::program::HeapProgram {
-    let proto = oomscope_testdata::hlo_proto_in(dir).unwrap();
-    let name = proto.display().to_string();
-    let hlo = oomscope_xla::decode_hlo_proto(&name, &std::fs::read(&proto).unwrap()).unwrap();
-    oomscope_xla::heap_programs(&name, &hlo, None)
-        .unwrap()
-        .into_iter()
-        .find(|p| p.memory_space == oomscope_report::MemoryColor::Device)
-        .unwrap()
-}
 
 /// Lifetimes (event positions) of the large temporaries of one side.
 #[test]
@@ -80,7 +71,7 @@ fn lifetimes_of_a_side() {
     let Ok(dir) = std::env::var("SIDE") else {
         return;
     };
-    let p = hbm_program(&oomscope_testdata::fixtures().join(dir));
+    let p = common::device_program(&oomscope_testdata::hlo_proto_in(&oomscope_testdata::fixtures().join(dir)).unwrap()).unwrap();
     let p = &p;
     let min: u64 = std::env::var("MIN_MIB")
         .ok()
@@ -132,7 +123,7 @@ fn allocation_members() {
     let Ok(dir) = std::env::var("SIDE") else {
         return;
     };
-    let p = hbm_program(&oomscope_testdata::fixtures().join(dir));
+    let p = common::device_program(&oomscope_testdata::hlo_proto_in(&oomscope_testdata::fixtures().join(dir)).unwrap()).unwrap();
     let p = &p;
     for (i, a) in p.allocations.iter().enumerate() {
         if !a.indefinite || a.size_bytes < (16 << 20) {

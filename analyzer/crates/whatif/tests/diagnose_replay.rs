@@ -6,6 +6,8 @@
 //! --test diagnose_replay -- --ignored --nocapture` (pair, costly, fixed, remedy:
 //! bf16 | batch).
 
+mod common;
+
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -17,14 +19,7 @@ fn hlo_path(dir: &Path) -> std::path::PathBuf {
 }
 
 fn program(dir: &Path) -> HeapProgram {
-    let path = hlo_path(dir);
-    let name = path.display().to_string();
-    let hlo = oomscope_xla::decode_hlo_proto(&name, &std::fs::read(&path).unwrap()).unwrap();
-    oomscope_xla::heap_programs(&name, &hlo, None)
-        .unwrap()
-        .into_iter()
-        .find(|p| p.memory_space == oomscope_report::MemoryColor::Device)
-        .unwrap()
+    common::device_program(&hlo_path(dir)).unwrap()
 }
 
 /// Buffers whose memory is counted at `position`, its event applied

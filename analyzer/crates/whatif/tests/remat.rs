@@ -12,15 +12,6 @@ fn hlo_protos(dir: &Path, out: &mut Vec<PathBuf>) {
     common::files_ending(dir, ".after_optimizations.hlo.pb", out);
 }
 
-fn hbm(path: &Path) -> Option<oomscope_report::program::HeapProgram> {
-    let name = path.display().to_string();
-    let bytes = std::fs::read(path).ok()?;
-    let hlo = oomscope_xla::decode_hlo_proto(&name, &bytes).ok()?;
-    oomscope_xla::heap_programs(&name, &hlo, None)
-        .ok()?
-        .into_iter()
-        .find(|p| p.memory_space == oomscope_report::MemoryColor::Device)
-}
 
 #[test]
 fn remat_never_predicts_a_peak_at_or_above_today_s() {
@@ -30,7 +21,7 @@ fn remat_never_predicts_a_peak_at_or_above_today_s() {
     assert!(files.len() > 50, "fixtures: {} HloProtos", files.len());
     let (mut predicted, mut absent) = (0, 0);
     for file in &files {
-        let Some(program) = hbm(file) else { continue };
+        let Some(program) = common::device_program(file) else { continue };
         let Ok(before) = oomscope_whatif::baseline(&program) else {
             continue;
         };
@@ -72,7 +63,7 @@ fn a_program_without_a_repeated_block_has_no_remat() {
         let mut files = Vec::new();
         hlo_protos(&dir, &mut files);
         let file = files.first().expect("the fixture holds an HloProto");
-        let program = hbm(file).expect("an HBM program");
+        let program = common::device_program(file).expect("an HBM program");
         match oomscope_whatif::predict(&program, &[Change::Remat]) {
             Err(WhatIfError::NotApplicable(why)) => assert!(why.contains(reason), "{fixture}: {why}"),
             other => panic!("remat on {fixture}: {other:?}"),
@@ -88,7 +79,7 @@ fn block_inputs_that_only_feed_a_matmul_are_kept_in_bf16() {
     let dir = oomscope_testdata::fixtures().join("pair-mlp-remat/base");
     let mut files = Vec::new();
     hlo_protos(&dir, &mut files);
-    let program = hbm(files.first().expect("an HloProto")).expect("HBM");
+    let program = common::device_program(files.first().expect("an HloProto")).expect("HBM");
     let p = oomscope_whatif::predict(&program, &[Change::Remat]).expect("remat applies");
     let rounded: Vec<_> = p
         .changed

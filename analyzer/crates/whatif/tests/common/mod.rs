@@ -1,4 +1,5 @@
 //! Helpers shared by the what-if tests.
+#![allow(dead_code)] // (each test file uses some of them)
 
 use std::path::{Path, PathBuf};
 
@@ -15,4 +16,15 @@ pub fn files_ending(dir: &Path, suffix: &str, out: &mut Vec<PathBuf>) {
             out.push(p);
         }
     }
+}
+
+/// The device-memory (HBM) program of an HloProto file, if it has one.
+pub fn device_program(path: &Path) -> Option<oomscope_report::program::HeapProgram> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).ok()?;
+    let hlo = oomscope_xla::decode_hlo_proto(&name, &bytes).ok()?;
+    oomscope_xla::heap_programs(&name, &hlo, None)
+        .ok()?
+        .into_iter()
+        .find(|p| p.memory_space == oomscope_report::MemoryColor::Device)
 }
