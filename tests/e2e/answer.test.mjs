@@ -12,13 +12,13 @@
 // the corpus dump new-libtpu-fits), real posted logs kept with their source
 // in analyzer/crates/*/tests/samples/.
 
-import { test, before, after } from "node:test";
+import { test, beforeEach } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { corpusDir, dropFiles, openExamplePage } from "./lib.mjs";
+import { corpusDir, dropFiles, exampleSuite } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
@@ -30,18 +30,11 @@ const LOG_SAMPLES = path.join(ROOT, "analyzer/crates/logs/tests/samples");
 const STEP_SAMPLES = path.join(ROOT, "analyzer/crates/steps/tests/samples");
 const TIMEOUT = 60_000;
 
-let opened;
+const opened = exampleSuite(TIMEOUT, { clipboard: true });
 let page;
-
-before(async () => {
-  fs.mkdirSync(OUT, { recursive: true });
-  opened = await openExamplePage(DIST, TIMEOUT);
+// (After the suite's own `before` has opened the page.)
+beforeEach(() => {
   page = opened.page;
-  await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: opened.origin });
-});
-
-after(async () => {
-  await opened?.close();
 });
 
 /** The analyzer's own report of `paths` (the CLI runs the worker's code). */

@@ -174,11 +174,15 @@ export const OUT = path.join(REPOSITORY, "tests/e2e/out");
  * them (node:test hooks). The returned object holds `page`, `pageErrors`
  * and `cspViolations` once the hook has run.
  */
-export function exampleSuite(timeout = 60_000) {
+export function exampleSuite(timeout = 60_000, { clipboard = false } = {}) {
   const suite = {};
   before(async () => {
     fs.mkdirSync(OUT, { recursive: true });
     Object.assign(suite, await openExamplePage(DIST, timeout));
+    if (clipboard) {
+      // "Copy link" writes the link where the test reads it back.
+      await suite.page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: suite.origin });
+    }
   });
   after(async () => {
     await suite.close?.();

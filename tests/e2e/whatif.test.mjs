@@ -9,13 +9,13 @@
 // - "Copy link" carries the toggles: the link, opened in a fresh browser,
 //   shows the panel with donation on and the same prediction.
 
-import { test, before, after } from "node:test";
+import { test, beforeEach } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { dropFiles, openExamplePage } from "./lib.mjs";
+import { dropFiles, exampleSuite } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
@@ -24,18 +24,11 @@ const OUT = path.join(HERE, "out");
 const PAIR = path.join(ROOT, "fixtures/pair-donate/plain");
 const TIMEOUT = 60_000;
 
-let opened;
+const opened = exampleSuite(TIMEOUT, { clipboard: true });
 let page;
-
-before(async () => {
-  fs.mkdirSync(OUT, { recursive: true });
-  opened = await openExamplePage(DIST, TIMEOUT);
+// (After the suite's own `before` has opened the page.)
+beforeEach(() => {
   page = opened.page;
-  await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: opened.origin });
-});
-
-after(async () => {
-  await opened?.close();
 });
 
 /** The compile log and the HloProto of the OOM side. */
