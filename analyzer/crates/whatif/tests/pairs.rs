@@ -86,7 +86,12 @@ const PAIRS: &[(&str, &str, &str, Change)] = &[
     ("pair-transformer-scan-bf16", "base", "fixed", Change::Bf16),
     ("pair-convnet-bf16-v5p", "base", "fixed", Change::Bf16),
     ("pair-transformer-bf16-v5p", "base", "fixed", Change::Bf16),
-    ("pair-transformer-scan-bf16-mid", "base", "fixed", Change::Bf16),
+    (
+        "pair-transformer-scan-bf16-mid",
+        "base",
+        "fixed",
+        Change::Bf16,
+    ),
     ("pair-batch-oom", "full", "half", Change::Batch(2)),
     ("pair-mlp-batch-v5p", "base", "fixed", Change::Batch(2)),
     (
@@ -171,7 +176,12 @@ const PAIRS: &[(&str, &str, &str, Change)] = &[
         "../pair-dtype-oom-remat",
         Change::Remat,
     ),
-    ("pair-train-remat-b1024", "plain", "checkpoint", Change::Remat),
+    (
+        "pair-train-remat-b1024",
+        "plain",
+        "checkpoint",
+        Change::Remat,
+    ),
     (
         "pair-train-remat-b1024-aliased",
         "plain",
@@ -289,7 +299,10 @@ fn measure() -> Vec<(String, Change, u64, u64, u64, f64)> {
         let predicted = match oomscope_whatif::predict(program, &[change]) {
             Ok(prediction) => prediction.curve.peak_bytes,
             Err(oomscope_whatif::WhatIfError::NotApplicable(why)) => {
-                println!("{pair}: {} does not apply ({why}): today's peak stands", word(change));
+                println!(
+                    "{pair}: {} does not apply ({why}): today's peak stands",
+                    word(change)
+                );
                 base
             }
             Err(e) => panic!("{pair}: {e:?}"),
