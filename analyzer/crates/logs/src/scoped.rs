@@ -114,11 +114,7 @@ fn joined(site: &Site) -> Option<(String, usize, bool)> {
             .captures(t)
             .is_some_and(|c| c.get(4).is_some() || c.get(2).is_none())
     };
-    let score = |t: &str| {
-        re_scoped()
-            .captures(t)
-            .map_or(0, |c| c.iter().flatten().count())
-    };
+    let score = |t: &str| re_scoped().captures(t).map_or(0, |c| c.iter().flatten().count());
     let ends_inside = |at: usize| at >= site.text.len() && !site.text.ends_with('\n');
     let mut best = (first.clone(), after);
     let mut cut = ends_inside(after);
@@ -139,11 +135,7 @@ fn joined(site: &Site) -> Option<(String, usize, bool)> {
             hard.push_str(strip_frame(bounded).trim_end());
             soft.push(' ');
             soft.push_str(p);
-            let pick = if score(&hard) > score(&soft) {
-                &hard
-            } else {
-                &soft
-            };
+            let pick = if score(&hard) > score(&soft) { &hard } else { &soft };
             cut = ends_inside(cur.pos());
             if score(pick) > score(&best.0) || (cut && score(pick) == score(&best.0)) {
                 best = (pick.clone(), cur.pos());
@@ -208,15 +200,8 @@ mod tests {
         let bare = instruction_of("ragged_paged_attention", Some(7)).unwrap();
         assert_eq!(bare.xla_label.as_deref(), Some("ragged_paged_attention"));
         assert_eq!(bare.allocation_type.as_deref(), Some("scoped stack"));
-        let fusion = instruction_of(
-            "%fusion.3 = f32[8,128]{1,0} fusion(%p0), kind=kLoop",
-            Some(7),
-        )
-        .unwrap();
-        assert_eq!(
-            fusion.allocation_type.as_deref(),
-            Some("scoped stack of fusion")
-        );
+        let fusion = instruction_of("%fusion.3 = f32[8,128]{1,0} fusion(%p0), kind=kLoop", Some(7)).unwrap();
+        assert_eq!(fusion.allocation_type.as_deref(), Some("scoped stack of fusion"));
         assert!(instruction_of("%x", None).is_none());
     }
 }

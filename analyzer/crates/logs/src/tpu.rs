@@ -250,7 +250,10 @@ pub fn would_exceed(site: &Site) -> Outcome {
     let tag = re_alloc_tag().captures(rest).map(|t| t[1].to_string());
     // Before E1001 printed `while allocating on stack`, the same failure
     // was an allocation tagged `scoped memory for <instruction>`.
-    let kind = if tag.as_deref().is_some_and(|t| t.starts_with(SCOPED_TAG)) {
+    let kind = if tag
+        .as_deref()
+        .is_some_and(|t| t.starts_with(SCOPED_TAG))
+    {
         OomKind::TpuScopedVmem
     } else {
         compile_kind(&space, head, site)

@@ -46,13 +46,7 @@ fn show(p: &HeapProgram, position: u64) {
         let readers: Vec<String> = x
             .readers
             .iter()
-            .map(|r| {
-                format!(
-                    "{}{}",
-                    r.position,
-                    if r.contraction_only { "c" } else { "" }
-                )
-            })
+            .map(|r| format!("{}{}", r.position, if r.contraction_only { "c" } else { "" }))
             .collect();
         println!(
             "  {:>9.1} MiB {:<40} {:<45} {:<14} alloc {} free {} readers [{}]",
@@ -101,12 +95,7 @@ fn main() {
             }
             // The replayed curve around its peak, against today's.
             if let Ok(pr) = oomscope_whatif::predict(&p, &[oomscope_whatif::Change::Remat]) {
-                for (i, (a, b)) in curve
-                    .heap_bytes
-                    .iter()
-                    .zip(&pr.curve.heap_bytes)
-                    .enumerate()
-                {
+                for (i, (a, b)) in curve.heap_bytes.iter().zip(&pr.curve.heap_bytes).enumerate() {
                     println!(
                         "   {i:>4} {:<36} today {:>9.1} remat {:>9.1} MiB",
                         p.instructions.get(i).map_or("", String::as_str),

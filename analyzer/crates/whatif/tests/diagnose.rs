@@ -63,6 +63,7 @@ fn peak_buffers_of_a_pair() {
     }
 }
 
+
 /// Lifetimes (event positions) of the large temporaries of one side.
 #[test]
 #[ignore]
@@ -70,10 +71,7 @@ fn lifetimes_of_a_side() {
     let Ok(dir) = std::env::var("SIDE") else {
         return;
     };
-    let p = common::device_program(
-        &oomscope_testdata::hlo_proto_in(&oomscope_testdata::fixtures().join(dir)).unwrap(),
-    )
-    .unwrap();
+    let p = common::device_program(&oomscope_testdata::hlo_proto_in(&oomscope_testdata::fixtures().join(dir)).unwrap()).unwrap();
     let p = &p;
     let min: u64 = std::env::var("MIN_MIB")
         .ok()
@@ -125,10 +123,7 @@ fn allocation_members() {
     let Ok(dir) = std::env::var("SIDE") else {
         return;
     };
-    let p = common::device_program(
-        &oomscope_testdata::hlo_proto_in(&oomscope_testdata::fixtures().join(dir)).unwrap(),
-    )
-    .unwrap();
+    let p = common::device_program(&oomscope_testdata::hlo_proto_in(&oomscope_testdata::fixtures().join(dir)).unwrap()).unwrap();
     let p = &p;
     for (i, a) in p.allocations.iter().enumerate() {
         if !a.indefinite || a.size_bytes < (16 << 20) {
