@@ -6,7 +6,9 @@
 //! (`oomscope_diagnosis::what_if`).
 
 use oomscope_report::program::HeapProgram;
-use oomscope_report::whatif::{AbsentRemedy, PanelReplay, Remedy, WhatIf, WhatIfChoice};
+use oomscope_report::whatif::{
+    AbsentRemedy, PanelReplay, Remedy, ReplayedCurve, WhatIf, WhatIfChoice,
+};
 use oomscope_report::{MemoryColor, PeakKind, Report, SourceKind};
 use oomscope_whatif::entries::{cheapest_combination, single_remedies, what_if, Settings};
 use oomscope_whatif::WhatIfError;
@@ -227,13 +229,14 @@ pub fn panel(
 /// "Without these allocations" for a frame the user chose (`function
 /// file:line`, as a snapshot's lines are named), on one snapshot read again
 /// by slices (a snapshot's trace is not kept after its analysis): one entry
-/// per device whose trace has allocations with that frame on their stack.
-/// The page's worker and the CLI's `--without` both come here.
+/// per device whose trace has allocations with that frame on their stack,
+/// with its replayed curve. The page's worker and the CLI's `--without`
+/// both come here.
 pub fn snapshot_without(
     name: &str,
     source: &dyn crate::ReadAt,
     frame: &str,
-) -> Result<Vec<WhatIf>, String> {
+) -> Result<Vec<ReplayedCurve>, String> {
     let reader = oomscope_xla::source::SequentialReader::new(source);
     oomscope_snapshot::without_frame(name, reader, source.len(), frame).map_err(|e| e.to_string())
 }
@@ -285,7 +288,7 @@ pub fn snapshots_without(
             continue;
         }
         match snapshot_without(name, source, frame) {
-            Ok(found) => entries.extend(found),
+            Ok(found) => entries.extend(found.into_iter().map(|c| c.what_if)),
             Err(message) => errors.push(oomscope_report::InputError {
                 input: name.to_string(),
                 message,

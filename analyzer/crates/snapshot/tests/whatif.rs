@@ -89,6 +89,64 @@ fn the_replay_with_every_allocation_kept_is_the_timeline() {
 }
 
 #[test]
+fn the_replayed_curve_with_every_allocation_kept_is_the_reports_curve() {
+    // One snapshot small enough to be drawn whole, one shrunk to buckets.
+    for name in [
+        SOURCE,
+        "Charan6924__assignment2-systems__cs336_systems__memory_snapshot.pickle",
+    ] {
+        let (snap, analysed) = read(corpus(name));
+        for s in &analysed {
+            let tl = timeline(&snap, s.device, TimelineKind::ActiveMemory);
+            let (peak, _, curve) = whatif::replay_curve(&tl, |_| true);
+            let report: Vec<(u64, u64)> = s
+                .active_memory_curve
+                .iter()
+                .map(|p| (p.event_index, p.allocated_bytes))
+                .collect();
+            assert_eq!(curve, report, "{name} cuda:{}", s.device);
+            assert_eq!(peak, s.peak_allocated_bytes);
+        }
+    }
+}
+
+#[test]
+fn the_replayed_curve_without_a_line_is_the_curve_of_the_trace_without_it() {
+    let (snap, analysed) = read(corpus(SOURCE));
+    let original = &analysed[0];
+    let tl = timeline(&snap, original.device, TimelineKind::ActiveMemory);
+    for (frame, rewritten) in [
+        (
+            format!("custom_softmax {FILE}:7"),
+            "silmont2000-mem_snapshot-without-softmax7.pickle",
+        ),
+        (
+            format!("main {FILE}:43"),
+            "silmont2000-mem_snapshot-without-main43.pickle",
+        ),
+    ] {
+        let replayed = whatif::without_curve(&snap, &tl, original, &frame).unwrap();
+        let (_, really) = read(sample(rewritten));
+        // The rewritten trace lost entries, so its trace indices differ;
+        // both are small enough to be drawn whole, so their bytes agree
+        // step for step.
+        let really: Vec<u64> = really[0]
+            .active_memory_curve
+            .iter()
+            .map(|p| p.allocated_bytes)
+            .collect();
+        assert!(really.len() > 2 && really.len() < oomscope_report::CURVE_MAX_POINTS);
+        assert_eq!(replayed.heap_bytes, really, "{frame}");
+        assert_eq!(replayed.positions.len(), replayed.heap_bytes.len());
+        assert!(replayed.positions.is_sorted());
+        assert_eq!(
+            replayed.heap_bytes.iter().max(),
+            Some(&replayed.what_if.predicted_peak_bytes)
+        );
+    }
+}
+
+#[test]
 fn the_report_lists_without_for_the_lines_at_the_peak() {
     let (_, analysed) = read(corpus(SOURCE));
     let s = &analysed[0];
