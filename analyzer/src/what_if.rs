@@ -241,6 +241,18 @@ pub fn snapshot_without(
     oomscope_snapshot::without_frame(name, reader, source.len(), frame).map_err(|e| e.to_string())
 }
 
+/// [`snapshot_without`] on the snapshot `input` that came out of `archive`
+/// (a member has no file of its own to read again): the member expanded
+/// again alone from the archive's bytes, under the limits of its analysis.
+pub fn snapshot_without_in_archive(
+    archive: crate::InputFile,
+    input: &str,
+    frame: &str,
+) -> Result<Vec<ReplayedCurve>, String> {
+    let data = crate::archive::member(archive, input)?;
+    snapshot_without(input, &data, frame)
+}
+
 /// Puts snapshot what-ifs made on request ([`snapshot_without`]) into the
 /// report: each joins its snapshot's `what_if` and `diagnosis.what_if`,
 /// replacing an entry for the same frame and device.
@@ -263,29 +275,22 @@ pub fn attach_snapshot_what_ifs(report: &mut Report, entries: Vec<WhatIf>) {
 }
 
 /// [`snapshot_without`] on every snapshot among the inputs (a pickle by its
-/// first bytes; archives are not opened), before they are analysed: the
-/// entries, and the snapshots that could not be read again, named.
+/// first bytes, archives expanded as their analysis expands them), before
+/// they are analysed: the entries, and the snapshots that could not be read
+/// again, named.
 pub fn snapshots_without(
     files: &[crate::InputFile],
     sources: &[crate::InputSource],
     frame: &str,
 ) -> (Vec<WhatIf>, Vec<oomscope_report::InputError>) {
-    let inputs = files
-        .iter()
-        .map(|f| (f.name.as_str(), &f.data as &dyn crate::ReadAt))
-        .chain(
-            sources
-                .iter()
-                .map(|s| (s.name.as_str(), s.source.as_ref() as &dyn crate::ReadAt)),
-        );
     let (mut entries, mut errors) = (Vec::new(), Vec::new());
-    for (name, source) in inputs {
+    let mut replay = |name: &str, source: &dyn crate::ReadAt| {
         let mut head = [0u8; 2];
         let is_pickle = source.len() >= 2
             && source.read_at(0, &mut head).is_ok()
             && oomscope_snapshot::looks_like_pickle(&head);
         if !is_pickle {
-            continue;
+            return;
         }
         match snapshot_without(name, source, frame) {
             Ok(found) => entries.extend(found.into_iter().map(|c| c.what_if)),
@@ -294,6 +299,21 @@ pub fn snapshots_without(
                 message,
             }),
         }
+    };
+    for f in files {
+        if crate::archive::container_of(&f.name, &f.data).is_none() {
+            replay(&f.name, &f.data);
+            continue;
+        }
+        let mut budget = crate::archive::Budget::new(crate::archive::Limits::default());
+        // The archive's own errors are the analysis's to report.
+        let (inner, _) = crate::archive::expand(f.clone(), &mut budget, 0);
+        for m in inner {
+            replay(&m.name, &m.data);
+        }
+    }
+    for s in sources {
+        replay(&s.name, s.source.as_ref());
     }
     (entries, errors)
 }
