@@ -30,7 +30,7 @@ pub use runtime::{
 };
 pub use snapshot::{
     Accumulation, CurvePoint, LingeringBuffers, LiveAllocation, MemorySnapshot, PhaseSpan,
-    SnapshotFormat, SnapshotLine, SnapshotOom, Spike, CURVE_MAX_POINTS,
+    SnapshotFormat, SnapshotLine, SnapshotOom, Spike, CURVE_MAX_POINTS, NO_STACK_LINE,
 };
 pub use stacks::{Frame, FrameKind, StackSample};
 pub use vocabulary::{
