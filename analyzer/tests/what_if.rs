@@ -386,6 +386,21 @@ fn a_link_carries_the_snapshot_lines_replayed_without_and_their_curves() {
     let link =
         oomscope_permalink::encode_link_at(&r, "https://example.invalid/", &view, 1).unwrap();
     let back = oomscope_permalink::decode(&link.url).unwrap();
+    // The snapshot's own what-ifs come back with it (they travel in the
+    // diagnosis).
+    assert!(!r.memory_snapshots[0].what_if.is_empty());
+    assert_eq!(
+        back.memory_snapshots[0]
+            .what_if
+            .iter()
+            .map(|w| (w.remedy, w.frame.clone(), w.predicted_peak_bytes))
+            .collect::<Vec<_>>(),
+        r.memory_snapshots[0]
+            .what_if
+            .iter()
+            .map(|w| (w.remedy, w.frame.clone(), w.predicted_peak_bytes))
+            .collect::<Vec<_>>()
+    );
     let carried = back.shared.unwrap().view.snapshot_without;
     assert_eq!(carried.len(), 1);
     let (sent, got) = (&replays[0], &carried[0]);
@@ -412,6 +427,35 @@ fn a_link_carries_the_snapshot_lines_replayed_without_and_their_curves() {
     let link = oomscope_permalink::encode_link_at(&r, "https://example.invalid/", &other, 1).unwrap();
     let err = oomscope_permalink::decode(&link.url).unwrap_err().to_string();
     assert!(err.contains("no line of a snapshot"), "{err}");
+
+    // As many lines as a link carries (more are left out), each with its
+    // own curve (made different so that deflate cannot fold them), still
+    // make a link: the curves are shortened like the report's, peaks kept.
+    let mut many = view.clone();
+    many.snapshot_without = (0..40u64)
+        .map(|i| {
+            let mut c = replays[0].clone();
+            for (j, b) in c.heap_bytes.iter_mut().enumerate() {
+                *b = b.saturating_sub((j as u64 * 7919 * (i + 1)) % 65_521);
+            }
+            c.what_if.frame = Some(format!("f{i} x.py:{i}"));
+            c.what_if.predicted_peak_bytes = *c.heap_bytes.iter().max().unwrap();
+            c
+        })
+        .collect();
+    let link = oomscope_permalink::encode_link_at(&r, "https://example.invalid/", &many, 1).unwrap();
+    assert!(link.url.len() <= oomscope_permalink::MAX_BUDGET + 100, "{}", link.url.len());
+    let back = oomscope_permalink::decode(&link.url).unwrap();
+    let shared = back.shared.unwrap();
+    // Over the typical budget, they are shortened with the run-time curves.
+    let shortest = "run-time curves downsampled to 16 points";
+    assert!(shared.reductions.iter().any(|r| r.starts_with(shortest)), "{:?}", shared.reductions);
+    let carried = shared.view.snapshot_without;
+    assert_eq!(carried.len(), 32);
+    for (c, sent) in carried.iter().zip(&many.snapshot_without) {
+        assert!(c.heap_bytes.len() <= 16, "{}", c.heap_bytes.len());
+        assert_eq!(c.heap_bytes.iter().max(), Some(&sent.what_if.predicted_peak_bytes));
+    }
 }
 
 #[test]

@@ -852,6 +852,17 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
             )?,
         },
     });
+    // A snapshot's what-ifs travel once, in `diagnosis.what_if` (see
+    // `runtime::snapshot_to_shared`); each snapshot gets its own back.
+    for s in &mut r.memory_snapshots {
+        s.what_if = r
+            .diagnosis
+            .what_if
+            .iter()
+            .filter(|w| w.module == s.input && w.device == Some(s.device))
+            .cloned()
+            .collect();
+    }
     Ok(r)
 }
 
