@@ -13,7 +13,6 @@ use oomscope_report::{MemoryColor, PeakKind, Report, SourceKind};
 use oomscope_whatif::entries::{cheapest_combination, single_remedies, what_if, Settings};
 use oomscope_whatif::WhatIfError;
 
-
 /// A module counts as near its limit above this share of it.
 const NEAR: f64 = 0.9;
 

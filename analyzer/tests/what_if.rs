@@ -424,8 +424,11 @@ fn a_link_carries_the_snapshot_lines_replayed_without_and_their_curves() {
     // A link naming a snapshot it does not carry is refused.
     let mut other = view.clone();
     other.snapshot_without[0].what_if.module = "elsewhere.pickle".into();
-    let link = oomscope_permalink::encode_link_at(&r, "https://example.invalid/", &other, 1).unwrap();
-    let err = oomscope_permalink::decode(&link.url).unwrap_err().to_string();
+    let link =
+        oomscope_permalink::encode_link_at(&r, "https://example.invalid/", &other, 1).unwrap();
+    let err = oomscope_permalink::decode(&link.url)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("no line of a snapshot"), "{err}");
 
     // As many lines as a link carries (more are left out), each with its
@@ -443,18 +446,30 @@ fn a_link_carries_the_snapshot_lines_replayed_without_and_their_curves() {
             c
         })
         .collect();
-    let link = oomscope_permalink::encode_link_at(&r, "https://example.invalid/", &many, 1).unwrap();
-    assert!(link.url.len() <= oomscope_permalink::MAX_BUDGET + 100, "{}", link.url.len());
+    let link =
+        oomscope_permalink::encode_link_at(&r, "https://example.invalid/", &many, 1).unwrap();
+    assert!(
+        link.url.len() <= oomscope_permalink::MAX_BUDGET + 100,
+        "{}",
+        link.url.len()
+    );
     let back = oomscope_permalink::decode(&link.url).unwrap();
     let shared = back.shared.unwrap();
     // Over the typical budget, they are shortened with the run-time curves.
     let shortest = "run-time curves downsampled to 16 points";
-    assert!(shared.reductions.iter().any(|r| r.starts_with(shortest)), "{:?}", shared.reductions);
+    assert!(
+        shared.reductions.iter().any(|r| r.starts_with(shortest)),
+        "{:?}",
+        shared.reductions
+    );
     let carried = shared.view.snapshot_without;
     assert_eq!(carried.len(), 32);
     for (c, sent) in carried.iter().zip(&many.snapshot_without) {
         assert!(c.heap_bytes.len() <= 16, "{}", c.heap_bytes.len());
-        assert_eq!(c.heap_bytes.iter().max(), Some(&sent.what_if.predicted_peak_bytes));
+        assert_eq!(
+            c.heap_bytes.iter().max(),
+            Some(&sent.what_if.predicted_peak_bytes)
+        );
     }
 }
 
@@ -462,16 +477,17 @@ fn a_link_carries_the_snapshot_lines_replayed_without_and_their_curves() {
 fn a_snapshot_inside_an_archive_is_replayed_from_the_archive() {
     use std::io::Write;
     let file = snapshot_file();
-    let plain =
-        oomscope_analyzer::what_if::snapshot_without(&file.name, &file.data, SNAPSHOT_LINE)
-            .unwrap();
+    let plain = oomscope_analyzer::what_if::snapshot_without(&file.name, &file.data, SNAPSHOT_LINE)
+        .unwrap();
     // The snapshot in a zip beside another file, and in a zip inside a
     // .tar.gz, as users send them.
     let mut zipped = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let options = zip::write::SimpleFileOptions::default();
     zipped.start_file("notes.txt", options).unwrap();
     zipped.write_all(b"not a snapshot").unwrap();
-    zipped.start_file(format!("run/{SNAPSHOT}"), options).unwrap();
+    zipped
+        .start_file(format!("run/{SNAPSHOT}"), options)
+        .unwrap();
     zipped.write_all(&file.data).unwrap();
     let zipped = zipped.finish().unwrap().into_inner();
     let mut tar = tar::Builder::new(Vec::new());
@@ -479,7 +495,8 @@ fn a_snapshot_inside_an_archive_is_replayed_from_the_archive() {
     header.set_size(zipped.len() as u64);
     header.set_mode(0o644);
     header.set_cksum();
-    tar.append_data(&mut header, "runs.zip", &zipped[..]).unwrap();
+    tar.append_data(&mut header, "runs.zip", &zipped[..])
+        .unwrap();
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     gz.write_all(&tar.into_inner().unwrap()).unwrap();
     let tgz = gz.finish().unwrap();
@@ -514,6 +531,9 @@ fn a_snapshot_inside_an_archive_is_replayed_from_the_archive() {
             SNAPSHOT_LINE,
         )
         .unwrap_err();
-        assert!(err.contains("holds no") && err.contains("gone.pickle"), "{err}");
+        assert!(
+            err.contains("holds no") && err.contains("gone.pickle"),
+            "{err}"
+        );
     }
 }

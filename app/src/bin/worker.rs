@@ -285,16 +285,14 @@ fn run_snapshot_without(scope: &DedicatedWorkerGlobalScope, json: &str) {
     };
     let gone = || format!("{input} is no longer at hand here: drop it again to replay it");
     let answer = match kept(&|name| name == input) {
-        Some((_, blob)) => blob_source(&blob).ok_or_else(gone).and_then(|source| {
-            oomscope_analyzer::what_if::snapshot_without(input, &source, frame)
-        }),
+        Some((_, blob)) => blob_source(&blob)
+            .ok_or_else(gone)
+            .and_then(|source| oomscope_analyzer::what_if::snapshot_without(input, &source, frame)),
         None => match kept(&|name| oomscope_analyzer::archive::may_hold(name, input)) {
-            Some((name, blob)) => load_payload(&name, &blob.into(), &mut |_| {}).and_then(
-                |data| {
-                    let archive = InputFile { name, data };
-                    oomscope_analyzer::what_if::snapshot_without_in_archive(archive, input, frame)
-                },
-            ),
+            Some((name, blob)) => load_payload(&name, &blob.into(), &mut |_| {}).and_then(|data| {
+                let archive = InputFile { name, data };
+                oomscope_analyzer::what_if::snapshot_without_in_archive(archive, input, frame)
+            }),
             None => Err(gone()),
         },
     }

@@ -246,7 +246,9 @@ pub fn without_curve(
         .elements
         .iter()
         .filter(|e| hit(e))
-        .fold((0usize, 0u64), |(n, b), e| (n + 1, b.saturating_add(e.size)));
+        .fold((0usize, 0u64), |(n, b), e| {
+            (n + 1, b.saturating_add(e.size))
+        });
     if count == 0 {
         return None;
     }

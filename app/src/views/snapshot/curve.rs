@@ -78,20 +78,19 @@ fn chart_of(snapshot: &MemorySnapshot, scale: Scale, replays: &[ReplayedCurve]) 
             stroke: Stroke::Solid,
             steps: true,
         })
-        .chain(replays.iter().enumerate().map(|(i, c)| Series {
-            label: format!(
-                "without {}",
-                c.what_if.frame.as_deref().unwrap_or_default()
-            ),
-            points: c
-                .positions
-                .iter()
-                .zip(&c.heap_bytes)
-                .map(|(x, y)| (*x as f64, *y as f64))
-                .collect(),
-            color: replay_color(i),
-            stroke: Stroke::Dashed,
-            steps: true,
+        .chain(replays.iter().enumerate().map(|(i, c)| {
+            Series {
+                label: format!("without {}", c.what_if.frame.as_deref().unwrap_or_default()),
+                points: c
+                    .positions
+                    .iter()
+                    .zip(&c.heap_bytes)
+                    .map(|(x, y)| (*x as f64, *y as f64))
+                    .collect(),
+                color: replay_color(i),
+                stroke: Stroke::Dashed,
+                steps: true,
+            }
         }))
         .collect(),
         events: snapshot
@@ -128,10 +127,12 @@ pub fn ActiveMemoryCurve(
     let drawn = {
         let snapshot = snapshot.clone();
         Memo::new(move |_| {
-            replays.with(|r| match inline_svg(&chart_of(&snapshot, scale, r), WIDTH, HEIGHT) {
-                Ok((svg, frame)) => (svg, Some(frame)),
-                Err(_) => (String::new(), None),
-            })
+            replays.with(
+                |r| match inline_svg(&chart_of(&snapshot, scale, r), WIDTH, HEIGHT) {
+                    Ok((svg, frame)) => (svg, Some(frame)),
+                    Err(_) => (String::new(), None),
+                },
+            )
         })
     };
     let frame = drawn.with_untracked(|d| d.1);

@@ -85,9 +85,8 @@ fn DeviceSnapshot(
     let replays = replays_of(state, &snapshot);
     let status = RwSignal::new(String::new());
     let replay = replayable.then_some(Replay { state, status });
-    let what_ifs = replayable
-        || !snapshot.what_if.is_empty()
-        || !replays.with_untracked(Vec::is_empty);
+    let what_ifs =
+        replayable || !snapshot.what_if.is_empty() || !replays.with_untracked(Vec::is_empty);
     view! {
         <div class="memory-snapshot" data-testid="memory-snapshot">
             <h3>{format!("{} · cuda:{}", base_name(&snapshot.input), snapshot.device)}</h3>
@@ -207,7 +206,9 @@ impl Replay {
                             let w = &c.what_if;
                             v.snapshot_without.retain(|o| {
                                 let o = &o.what_if;
-                                !(o.module == w.module && o.device == w.device && o.frame == w.frame)
+                                !(o.module == w.module
+                                    && o.device == w.device
+                                    && o.frame == w.frame)
                             });
                             v.snapshot_without.push(c);
                         }
@@ -244,8 +245,10 @@ fn TopLines(snapshot: MemorySnapshot, replay: Option<Replay>) -> impl IntoView {
     let action = |frame: &str| {
         let r = replay?;
         if let Some(why) = not_replayable(&snapshot, frame) {
-            return traced
-                .then(|| view! { <span class="muted" data-testid="snapshot-not-replayable">{why}</span> }.into_any());
+            return traced.then(|| {
+                view! { <span class="muted" data-testid="snapshot-not-replayable">{why}</span> }
+                    .into_any()
+            });
         }
         let (input, frame) = (input.clone(), frame.to_string());
         Some(
