@@ -85,6 +85,8 @@ fn without_these_allocations_peaks_where_the_trace_without_them_peaks() {
 
 #[test]
 fn the_replay_with_every_allocation_kept_is_the_timeline() {
+    // One snapshot small enough to be drawn whole, one shrunk to buckets:
+    // the replayed curve is the report's curve, point for point.
     for name in [
         SOURCE,
         "Charan6924__assignment2-systems__cs336_systems__memory_snapshot.pickle",
@@ -97,20 +99,6 @@ fn the_replay_with_every_allocation_kept_is_the_timeline() {
                 s.peak_allocated_bytes,
                 "{name}"
             );
-        }
-    }
-}
-
-#[test]
-fn the_replayed_curve_with_every_allocation_kept_is_the_reports_curve() {
-    // One snapshot small enough to be drawn whole, one shrunk to buckets.
-    for name in [
-        SOURCE,
-        "Charan6924__assignment2-systems__cs336_systems__memory_snapshot.pickle",
-    ] {
-        let (snap, analysed) = read(corpus(name));
-        for s in &analysed {
-            let tl = timeline(&snap, s.device, TimelineKind::ActiveMemory);
             let (peak, _, curve) = whatif::replay_curve(&tl, |_| true);
             let report: Vec<(u64, u64)> = s
                 .active_memory_curve
