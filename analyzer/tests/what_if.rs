@@ -524,6 +524,14 @@ fn a_snapshot_inside_an_archive_is_replayed_from_the_archive() {
             plain[0].what_if.predicted_peak_bytes
         );
         assert_eq!(replayed[0].heap_bytes, plain[0].heap_bytes);
+        // The CLI's `--without` opens the archive as its analysis does.
+        let (entries, errors) = oomscope_analyzer::what_if::snapshots_without(
+            std::slice::from_ref(&archive),
+            &[],
+            SNAPSHOT_LINE,
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(entries, vec![replayed[0].what_if.clone()]);
         // A member it does not hold is named as such.
         let err = oomscope_analyzer::what_if::snapshot_without_in_archive(
             archive.clone(),
