@@ -211,7 +211,7 @@ fn group_by_line<'a>(
         .into_iter()
         .map(|(frame, (bytes, count))| SnapshotLine {
             frame: if frame.is_empty() {
-                "<no stack recorded>".into()
+                oomscope_report::NO_STACK_LINE.into()
             } else {
                 frame
             },
