@@ -50,7 +50,9 @@ pub struct Compactor {
     stack_ids: FxHashMap<Box<[FrameId]>, StackId>,
     pub events: Events,
     /// Reused buffer for the frame ids of a list being compacted.
-    scratch: Vec<FrameId>,
+    pub(crate) scratch: Vec<FrameId>,
+    /// Reused buffer for the items of a trace entry read by [`crate::shape`].
+    pub(crate) entry: Vec<Value>,
 }
 
 impl Default for Compactor {
@@ -81,6 +83,7 @@ impl Compactor {
             stack_ids,
             events: Events::default(),
             scratch: Vec::new(),
+            entry: Vec::new(),
         }
     }
 
@@ -91,14 +94,14 @@ impl Compactor {
         }
     }
 
-    fn intern_frame(&mut self, f: Frame) -> FrameId {
+    pub(crate) fn intern_frame(&mut self, f: Frame) -> FrameId {
         *self.frame_ids.entry(f).or_insert_with(|| {
             self.frames.push(f);
             (self.frames.len() - 1) as FrameId
         })
     }
 
-    fn intern_stack(&mut self, frames: &[FrameId]) -> StackId {
+    pub(crate) fn intern_stack(&mut self, frames: &[FrameId]) -> StackId {
         if let Some(&id) = self.stack_ids.get(frames) {
             return id;
         }
@@ -110,7 +113,7 @@ impl Compactor {
     }
 
     /// `{'filename': str, 'line': int, 'name': str}` → a frame.
-    fn as_frame(items: &[Value]) -> Option<Frame> {
+    pub(crate) fn as_frame(items: &[Value]) -> Option<Frame> {
         if items.len() != 6 {
             return None;
         }
@@ -132,7 +135,7 @@ impl Compactor {
         })
     }
 
-    fn as_event(&self, items: &[Value]) -> Result<Option<TraceEvent>, Problem> {
+    pub(crate) fn as_event(&self, items: &[Value]) -> Result<Option<TraceEvent>, Problem> {
         let mut action = None;
         let mut e = TraceEvent::new(Action::Other);
         let num = |v: &Value, what: &str| -> Result<u64, Problem> {
@@ -175,7 +178,26 @@ impl Compactor {
     }
 }
 
+impl Compactor {
+    /// Stores a trace entry; its id.
+    pub(crate) fn push_event(&mut self, e: TraceEvent) -> Result<u32, Problem> {
+        let id = u32::try_from(self.events.len())
+            .map_err(|_| Problem::BadField("more than 4 billion trace entries".into()))?;
+        self.events.push(e);
+        Ok(id)
+    }
+}
+
 impl Sink for Compactor {
+    fn shaped(
+        &mut self,
+        buf: &[u8],
+        remaining: u64,
+        memo: &mut crate::memo::Memo,
+    ) -> Option<crate::unpickle::Shaped> {
+        crate::shape::trace_entry(self, buf, remaining, memo)
+    }
+
     fn strings(&mut self) -> &mut Strings {
         &mut self.strings
     }
@@ -195,11 +217,7 @@ impl Sink for Compactor {
                 if has_action {
                     if let Some(e) = self.as_event(&data.items)? {
                         drop(data);
-                        let id = u32::try_from(self.events.len()).map_err(|_| {
-                            Problem::BadField("more than 4 billion trace entries".into())
-                        })?;
-                        self.events.push(e);
-                        return Ok(Value::Event(id));
+                        return Ok(Value::Event(self.push_event(e)?));
                     }
                 }
                 Ok(value.clone())
