@@ -51,8 +51,6 @@ pub struct Compactor {
     pub events: Events,
     /// Reused buffer for the frame ids of a list being compacted.
     pub(crate) scratch: Vec<FrameId>,
-    /// Reused buffer for the items of a trace entry read by [`crate::shape`].
-    pub(crate) entry: Vec<Value>,
 }
 
 impl Default for Compactor {
@@ -83,11 +81,10 @@ impl Compactor {
             stack_ids,
             events: Events::default(),
             scratch: Vec::new(),
-            entry: Vec::new(),
         }
     }
 
-    fn action(id: StrId) -> Action {
+    pub(crate) fn action(id: StrId) -> Action {
         match id.checked_sub(key::FIRST_ACTION) {
             Some(i) if (i as usize) < Action::NAMES.len() => Action::NAMES[i as usize].1,
             _ => Action::Other,

@@ -25,6 +25,16 @@ const OTHER: u32 = 5;
 /// Slots per chunk: 64 Ki (256 KiB).
 const CHUNK: usize = 1 << 16;
 
+/// What [`Memo::slot`] finds.
+#[derive(Clone, Copy)]
+pub enum Slot<'a> {
+    Str(u32),
+    Frame(u32),
+    Stack(u32),
+    Event(u32),
+    Other(&'a Value),
+}
+
 #[derive(Default)]
 pub struct Memo {
     chunks: Vec<Vec<u32>>,
@@ -65,6 +75,22 @@ impl Memo {
             STACK => Some(Value::Stack(id)),
             EVENT => Some(Value::Event(id)),
             OTHER => self.others.get(id as usize).cloned(),
+            _ => None,
+        }
+    }
+
+    /// Slot `index` without cloning: the compact ids, or a reference to a
+    /// side-table value.
+    #[inline]
+    pub fn slot(&self, index: usize) -> Option<Slot<'_>> {
+        let raw = self.raw(index)?;
+        let id = raw & ID_MASK;
+        match raw >> KIND_SHIFT {
+            STR => Some(Slot::Str(id)),
+            FRAME => Some(Slot::Frame(id)),
+            STACK => Some(Slot::Stack(id)),
+            EVENT => Some(Slot::Event(id)),
+            OTHER => self.others.get(id as usize).map(Slot::Other),
             _ => None,
         }
     }

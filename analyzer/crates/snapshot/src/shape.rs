@@ -18,10 +18,11 @@
 //!
 //! The general unpickler builds a container for every entry and every
 //! frames list, then compacts it; this path reads the same bytes straight
-//! into a [`TraceEvent`](crate::model::TraceEvent) and an interned stack,
-//! and writes the same memo slots with their compact values. It uses the
-//! general path's own rules ([`Compactor::as_event`], [`Compactor::as_frame`])
-//! on the same items, so what it accepts decodes identically; anything else
+//! into a [`TraceEvent`] and an interned stack, and writes the same memo
+//! slots with their compact values. It applies the general path's rules
+//! ([`Compactor::as_event`]'s field by field, [`Compactor::as_frame`]
+//! itself), so what it accepts decodes identically (`tests/shape.rs` reads
+//! every corpus snapshot both ways); anything else
 //! (another opcode, a value that is a container, an entry cut by the end of
 //! the read-ahead, a field the general path would refuse) makes it give up
 //! with the memo restored, and the general path decodes those bytes.
@@ -33,9 +34,66 @@
 //! could tell (it then gets an error instead of a dict changed later).
 
 use crate::compact::{key, Compactor};
-use crate::memo::Memo;
+use crate::memo::{Memo, Slot};
+use crate::model::{Action, TraceEvent};
 use crate::unpickle::{little_endian_signed, Shaped};
 use crate::value::{Container, Value};
+
+/// A trace entry's key or value, as much of it as [`Compactor::as_event`]
+/// looks at. `Copy` and two words, so it moves in registers (a `Value`
+/// moved through memory stalled on store-forwarding: a third of this
+/// path's time).
+#[derive(Clone, Copy, PartialEq)]
+enum Small {
+    None,
+    Bool(bool),
+    Int(i64),
+    Big(u64),
+    Str(u32),
+    Stack(u32),
+    /// A float, an integer beyond 64 bits, a frame or trace entry id: what
+    /// no field of a trace entry takes (`as_event` reads it as missing or
+    /// refuses it).
+    Other,
+}
+
+impl Small {
+    fn of(v: &Value) -> Option<Small> {
+        Some(match *v {
+            Value::None => Small::None,
+            Value::Bool(b) => Small::Bool(b),
+            Value::Int(i) => Small::Int(i),
+            Value::BigUint(u) => Small::Big(u),
+            Value::Str(s) => Small::Str(s),
+            Value::Stack(s) => Small::Stack(s),
+            Value::Oversized
+            | Value::Float(_)
+            | Value::Bytes(_)
+            | Value::Frame(_)
+            | Value::Event(_) => Small::Other,
+            Value::List(_) | Value::Dict(_) | Value::Tuple(_) | Value::Set(_) => return None,
+        })
+    }
+
+    /// `Value::as_u64`, for the fields `as_event` requires to be one.
+    fn as_u64(self) -> Option<u64> {
+        match self {
+            Small::Int(i) if i >= 0 => Some(i as u64),
+            Small::Big(u) => Some(u),
+            Small::Bool(b) => Some(b as u64),
+            _ => None,
+        }
+    }
+
+    /// `Value::as_i64`.
+    fn as_i64(self) -> Option<i64> {
+        match self {
+            Small::Int(i) => Some(i),
+            Small::Bool(b) => Some(b as i64),
+            _ => None,
+        }
+    }
+}
 
 struct Cursor<'a> {
     buf: &'a [u8],
@@ -167,15 +225,96 @@ impl<'a> Cursor<'a> {
         Some(v)
     }
 
-    /// A dict's `}  PUT?  (` and its `key value` pairs up to `u`, into
-    /// `items`; `frames` reads a value whose key is 'frames' and that starts
-    /// with `]`. Returns the dict's memo slot.
+    /// [`Cursor::scalar`] as a [`Small`], without building a `Value` on
+    /// the way for the common opcodes.
+    #[inline]
+    fn small(&mut self, op: u8, memo: &mut Memo, c: &mut Compactor) -> Option<Small> {
+        Some(match op {
+            b'h' | b'j' => {
+                let index = if op == b'h' {
+                    self.byte()? as usize
+                } else {
+                    u32::from_le_bytes(self.array()?) as usize
+                };
+                match memo.slot(index)? {
+                    Slot::Str(s) => Small::Str(s),
+                    Slot::Stack(s) => Small::Stack(s),
+                    Slot::Frame(_) | Slot::Event(_) => Small::Other,
+                    Slot::Other(v) => Small::of(v)?,
+                }
+            }
+            b'K' => Small::Int(self.byte()? as i64),
+            b'M' => Small::Int(u16::from_le_bytes(self.array()?) as i64),
+            b'J' => Small::Int(i32::from_le_bytes(self.array()?) as i64),
+            b'N' => Small::None,
+            0x8a => {
+                let n = self.byte()? as usize;
+                Small::of(&little_endian_signed(self.take(n)?))?
+            }
+            _ => Small::of(&self.scalar(op, memo, c)?)?,
+        })
+    }
+
+    /// A trace entry's `}  PUT?  (  key value ...  u`, straight into a
+    /// [`TraceEvent`] by `as_event`'s rules; `None` where `as_event` finds
+    /// no action or refuses a field (the general path then says why).
+    fn entry(&mut self, memo: &mut Memo, c: &mut Compactor) -> Option<(TraceEvent, Option<usize>)> {
+        let slot = self.put(memo, None).ok()?;
+        if self.op()? != b'(' {
+            return None;
+        }
+        let mut e = TraceEvent::new(Action::Other);
+        let mut action = None;
+        loop {
+            let op = self.op()?;
+            if op == b'u' {
+                break;
+            }
+            let k = self.small(op, memo, c)?;
+            let op = self.op()?;
+            let v = if op == b']' && k == Small::Str(key::FRAMES) {
+                Small::of(&self.frames_list(memo, c)?)?
+            } else {
+                self.small(op, memo, c)?
+            };
+            let Small::Str(k) = k else { continue };
+            match k {
+                key::ACTION => {
+                    action = match v {
+                        Small::Str(s) => Some(s),
+                        _ => None,
+                    }
+                }
+                key::ADDR => e.addr = v.as_u64()?,
+                key::SIZE => e.size = v.as_u64()?,
+                key::STREAM => {
+                    e.stream = match v {
+                        Small::Int(i) => i as u64,
+                        other => other.as_u64().unwrap_or(0),
+                    }
+                }
+                key::TIME_US => e.set_time_us(v.as_i64()),
+                key::DEVICE_FREE => e.device_free = v.as_u64()?,
+                key::FRAMES => {
+                    e.stack = match v {
+                        Small::Stack(s) => s,
+                        _ => 0,
+                    }
+                }
+                _ => {}
+            }
+        }
+        e.action = Compactor::action(action?);
+        Some((e, slot))
+    }
+
+    /// A frame dict's `}  PUT?  (` and its `key value` pairs up to `u`,
+    /// into `items`. Returns the dict's memo slot.
     fn dict(
         &mut self,
         memo: &mut Memo,
         c: &mut Compactor,
         items: &mut Vec<Value>,
-        frames: bool,
     ) -> Option<Option<usize>> {
         let slot = self.put(memo, None).ok()?;
         if self.op()? != b'(' {
@@ -188,11 +327,7 @@ impl<'a> Cursor<'a> {
             }
             let k = self.scalar(op, memo, c)?;
             let op = self.op()?;
-            let v = if frames && op == b']' && matches!(k, Value::Str(key::FRAMES)) {
-                self.frames_list(memo, c)?
-            } else {
-                self.scalar(op, memo, c)?
-            };
+            let v = self.scalar(op, memo, c)?;
             items.push(k);
             items.push(v);
         }
@@ -229,6 +364,20 @@ impl<'a> Cursor<'a> {
                 b'(' => {
                     self.op()?;
                     loop {
+                        // The run of GETs most of a snapshot is, read
+                        // without the general opcode step.
+                        loop {
+                            let (index, len) = match self.buf.get(self.pos..) {
+                                Some([b'h', i, ..]) => (*i as usize, 2),
+                                Some([b'j', a, b, c, d, ..]) => {
+                                    (u32::from_le_bytes([*a, *b, *c, *d]) as usize, 5)
+                                }
+                                _ => break,
+                            };
+                            ids.push(memo.frame(index)?);
+                            self.pos += len;
+                            self.ops += 1;
+                        }
                         match self.op()? {
                             b'e' => break,
                             op => ids.push(self.frame(op, memo, c)?),
@@ -262,7 +411,7 @@ impl<'a> Cursor<'a> {
             b'j' => memo.frame(u32::from_le_bytes(self.array()?) as usize),
             b'}' => {
                 let mut items = Vec::with_capacity(6);
-                let slot = self.dict(memo, c, &mut items, false)?;
+                let slot = self.dict(memo, c, &mut items)?;
                 let id = c.intern_frame(Compactor::as_frame(&items)?);
                 if let Some(slot) = slot {
                     memo.set(slot, Value::Frame(id));
@@ -277,8 +426,6 @@ impl<'a> Cursor<'a> {
 /// [`crate::unpickle::Sink::shaped`] for a snapshot: one trace entry.
 pub fn trace_entry(c: &mut Compactor, buf: &[u8], remaining: u64, memo: &mut Memo) -> Option<Shaped> {
     let before = memo.len();
-    let mut items = std::mem::take(&mut c.entry);
-    items.clear();
     let mut cur = Cursor {
         buf,
         pos: 0,
@@ -289,8 +436,7 @@ pub fn trace_entry(c: &mut Compactor, buf: &[u8], remaining: u64, memo: &mut Mem
         if cur.op()? != b'}' {
             return None;
         }
-        let slot = cur.dict(memo, c, &mut items, true)?;
-        let event = c.as_event(&items).ok()??;
+        let (event, slot) = cur.entry(memo, c)?;
         let id = c.push_event(event).ok()?;
         if let Some(slot) = slot {
             memo.set(slot, Value::Event(id));
@@ -301,7 +447,6 @@ pub fn trace_entry(c: &mut Compactor, buf: &[u8], remaining: u64, memo: &mut Mem
             value: Value::Event(id),
         })
     })();
-    c.entry = items;
     if done.is_none() {
         memo.truncate(before);
     }
