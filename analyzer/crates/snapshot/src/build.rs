@@ -96,7 +96,9 @@ pub fn build(top: Value, c: Compactor) -> Result<Snapshot, Problem> {
                         // them, moved (not copied) when nothing else holds
                         // the list.
                         let ids = if std::rc::Rc::strong_count(list) == 1 {
-                            data.take_events()
+                            let mut ids = data.take_events();
+                            ids.shrink_to_fit();
+                            ids
                         } else {
                             data.events.clone()
                         };
