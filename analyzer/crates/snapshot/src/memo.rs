@@ -35,6 +35,11 @@ pub enum Slot<'a> {
     Other(&'a Value),
 }
 
+/// Most slots a memo holds: side-table indices must fit in 29 bits. A
+/// snapshot has about two a trace entry (a 50 GB file would reach this);
+/// the unpickler refuses a PUT beyond it.
+pub const MAX_SLOTS: usize = ID_MASK as usize;
+
 #[derive(Default)]
 pub struct Memo {
     chunks: Vec<Vec<u32>>,
@@ -67,16 +72,13 @@ impl Memo {
     /// The value in slot `index`; `None` when it was never written.
     #[inline]
     pub fn get(&self, index: usize) -> Option<Value> {
-        let raw = self.raw(index)?;
-        let id = raw & ID_MASK;
-        match raw >> KIND_SHIFT {
-            STR => Some(Value::Str(id)),
-            FRAME => Some(Value::Frame(id)),
-            STACK => Some(Value::Stack(id)),
-            EVENT => Some(Value::Event(id)),
-            OTHER => self.others.get(id as usize).cloned(),
-            _ => None,
-        }
+        Some(match self.slot(index)? {
+            Slot::Str(id) => Value::Str(id),
+            Slot::Frame(id) => Value::Frame(id),
+            Slot::Stack(id) => Value::Stack(id),
+            Slot::Event(id) => Value::Event(id),
+            Slot::Other(v) => v.clone(),
+        })
     }
 
     /// Slot `index` without cloning: the compact ids, or a reference to a
@@ -101,13 +103,6 @@ impl Memo {
     pub fn frame(&self, index: usize) -> Option<u32> {
         let raw = self.raw(index)?;
         (raw >> KIND_SHIFT == FRAME).then_some(raw & ID_MASK)
-    }
-
-    /// The string id in slot `index`, if it holds a string.
-    #[inline]
-    pub fn str(&self, index: usize) -> Option<u32> {
-        let raw = self.raw(index)?;
-        (raw >> KIND_SHIFT == STR).then_some(raw & ID_MASK)
     }
 
     fn pack(&mut self, value: Value) -> u32 {
@@ -258,7 +253,7 @@ mod tests {
         }
         assert_eq!(m.frame(3), Some(3));
         assert_eq!(m.frame(0), None);
-        assert_eq!(m.str(0), Some(0));
+        assert!(matches!(m.slot(0), Some(Slot::Str(0))));
         assert!(m.get(n).is_none());
     }
 

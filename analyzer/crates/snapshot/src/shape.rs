@@ -177,7 +177,7 @@ impl<'a> Cursor<'a> {
             }
             _ => return Ok(None),
         };
-        if index != memo.len() {
+        if index != memo.len() || index >= crate::memo::MAX_SLOTS {
             return Err(());
         }
         self.ops += 1;

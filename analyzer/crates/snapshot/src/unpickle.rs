@@ -374,6 +374,13 @@ impl<R: Read> Machine<'_, R> {
                 Problem::Malformed("memo index far beyond anything the input can fill").into(),
             );
         }
+        // Past the slots the memo can address (a file of some 50 GB).
+        if index >= crate::memo::MAX_SLOTS {
+            return Err(Problem::TooLarge {
+                budget_bytes: self.budget * 16,
+            }
+            .into());
+        }
         let value = self.top()?.clone();
         if let Some(c) = value.container() {
             c.data.borrow_mut().memo_slot = u32::try_from(index).ok();
