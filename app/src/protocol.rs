@@ -13,7 +13,10 @@
 //!
 //! The worker answers with JSON strings of [`WorkerMessage`]: `Ready` once it
 //! listens, then for each job a stream of `Progress` and one `Done` carrying
-//! the report (`Compared` carrying both reports and their comparison).
+//! the report (`Compared` carrying both reports and their comparison). A
+//! message that carries such a document is posted as `[message JSON,
+//! document JSON]` ([`WorkerMessage::into_parts`]), so the report is never
+//! escaped into a string inside another JSON text.
 
 use serde::{Deserialize, Serialize};
 
