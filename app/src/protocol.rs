@@ -15,8 +15,9 @@
 //! listens, then for each job a stream of `Progress` and one `Done` carrying
 //! the report (`Compared` carrying both reports and their comparison). A
 //! message that carries such a document is posted as `[message JSON,
-//! document JSON]` ([`WorkerMessage::into_parts`]), so the report is never
-//! escaped into a string inside another JSON text.
+//! document]` ([`WorkerMessage::into_parts`]), the document's UTF-8 bytes
+//! in a transferred `ArrayBuffer`: the report is never escaped into a
+//! string inside another JSON text, nor made a JavaScript string.
 
 use serde::{Deserialize, Serialize};
 

