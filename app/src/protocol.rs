@@ -295,7 +295,9 @@ impl WorkerMessage {
         if let Some(document) = document {
             match message.document_mut() {
                 Some(field) => *field = document,
-                None => return Err("unreadable worker message: a document it does not carry".into()),
+                None => {
+                    return Err("unreadable worker message: a document it does not carry".into())
+                }
             }
         }
         Ok(message)

@@ -97,12 +97,25 @@ mod tests {
     #[test]
     fn ascii_is_judged_as_by_characters_at_every_byte_and_around_the_one_percent() {
         for byte in 0..0x80u8 {
-            for (bad, len) in [(1, 100), (2, 100), (1, 99), (3, 300), (4, 300), (1, 1), (655, 65_536), (656, 65_536)] {
+            for (bad, len) in [
+                (1, 100),
+                (2, 100),
+                (1, 99),
+                (3, 300),
+                (4, 300),
+                (1, 1),
+                (655, 65_536),
+                (656, 65_536),
+            ] {
                 let mut data = vec![b'a'; len];
                 for slot in data.iter_mut().take(bad) {
                     *slot = byte;
                 }
-                assert_eq!(ascii_is_text(&data), chars_are_text(&data), "byte {byte:#x}, {bad} in {len}");
+                assert_eq!(
+                    ascii_is_text(&data),
+                    chars_are_text(&data),
+                    "byte {byte:#x}, {bad} in {len}"
+                );
             }
         }
         assert_eq!(ascii_is_text(b""), chars_are_text(b""));
