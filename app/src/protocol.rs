@@ -13,7 +13,11 @@
 //!
 //! The worker answers with JSON strings of [`WorkerMessage`]: `Ready` once it
 //! listens, then for each job a stream of `Progress` and one `Done` carrying
-//! the report (`Compared` carrying both reports and their comparison).
+//! the report (`Compared` carrying both reports and their comparison). A
+//! message that carries such a document is posted as `[message JSON,
+//! document]` ([`WorkerMessage::into_parts`]), the document's UTF-8 bytes
+//! in a transferred `ArrayBuffer`: the report is never escaped into a
+//! string inside another JSON text, nor made a JavaScript string.
 
 use serde::{Deserialize, Serialize};
 
@@ -258,6 +262,48 @@ impl WorkerMessage {
     pub fn from_json(text: &str) -> Result<Self, String> {
         serde_json::from_str(text).map_err(|e| format!("unreadable worker message: {e}"))
     }
+
+    /// The JSON document a message carries (a report, a comparison, a
+    /// replay), if it carries one.
+    fn document_mut(&mut self) -> Option<&mut String> {
+        match self {
+            WorkerMessage::Done { report_json, .. }
+            | WorkerMessage::LinkOpened { report_json, .. }
+            | WorkerMessage::Reworked { report_json, .. } => Some(report_json),
+            WorkerMessage::Compared { runs_json, .. } => Some(runs_json),
+            WorkerMessage::ComparisonOpened {
+                comparison_json, ..
+            } => Some(comparison_json),
+            WorkerMessage::Replayed { replay_json, .. } => Some(replay_json),
+            WorkerMessage::SnapshotReplayed { replays_json, .. } => Some(replays_json),
+            _ => None,
+        }
+    }
+
+    /// The message as the worker posts it: its JSON without the document
+    /// it carries, and that document apart. A report is megabytes of JSON:
+    /// inside the message's JSON it would be escaped into a string there
+    /// and unescaped on the page before being read (measured on a 4.4 MB
+    /// report: 9 ms in the worker, 40 ms on the page).
+    pub fn into_parts(mut self) -> (String, Option<String>) {
+        let document = self.document_mut().map(std::mem::take);
+        (self.to_json(), document)
+    }
+
+    /// The message [`into_parts`](Self::into_parts) split: `document` goes
+    /// back into the field it came from.
+    pub fn from_parts(message_json: &str, document: Option<String>) -> Result<Self, String> {
+        let mut message = Self::from_json(message_json)?;
+        if let Some(document) = document {
+            match message.document_mut() {
+                Some(field) => *field = document,
+                None => {
+                    return Err("unreadable worker message: a document it does not carry".into())
+                }
+            }
+        }
+        Ok(message)
+    }
 }
 
 /// Decides which progress updates are worth a message: the first and last
@@ -304,6 +350,31 @@ mod tests {
         assert!(json.contains(r#""type":"progress""#), "{json}");
         assert_eq!(WorkerMessage::from_json(&json), Ok(msg));
         assert!(WorkerMessage::from_json("{").is_err());
+    }
+
+    #[test]
+    fn a_carried_document_travels_apart_and_comes_back_unchanged() {
+        let report_json = r#"{"modules":[{"name":"a \"quoted\" name"}]}"#.to_string();
+        let done = WorkerMessage::Done {
+            job: 7,
+            report_json: report_json.clone(),
+        };
+        let (message_json, document) = done.clone().into_parts();
+        assert_eq!(document.as_deref(), Some(report_json.as_str()));
+        // The message itself no longer holds the document, escaped or not.
+        assert!(!message_json.contains("modules"), "{message_json}");
+        assert_eq!(WorkerMessage::from_parts(&message_json, document), Ok(done));
+
+        // A message with no document travels whole.
+        let ready = WorkerMessage::Failed {
+            job: 2,
+            message: "no".into(),
+        };
+        let (message_json, document) = ready.clone().into_parts();
+        assert_eq!(document, None);
+        assert_eq!(WorkerMessage::from_parts(&message_json, None), Ok(ready));
+        // A document for a message that carries none is refused.
+        assert!(WorkerMessage::from_parts(&message_json, Some("{}".into())).is_err());
     }
 
     #[test]

@@ -403,8 +403,7 @@ fn start_worker(state: AppState) -> Result<Client, String> {
     let worker = Worker::new(WORKER_SCRIPT)
         .map_err(|e| format!("The analysis worker could not be started: {e:?}"))?;
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-        let text = event.data().as_string().unwrap_or_default();
-        match WorkerMessage::from_json(&text) {
+        match message_of(&event) {
             Ok(message) => on_worker_message(state, message),
             Err(e) => state.notice.set(Some(e)),
         }
@@ -441,6 +440,29 @@ fn start_worker(state: AppState) -> Result<Client, String> {
         _on_message: on_message,
         _on_error: on_error,
     })
+}
+
+/// The worker's message `event` (as `oomscope-worker` posts it: a JSON
+/// string, or `[JSON, document]`, `WorkerMessage::into_parts`, the
+/// document's UTF-8 bytes in an `ArrayBuffer`).
+pub fn message_of(event: &MessageEvent) -> Result<WorkerMessage, String> {
+    let data = event.data();
+    if let Some(text) = data.as_string() {
+        return WorkerMessage::from_json(&text);
+    }
+    let parts: &Array = data
+        .dyn_ref()
+        .ok_or_else(|| "unreadable worker message: neither text nor parts".to_string())?;
+    let message_json = parts.get(0).as_string().unwrap_or_default();
+    let document = parts.get(1);
+    let document = match document.dyn_ref::<js_sys::ArrayBuffer>() {
+        Some(buffer) => Some(
+            String::from_utf8(js_sys::Uint8Array::new(buffer).to_vec())
+                .map_err(|e| format!("unreadable worker message: {e}"))?,
+        ),
+        None => document.as_string(),
+    };
+    WorkerMessage::from_parts(&message_json, document)
 }
 
 /// The message of a worker's error event: a script error inside the worker

@@ -117,8 +117,7 @@ fn start_member(state: AppState, slot: usize) -> Result<Member, String> {
     let worker = Worker::new(WORKER_SCRIPT)
         .map_err(|e| format!("The analysis workers could not be started: {e:?}"))?;
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-        let text = event.data().as_string().unwrap_or_default();
-        if let Ok(message) = WorkerMessage::from_json(&text) {
+        if let Ok(message) = crate::worker_client::message_of(&event) {
             on_message(state, slot, message);
         }
     });

@@ -8,7 +8,7 @@
 //! `module_0003.SyncTensorsGraph.212.before_optimizations.txt` (names may hold dots).
 //! Files are grouped by directory and `module_NNNN`.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 /// The text files of a dump this crate reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

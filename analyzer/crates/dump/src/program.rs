@@ -22,7 +22,10 @@
 //! the frees) of one instruction; the peak does not depend on it. Without live ranges the lifetimes are estimated, and no
 //! program is built: a prediction would replay an estimate.
 
-use std::collections::{HashMap, HashSet};
+// Seeded per process like std's maps (names come from the input), but a
+// faster hash: following every entry parameter to a contraction visits
+// thousands of (instruction, element) states per module.
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use oomscope_layout::{parse_shape, Shape};
 use oomscope_report::program::{
@@ -367,10 +370,18 @@ fn leaves(shape: &Shape) -> Vec<(Vec<i64>, &Shape)> {
 /// The instructions of every computation by name, their users, and the
 /// computations each instruction calls (by name among its attributes:
 /// `calls=`, `body=`, `condition=`, `to_apply=`, `branch_computations=`).
+/// What a walk asks at every step (the computations an instruction calls,
+/// a computation's parameter `k`) is found once here: a module's entry
+/// parameters are followed one by one, through the same instructions.
 struct Graph<'m, 'a> {
     instructions: HashMap<&'a str, &'m HloInstruction<'a>>,
     users: HashMap<&'a str, Vec<&'a str>>,
-    computations: HashMap<&'a str, &'m HloComputation<'a>>,
+    /// The computations each instruction of `instructions` calls (only
+    /// those that call one).
+    calls: HashMap<&'a str, Vec<&'m HloComputation<'a>>>,
+    /// Parameter `k` of a computation, by (computation name, `k`): the
+    /// first instruction of that number in the computation the name gives.
+    parameters: HashMap<(&'a str, i64), &'a str>,
 }
 
 impl<'m, 'a> Graph<'m, 'a> {
@@ -385,26 +396,39 @@ impl<'m, 'a> Graph<'m, 'a> {
                 }
             }
         }
+        let computations: HashMap<&'a str, &'m HloComputation<'a>> =
+            module.computations.iter().map(|c| (c.name, c)).collect();
+        let calls = instructions
+            .iter()
+            .filter_map(|(&name, i)| {
+                let called = Self::called(&computations, i);
+                (!called.is_empty()).then_some((name, called))
+            })
+            .collect();
+        let mut parameters = HashMap::new();
+        for c in computations.values() {
+            for i in c.instructions.iter().filter(|i| i.opcode == "parameter") {
+                if let Ok(k) = i.operands.trim().parse::<i64>() {
+                    parameters.entry((c.name, k)).or_insert(i.name);
+                }
+            }
+        }
         Graph {
             instructions,
             users,
-            computations: module.computations.iter().map(|c| (c.name, c)).collect(),
+            calls,
+            parameters,
         }
     }
 
-    fn called(&self, i: &HloInstruction<'a>) -> Vec<&'m HloComputation<'a>> {
+    fn called(
+        computations: &HashMap<&'a str, &'m HloComputation<'a>>,
+        i: &HloInstruction<'a>,
+    ) -> Vec<&'m HloComputation<'a>> {
         i.attributes
             .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
-            .filter_map(|token| self.computations.get(token).copied())
+            .filter_map(|token| computations.get(token).copied())
             .collect()
-    }
-
-    /// Parameter `k` of computation `c`.
-    fn parameter(c: &HloComputation<'a>, k: i64) -> Option<&'a str> {
-        c.instructions
-            .iter()
-            .find(|i| i.opcode == "parameter" && i.operands.trim().parse::<i64>().ok() == Some(k))
-            .map(|i| i.name)
     }
 
     /// Whether the value of `start` reaches a dot or a convolution: through
@@ -452,16 +476,20 @@ impl<'m, 'a> Graph<'m, 'a> {
                         }
                     }
                     _ => {
-                        let positions: Vec<i64> = u
-                            .operand_names()
-                            .enumerate()
-                            .filter(|(_, o)| *o == name)
-                            .map(|(k, _)| k as i64)
-                            .collect();
-                        for c in self.called(u) {
+                        let called = self.calls.get(user).map_or(&[][..], Vec::as_slice);
+                        let positions: Vec<i64> = if called.is_empty() {
+                            Vec::new()
+                        } else {
+                            u.operand_names()
+                                .enumerate()
+                                .filter(|(_, o)| *o == name)
+                                .map(|(k, _)| k as i64)
+                                .collect()
+                        };
+                        for c in called {
                             for &k in &positions {
                                 let k = if u.opcode == "while" { 0 } else { k };
-                                if let Some(p) = Self::parameter(c, k) {
+                                if let Some(&p) = self.parameters.get(&(c.name, k)) {
                                     stack.push((p, element));
                                 }
                             }
