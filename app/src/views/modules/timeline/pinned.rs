@@ -50,10 +50,15 @@ pub fn PinnedBuffer(
     } else {
         (defined, last_use)
     };
-    let during: Vec<(u64, String)> = (if whole { 1..=0 } else { b.start..=end })
-        .take(INSTRUCTION_ROWS)
-        .filter_map(|p| name_at(p).map(|n| (p, n)))
-        .collect();
+    // A buffer live for the whole program lists no instructions.
+    let during: Vec<(u64, String)> = if whole {
+        Vec::new()
+    } else {
+        (b.start..=end)
+            .take(INSTRUCTION_ROWS)
+            .filter_map(|p| name_at(p).map(|n| (p, n)))
+            .collect()
+    };
     let more = (end - b.start + 1).saturating_sub(INSTRUCTION_ROWS as u64);
     let flag = index.flags.get(buffer as usize).copied().flatten();
     let (start, name) = (b.start, b.name.clone());
