@@ -4,6 +4,7 @@
 //!
 //! - [`source`]: [`ReadAt`], the random-access byte source (a slice, or a
 //!   `File` read by slices in the browser worker) and the bounded wire reader;
+//! - [`hlo`]: a lazy view of an `xla.HloProto` (what the analysis reads, no more);
 //! - [`xspace`]: lazy plane lookup (`/host:metadata`, `/host:CPU`), gzip streaming;
 //! - [`memory_viewer`]: the Memory Viewer analysis → [`ModuleReport`];
 //! - [`allocator`]: XProf's `memory_profile` (allocator timelines) from the
@@ -12,6 +13,7 @@
 
 pub mod allocator;
 pub mod error;
+pub mod hlo;
 pub mod memory_viewer;
 pub mod program;
 pub mod shape;
@@ -24,25 +26,22 @@ pub use source::ReadAt;
 pub use xspace::{read_plane, read_planes, read_space, ProfiledModule, HOST_CPU_PLANE, METADATA_PLANE};
 
 use memory_viewer::Module;
-use oomscope_proto::prost::Message;
 use oomscope_proto::tensorflow::profiler::XPlane;
-use oomscope_proto::xla::HloProto;
 use oomscope_report::ModuleReport;
 
-/// Decodes a serialized `xla.HloProto` (the `*.hlo.pb` of an XLA dump).
-pub fn decode_hlo_proto(input_name: &str, bytes: &[u8]) -> Result<HloProto, XlaError> {
-    let hlo = HloProto::decode(bytes).map_err(|e| {
+pub use hlo::Hlo;
+
+/// Decodes a serialized `xla.HloProto` (the `*.hlo.pb` of an XLA dump) into
+/// the view the analysis reads ([`hlo`]).
+pub fn decode_hlo_proto<'a>(input_name: &str, bytes: &'a [u8]) -> Result<Hlo<'a>, XlaError> {
+    let hlo = hlo::decode(bytes).map_err(|e| {
         XlaError::new(
             input_name,
             XlaErrorKind::Malformed,
             format!("not an xla.HloProto (truncated or another format): {e}"),
         )
     })?;
-    if hlo
-        .hlo_module
-        .as_ref()
-        .is_none_or(|m| m.computations.is_empty())
-    {
+    if hlo.module.as_ref().is_none_or(|m| m.computations.is_empty()) {
         return Err(XlaError::new(
             input_name,
             XlaErrorKind::Malformed,
@@ -57,7 +56,7 @@ pub fn decode_hlo_proto(input_name: &str, bytes: &[u8]) -> Result<HloProto, XlaE
 /// first error is returned.
 pub fn analyze_hlo(
     input_name: &str,
-    hlo: &HloProto,
+    hlo: &Hlo<'_>,
     program_id: Option<i64>,
 ) -> Result<Vec<ModuleReport>, XlaError> {
     let module = Module::new(input_name, hlo)?;
@@ -90,7 +89,7 @@ pub fn analyze_hlo(
 /// issue 25). `module` is named `name(program_id)` as the reports are.
 pub fn heap_programs(
     input_name: &str,
-    hlo: &HloProto,
+    hlo: &Hlo<'_>,
     program_id: Option<i64>,
 ) -> Result<Vec<oomscope_report::program::HeapProgram>, XlaError> {
     let module = Module::new(input_name, hlo)?;
@@ -114,10 +113,10 @@ pub fn analyze_hlo_proto(input_name: &str, bytes: &[u8]) -> Result<Vec<ModuleRep
 }
 
 /// The compiled modules of the `/host:metadata` planes among `planes`.
-pub fn modules_of_planes(
+pub fn modules_of_planes<'a>(
     input_name: &str,
-    planes: &[XPlane],
-) -> Result<Vec<ProfiledModule>, XlaError> {
+    planes: &'a [XPlane],
+) -> Result<Vec<ProfiledModule<'a>>, XlaError> {
     let metadata: Vec<&XPlane> = planes.iter().filter(|p| p.name == METADATA_PLANE).collect();
     if metadata.is_empty() {
         return Err(XlaError::new(

@@ -5,15 +5,15 @@
 
 use std::collections::{HashMap, HashSet};
 
-use oomscope_proto::xla::heap_simulator_trace::event::Kind as EventKind;
-use oomscope_proto::xla::{HloComputationProto, HloInstructionProto, HloModuleProto};
+use crate::hlo::{self, Computation, Hlo, HloModule, Instruction};
 use oomscope_report::program::{
     EntryParameter, HeapEvent, HeapEventKind, HeapProgram, ProgramAllocation, ProgramBuffer,
 };
 use oomscope_report::MemoryColor;
 
 use crate::memory_viewer::Module;
-use crate::shape::{human_string_with_layout, shape_from_proto, subshape};
+use crate::hlo::ShapeView;
+use crate::shape::{human_string_with_layout, shape_from_view};
 
 /// Visits at most this many (instruction, tuple index) states per parameter
 /// when following it to a contraction: bounded whatever the module.
@@ -24,9 +24,10 @@ impl Module<'_> {
     /// `None` when that space has no heap-simulator trace.
     pub fn program(&self, color: i64) -> Option<HeapProgram> {
         let trace = self.trace_for(color).and_then(|t| self.traces().get(t))?;
-        let hlo_module = self.hlo().hlo_module.as_ref()?;
+        let hlo_module = self.module();
+        let ints = self.hlo();
         let mut program = HeapProgram {
-            module: hlo_module.name.clone(),
+            module: hlo_module.name.to_string(),
             memory_space: MemoryColor::from(color),
             ..HeapProgram::default()
         };
@@ -45,7 +46,7 @@ impl Module<'_> {
                 parameter_number: a
                     .is_entry_computation_parameter
                     .then_some(a.parameter_number),
-                parameter_shape_index: a.parameter_shape_index.clone(),
+                parameter_shape_index: ints.ints(a.parameter_shape_index).to_vec(),
                 maybe_live_out: a.maybe_live_out,
                 representative: None,
                 output_index: None,
@@ -63,7 +64,7 @@ impl Module<'_> {
             program.buffers.push(ProgramBuffer {
                 id: peak.logical_buffer_id.unwrap_or(0),
                 name: peak.name,
-                shape: own_shape_text(b.instruction, b.shape_index()),
+                shape: own_shape_text(b.own_shape),
                 size_bytes: size,
                 unpadded_bytes: peak.unpadded_bytes,
                 allocation,
@@ -78,14 +79,14 @@ impl Module<'_> {
                 }
             }
         }
-        for event in &trace.events {
+        for event in self.events(trace) {
             let buffer = self
                 .buffer_index(event.buffer_id)
                 .and_then(|b| buffer_slot.get(&b).copied());
-            let kind = match EventKind::try_from(event.kind) {
-                Ok(EventKind::Alloc) => HeapEventKind::Alloc,
-                Ok(EventKind::Free) => HeapEventKind::Free,
-                Ok(EventKind::ShareWith) => {
+            let kind = match event.kind {
+                hlo::ALLOC => HeapEventKind::Alloc,
+                hlo::FREE => HeapEventKind::Free,
+                hlo::SHARE_WITH => {
                     match self
                         .buffer_index(event.share_with_canonical_id)
                         .and_then(|b| buffer_slot.get(&b).copied())
@@ -97,27 +98,25 @@ impl Module<'_> {
                                 kind: HeapEventKind::Alloc,
                                 buffer: None,
                             });
-                            program.instructions.push(event.instruction_name.clone());
+                            program.instructions.push(event.instruction_name.to_string());
                             continue;
                         }
                     }
                 }
-                Err(_) => return None,
+                _ => return None,
             };
             program.events.push(HeapEvent { kind, buffer });
-            program.instructions.push(event.instruction_name.clone());
+            program.instructions.push(event.instruction_name.to_string());
         }
         program.instructions.push(String::new());
-        if let Some(io) = &hlo_module.input_output_alias {
-            for entry in &io.entries {
-                program.aliases.push((
-                    entry.output_shape_index.clone(),
-                    entry.parameter_number,
-                    entry.parameter_shape_index.clone(),
-                ));
-            }
+        for entry in &hlo_module.aliases {
+            program.aliases.push((
+                entry.output_shape_index.clone(),
+                entry.parameter_number,
+                entry.parameter_shape_index.clone(),
+            ));
         }
-        entry_facts(hlo_module, &mut program, |id| {
+        entry_facts(ints, hlo_module, &mut program, |id| {
             self.buffers()
                 .iter()
                 .enumerate()
@@ -134,23 +133,21 @@ fn buffer_slot_size(buffers: &[ProgramBuffer], i: usize) -> Option<u64> {
 }
 
 /// The exact subshape a logical buffer holds, with its layout.
-fn own_shape_text(instruction: &HloInstructionProto, index: &[i64]) -> String {
-    instruction
-        .shape
-        .as_ref()
-        .and_then(|s| subshape(s, index))
-        .map(|s| human_string_with_layout(&shape_from_proto(s)))
+fn own_shape_text(shape: Option<ShapeView<'_>>) -> String {
+    shape
+        .map(|s| human_string_with_layout(&shape_from_view(s)))
         .unwrap_or_default()
 }
 
 /// Fills the entry parameters (with whether each reaches a contraction) and
 /// the output index of each maybe-live-out allocation.
 fn entry_facts(
-    module: &HloModuleProto,
+    hlo: &Hlo<'_>,
+    module: &HloModule<'_>,
     program: &mut HeapProgram,
     buffers_of: impl Fn(i64) -> Vec<usize>,
 ) {
-    let computations: HashMap<i64, &HloComputationProto> =
+    let computations: HashMap<i64, &Computation<'_>> =
         module.computations.iter().map(|c| (c.id, c)).collect();
     let Some(entry) = computations
         .get(&module.entry_computation_id)
@@ -164,12 +161,12 @@ fn entry_facts(
     else {
         return;
     };
-    let graph = Graph::new(module);
-    let positions = SchedulePositions::new(module, entry, &program.instructions);
+    let graph = Graph::new(hlo, module);
+    let positions = SchedulePositions::new(hlo, module, entry, &program.instructions);
     // Output leaves: the entry root's operands when it is a tuple.
     if let Some(root) = graph.instructions.get(&entry.root_id) {
         let leaves: Vec<(Vec<i64>, i64)> = if root.opcode == "tuple" {
-            root.operand_ids
+            hlo.ints(root.operand_ids)
                 .iter()
                 .enumerate()
                 .map(|(i, &id)| (vec![i as i64], id))
@@ -191,11 +188,11 @@ fn entry_facts(
             }
         }
     }
-    for instruction in &entry.instructions {
+    for instruction in module.instructions_of(entry) {
         if instruction.opcode != "parameter" {
             continue;
         }
-        let Some(shape) = instruction.shape.as_ref() else {
+        let Some(shape) = instruction.shape else {
             continue;
         };
         let feeds = graph.reaches_contraction(instruction.id);
@@ -204,7 +201,7 @@ fn entry_facts(
         let mut frontier = vec![instruction.id];
         while let Some(id) = frontier.pop() {
             for &u in graph.users.get(&id).map_or(&[][..], Vec::as_slice) {
-                match graph.instructions.get(&u).map(|i| i.opcode.as_str()) {
+                match graph.instructions.get(&u).map(|i| i.opcode) {
                     Some("get-tuple-element" | "bitcast") if readers.len() < 10_000 => {
                         frontier.push(u)
                     }
@@ -216,30 +213,30 @@ fn entry_facts(
         let uses: Vec<usize> = readers.iter().filter_map(|&r| positions.of(r)).collect();
         let (first_use, last_use) = (uses.iter().min().copied(), uses.iter().max().copied());
         // One entry per array leaf (JAX passes thousands of arguments as one tuple).
-        let mut leaves: Vec<Vec<i64>> = Vec::new();
-        let mut stack: Vec<Vec<i64>> = vec![Vec::new()];
-        while let Some(index) = stack.pop() {
-            let Some(sub) = subshape(shape, &index) else {
-                continue;
-            };
-            if sub.tuple_shapes.is_empty() {
-                leaves.push(index);
+        // Each subshape is carried with its index: looking a tuple element
+        // up again by index would walk the tuple once per element.
+        let mut leaves: Vec<(Vec<i64>, ShapeView<'_>)> = Vec::new();
+        let mut stack: Vec<(Vec<i64>, ShapeView<'_>)> = vec![(Vec::new(), shape)];
+        while let Some((index, sub)) = stack.pop() {
+            let elements: Vec<ShapeView<'_>> = sub.tuple_shapes().collect();
+            if elements.is_empty() {
+                leaves.push((index, sub));
             } else if leaves.len() + stack.len() < 100_000 {
-                for i in (0..sub.tuple_shapes.len()).rev() {
+                for (i, element) in elements.into_iter().enumerate().rev() {
                     let mut next = index.clone();
                     next.push(i as i64);
-                    stack.push(next);
+                    stack.push((next, element));
                 }
             }
         }
-        for index in leaves {
+        for (index, sub) in leaves {
             let allocation = program.allocations.iter().position(|a| {
                 a.parameter_number == Some(instruction.parameter_number)
                     && a.parameter_shape_index == index
             });
             program.parameters.push(EntryParameter {
                 number: instruction.parameter_number,
-                shape: own_shape_text(instruction, &index),
+                shape: own_shape_text(Some(sub)),
                 shape_index: index,
                 allocation,
                 feeds_contraction: feeds,
@@ -255,21 +252,22 @@ fn entry_facts(
 
 /// Users of every instruction and the computations, to follow a value.
 struct Graph<'a> {
-    instructions: HashMap<i64, &'a HloInstructionProto>,
+    hlo: &'a Hlo<'a>,
+    instructions: HashMap<i64, &'a Instruction<'a>>,
     users: HashMap<i64, Vec<i64>>,
     /// Parameter instructions of each computation, by parameter number.
     parameters: HashMap<i64, HashMap<i64, i64>>,
 }
 
 impl<'a> Graph<'a> {
-    fn new(module: &'a HloModuleProto) -> Self {
-        let mut instructions = HashMap::new();
+    fn new(hlo: &'a Hlo<'a>, module: &'a HloModule<'a>) -> Self {
+        let mut instructions = HashMap::with_capacity(module.instructions.len());
         let mut users: HashMap<i64, Vec<i64>> = HashMap::new();
         let mut parameters: HashMap<i64, HashMap<i64, i64>> = HashMap::new();
         for c in &module.computations {
-            for i in &c.instructions {
+            for i in module.instructions_of(c) {
                 instructions.insert(i.id, i);
-                for &o in &i.operand_ids {
+                for &o in hlo.ints(i.operand_ids) {
                     users.entry(o).or_default().push(i.id);
                 }
                 if i.opcode == "parameter" {
@@ -281,6 +279,7 @@ impl<'a> Graph<'a> {
             }
         }
         Graph {
+            hlo,
             instructions,
             users,
             parameters,
@@ -306,7 +305,7 @@ impl<'a> Graph<'a> {
                 let Some(u) = self.instructions.get(&user) else {
                     continue;
                 };
-                match u.opcode.as_str() {
+                match u.opcode {
                     "dot" | "convolution" | "ragged-dot" => {
                         if element.is_none() {
                             return true;
@@ -319,7 +318,7 @@ impl<'a> Graph<'a> {
                     }
                     "tuple" => {
                         if element.is_none() {
-                            for (k, &o) in u.operand_ids.iter().enumerate() {
+                            for (k, &o) in self.hlo.ints(u.operand_ids).iter().enumerate() {
                                 if o == id {
                                     stack.push((user, Some(k as i64)));
                                 }
@@ -329,14 +328,15 @@ impl<'a> Graph<'a> {
                     _ => {
                         // Into called computations: operand k is parameter k
                         // (fusion, call, custom-call, while body/condition).
-                        let positions: Vec<usize> = u
-                            .operand_ids
+                        let positions: Vec<usize> = self
+                            .hlo
+                            .ints(u.operand_ids)
                             .iter()
                             .enumerate()
                             .filter(|(_, &o)| o == id)
                             .map(|(k, _)| k)
                             .collect();
-                        for &c in &u.called_computation_ids {
+                        for &c in self.hlo.ints(u.called_computation_ids) {
                             for &k in &positions {
                                 let k = if u.opcode == "while" { 0 } else { k as i64 };
                                 if let Some(&p) = self.parameters.get(&c).and_then(|ps| ps.get(&k))
@@ -370,23 +370,26 @@ struct SchedulePositions {
 }
 
 impl SchedulePositions {
-    fn new(module: &HloModuleProto, entry: &HloComputationProto, instructions: &[String]) -> Self {
+    fn new(
+        hlo: &Hlo<'_>,
+        module: &HloModule<'_>,
+        entry: &Computation<'_>,
+        instructions: &[String],
+    ) -> Self {
         let sequence: Vec<i64> = module
-            .schedule
-            .as_ref()
-            .and_then(|s| s.sequences.get(&entry.id))
-            .map(|s| s.instruction_ids.clone())
+            .sequence(entry.id)
+            .map(|s| hlo.ints(s).to_vec())
             .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| entry.instructions.iter().map(|i| i.id).collect());
+            .unwrap_or_else(|| module.instructions_of(entry).iter().map(|i| i.id).collect());
         let order: HashMap<i64, usize> = sequence
             .iter()
             .enumerate()
             .map(|(k, &id)| (id, k))
             .collect();
-        let by_name: HashMap<&str, usize> = entry
-            .instructions
+        let by_name: HashMap<&str, usize> = module
+            .instructions_of(entry)
             .iter()
-            .filter_map(|i| Some((i.name.as_str(), *order.get(&i.id)?)))
+            .filter_map(|i| Some((i.name, *order.get(&i.id)?)))
             .collect();
         let mut reached = Vec::with_capacity(instructions.len());
         let mut now = 0usize;
