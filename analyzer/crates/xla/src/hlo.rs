@@ -986,6 +986,11 @@ impl<'a> ShapeView<'a> {
             .map(|f| ShapeView(f.payload))
     }
 
+    /// Whether the two views are the same bytes of the same input.
+    pub fn same(self, other: ShapeView<'_>) -> bool {
+        std::ptr::eq(self.0.buf, other.0.buf) && self.0.pos == other.0.pos && self.0.end == other.0.end
+    }
+
     pub fn tuple_shape(self, i: usize) -> Option<ShapeView<'a>> {
         self.tuple_shapes().nth(i)
     }

@@ -60,6 +60,14 @@ pub fn analyze_hlo(
     program_id: Option<i64>,
 ) -> Result<Vec<ModuleReport>, XlaError> {
     let module = Module::new(input_name, hlo)?;
+    analyze_module(input_name, &module, program_id)
+}
+
+fn analyze_module(
+    input_name: &str,
+    module: &Module<'_>,
+    program_id: Option<i64>,
+) -> Result<Vec<ModuleReport>, XlaError> {
     let mut reports = Vec::new();
     let mut first_error = None;
     for space in module.memory_spaces() {
@@ -93,17 +101,36 @@ pub fn heap_programs(
     program_id: Option<i64>,
 ) -> Result<Vec<oomscope_report::program::HeapProgram>, XlaError> {
     let module = Module::new(input_name, hlo)?;
-    Ok(module
-        .memory_spaces()
+    Ok(named_programs(&module, program_id))
+}
+
+fn named_programs(
+    module: &Module<'_>,
+    program_id: Option<i64>,
+) -> Vec<oomscope_report::program::HeapProgram> {
+    module
+        .programs()
         .into_iter()
-        .filter_map(|space| module.program(space))
         .map(|mut p| {
             if let Some(id) = program_id {
                 p.module = format!("{}({id})", p.module);
             }
             p
         })
-        .collect())
+        .collect()
+}
+
+/// [`analyze_hlo`] and [`heap_programs`] of one HloProto, indexed once (the
+/// CLI and the page want both). The programs are `None` when the analysis
+/// failed.
+pub fn analyze_hlo_with_programs(
+    input_name: &str,
+    hlo: &Hlo<'_>,
+    program_id: Option<i64>,
+) -> Result<(Vec<ModuleReport>, Vec<oomscope_report::program::HeapProgram>), XlaError> {
+    let module = Module::new(input_name, hlo)?;
+    let reports = analyze_module(input_name, &module, program_id)?;
+    Ok((reports, named_programs(&module, program_id)))
 }
 
 /// Decodes an `*.hlo.pb` and analyses it ([`analyze_hlo`]).

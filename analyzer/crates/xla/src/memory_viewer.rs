@@ -30,6 +30,7 @@ use oomscope_report::{
     AllocationFlags, BufferCategory, BufferLifetime, MemoryColor, ModuleReport, PeakBuffer,
     PeakKind, SourceKind,
 };
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// XProf's default: buffers smaller than this are merged at the peak.
@@ -66,21 +67,25 @@ pub(crate) struct Buffer<'a> {
     pub(crate) own_shape: Option<ShapeView<'a>>,
     /// Offset inside its allocation.
     offset: i64,
-    unpadded: u64,
+    pub(crate) unpadded: u64,
+    /// The texts of the two subshapes, made once (every memory space's
+    /// lifetimes, the peak and the what-if program show them).
+    display_text: OnceCell<String>,
+    own_text: OnceCell<String>,
 }
 
 impl<'a> Buffer<'a> {
-    fn id(&self) -> i64 {
+    pub(crate) fn id(&self) -> i64 {
         self.proto.id
     }
-    fn size(&self) -> u64 {
+    pub(crate) fn size(&self) -> u64 {
         bytes(self.proto.size)
     }
     pub(crate) fn shape_index(&self) -> &'a [i64] {
         self.shape_index
     }
     /// `name{i,j}` for a tuple element, else the instruction name.
-    fn name_with_shape_index(&self) -> String {
+    pub(crate) fn name_with_shape_index(&self) -> String {
         let index = self.shape_index();
         if index.is_empty() {
             self.instruction.name.to_string()
@@ -90,10 +95,28 @@ impl<'a> Buffer<'a> {
         }
     }
     fn shape_text(&self) -> String {
-        self.display_shape
-            .map(|s| human_string_with_layout(&shape_from_view(s)))
-            .unwrap_or_default()
+        self.display_text
+            .get_or_init(|| shape_text(self.display_shape))
+            .clone()
     }
+
+    /// The text of the subshape the full shape index names.
+    pub(crate) fn own_shape_text(&self) -> String {
+        match (self.own_shape, self.display_shape) {
+            (Some(own), Some(display)) if own.same(display) => self.shape_text(),
+            _ => self.own_text.get_or_init(|| shape_text(self.own_shape)).clone(),
+        }
+    }
+}
+
+/// XProf's text of a shape (empty when there is none).
+pub(crate) fn shape_text(shape: Option<ShapeView<'_>>) -> String {
+    shape
+        .map(|s| human_string_with_layout(&shape_from_view(s)))
+        .unwrap_or_default()
+}
+
+impl Buffer<'_> {
 }
 
 /// The HloProto indexed the way XProf's `HloProtoBufferWrapper` indexes it.
@@ -183,6 +206,8 @@ impl<'a> Module<'a> {
                     shape_index: index,
                     display_shape,
                     own_shape,
+                    display_text: OnceCell::new(),
+                    own_text: OnceCell::new(),
                     offset: assigned.offset,
                     unpadded,
                 });

@@ -13,16 +13,30 @@ use oomscope_report::MemoryColor;
 
 use crate::memory_viewer::Module;
 use crate::hlo::ShapeView;
-use crate::shape::{human_string_with_layout, shape_from_view};
+use crate::memory_viewer::shape_text;
 
 /// Visits at most this many (instruction, tuple index) states per parameter
 /// when following it to a contraction: bounded whatever the module.
 const MAX_VISITS: usize = 20_000;
 
-impl Module<'_> {
+impl<'a> Module<'a> {
+    /// The programs of every memory space with a heap-simulator trace (the
+    /// value graph, the same for all of them, built once).
+    pub fn programs(&self) -> Vec<HeapProgram> {
+        let mut graph = None;
+        self.memory_spaces()
+            .into_iter()
+            .filter_map(|space| self.program_with(space, &mut graph))
+            .collect()
+    }
+
     /// The program the Memory Viewer replays for memory space `color`, or
     /// `None` when that space has no heap-simulator trace.
     pub fn program(&self, color: i64) -> Option<HeapProgram> {
+        self.program_with(color, &mut None)
+    }
+
+    fn program_with(&self, color: i64, graph: &mut Option<Graph<'a>>) -> Option<HeapProgram> {
         let trace = self.trace_for(color).and_then(|t| self.traces().get(t))?;
         let hlo_module = self.module();
         let ints = self.hlo();
@@ -59,16 +73,15 @@ impl Module<'_> {
                 continue;
             };
             buffer_slot.insert(i, program.buffers.len());
-            let peak = self.peak_buffer(b);
-            let size = peak.size_bytes;
+            let size = b.size();
             program.buffers.push(ProgramBuffer {
-                id: peak.logical_buffer_id.unwrap_or(0),
-                name: peak.name,
-                shape: own_shape_text(b.own_shape),
+                id: b.id(),
+                name: b.name_with_shape_index(),
+                shape: b.own_shape_text(),
                 size_bytes: size,
-                unpadded_bytes: peak.unpadded_bytes,
+                unpadded_bytes: b.unpadded,
                 allocation,
-                opcode: peak.opcode,
+                opcode: b.instruction.opcode.to_string(),
             });
             if let Some(a) = program.allocations.get_mut(allocation) {
                 let best = a
@@ -116,13 +129,17 @@ impl Module<'_> {
                 entry.parameter_shape_index.clone(),
             ));
         }
-        entry_facts(ints, hlo_module, &mut program, |id| {
-            self.buffers()
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| b.instruction.id == id)
-                .filter_map(|(i, _)| buffer_slot.get(&i).copied())
-                .collect()
+        // The program's buffers of each instruction, in buffer order (one
+        // walk: a root tuple can have thousands of operands).
+        let mut of_instruction: HashMap<i64, Vec<usize>> = HashMap::new();
+        for (i, b) in self.buffers().iter().enumerate() {
+            if let Some(&slot) = buffer_slot.get(&i) {
+                of_instruction.entry(b.instruction.id).or_default().push(slot);
+            }
+        }
+        let graph = graph.get_or_insert_with(|| Graph::new(ints, hlo_module));
+        entry_facts(ints, hlo_module, graph, &mut program, |id| {
+            of_instruction.get(&id).cloned().unwrap_or_default()
         });
         Some(program)
     }
@@ -132,18 +149,13 @@ fn buffer_slot_size(buffers: &[ProgramBuffer], i: usize) -> Option<u64> {
     buffers.get(i).map(|b| b.size_bytes)
 }
 
-/// The exact subshape a logical buffer holds, with its layout.
-fn own_shape_text(shape: Option<ShapeView<'_>>) -> String {
-    shape
-        .map(|s| human_string_with_layout(&shape_from_view(s)))
-        .unwrap_or_default()
-}
 
 /// Fills the entry parameters (with whether each reaches a contraction) and
 /// the output index of each maybe-live-out allocation.
 fn entry_facts(
     hlo: &Hlo<'_>,
     module: &HloModule<'_>,
+    graph: &Graph<'_>,
     program: &mut HeapProgram,
     buffers_of: impl Fn(i64) -> Vec<usize>,
 ) {
@@ -161,7 +173,6 @@ fn entry_facts(
     else {
         return;
     };
-    let graph = Graph::new(hlo, module);
     let positions = SchedulePositions::new(hlo, module, entry, &program.instructions);
     // Output leaves: the entry root's operands when it is a tuple.
     if let Some(root) = graph.instructions.get(&entry.root_id) {
@@ -188,73 +199,105 @@ fn entry_facts(
             }
         }
     }
-    for instruction in module.instructions_of(entry) {
-        if instruction.opcode != "parameter" {
-            continue;
+    // The first allocation of each (parameter, shape index).
+    let mut parameter_allocation: HashMap<(i64, &[i64]), usize> = HashMap::new();
+    for (k, a) in program.allocations.iter().enumerate() {
+        if let Some(number) = a.parameter_number {
+            parameter_allocation
+                .entry((number, a.parameter_shape_index.as_slice()))
+                .or_insert(k);
         }
-        let Some(shape) = instruction.shape else {
-            continue;
-        };
-        let feeds = graph.reaches_contraction(instruction.id);
-        // Readers in the entry computation (through get-tuple-element and bitcast).
-        let mut readers = Vec::new();
-        let mut frontier = vec![instruction.id];
-        while let Some(id) = frontier.pop() {
-            for &u in graph.users.get(&id).map_or(&[][..], Vec::as_slice) {
-                match graph.instructions.get(&u).map(|i| i.opcode) {
-                    Some("get-tuple-element" | "bitcast") if readers.len() < 10_000 => {
-                        frontier.push(u)
-                    }
-                    Some(_) => readers.push(u),
-                    None => {}
-                }
-            }
-        }
-        let uses: Vec<usize> = readers.iter().filter_map(|&r| positions.of(r)).collect();
+    }
+    let mut parameters = Vec::new();
+    for facts in graph.entry_parameters(module, entry) {
+        let uses: Vec<usize> = facts.readers.iter().filter_map(|&r| positions.of(r)).collect();
         let (first_use, last_use) = (uses.iter().min().copied(), uses.iter().max().copied());
-        // One entry per array leaf (JAX passes thousands of arguments as one tuple).
-        // Each subshape is carried with its index: looking a tuple element
-        // up again by index would walk the tuple once per element.
-        let mut leaves: Vec<(Vec<i64>, ShapeView<'_>)> = Vec::new();
-        let mut stack: Vec<(Vec<i64>, ShapeView<'_>)> = vec![(Vec::new(), shape)];
-        while let Some((index, sub)) = stack.pop() {
-            let elements: Vec<ShapeView<'_>> = sub.tuple_shapes().collect();
-            if elements.is_empty() {
-                leaves.push((index, sub));
-            } else if leaves.len() + stack.len() < 100_000 {
-                for (i, element) in elements.into_iter().enumerate().rev() {
-                    let mut next = index.clone();
-                    next.push(i as i64);
-                    stack.push((next, element));
-                }
-            }
-        }
-        for (index, sub) in leaves {
-            let allocation = program.allocations.iter().position(|a| {
-                a.parameter_number == Some(instruction.parameter_number)
-                    && a.parameter_shape_index == index
-            });
-            program.parameters.push(EntryParameter {
-                number: instruction.parameter_number,
-                shape: own_shape_text(Some(sub)),
-                shape_index: index,
+        for (index, shape) in &facts.leaves {
+            let allocation = parameter_allocation
+                .get(&(facts.number, index.as_slice()))
+                .copied();
+            parameters.push(EntryParameter {
+                number: facts.number,
+                shape: shape.clone(),
+                shape_index: index.clone(),
                 allocation,
-                feeds_contraction: feeds,
+                feeds_contraction: facts.feeds,
                 first_use,
                 last_use,
             });
         }
     }
+    drop(parameter_allocation);
+    program.parameters.extend(parameters);
     program
         .parameters
         .sort_by(|a, b| (a.number, &a.shape_index).cmp(&(b.number, &b.shape_index)));
 }
 
+/// What the entry computation's parameter instructions are, whatever the
+/// memory space (found once for all of them).
+struct ParameterFacts {
+    number: i64,
+    /// Whether the value reaches a contraction ([`Graph::reaches_contraction`]).
+    feeds: bool,
+    /// Its readers in the entry computation (through get-tuple-element and bitcast).
+    readers: Vec<i64>,
+    /// Each array leaf: its shape index and shape text.
+    leaves: Vec<(Vec<i64>, String)>,
+}
+
+fn parameter_facts(graph: &Graph<'_>, instruction: &Instruction<'_>) -> Option<ParameterFacts> {
+    let shape = instruction.shape?;
+    let feeds = graph.reaches_contraction(instruction.id);
+    let mut readers = Vec::new();
+    let mut frontier = vec![instruction.id];
+    while let Some(id) = frontier.pop() {
+        for &u in graph.users.get(&id).map_or(&[][..], Vec::as_slice) {
+            match graph.instructions.get(&u).map(|i| i.opcode) {
+                Some("get-tuple-element" | "bitcast") if readers.len() < 10_000 => {
+                    frontier.push(u)
+                }
+                Some(_) => readers.push(u),
+                None => {}
+            }
+        }
+    }
+    // One entry per array leaf (JAX passes thousands of arguments as one tuple).
+    // Each subshape is carried with its index: looking a tuple element
+    // up again by index would walk the tuple once per element.
+    let mut leaves: Vec<(Vec<i64>, String)> = Vec::new();
+    let mut stack: Vec<(Vec<i64>, ShapeView<'_>)> = vec![(Vec::new(), shape)];
+    while let Some((index, sub)) = stack.pop() {
+        let elements: Vec<ShapeView<'_>> = sub.tuple_shapes().collect();
+        if elements.is_empty() {
+            leaves.push((index, shape_text(Some(sub))));
+        } else if leaves.len() + stack.len() < 100_000 {
+            for (i, element) in elements.into_iter().enumerate().rev() {
+                let mut next = index.clone();
+                next.push(i as i64);
+                stack.push((next, element));
+            }
+        }
+    }
+    Some(ParameterFacts {
+        number: instruction.parameter_number,
+        feeds,
+        readers,
+        leaves,
+    })
+}
+
 /// Users of every instruction and the computations, to follow a value.
 struct Graph<'a> {
+    /// The entry computation's parameters ([`Graph::entry_parameters`]).
+    entry_parameters: std::cell::OnceCell<Vec<ParameterFacts>>,
     hlo: &'a Hlo<'a>,
     instructions: HashMap<i64, &'a Instruction<'a>>,
     users: HashMap<i64, Vec<i64>>,
+    /// (operand, user) → the operand's positions in the user, ascending:
+    /// a root or loop tuple has thousands of operands, too many to scan at
+    /// every visit.
+    positions: HashMap<(i64, i64), Vec<usize>>,
     /// Parameter instructions of each computation, by parameter number.
     parameters: HashMap<i64, HashMap<i64, i64>>,
 }
@@ -278,12 +321,43 @@ impl<'a> Graph<'a> {
                 }
             }
         }
+        let mut positions: HashMap<(i64, i64), Vec<usize>> = HashMap::new();
+        for (&id, i) in &instructions {
+            for (k, &o) in hlo.ints(i.operand_ids).iter().enumerate() {
+                positions.entry((o, id)).or_default().push(k);
+            }
+        }
         Graph {
+            entry_parameters: std::cell::OnceCell::new(),
             hlo,
             instructions,
             users,
+            positions,
             parameters,
         }
+    }
+
+    /// The facts of the entry computation's parameters, found at the first call.
+    fn entry_parameters(
+        &self,
+        module: &HloModule<'_>,
+        entry: &Computation<'_>,
+    ) -> &[ParameterFacts] {
+        self.entry_parameters.get_or_init(|| {
+            module
+                .instructions_of(entry)
+                .iter()
+                .filter(|i| i.opcode == "parameter")
+                .filter_map(|i| parameter_facts(self, i))
+                .collect()
+        })
+    }
+
+    /// Where `operand` is among the operands of `user`.
+    fn positions_of(&self, operand: i64, user: i64) -> &[usize] {
+        self.positions
+            .get(&(operand, user))
+            .map_or(&[][..], Vec::as_slice)
     }
 
     /// Whether the value of `start` reaches a dot or a convolution: through
@@ -318,26 +392,17 @@ impl<'a> Graph<'a> {
                     }
                     "tuple" => {
                         if element.is_none() {
-                            for (k, &o) in self.hlo.ints(u.operand_ids).iter().enumerate() {
-                                if o == id {
-                                    stack.push((user, Some(k as i64)));
-                                }
+                            for &k in self.positions_of(id, user) {
+                                stack.push((user, Some(k as i64)));
                             }
                         }
                     }
                     _ => {
                         // Into called computations: operand k is parameter k
                         // (fusion, call, custom-call, while body/condition).
-                        let positions: Vec<usize> = self
-                            .hlo
-                            .ints(u.operand_ids)
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, &o)| o == id)
-                            .map(|(k, _)| k)
-                            .collect();
+                        let positions = self.positions_of(id, user);
                         for &c in self.hlo.ints(u.called_computation_ids) {
-                            for &k in &positions {
+                            for &k in positions {
                                 let k = if u.opcode == "while" { 0 } else { k as i64 };
                                 if let Some(&p) = self.parameters.get(&c).and_then(|ps| ps.get(&k))
                                 {
