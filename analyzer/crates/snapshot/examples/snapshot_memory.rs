@@ -35,6 +35,7 @@ fn main() {
         }
     };
     let decoded = start.elapsed();
+    let decode_peak = peak_rss_bytes().unwrap_or(0).saturating_sub(before);
     let reports = oomscope_snapshot::analyze_snapshot(&path, &snap);
     let total = start.elapsed();
     let mb = len as f64 / (1 << 20) as f64;
@@ -53,8 +54,10 @@ fn main() {
         mb / total.as_secs_f64()
     );
     println!(
-        "compact columns {compact:.1} MiB, peak RSS growth {peak:.1} MiB ({:.2}x compact)",
-        peak / compact.max(1e-9)
+        "compact columns {compact:.1} MiB, peak RSS growth {peak:.1} MiB ({:.2}x compact, {:.2}x the file; {:.1} MiB by the end of decoding)",
+        peak / compact.max(1e-9),
+        peak / mb.max(1e-9),
+        decode_peak as f64 / (1 << 20) as f64
     );
     for r in &reports {
         println!(

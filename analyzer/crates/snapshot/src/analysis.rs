@@ -404,7 +404,7 @@ fn spike(
     let time = snap
         .trace(device)
         .nth(alloc as usize)
-        .and_then(|e| e.time_us);
+        .and_then(|e| e.time_us());
     Some(Spike {
         size_bytes: el.size,
         alloc_event_index: alloc as u64,

@@ -134,17 +134,7 @@ impl Compactor {
 
     fn as_event(&self, items: &[Value]) -> Result<Option<TraceEvent>, Problem> {
         let mut action = None;
-        let mut e = TraceEvent {
-            action: Action::Other,
-            addr: 0,
-            size: 0,
-            stream: 0,
-            time_us: None,
-            stack: 0,
-            device_free: 0,
-            compile_context: None,
-            user_metadata: None,
-        };
+        let mut e = TraceEvent::new(Action::Other);
         let num = |v: &Value, what: &str| -> Result<u64, Problem> {
             v.as_u64().ok_or_else(|| {
                 Problem::BadField(format!(
@@ -166,7 +156,7 @@ impl Compactor {
                         .or_else(|| v.as_i64().map(|i| i as u64))
                         .unwrap_or(0)
                 }
-                key::TIME_US => e.time_us = v.as_i64(),
+                key::TIME_US => e.set_time_us(v.as_i64()),
                 key::DEVICE_FREE => e.device_free = num(v, "device_free")?,
                 key::FRAMES => {
                     e.stack = match v {
@@ -174,8 +164,6 @@ impl Compactor {
                         _ => 0,
                     }
                 }
-                key::COMPILE_CONTEXT => e.compile_context = v.as_str_id(),
-                key::USER_METADATA => e.user_metadata = v.as_str_id(),
                 _ => {}
             }
         }

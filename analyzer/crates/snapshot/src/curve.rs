@@ -86,7 +86,7 @@ pub fn active_memory_curve(tl: &Timeline, reserved_before: &[u64]) -> Vec<CurveP
 pub fn phases(snap: &Snapshot, device: u32) -> Vec<PhaseSpan> {
     let times: Vec<i64> = snap
         .trace(device)
-        .map(|e| e.time_us.unwrap_or(i64::MIN))
+        .map(|e| e.time_us().unwrap_or(i64::MIN))
         .collect();
     if times.is_empty() || !times.is_sorted() || times[0] == i64::MIN {
         return Vec::new();
