@@ -1107,3 +1107,174 @@ impl<'a> OpMetadataView<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn varint(mut n: u64, out: &mut Vec<u8>) {
+        while n >= 0x80 {
+            out.push((n as u8) | 0x80);
+            n >>= 7;
+        }
+        out.push(n as u8);
+    }
+
+    fn field_varint(field: u64, value: u64, out: &mut Vec<u8>) {
+        varint(field << 3, out);
+        varint(value, out);
+    }
+
+    fn field_bytes(field: u64, payload: &[u8], out: &mut Vec<u8>) {
+        varint(field << 3 | 2, out);
+        varint(payload.len() as u64, out);
+        out.extend_from_slice(payload);
+    }
+
+    fn packed(values: &[u64]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for &v in values {
+            varint(v, &mut out);
+        }
+        out
+    }
+
+    /// An HloProto of one computation holding `instructions`.
+    fn module_of(instructions: &[Vec<u8>]) -> Vec<u8> {
+        let mut computation = Vec::new();
+        for i in instructions {
+            field_bytes(2, i, &mut computation);
+        }
+        let mut module = Vec::new();
+        field_bytes(3, &computation, &mut module);
+        let mut hlo = Vec::new();
+        field_bytes(1, &module, &mut hlo);
+        hlo
+    }
+
+    fn operands(hlo: &Hlo<'_>) -> Vec<(Vec<i64>, Vec<i64>)> {
+        let module = hlo.module.as_ref().expect("a module");
+        module
+            .instructions
+            .iter()
+            .map(|i| {
+                (
+                    hlo.ints(i.operand_ids).to_vec(),
+                    hlo.ints(i.called_computation_ids).to_vec(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn repeated_ids_packed_unpacked_or_interleaved_read_the_same() {
+        let mut packed_form = Vec::new();
+        field_varint(35, 7, &mut packed_form);
+        field_bytes(36, &packed(&[1, 2, 300]), &mut packed_form);
+        field_bytes(38, &packed(&[4]), &mut packed_form);
+        // Every value its own field, the two lists interleaved, and a second
+        // packed run of the first list after the other began.
+        let mut mixed = Vec::new();
+        field_varint(36, 1, &mut mixed);
+        field_varint(38, 4, &mut mixed);
+        field_varint(36, 2, &mut mixed);
+        field_bytes(36, &packed(&[300]), &mut mixed);
+        field_varint(35, 7, &mut mixed);
+        let bytes = module_of(&[packed_form.clone(), mixed, packed_form]);
+        let hlo = decode(&bytes).expect("decodes");
+        let expected = (vec![1, 2, 300], vec![4]);
+        assert_eq!(operands(&hlo), vec![expected.clone(), expected.clone(), expected]);
+        assert!(hlo
+            .module
+            .as_ref()
+            .unwrap()
+            .instructions
+            .iter()
+            .all(|i| i.id == 7));
+    }
+
+    #[test]
+    fn an_overrun_names_its_field_and_byte_offset() {
+        let mut instruction = Vec::new();
+        field_bytes(1, b"add.1", &mut instruction);
+        let mut bytes = module_of(&[instruction]);
+        // The name claims 100 bytes where 5 remain: the name's tag is at
+        // byte 6 (3 wrapper tags and lengths before it).
+        let at = bytes.len() - 7;
+        assert_eq!(bytes[at], 1 << 3 | 2);
+        bytes[at + 1] = 100;
+        let e = decode(&bytes).err().expect("an error");
+        assert_eq!(e.offset, at);
+        assert!(e.message.contains("field 1 declares 100 bytes but only 5 remain"), "{e}");
+        assert!(e.to_string().ends_with(&format!("(at byte {at})")), "{e}");
+    }
+
+    #[test]
+    fn a_known_field_with_the_wrong_wire_type_is_refused() {
+        let mut instruction = Vec::new();
+        field_varint(1, 3, &mut instruction); // name as a varint
+        let e = decode(&module_of(&[instruction])).err().expect("an error");
+        assert!(e.message.contains("field 1 has wire type 0"), "{e}");
+    }
+
+    #[test]
+    fn metadata_is_read_only_when_shown() {
+        // An instruction whose metadata is framed but not a valid OpMetadata
+        // (its op_name is not UTF-8): the view decodes, the metadata reads
+        // as none; valid metadata reads its fields.
+        let mut bad = Vec::new();
+        field_bytes(2, &[0xff, 0xfe], &mut bad);
+        let mut good = Vec::new();
+        field_bytes(2, b"jit(f)/dot", &mut good);
+        field_bytes(3, b"model.py", &mut good);
+        field_varint(4, 12, &mut good);
+        let mut one = Vec::new();
+        field_bytes(7, &bad, &mut one);
+        let mut two = Vec::new();
+        field_bytes(7, &good, &mut two);
+        let bytes = module_of(&[one, two]);
+        let hlo = decode(&bytes).expect("decodes");
+        let module = hlo.module.as_ref().unwrap();
+        let read: Vec<(String, String, i32)> = module
+            .instructions
+            .iter()
+            .map(|i| {
+                let m = i.metadata.map(|m| m.read()).unwrap_or_default();
+                (m.op_name.to_string(), m.source_file.to_string(), m.source_line)
+            })
+            .collect();
+        assert_eq!(
+            read,
+            vec![
+                (String::new(), String::new(), 0),
+                ("jit(f)/dot".into(), "model.py".into(), 12)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_tuple_elements_shape_is_found_by_index() {
+        let mut element = |ty: u64, dims: &[u64]| {
+            let mut s = Vec::new();
+            field_varint(2, ty, &mut s);
+            field_bytes(3, &packed(dims), &mut s);
+            s
+        };
+        let mut tuple = Vec::new();
+        field_varint(2, 13, &mut tuple);
+        field_bytes(4, &element(11, &[8, 128]), &mut tuple);
+        field_bytes(4, &element(16, &[4]), &mut tuple);
+        let mut instruction = Vec::new();
+        field_bytes(3, &tuple, &mut instruction);
+        let bytes = module_of(&[instruction]);
+        let hlo = decode(&bytes).expect("decodes");
+        let shape = hlo.module.as_ref().unwrap().instructions[0].shape.unwrap();
+        assert_eq!(shape.element_type(), 13);
+        assert_eq!(shape.tuple_shapes().count(), 2);
+        let second = shape.tuple_shape(1).unwrap();
+        assert_eq!((second.element_type(), second.dimensions()), (16, vec![4]));
+        assert!(shape.tuple_shape(2).is_none());
+        assert!(second.same(shape.tuple_shape(1).unwrap()));
+        assert!(!second.same(shape.tuple_shape(0).unwrap()));
+    }
+}
