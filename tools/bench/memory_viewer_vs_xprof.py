@@ -94,25 +94,26 @@ def main():
     a = ap.parse_args()
     if a.cli:
         for path in a.files or size_ladder():
-            ratios = []
-            for r in range(a.rounds):
-                ours = cli_median_ms(a.cli_binary, path, a.runs)
-                theirs = xprof_median_ms(path, a.runs)
-                ratios.append(theirs / ours)
-                print(f"{os.path.basename(path)} ({os.path.getsize(path)} B) round {r + 1}: oomscope process {ours:.2f} ms, XProf call {theirs:.2f} ms", flush=True)
-            print(f"  => XProf's call / oomscope's process: {statistics.median(ratios):.2f} (median of {a.rounds} rounds; at least 1: the process is no slower)", flush=True)
+            compare(path, a, lambda: cli_median_ms(a.cli_binary, path, a.runs), "oomscope process", "XProf call",
+                    "XProf's call / oomscope's process: {r:.2f} (median of {n} rounds; at least 1: the process is no slower)")
         return
     files = a.files or sorted(
         p for p in glob.glob(os.path.join(ROOT, "fixtures/**/*.hlo.pb"), recursive=True) if os.path.getsize(p) > 200_000
     )
     for path in files:
-        ratios = []
-        for r in range(a.rounds):
-            ours = oomscope_median_ms(a.binary, path, a.runs)
-            theirs = xprof_median_ms(path, a.runs)
-            ratios.append(theirs / ours)
-            print(f"{os.path.basename(path)} ({os.path.getsize(path)} B) round {r + 1}: oomscope {ours:.2f} ms, XProf {theirs:.2f} ms", flush=True)
-        print(f"  => oomscope is {statistics.median(ratios):.2f}x XProf's speed (median of {a.rounds} rounds)", flush=True)
+        compare(path, a, lambda: oomscope_median_ms(a.binary, path, a.runs), "oomscope", "XProf",
+                "oomscope is {r:.2f}x XProf's speed (median of {n} rounds)")
+
+
+def compare(path, a, ours_ms, ours_label, theirs_label, verdict):
+    """Times oomscope (`ours_ms()`) and XProf on `path` in turn, `a.rounds` times."""
+    ratios = []
+    for r in range(a.rounds):
+        ours = ours_ms()
+        theirs = xprof_median_ms(path, a.runs)
+        ratios.append(theirs / ours)
+        print(f"{os.path.basename(path)} ({os.path.getsize(path)} B) round {r + 1}: {ours_label} {ours:.2f} ms, {theirs_label} {theirs:.2f} ms", flush=True)
+    print("  => " + verdict.format(r=statistics.median(ratios), n=a.rounds), flush=True)
 
 
 if __name__ == "__main__":
