@@ -26,8 +26,14 @@ fn time(runs: usize, mut f: impl FnMut()) -> f64 {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let path = args.next().expect("usage: analyze_phases FILE.hlo.pb [RUNS]");
-    let runs: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(10).max(1);
+    let path = args
+        .next()
+        .expect("usage: analyze_phases FILE.hlo.pb [RUNS]");
+    let runs: usize = args
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(10)
+        .max(1);
     let bytes = std::fs::read(&path).expect("readable");
     let decode = time(runs, || {
         std::hint::black_box(oomscope_xla::decode_hlo_proto(&path, &bytes).ok());

@@ -146,33 +146,34 @@ impl<'a> Wire<'a> {
                 end: self.pos,
             },
         };
-        let width = match wire {
-            VARINT => {
-                field.varint = self.varint()?;
-                return Ok(Some(field));
-            }
-            FIXED64 => 8,
-            FIXED32 => 4,
-            LEN => {
-                let len = self.varint()?;
-                let remaining = self.end - self.pos;
-                match usize::try_from(len).ok().filter(|&l| l <= remaining) {
-                    Some(l) => l,
-                    None => {
-                        return Err(error(
+        let width =
+            match wire {
+                VARINT => {
+                    field.varint = self.varint()?;
+                    return Ok(Some(field));
+                }
+                FIXED64 => 8,
+                FIXED32 => 4,
+                LEN => {
+                    let len = self.varint()?;
+                    let remaining = self.end - self.pos;
+                    match usize::try_from(len).ok().filter(|&l| l <= remaining) {
+                        Some(l) => l,
+                        None => return Err(error(
                             at,
-                            format!("field {number} declares {len} bytes but only {remaining} remain"),
-                        ))
+                            format!(
+                                "field {number} declares {len} bytes but only {remaining} remain"
+                            ),
+                        )),
                     }
                 }
-            }
-            other => {
-                return Err(error(
-                    at,
-                    format!("field {number} has wire type {other}, which HloProtos do not use"),
-                ))
-            }
-        };
+                other => {
+                    return Err(error(
+                        at,
+                        format!("field {number} has wire type {other}, which HloProtos do not use"),
+                    ))
+                }
+            };
         if self.end - self.pos < width {
             return Err(error(at, format!("the data ends inside field {number}")));
         }
@@ -988,7 +989,9 @@ impl<'a> ShapeView<'a> {
 
     /// Whether the two views are the same bytes of the same input.
     pub fn same(self, other: ShapeView<'_>) -> bool {
-        std::ptr::eq(self.0.buf, other.0.buf) && self.0.pos == other.0.pos && self.0.end == other.0.end
+        std::ptr::eq(self.0.buf, other.0.buf)
+            && self.0.pos == other.0.pos
+            && self.0.end == other.0.end
     }
 
     pub fn tuple_shape(self, i: usize) -> Option<ShapeView<'a>> {
@@ -1183,7 +1186,10 @@ mod tests {
         let bytes = module_of(&[packed_form.clone(), mixed, packed_form]);
         let hlo = decode(&bytes).expect("decodes");
         let expected = (vec![1, 2, 300], vec![4]);
-        assert_eq!(operands(&hlo), vec![expected.clone(), expected.clone(), expected]);
+        assert_eq!(
+            operands(&hlo),
+            vec![expected.clone(), expected.clone(), expected]
+        );
         assert!(hlo
             .module
             .as_ref()
@@ -1205,7 +1211,11 @@ mod tests {
         bytes[at + 1] = 100;
         let e = decode(&bytes).err().expect("an error");
         assert_eq!(e.offset, at);
-        assert!(e.message.contains("field 1 declares 100 bytes but only 5 remain"), "{e}");
+        assert!(
+            e.message
+                .contains("field 1 declares 100 bytes but only 5 remain"),
+            "{e}"
+        );
         assert!(e.to_string().ends_with(&format!("(at byte {at})")), "{e}");
     }
 
@@ -1240,7 +1250,11 @@ mod tests {
             .iter()
             .map(|i| {
                 let m = i.metadata.map(|m| m.read()).unwrap_or_default();
-                (m.op_name.to_string(), m.source_file.to_string(), m.source_line)
+                (
+                    m.op_name.to_string(),
+                    m.source_file.to_string(),
+                    m.source_line,
+                )
             })
             .collect();
         assert_eq!(
@@ -1254,7 +1268,7 @@ mod tests {
 
     #[test]
     fn a_tuple_elements_shape_is_found_by_index() {
-        let mut element = |ty: u64, dims: &[u64]| {
+        let element = |ty: u64, dims: &[u64]| {
             let mut s = Vec::new();
             field_varint(2, ty, &mut s);
             field_bytes(3, &packed(dims), &mut s);

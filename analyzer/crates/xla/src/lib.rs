@@ -23,7 +23,9 @@ pub mod xspace;
 pub use allocator::{allocator_profiles, allocator_profiles_from_plane};
 pub use error::{XlaError, XlaErrorKind};
 pub use source::ReadAt;
-pub use xspace::{read_plane, read_planes, read_space, ProfiledModule, HOST_CPU_PLANE, METADATA_PLANE};
+pub use xspace::{
+    read_plane, read_planes, read_space, ProfiledModule, HOST_CPU_PLANE, METADATA_PLANE,
+};
 
 use memory_viewer::Module;
 use oomscope_proto::tensorflow::profiler::XPlane;
@@ -41,7 +43,11 @@ pub fn decode_hlo_proto<'a>(input_name: &str, bytes: &'a [u8]) -> Result<Hlo<'a>
             format!("not an xla.HloProto (truncated or another format): {e}"),
         )
     })?;
-    if hlo.module.as_ref().is_none_or(|m| m.computations.is_empty()) {
+    if hlo
+        .module
+        .as_ref()
+        .is_none_or(|m| m.computations.is_empty())
+    {
         return Err(XlaError::new(
             input_name,
             XlaErrorKind::Malformed,
@@ -127,7 +133,13 @@ pub fn analyze_hlo_with_programs(
     input_name: &str,
     hlo: &Hlo<'_>,
     program_id: Option<i64>,
-) -> Result<(Vec<ModuleReport>, Vec<oomscope_report::program::HeapProgram>), XlaError> {
+) -> Result<
+    (
+        Vec<ModuleReport>,
+        Vec<oomscope_report::program::HeapProgram>,
+    ),
+    XlaError,
+> {
     let module = Module::new(input_name, hlo)?;
     let reports = analyze_module(input_name, &module, program_id)?;
     Ok((reports, named_programs(&module, program_id)))

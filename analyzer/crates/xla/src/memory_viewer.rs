@@ -20,11 +20,11 @@
 //! - buffers under 16 KiB at the peak are merged into one "small" entry.
 
 use crate::error::{XlaError, XlaErrorKind};
-use crate::hlo::{
-    self, BufferAllocation, Event, HeapSimulatorTrace, Hlo, HloModule, Instruction,
-    LogicalBuffer, StackFrameIndex,
-};
 use crate::hlo::ShapeView;
+use crate::hlo::{
+    self, BufferAllocation, Event, HeapSimulatorTrace, Hlo, HloModule, Instruction, LogicalBuffer,
+    StackFrameIndex,
+};
 use crate::shape::{human_string_with_layout, shape_from_view, subshape, unpadded_view_bytes};
 use oomscope_report::{
     AllocationFlags, BufferCategory, BufferLifetime, MemoryColor, ModuleReport, PeakBuffer,
@@ -104,7 +104,10 @@ impl<'a> Buffer<'a> {
     pub(crate) fn own_shape_text(&self) -> String {
         match (self.own_shape, self.display_shape) {
             (Some(own), Some(display)) if own.same(display) => self.shape_text(),
-            _ => self.own_text.get_or_init(|| shape_text(self.own_shape)).clone(),
+            _ => self
+                .own_text
+                .get_or_init(|| shape_text(self.own_shape))
+                .clone(),
         }
     }
 }
@@ -116,8 +119,7 @@ pub(crate) fn shape_text(shape: Option<ShapeView<'_>>) -> String {
         .unwrap_or_default()
 }
 
-impl Buffer<'_> {
-}
+impl Buffer<'_> {}
 
 /// The HloProto indexed the way XProf's `HloProtoBufferWrapper` indexes it.
 pub struct Module<'a> {
@@ -139,8 +141,7 @@ pub struct Module<'a> {
 
 impl<'a> Module<'a> {
     pub fn new(input: &str, hlo: &'a Hlo<'a>) -> Result<Self, XlaError> {
-        let (Some(module), Some(assignment)) =
-            (hlo.module.as_ref(), hlo.assignment.as_ref())
+        let (Some(module), Some(assignment)) = (hlo.module.as_ref(), hlo.assignment.as_ref())
         else {
             return Err(XlaError::new(
                 input,
@@ -158,8 +159,7 @@ impl<'a> Module<'a> {
             .iter()
             .map(|b| (b.id, b))
             .collect();
-        let allocations: Vec<&BufferAllocation> =
-            assignment.buffer_allocations.iter().collect();
+        let allocations: Vec<&BufferAllocation> = assignment.buffer_allocations.iter().collect();
         let mut index_order: Vec<usize> = (0..allocations.len()).collect();
         index_order.sort_by_key(|&i| allocations.get(i).map_or(0, |a| a.index));
         let mut buffers = Vec::new();
@@ -190,7 +190,10 @@ impl<'a> Module<'a> {
                             .entry(instruction_id)
                             .or_insert_with(|| shape.tuple_shapes().collect());
                         let element = |i: i64| {
-                            usize::try_from(i).ok().and_then(|i| elements.get(i)).copied()
+                            usize::try_from(i)
+                                .ok()
+                                .and_then(|i| elements.get(i))
+                                .copied()
                         };
                         let last = index.last().copied().unwrap_or(first);
                         let own = element(first).and_then(|e| subshape(e, rest));

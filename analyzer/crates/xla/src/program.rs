@@ -11,9 +11,9 @@ use oomscope_report::program::{
 };
 use oomscope_report::MemoryColor;
 
-use crate::memory_viewer::Module;
 use crate::hlo::ShapeView;
 use crate::memory_viewer::shape_text;
+use crate::memory_viewer::Module;
 
 /// Visits at most this many (instruction, tuple index) states per parameter
 /// when following it to a contraction: bounded whatever the module.
@@ -111,7 +111,9 @@ impl<'a> Module<'a> {
                                 kind: HeapEventKind::Alloc,
                                 buffer: None,
                             });
-                            program.instructions.push(event.instruction_name.to_string());
+                            program
+                                .instructions
+                                .push(event.instruction_name.to_string());
                             continue;
                         }
                     }
@@ -119,7 +121,9 @@ impl<'a> Module<'a> {
                 _ => return None,
             };
             program.events.push(HeapEvent { kind, buffer });
-            program.instructions.push(event.instruction_name.to_string());
+            program
+                .instructions
+                .push(event.instruction_name.to_string());
         }
         program.instructions.push(String::new());
         for entry in &hlo_module.aliases {
@@ -134,7 +138,10 @@ impl<'a> Module<'a> {
         let mut of_instruction: HashMap<i64, Vec<usize>> = HashMap::new();
         for (i, b) in self.buffers().iter().enumerate() {
             if let Some(&slot) = buffer_slot.get(&i) {
-                of_instruction.entry(b.instruction.id).or_default().push(slot);
+                of_instruction
+                    .entry(b.instruction.id)
+                    .or_default()
+                    .push(slot);
             }
         }
         let graph = graph.get_or_insert_with(|| Graph::new(ints, hlo_module));
@@ -148,7 +155,6 @@ impl<'a> Module<'a> {
 fn buffer_slot_size(buffers: &[ProgramBuffer], i: usize) -> Option<u64> {
     buffers.get(i).map(|b| b.size_bytes)
 }
-
 
 /// Fills the entry parameters (with whether each reaches a contraction) and
 /// the output index of each maybe-live-out allocation.
@@ -210,7 +216,11 @@ fn entry_facts(
     }
     let mut parameters = Vec::new();
     for facts in graph.entry_parameters(module, entry) {
-        let uses: Vec<usize> = facts.readers.iter().filter_map(|&r| positions.of(r)).collect();
+        let uses: Vec<usize> = facts
+            .readers
+            .iter()
+            .filter_map(|&r| positions.of(r))
+            .collect();
         let (first_use, last_use) = (uses.iter().min().copied(), uses.iter().max().copied());
         for (index, shape) in &facts.leaves {
             let allocation = parameter_allocation
@@ -254,9 +264,7 @@ fn parameter_facts(graph: &Graph<'_>, instruction: &Instruction<'_>) -> Option<P
     while let Some(id) = frontier.pop() {
         for &u in graph.users.get(&id).map_or(&[][..], Vec::as_slice) {
             match graph.instructions.get(&u).map(|i| i.opcode) {
-                Some("get-tuple-element" | "bitcast") if readers.len() < 10_000 => {
-                    frontier.push(u)
-                }
+                Some("get-tuple-element" | "bitcast") if readers.len() < 10_000 => frontier.push(u),
                 Some(_) => readers.push(u),
                 None => {}
             }

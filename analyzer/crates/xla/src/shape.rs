@@ -1,9 +1,9 @@
 //! `xla.ShapeProto` (a [`ShapeView`]) → the layout crate's shape model, the shape text XProf
 //! shows (`ShapeUtil::HumanStringWithLayout`), and the unpadded size.
 
+use crate::hlo::{LayoutView, ShapeView};
 use oomscope_layout::shape::POINTER_BYTES;
 use oomscope_layout::{ArrayShape, ElementType, Layout, Shape, SplitConfig, Tile};
-use crate::hlo::{LayoutView, ShapeView};
 
 const TUPLE: i32 = 13;
 const OPAQUE_TYPE: i32 = 14;
@@ -53,9 +53,7 @@ fn layout_from_view(view: LayoutView<'_>) -> Layout {
                 split_indices,
             })
             .collect(),
-        physical_shape: view
-            .physical_shape()
-            .map(|s| Box::new(shape_from_view(s))),
+        physical_shape: view.physical_shape().map(|s| Box::new(shape_from_view(s))),
         dynamic_shape_metadata_prefix_bytes: view.scalar(15),
         ..Layout::default()
     }
