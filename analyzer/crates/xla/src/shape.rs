@@ -116,11 +116,32 @@ pub fn subshape<'a>(shape: ShapeView<'a>, shape_index: &[i64]) -> Option<ShapeVi
 
 /// [`unpadded_buffer_bytes`] of a shape view, without building a tuple's
 /// elements (a tuple's buffer is its index table).
+/// It reads the element type, the dimensions and the layout's element size
+/// only: the Memory Viewer sizes every buffer, and building each one's
+/// shape (its layout, tiles, dynamic flags) cost more than the rest of its
+/// analysis. `unpadded_view_bytes_match_the_shape_model` holds it equal to
+/// [`unpadded_buffer_bytes`] of [`shape_from_view`].
 pub fn unpadded_view_bytes(shape: ShapeView<'_>) -> u64 {
-    if shape.element_type() == TUPLE {
-        POINTER_BYTES.saturating_mul(shape.tuple_shapes().count() as u64)
-    } else {
-        unpadded_buffer_bytes(&shape_from_view(shape))
+    match shape.element_type() {
+        TUPLE => POINTER_BYTES.saturating_mul(shape.tuple_shapes().count() as u64),
+        TOKEN => 0,
+        OPAQUE_TYPE => POINTER_BYTES,
+        number => match ElementType::from_primitive_type(number) {
+            None => POINTER_BYTES,
+            Some(element_type) => {
+                let elements = shape.dimensions().iter().fold(1u64, |acc, &d| {
+                    acc.saturating_mul(u64::try_from(d).unwrap_or(0))
+                });
+                let bits = match shape
+                    .layout()
+                    .map(|l| u32::try_from(l.scalar(7)).unwrap_or(0))
+                {
+                    Some(bits) if bits != 0 => u64::from(bits),
+                    _ => element_type.default_storage_bytes().saturating_mul(8),
+                };
+                elements.checked_mul(bits).map_or(u64::MAX, |b| b.div_ceil(8))
+            }
+        },
     }
 }
 
@@ -131,5 +152,50 @@ pub fn unpadded_buffer_bytes(shape: &Shape) -> u64 {
     match shape {
         Shape::Tuple(_) | Shape::Token | Shape::Opaque => shape.own_padded_bytes(),
         Shape::Array(array) => array.unpadded_bytes(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every shape of every fixture HloProto (and their tuple elements):
+    /// the short path gives the shape model's unpadded size.
+    #[test]
+    fn unpadded_view_bytes_match_the_shape_model() {
+        let mut files = Vec::new();
+        let mut dirs = vec![oomscope_testdata::fixtures()];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.to_string_lossy().ends_with(".hlo.pb") {
+                    files.push(path);
+                }
+            }
+        }
+        assert!(files.len() > 50, "{} HloProtos", files.len());
+        let mut checked = 0;
+        for file in files {
+            let bytes = std::fs::read(&file).unwrap();
+            let Ok(hlo) = crate::hlo::decode(&bytes) else {
+                continue;
+            };
+            for i in hlo.module.iter().flat_map(|m| &m.instructions) {
+                let Some(shape) = i.shape else { continue };
+                for s in std::iter::once(shape).chain(shape.tuple_shapes()) {
+                    assert_eq!(
+                        unpadded_view_bytes(s),
+                        unpadded_buffer_bytes(&shape_from_view(s)),
+                        "{}: {}",
+                        file.display(),
+                        i.name
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 10_000, "{checked} shapes");
     }
 }
