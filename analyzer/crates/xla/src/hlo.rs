@@ -146,34 +146,35 @@ impl<'a> Wire<'a> {
                 end: self.pos,
             },
         };
-        let width =
-            match wire {
-                VARINT => {
-                    field.varint = self.varint()?;
-                    return Ok(Some(field));
-                }
-                FIXED64 => 8,
-                FIXED32 => 4,
-                LEN => {
-                    let len = self.varint()?;
-                    let remaining = self.end - self.pos;
-                    match usize::try_from(len).ok().filter(|&l| l <= remaining) {
-                        Some(l) => l,
-                        None => return Err(error(
+        let width = match wire {
+            VARINT => {
+                field.varint = self.varint()?;
+                return Ok(Some(field));
+            }
+            FIXED64 => 8,
+            FIXED32 => 4,
+            LEN => {
+                let len = self.varint()?;
+                let remaining = self.end - self.pos;
+                match usize::try_from(len).ok().filter(|&l| l <= remaining) {
+                    Some(l) => l,
+                    None => {
+                        return Err(error(
                             at,
                             format!(
                                 "field {number} declares {len} bytes but only {remaining} remain"
                             ),
-                        )),
+                        ))
                     }
                 }
-                other => {
-                    return Err(error(
-                        at,
-                        format!("field {number} has wire type {other}, which HloProtos do not use"),
-                    ))
-                }
-            };
+            }
+            other => {
+                return Err(error(
+                    at,
+                    format!("field {number} has wire type {other}, which HloProtos do not use"),
+                ))
+            }
+        };
         if self.end - self.pos < width {
             return Err(error(at, format!("the data ends inside field {number}")));
         }
@@ -1045,6 +1046,22 @@ impl<'a> LayoutView<'a> {
             .last()
             .and_then(|f| f.int().ok())
             .unwrap_or(0)
+    }
+
+    /// The scalar fields of a layout, read in one walk: `(number, value)`
+    /// for fields 7, 8, 11, 12, 15 and 16, the last of each kept, 0 when
+    /// absent (as [`LayoutView::scalar`] reads them one by one).
+    pub fn scalars(self) -> [i64; 6] {
+        const FIELDS: [u32; 6] = [7, 8, 11, 12, 15, 16];
+        let mut out = [0i64; 6];
+        for f in self.fields() {
+            if let Some(k) = FIELDS.iter().position(|&n| n == f.number) {
+                if let Ok(v) = f.int() {
+                    out[k] = v;
+                }
+            }
+        }
+        out
     }
 
     /// Each tile's dimensions.

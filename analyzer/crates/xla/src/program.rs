@@ -15,6 +15,11 @@ use crate::hlo::ShapeView;
 use crate::memory_viewer::shape_text;
 use crate::memory_viewer::Module;
 
+/// Users with at most this many operands are scanned for an operand's
+/// positions; those with more (root and loop tuples: thousands) have them
+/// indexed once.
+const SCANNED_OPERANDS: usize = 16;
+
 /// Visits at most this many (instruction, tuple index) states per parameter
 /// when following it to a contraction: bounded whatever the module.
 const MAX_VISITS: usize = 20_000;
@@ -302,9 +307,9 @@ struct Graph<'a> {
     hlo: &'a Hlo<'a>,
     instructions: HashMap<i64, &'a Instruction<'a>>,
     users: HashMap<i64, Vec<i64>>,
-    /// (operand, user) → the operand's positions in the user, ascending:
-    /// a root or loop tuple has thousands of operands, too many to scan at
-    /// every visit.
+    /// (operand, user) → the operand's positions in the user, ascending, for
+    /// users of more than [`SCANNED_OPERANDS`] operands: a root or loop
+    /// tuple has thousands, too many to scan at every visit.
     positions: HashMap<(i64, i64), Vec<usize>>,
     /// Parameter instructions of each computation, by parameter number.
     parameters: HashMap<i64, HashMap<i64, i64>>,
@@ -331,7 +336,11 @@ impl<'a> Graph<'a> {
         }
         let mut positions: HashMap<(i64, i64), Vec<usize>> = HashMap::new();
         for (&id, i) in &instructions {
-            for (k, &o) in hlo.ints(i.operand_ids).iter().enumerate() {
+            let operands = hlo.ints(i.operand_ids);
+            if operands.len() <= SCANNED_OPERANDS {
+                continue;
+            }
+            for (k, &o) in operands.iter().enumerate() {
                 positions.entry((o, id)).or_default().push(k);
             }
         }
@@ -362,10 +371,20 @@ impl<'a> Graph<'a> {
     }
 
     /// Where `operand` is among the operands of `user`.
-    fn positions_of(&self, operand: i64, user: i64) -> &[usize] {
+    fn positions_of(&self, operand: i64, user: i64) -> Vec<usize> {
+        let operands = self
+            .instructions
+            .get(&user)
+            .map_or(&[][..], |u| self.hlo.ints(u.operand_ids));
+        if operands.len() <= SCANNED_OPERANDS {
+            return (0..operands.len())
+                .filter(|&k| operands.get(k) == Some(&operand))
+                .collect();
+        }
         self.positions
             .get(&(operand, user))
-            .map_or(&[][..], Vec::as_slice)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// Whether the value of `start` reaches a dot or a convolution: through
@@ -400,7 +419,7 @@ impl<'a> Graph<'a> {
                     }
                     "tuple" => {
                         if element.is_none() {
-                            for &k in self.positions_of(id, user) {
+                            for k in self.positions_of(id, user) {
                                 stack.push((user, Some(k as i64)));
                             }
                         }
@@ -410,7 +429,7 @@ impl<'a> Graph<'a> {
                         // (fusion, call, custom-call, while body/condition).
                         let positions = self.positions_of(id, user);
                         for &c in self.hlo.ints(u.called_computation_ids) {
-                            for &k in positions {
+                            for &k in &positions {
                                 let k = if u.opcode == "while" { 0 } else { k as i64 };
                                 if let Some(&p) = self.parameters.get(&c).and_then(|ps| ps.get(&k))
                                 {

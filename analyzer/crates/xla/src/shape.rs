@@ -36,15 +36,16 @@ pub fn shape_from_view(view: ShapeView<'_>) -> Shape {
 }
 
 fn layout_from_view(view: LayoutView<'_>) -> Layout {
-    let tail = view.scalar(16);
+    let [element_size_in_bits, memory_space, index_type, pointer_type, prefix, tail] =
+        view.scalars();
     Layout {
         minor_to_major: view.minor_to_major(),
         tiles: view.tiles().into_iter().map(|dims| Tile { dims }).collect(),
         tail_padding_alignment_in_elements: if tail == 0 { 1 } else { tail },
-        index_primitive_type: nonzero_type(view.scalar(11) as i32),
-        pointer_primitive_type: nonzero_type(view.scalar(12) as i32),
-        element_size_in_bits: u32::try_from(view.scalar(7)).unwrap_or(0),
-        memory_space: view.scalar(8),
+        index_primitive_type: nonzero_type(index_type as i32),
+        pointer_primitive_type: nonzero_type(pointer_type as i32),
+        element_size_in_bits: u32::try_from(element_size_in_bits).unwrap_or(0),
+        memory_space,
         split_configs: view
             .split_configs()
             .into_iter()
@@ -54,7 +55,7 @@ fn layout_from_view(view: LayoutView<'_>) -> Layout {
             })
             .collect(),
         physical_shape: view.physical_shape().map(|s| Box::new(shape_from_view(s))),
-        dynamic_shape_metadata_prefix_bytes: view.scalar(15),
+        dynamic_shape_metadata_prefix_bytes: prefix,
         ..Layout::default()
     }
 }
@@ -139,7 +140,9 @@ pub fn unpadded_view_bytes(shape: ShapeView<'_>) -> u64 {
                     Some(bits) if bits != 0 => u64::from(bits),
                     _ => element_type.default_storage_bytes().saturating_mul(8),
                 };
-                elements.checked_mul(bits).map_or(u64::MAX, |b| b.div_ceil(8))
+                elements
+                    .checked_mul(bits)
+                    .map_or(u64::MAX, |b| b.div_ceil(8))
             }
         },
     }
