@@ -25,7 +25,7 @@ pub(crate) struct DimClasses {
     leaves: HashMap<i64, Vec<(Vec<i64>, u32, Vec<i64>)>>,
     /// (instruction id, tuple index) → its place in `leaves` (a tuple of
     /// thousands of arguments is looked up leaf by leaf).
-    places: HashMap<(i64, Vec<i64>), usize>,
+    places: HashMap<i64, HashMap<Vec<i64>, usize>>,
 }
 
 fn array_leaves(shape: &ShapeProto, index: &mut Vec<i64>, out: &mut Vec<(Vec<i64>, Vec<i64>)>) {
@@ -63,7 +63,11 @@ impl DimClasses {
                         .parent
                         .extend((first..first + dims.len()).map(|n| n as u32));
                     let list = classes.leaves.entry(i.id).or_default();
-                    classes.places.insert((i.id, index.clone()), list.len());
+                    classes
+                        .places
+                        .entry(i.id)
+                        .or_default()
+                        .insert(index.clone(), list.len());
                     list.push((index, first as u32, dims));
                 }
             }
@@ -122,10 +126,13 @@ impl DimClasses {
 
     fn leaf(&self, id: i64, index: &[i64]) -> Option<(u32, &[i64])> {
         let list = self.leaves.get(&id)?;
-        let at = if index.is_empty() && list.len() == 1 {
-            0
+        // A few leaves are scanned, the last match kept as the index keeps
+        // it (no key to build and hash: this is the analysis's most
+        // frequent lookup); a wide tuple's are indexed.
+        let at = if list.len() <= 8 {
+            list.iter().rposition(|(i, _, _)| i.as_slice() == index)?
         } else {
-            *self.places.get(&(id, index.to_vec()))?
+            *self.places.get(&id)?.get(index)?
         };
         list.get(at)
             .filter(|(i, _, _)| i.as_slice() == index)
@@ -152,10 +159,18 @@ impl DimClasses {
     /// same leaf under `ib` of `b` (values of one shape: a tuple element, a
     /// loop's state, a fusion's operand and parameter).
     fn join_value(&mut self, a: i64, ia: &[i64], b: i64, ib: &[i64]) {
-        // An array leaf itself (the common case): no scan of a wide tuple.
-        if let Some((_, dims)) = self.leaf(a, ia) {
-            for d in 0..dims.len() as i64 {
-                self.join(a, ia, d, b, ib, d);
+        // An array leaf itself (the common case): no scan of a wide tuple;
+        // both leaves looked up once, each dimension joined when its
+        // extents agree ([`Self::join`]).
+        if let Some((x, xs)) = self.leaf(a, ia) {
+            let Some((y, ys)) = self.leaf(b, ib) else {
+                return;
+            };
+            let same: Vec<u32> = (0..xs.len().min(ys.len()) as u32)
+                .filter(|&d| xs.get(d as usize) == ys.get(d as usize))
+                .collect();
+            for d in same {
+                self.unite(x + d, y + d);
             }
             return;
         }

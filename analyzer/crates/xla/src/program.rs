@@ -7,15 +7,15 @@ use std::collections::{HashMap, HashSet};
 
 use oomscope_proto::xla::{HloComputationProto, HloInstructionProto, HloModuleProto};
 use oomscope_report::program::{
-    BufferReader, HeapEvent, HeapEventKind, HeapProgram, ParameterReads,
-    ProgramAllocation, ProgramBuffer,
+    BufferReader, HeapEvent, HeapEventKind, HeapProgram, ParameterReads, ProgramAllocation,
+    ProgramBuffer,
 };
 use oomscope_report::MemoryColor;
 
 use crate::hlo;
-use crate::memory_viewer::Module;
 use crate::hlo::{HloModule, ShapeView};
 use crate::memory_viewer::shape_text;
+use crate::memory_viewer::Module;
 
 /// Visits at most this many (instruction, tuple index) states per parameter
 /// when following it to a contraction: bounded whatever the module.
@@ -24,8 +24,24 @@ const MAX_VISITS: usize = 20_000;
 /// Elementwise ops an activation is made of, through which a value can
 /// still only feed a contraction.
 const ELEMENTWISE: &[&str] = &[
-    "maximum", "minimum", "multiply", "add", "subtract", "divide", "negate", "abs", "tanh",
-    "logistic", "exponential", "log", "sqrt", "rsqrt", "power", "clamp", "select", "compare",
+    "maximum",
+    "minimum",
+    "multiply",
+    "add",
+    "subtract",
+    "divide",
+    "negate",
+    "abs",
+    "tanh",
+    "logistic",
+    "exponential",
+    "log",
+    "sqrt",
+    "rsqrt",
+    "power",
+    "clamp",
+    "select",
+    "compare",
 ];
 
 /// Visits at most this many uses inside fused computations when deciding
@@ -39,22 +55,31 @@ impl<'a> Module<'a> {
         let Some(proto) = self.hlo().module_proto() else {
             return Vec::new();
         };
+        // The module's dataflow, the same for every memory space, built
+        // once (each space's program reads it).
+        let mut facts = ModuleFacts::new(&proto);
         self.memory_spaces()
             .into_iter()
-            .filter_map(|space| self.program_with(space, &proto))
+            .filter_map(|space| self.program_with(space, &proto, &mut facts))
             .collect()
     }
 
     /// The program the Memory Viewer replays for memory space `color`, or
     /// `None` when that space has no heap-simulator trace.
     pub fn program(&self, color: i64) -> Option<HeapProgram> {
-        self.program_with(color, &self.hlo().module_proto()?)
+        let proto = self.hlo().module_proto()?;
+        self.program_with(color, &proto, &mut ModuleFacts::new(&proto))
     }
 
     /// Buffers, allocations and events come from the lazy view; the
     /// dataflow facts (readers, dying operands, dimension classes) from
     /// `hlo_module`, the same module decoded with prost.
-    fn program_with(&self, color: i64, hlo_module: &HloModuleProto) -> Option<HeapProgram> {
+    fn program_with(
+        &self,
+        color: i64,
+        hlo_module: &HloModuleProto,
+        facts: &mut ModuleFacts<'_>,
+    ) -> Option<HeapProgram> {
         let trace = self.trace_for(color).and_then(|t| self.traces().get(t))?;
         let view = self.module();
         let ints = self.hlo();
@@ -163,7 +188,10 @@ impl<'a> Module<'a> {
         let mut by_instruction: HashMap<i64, Vec<usize>> = HashMap::new();
         for (i, b) in self.buffers().iter().enumerate() {
             if let Some(&slot) = buffer_slot.get(&i) {
-                by_instruction.entry(b.instruction.id).or_default().push(slot);
+                by_instruction
+                    .entry(b.instruction.id)
+                    .or_default()
+                    .push(slot);
             }
         }
         let defined: HashMap<(i64, &[i64]), Vec<usize>> = self
@@ -175,8 +203,7 @@ impl<'a> Module<'a> {
                 m.entry(k).or_insert_with(Vec::new).push(v);
                 m
             });
-        let dying = DyingOperands::new(hlo_module);
-        let mut dims = crate::dims::DimClasses::of(hlo_module);
+        let ModuleFacts { dying, dims, graph } = facts;
         for (i, b) in self.buffers().iter().enumerate() {
             let Some(&slot) = buffer_slot.get(&i) else {
                 continue;
@@ -201,19 +228,43 @@ impl<'a> Module<'a> {
             let operands = dying.of(instruction, |key| {
                 defined.get(&key).cloned().unwrap_or_default()
             });
-            let f32 = b
-                .own_shape
-                .is_some_and(|s| s.element_type() == oomscope_proto::xla::PrimitiveType::F32 as i32);
+            let f32 = b.own_shape.is_some_and(|s| {
+                s.element_type() == oomscope_proto::xla::PrimitiveType::F32 as i32
+            });
             let softmax = f32 && dying.softmax_value(b.instruction.id, b.shape_index());
             if let Some(x) = program.buffers.get_mut(slot) {
                 x.dying_operands = operands.into_iter().filter(|&o| o != slot).collect();
                 x.softmax = softmax;
             }
         }
-        entry_facts(hlo_module, view, &mut program, &origins, &mut dims, |id| {
-            by_instruction.get(&id).cloned().unwrap_or_default()
-        });
+        entry_facts(
+            hlo_module,
+            view,
+            graph,
+            &mut program,
+            &origins,
+            dims,
+            |id| by_instruction.get(&id).cloned().unwrap_or_default(),
+        );
         Some(program)
+    }
+}
+
+/// What every memory space's program reads of one module: its value
+/// graph, the operands that die at each instruction, the dimension classes.
+struct ModuleFacts<'m> {
+    dying: DyingOperands<'m>,
+    dims: crate::dims::DimClasses,
+    graph: Graph<'m>,
+}
+
+impl<'m> ModuleFacts<'m> {
+    fn new(module: &'m HloModuleProto) -> Self {
+        ModuleFacts {
+            dying: DyingOperands::new(module),
+            dims: crate::dims::DimClasses::of(module),
+            graph: Graph::new(module),
+        }
     }
 }
 
@@ -226,6 +277,7 @@ fn buffer_slot_size(buffers: &[ProgramBuffer], i: usize) -> Option<u64> {
 fn entry_facts(
     module: &HloModuleProto,
     view: &HloModule<'_>,
+    graph: &Graph<'_>,
     program: &mut HeapProgram,
     origins: &[(i64, Vec<i64>)],
     dims: &mut crate::dims::DimClasses,
@@ -245,7 +297,6 @@ fn entry_facts(
     else {
         return;
     };
-    let graph = Graph::new(module);
     // The trace names a FREE by the freed buffer's defining instruction;
     // the heap simulator frees it after its last reader, so that reader
     // places the event in the schedule. The reader is the freed buffer's
@@ -412,9 +463,10 @@ fn entry_facts(
 /// the f32 operand is kept (checked on a real compile of the remat MLP
 /// with `JAX_DEFAULT_MATMUL_PRECISION=highest`: its block inputs stay f32).
 fn rounds_to_bf16(contraction: &HloInstructionProto) -> bool {
-    contraction.precision_config.as_ref().is_none_or(|p| {
-        p.algorithm == 0 && p.operand_precision.iter().all(|&x| x == 0)
-    })
+    contraction
+        .precision_config
+        .as_ref()
+        .is_none_or(|p| p.algorithm == 0 && p.operand_precision.iter().all(|&x| x == 0))
 }
 
 /// The operand positions at which `user` reads `id`.
@@ -437,7 +489,11 @@ fn last_reader(
     start: i64,
     index: &[i64],
 ) -> Option<String> {
-    let mut readers: Vec<i64> = graph.readers(start, index).into_iter().map(|(r, _)| r).collect();
+    let mut readers: Vec<i64> = graph
+        .readers(start, index)
+        .into_iter()
+        .map(|(r, _)| r)
+        .collect();
     if index.is_empty() {
         readers.extend(graph.users.get(&start).map_or(&[][..], Vec::as_slice));
     }
@@ -489,7 +545,10 @@ impl<'a> Graph<'a> {
                 for &o in &i.operand_ids {
                     users.entry(o).or_default().push(i.id);
                     if i.opcode == "get-tuple-element" {
-                        element_users.entry((o, i.tuple_index)).or_default().push(i.id);
+                        element_users
+                            .entry((o, i.tuple_index))
+                            .or_default()
+                            .push(i.id);
                     } else {
                         value_users.entry(o).or_default().push(i.id);
                     }
@@ -529,7 +588,11 @@ impl<'a> Graph<'a> {
             // thousands of arguments has thousands of them); a
             // get-tuple-element of the whole tuple reads its table only.
             if let Some((&first, rest)) = index.split_first() {
-                for &user in self.element_users.get(&(id, first)).map_or(&[][..], Vec::as_slice) {
+                for &user in self
+                    .element_users
+                    .get(&(id, first))
+                    .map_or(&[][..], Vec::as_slice)
+                {
                     stack.push((user, rest.to_vec()));
                 }
             }
@@ -563,7 +626,9 @@ impl<'a> Graph<'a> {
         let mut out = self.readers(id, index);
         let (mut id, mut index) = (id, index.to_vec());
         for _ in 0..4 {
-            let Some(i) = self.instructions.get(&id) else { break };
+            let Some(i) = self.instructions.get(&id) else {
+                break;
+            };
             let copies = match (i.opcode.as_str(), index.as_slice()) {
                 ("copy-start", [0]) | ("copy", []) => true,
                 _ => false,
@@ -571,7 +636,11 @@ impl<'a> Graph<'a> {
             let Some(&source) = i.operand_ids.first().filter(|_| copies) else {
                 break;
             };
-            out.extend(self.readers(source, &[]).into_iter().filter(|&(r, _)| r != id));
+            out.extend(
+                self.readers(source, &[])
+                    .into_iter()
+                    .filter(|&(r, _)| r != id),
+            );
             (id, index) = (source, Vec::new());
         }
         out
@@ -617,7 +686,9 @@ impl<'a> Graph<'a> {
             }
             *budget -= 1;
             match self.instructions.get(u).map(|i| i.opcode.as_str()) {
-                Some("dot" | "convolution") => self.instructions.get(u).is_some_and(|i| rounds_to_bf16(i)),
+                Some("dot" | "convolution") => {
+                    self.instructions.get(u).is_some_and(|i| rounds_to_bf16(i))
+                }
                 Some("convert" | "bitcast" | "reshape" | "transpose" | "copy") => {
                     self.flows_only_to_contractions(*u, budget)
                 }
@@ -661,9 +732,9 @@ impl<'a> Graph<'a> {
             }
             false
         };
-        self.instructions.get(&user).is_some_and(|u| {
-            u.operand_ids.iter().all(|&o| o == id || constant(o))
-        })
+        self.instructions
+            .get(&user)
+            .is_some_and(|u| u.operand_ids.iter().all(|&o| o == id || constant(o)))
     }
 
     /// A fusion whose computations hold only parameters, constants,
