@@ -26,6 +26,9 @@ pub(crate) struct DimClasses {
     /// (instruction id, tuple index) → its place in `leaves` (a tuple of
     /// thousands of arguments is looked up leaf by leaf).
     places: HashMap<i64, HashMap<Vec<i64>, usize>>,
+    /// Ids given to more than one instruction (malformed input): their
+    /// leaves are not in one tuple's order, so they are scanned.
+    repeated: std::collections::HashSet<i64>,
 }
 
 fn array_leaves(shape: &ShapeProto, index: &mut Vec<i64>, out: &mut Vec<(Vec<i64>, Vec<i64>)>) {
@@ -46,12 +49,16 @@ impl DimClasses {
             parent: Vec::new(),
             leaves: HashMap::new(),
             places: HashMap::new(),
+            repeated: Default::default(),
         };
         let mut instructions: HashMap<i64, &HloInstructionProto> = HashMap::new();
         for c in &module.computations {
             for i in &c.instructions {
                 instructions.insert(i.id, i);
                 let Some(shape) = &i.shape else { continue };
+                if classes.leaves.contains_key(&i.id) {
+                    classes.repeated.insert(i.id);
+                }
                 let mut leaves = Vec::new();
                 array_leaves(shape, &mut Vec::new(), &mut leaves);
                 for (index, dims) in leaves {
@@ -159,37 +166,49 @@ impl DimClasses {
     /// same leaf under `ib` of `b` (values of one shape: a tuple element, a
     /// loop's state, a fusion's operand and parameter).
     fn join_value(&mut self, a: i64, ia: &[i64], b: i64, ib: &[i64]) {
-        // An array leaf itself (the common case): no scan of a wide tuple;
-        // both leaves looked up once, each dimension joined when its
-        // extents agree ([`Self::join`]).
-        if let Some((x, xs)) = self.leaf(a, ia) {
-            let Some((y, ys)) = self.leaf(b, ib) else {
-                return;
-            };
-            let same: Vec<u32> = (0..xs.len().min(ys.len()) as u32)
-                .filter(|&d| xs.get(d as usize) == ys.get(d as usize))
-                .collect();
-            for d in same {
-                self.unite(x + d, y + d);
-            }
+        // An array leaf itself (the common case): no scan of a wide tuple.
+        if self.leaf(a, ia).is_some() {
+            self.join_leaves(a, ia, b, ib);
             return;
         }
-        let pairs: Vec<(Vec<i64>, Vec<i64>, usize)> = self
-            .leaves
-            .get(&a)
-            .map_or(&[][..], Vec::as_slice)
+        let list = self.leaves.get(&a).map_or(&[][..], Vec::as_slice);
+        // A tuple's leaves are listed in index order, so those under `ia`
+        // are one run found by bisection (a tuple of thousands of pairs,
+        // each read by its get-tuple-element, is not scanned per element).
+        let start = if self.repeated.contains(&a) {
+            0
+        } else {
+            list.partition_point(|(index, _, _)| index.as_slice() < ia)
+        };
+        let pairs: Vec<(Vec<i64>, Vec<i64>)> = list
+            .get(start..)
+            .unwrap_or(&[])
             .iter()
+            .take_while(|(index, _, _)| self.repeated.contains(&a) || index.starts_with(ia))
             .filter(|(index, _, _)| index.starts_with(ia))
-            .map(|(index, _, dims)| {
+            .map(|(index, _, _)| {
                 let mut other = ib.to_vec();
                 other.extend_from_slice(&index[ia.len()..]);
-                (index.clone(), other, dims.len())
+                (index.clone(), other)
             })
             .collect();
-        for (x, y, rank) in pairs {
-            for d in 0..rank as i64 {
-                self.join(a, &x, d, b, &y, d);
-            }
+        for (x, y) in pairs {
+            self.join_leaves(a, &x, b, &y);
+        }
+    }
+
+    /// Joins each dimension of the array leaf `(a, ia)` with the same
+    /// dimension of `(b, ib)` where their extents agree (what [`Self::join`]
+    /// does dimension by dimension, with each leaf looked up once).
+    fn join_leaves(&mut self, a: i64, ia: &[i64], b: i64, ib: &[i64]) {
+        let (Some((x, xs)), Some((y, ys))) = (self.leaf(a, ia), self.leaf(b, ib)) else {
+            return;
+        };
+        let same: Vec<u32> = (0..xs.len().min(ys.len()) as u32)
+            .filter(|&d| xs.get(d as usize) == ys.get(d as usize))
+            .collect();
+        for d in same {
+            self.unite(x + d, y + d);
         }
     }
 
