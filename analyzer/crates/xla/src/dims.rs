@@ -12,7 +12,8 @@
 //! a weight's gradient, contracted over the batch, is not joined to it even
 //! when its size equals the batch.
 
-use std::collections::HashMap;
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 use oomscope_proto::xla::{HloInstructionProto, HloModuleProto, ShapeProto};
 
@@ -28,7 +29,7 @@ pub(crate) struct DimClasses {
     places: HashMap<i64, HashMap<Vec<i64>, usize>>,
     /// Ids given to more than one instruction (malformed input): their
     /// leaves are not in one tuple's order, so they are scanned.
-    repeated: std::collections::HashSet<i64>,
+    repeated: HashSet<i64>,
 }
 
 fn array_leaves(shape: &ShapeProto, index: &mut Vec<i64>, out: &mut Vec<(Vec<i64>, Vec<i64>)>) {
@@ -47,11 +48,11 @@ impl DimClasses {
     pub(crate) fn of(module: &HloModuleProto) -> DimClasses {
         let mut classes = DimClasses {
             parent: Vec::new(),
-            leaves: HashMap::new(),
-            places: HashMap::new(),
+            leaves: HashMap::default(),
+            places: HashMap::default(),
             repeated: Default::default(),
         };
-        let mut instructions: HashMap<i64, &HloInstructionProto> = HashMap::new();
+        let mut instructions: HashMap<i64, &HloInstructionProto> = HashMap::default();
         for c in &module.computations {
             for i in &c.instructions {
                 instructions.insert(i.id, i);

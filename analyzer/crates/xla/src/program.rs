@@ -3,7 +3,11 @@
 //! (`memory_viewer.rs` picks the same trace), and the entry computation's
 //! parameters with what they feed, for the what-if engine (issue 25).
 
-use std::collections::{HashMap, HashSet};
+// Keyed by instruction ids: SipHash was a tenth of the what-if program's
+// time. foldhash is as fast and seeded at random per process, so ids
+// chosen to collide in a crafted file cannot make the tables quadratic.
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 use oomscope_proto::xla::{HloComputationProto, HloInstructionProto, HloModuleProto};
 use oomscope_report::program::{
@@ -89,7 +93,7 @@ impl<'a> Module<'a> {
             ..HeapProgram::default()
         };
         // Allocations of this colour, and their buffers.
-        let mut allocation_slot: HashMap<usize, usize> = HashMap::new();
+        let mut allocation_slot: HashMap<usize, usize> = HashMap::default();
         for (i, a) in self.in_index_order() {
             if a.color != color {
                 continue;
@@ -110,7 +114,7 @@ impl<'a> Module<'a> {
                 defined_at: None,
             });
         }
-        let mut buffer_slot: HashMap<usize, usize> = HashMap::new();
+        let mut buffer_slot: HashMap<usize, usize> = HashMap::default();
         // The instruction and shape index that define each program buffer.
         let mut origins: Vec<(i64, Vec<i64>)> = Vec::new();
         for (i, b) in self.buffers().iter().enumerate() {
@@ -185,7 +189,7 @@ impl<'a> Module<'a> {
         }
         // The program's buffers of each instruction, indexed once (a scan
         // per output took a minute on a module of 10^5 buffers).
-        let mut by_instruction: HashMap<i64, Vec<usize>> = HashMap::new();
+        let mut by_instruction: HashMap<i64, Vec<usize>> = HashMap::default();
         for (i, b) in self.buffers().iter().enumerate() {
             if let Some(&slot) = buffer_slot.get(&i) {
                 by_instruction
@@ -199,7 +203,7 @@ impl<'a> Module<'a> {
             .iter()
             .enumerate()
             .filter_map(|(i, b)| Some(((b.instruction.id, b.shape_index()), *buffer_slot.get(&i)?)))
-            .fold(HashMap::new(), |mut m, (k, v)| {
+            .fold(HashMap::default(), |mut m, (k, v)| {
                 m.entry(k).or_insert_with(Vec::new).push(v);
                 m
             });
@@ -305,7 +309,7 @@ fn entry_facts(
     // (which would place the loss head after the backward loop).
     let order = schedule_order(module, entry);
     let entry_ids: HashSet<i64> = entry.instructions.iter().map(|i| i.id).collect();
-    let mut last: HashMap<usize, Option<String>> = HashMap::new();
+    let mut last: HashMap<usize, Option<String>> = HashMap::default();
     let names: Vec<String> = program
         .instructions
         .iter()
@@ -529,12 +533,12 @@ const MAX_MEMO: usize = 4_000_000;
 
 impl<'a> Graph<'a> {
     fn new(module: &'a HloModuleProto) -> Self {
-        let mut instructions = HashMap::new();
-        let mut users: HashMap<i64, Vec<i64>> = HashMap::new();
-        let mut parameters: HashMap<i64, HashMap<i64, i64>> = HashMap::new();
-        let mut computation_opcodes: HashMap<i64, Vec<String>> = HashMap::new();
-        let mut element_users: HashMap<(i64, i64), Vec<i64>> = HashMap::new();
-        let mut value_users: HashMap<i64, Vec<i64>> = HashMap::new();
+        let mut instructions = HashMap::default();
+        let mut users: HashMap<i64, Vec<i64>> = HashMap::default();
+        let mut parameters: HashMap<i64, HashMap<i64, i64>> = HashMap::default();
+        let mut computation_opcodes: HashMap<i64, Vec<String>> = HashMap::default();
+        let mut element_users: HashMap<(i64, i64), Vec<i64>> = HashMap::default();
+        let mut value_users: HashMap<i64, Vec<i64>> = HashMap::default();
         for c in &module.computations {
             computation_opcodes.insert(
                 c.id,
@@ -578,7 +582,7 @@ impl<'a> Graph<'a> {
     /// result is its destination, element {0} of the copy-start).
     fn readers(&self, id: i64, index: &[i64]) -> Vec<(i64, bool)> {
         let mut out = Vec::new();
-        let mut seen: HashSet<(i64, Vec<i64>)> = HashSet::new();
+        let mut seen: HashSet<(i64, Vec<i64>)> = HashSet::default();
         let mut stack = vec![(id, index.to_vec())];
         while let Some((id, index)) = stack.pop() {
             if !seen.insert((id, index.clone())) || seen.len() > MAX_VISITS {
@@ -850,7 +854,7 @@ impl<'a> Graph<'a> {
         // Depth-first, children before parents; a state met again while
         // open (malformed input) counts as not reaching.
         let mut stack: Vec<(State, Vec<State>)> = Vec::new();
-        let mut open: HashSet<State> = HashSet::new();
+        let mut open: HashSet<State> = HashSet::default();
         let enter = |state: State,
                      stack: &mut Vec<(State, Vec<State>)>,
                      memo: &mut HashMap<State, bool>,
@@ -1030,8 +1034,8 @@ impl<'a> DyingOperands<'a> {
     }
 
     fn new(module: &'a HloModuleProto) -> Self {
-        let mut instructions = HashMap::new();
-        let mut users: HashMap<i64, Vec<i64>> = HashMap::new();
+        let mut instructions = HashMap::default();
+        let mut users: HashMap<i64, Vec<i64>> = HashMap::default();
         for c in &module.computations {
             for i in &c.instructions {
                 instructions.insert(i.id, i);
@@ -1040,7 +1044,7 @@ impl<'a> DyingOperands<'a> {
                 }
             }
         }
-        let mut parameters = HashMap::new();
+        let mut parameters = HashMap::default();
         let roots: HashMap<i64, i64> = module
             .computations
             .iter()
@@ -1051,7 +1055,7 @@ impl<'a> DyingOperands<'a> {
                 parameters.insert((c.id, i.parameter_number), i.id);
             }
         }
-        let mut order = HashMap::new();
+        let mut order = HashMap::default();
         if let Some(schedule) = &module.schedule {
             for (&computation, sequence) in &schedule.sequences {
                 for (k, &id) in sequence.instruction_ids.iter().enumerate() {
@@ -1070,10 +1074,13 @@ impl<'a> DyingOperands<'a> {
                 .flat_map(|c| c.instructions.iter())
                 .filter(|i| i.opcode == "fusion")
                 .filter_map(|i| Some((*roots.get(i.called_computation_ids.first()?)?, i.id)))
-                .fold(HashMap::new(), |mut m: HashMap<i64, Vec<i64>>, (r, f)| {
-                    m.entry(r).or_default().push(f);
-                    m
-                }),
+                .fold(
+                    HashMap::default(),
+                    |mut m: HashMap<i64, Vec<i64>>, (r, f)| {
+                        m.entry(r).or_default().push(f);
+                        m
+                    },
+                ),
             roots,
         }
     }
@@ -1403,7 +1410,7 @@ mod tests {
 
     /// The walk without memory: every state from `start` (through `only`).
     fn walked(graph: &Graph<'_>, start: i64, only: Option<i64>) -> bool {
-        let mut seen: HashSet<State> = HashSet::new();
+        let mut seen: HashSet<State> = HashSet::default();
         let mut stack = Vec::new();
         if graph.successors((start, None), only, &mut stack) {
             return true;
