@@ -130,6 +130,43 @@ pub fn expand(
     budget: &mut Budget,
     depth: u32,
 ) -> (Vec<InputFile>, Vec<(String, String)>) {
+    expand_where(file, budget, depth, &|_| true)
+}
+
+/// Whether the file `member` (a name [`expand`] gives) may come out of the
+/// archive `archive`: an entry of it, or what a lone `.gz` holds.
+pub fn may_hold(archive: &str, member: &str) -> bool {
+    member.starts_with(&format!("{archive}/"))
+        || (archive != member && strip_gz_suffix(archive) == member)
+}
+
+/// The file `wanted` (a name [`expand`] gives: `run.zip/dir/x.pickle`) out
+/// of the archive `file`, expanded again under the limits of its analysis
+/// but alone: entries on no path to it are skipped unread, so memory holds
+/// the archive and that one member (a snapshot's replay reads it again: a
+/// member has no file of its own). The error names the archive.
+pub fn member(file: InputFile, wanted: &str) -> Result<Vec<u8>, String> {
+    let archive = file.name.clone();
+    let on_path = |name: &str| name == wanted || wanted.starts_with(&format!("{name}/"));
+    let keep = |name: &str| on_path(name) || on_path(&strip_gz_suffix(name));
+    let mut budget = Budget::new(Limits::default());
+    let (files, errors) = expand_where(file, &mut budget, 0, &keep);
+    match files.into_iter().find(|f| f.name == wanted) {
+        Some(f) => Ok(f.data),
+        None => Err(match errors.into_iter().next() {
+            Some((_, message)) => message,
+            None => format!("{archive} holds no {wanted}"),
+        }),
+    }
+}
+
+/// [`expand`], reading only the entries whose name `keep` accepts.
+fn expand_where(
+    file: InputFile,
+    budget: &mut Budget,
+    depth: u32,
+    keep: &dyn Fn(&str) -> bool,
+) -> (Vec<InputFile>, Vec<(String, String)>) {
     let Some(kind) = container_of(&file.name, &file.data) else {
         return (vec![file], Vec::new());
     };
@@ -142,13 +179,13 @@ pub fn expand(
     }
     let mut errors = Vec::new();
     let inner = match kind {
-        Container::Zip => unzip(&file, budget, &mut errors),
-        Container::Tar => untar(&file.name, &file.data, budget, &mut errors),
-        Container::Gzip => gunzip(&file, budget, &mut errors),
+        Container::Zip => unzip(&file, budget, &mut errors, keep),
+        Container::Tar => untar(&file.name, &file.data, budget, &mut errors, keep),
+        Container::Gzip => gunzip(&file, budget, &mut errors, keep),
     };
     let mut out = Vec::new();
     for f in inner {
-        let (files, errs) = expand(f, budget, depth + 1);
+        let (files, errs) = expand_where(f, budget, depth + 1, keep);
         out.extend(files);
         errors.extend(errs);
     }
@@ -159,6 +196,7 @@ fn unzip(
     file: &InputFile,
     budget: &mut Budget,
     errors: &mut Vec<(String, String)>,
+    keep: &dyn Fn(&str) -> bool,
 ) -> Vec<InputFile> {
     let mut out = Vec::new();
     let mut archive = match zip::ZipArchive::new(std::io::Cursor::new(&file.data[..])) {
@@ -190,6 +228,9 @@ fn unzip(
             .name()
             .map(|n| n.into_owned())
             .unwrap_or_else(|_| format!("entry {i}"));
+        if !keep(&join(&file.name, &entry_name)) {
+            continue;
+        }
         match budget.read_bounded(&file.name, &entry_name, entry) {
             Ok(data) => out.push(InputFile {
                 name: join(&file.name, &entry_name),
@@ -209,6 +250,7 @@ fn untar(
     data: &[u8],
     budget: &mut Budget,
     errors: &mut Vec<(String, String)>,
+    keep: &dyn Fn(&str) -> bool,
 ) -> Vec<InputFile> {
     let mut out = Vec::new();
     let mut archive = tar::Archive::new(data);
@@ -244,6 +286,9 @@ fn untar(
             Ok(p) => p.to_string_lossy().into_owned(),
             Err(_) => continue,
         };
+        if !keep(&join(name, &entry_name)) {
+            continue;
+        }
         match budget.read_bounded(name, &entry_name, entry) {
             Ok(bytes) => out.push(InputFile {
                 name: join(name, &entry_name),
@@ -262,13 +307,14 @@ fn gunzip(
     file: &InputFile,
     budget: &mut Budget,
     errors: &mut Vec<(String, String)>,
+    keep: &dyn Fn(&str) -> bool,
 ) -> Vec<InputFile> {
     let decoder = flate2::read::MultiGzDecoder::new(&file.data[..]);
     match budget.read_bounded(&file.name, "gzip stream", decoder) {
         Ok(data) => {
             let inner = strip_gz_suffix(&file.name);
             if container_of(&inner, &data) == Some(Container::Tar) {
-                untar(&file.name, &data, budget, errors)
+                untar(&file.name, &data, budget, errors, keep)
             } else {
                 vec![InputFile { name: inner, data }]
             }

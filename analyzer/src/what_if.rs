@@ -6,11 +6,12 @@
 //! (`oomscope_diagnosis::what_if`).
 
 use oomscope_report::program::HeapProgram;
-use oomscope_report::whatif::{AbsentRemedy, PanelReplay, Remedy, WhatIf, WhatIfChoice};
+use oomscope_report::whatif::{
+    AbsentRemedy, PanelReplay, Remedy, ReplayedCurve, WhatIf, WhatIfChoice,
+};
 use oomscope_report::{MemoryColor, PeakKind, Report, SourceKind};
 use oomscope_whatif::entries::{cheapest_combination, single_remedies, what_if, Settings};
 use oomscope_whatif::WhatIfError;
-
 
 /// A module counts as near its limit above this share of it.
 const NEAR: f64 = 0.9;
@@ -227,15 +228,28 @@ pub fn panel(
 /// "Without these allocations" for a frame the user chose (`function
 /// file:line`, as a snapshot's lines are named), on one snapshot read again
 /// by slices (a snapshot's trace is not kept after its analysis): one entry
-/// per device whose trace has allocations with that frame on their stack.
-/// The page's worker and the CLI's `--without` both come here.
+/// per device whose trace has allocations with that frame on their stack,
+/// with its replayed curve. The page's worker and the CLI's `--without`
+/// both come here.
 pub fn snapshot_without(
     name: &str,
     source: &dyn crate::ReadAt,
     frame: &str,
-) -> Result<Vec<WhatIf>, String> {
+) -> Result<Vec<ReplayedCurve>, String> {
     let reader = oomscope_xla::source::SequentialReader::new(source);
     oomscope_snapshot::without_frame(name, reader, source.len(), frame).map_err(|e| e.to_string())
+}
+
+/// [`snapshot_without`] on the snapshot `input` that came out of `archive`
+/// (a member has no file of its own to read again): the member expanded
+/// again alone from the archive's bytes, under the limits of its analysis.
+pub fn snapshot_without_in_archive(
+    archive: crate::InputFile,
+    input: &str,
+    frame: &str,
+) -> Result<Vec<ReplayedCurve>, String> {
+    let data = crate::archive::member(archive, input)?;
+    snapshot_without(input, &data, frame)
 }
 
 /// Puts snapshot what-ifs made on request ([`snapshot_without`]) into the
@@ -260,37 +274,45 @@ pub fn attach_snapshot_what_ifs(report: &mut Report, entries: Vec<WhatIf>) {
 }
 
 /// [`snapshot_without`] on every snapshot among the inputs (a pickle by its
-/// first bytes; archives are not opened), before they are analysed: the
-/// entries, and the snapshots that could not be read again, named.
+/// first bytes, archives expanded as their analysis expands them), before
+/// they are analysed: the entries, and the snapshots that could not be read
+/// again, named.
 pub fn snapshots_without(
     files: &[crate::InputFile],
     sources: &[crate::InputSource],
     frame: &str,
 ) -> (Vec<WhatIf>, Vec<oomscope_report::InputError>) {
-    let inputs = files
-        .iter()
-        .map(|f| (f.name.as_str(), &f.data as &dyn crate::ReadAt))
-        .chain(
-            sources
-                .iter()
-                .map(|s| (s.name.as_str(), s.source.as_ref() as &dyn crate::ReadAt)),
-        );
     let (mut entries, mut errors) = (Vec::new(), Vec::new());
-    for (name, source) in inputs {
+    let mut replay = |name: &str, source: &dyn crate::ReadAt| {
         let mut head = [0u8; 2];
         let is_pickle = source.len() >= 2
             && source.read_at(0, &mut head).is_ok()
             && oomscope_snapshot::looks_like_pickle(&head);
         if !is_pickle {
-            continue;
+            return;
         }
         match snapshot_without(name, source, frame) {
-            Ok(found) => entries.extend(found),
+            Ok(found) => entries.extend(found.into_iter().map(|c| c.what_if)),
             Err(message) => errors.push(oomscope_report::InputError {
                 input: name.to_string(),
                 message,
             }),
         }
+    };
+    for f in files {
+        if crate::archive::container_of(&f.name, &f.data).is_none() {
+            replay(&f.name, &f.data);
+            continue;
+        }
+        let mut budget = crate::archive::Budget::new(crate::archive::Limits::default());
+        // The archive's own errors are the analysis's to report.
+        let (inner, _) = crate::archive::expand(f.clone(), &mut budget, 0);
+        for m in inner {
+            replay(&m.name, &m.data);
+        }
+    }
+    for s in sources {
+        replay(&s.name, s.source.as_ref());
     }
     (entries, errors)
 }

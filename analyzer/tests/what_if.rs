@@ -355,3 +355,193 @@ fn a_combination_keeps_what_each_remedy_removed_whatever_the_order() {
     assert!(both < peak(&[Remedy::Donation]));
     assert!(both < peak(&[Remedy::Batch]));
 }
+
+/// A real snapshot of the corpus, and a line of it that is not among the
+/// three the report replays by itself (`custom_softmax` holds less).
+const SNAPSHOT: &str = "silmont2000__assignment2-systems__mem_snapshot.pickle";
+const SNAPSHOT_LINE: &str =
+    "custom_softmax /root/autodl-tmp/assignment2-systems/cs336_systems/trace_peak_memory.py:7";
+
+fn snapshot_file() -> oomscope_analyzer::InputFile {
+    let path = corpus().join("snapshots").join(SNAPSHOT);
+    oomscope_analyzer::InputFile {
+        name: SNAPSHOT.into(),
+        data: std::fs::read(path).unwrap(),
+    }
+}
+
+#[test]
+fn a_link_carries_the_snapshot_lines_replayed_without_and_their_curves() {
+    let file = snapshot_file();
+    let r = analyze(vec![file.clone()], &mut |_| {});
+    let replays =
+        oomscope_analyzer::what_if::snapshot_without(&file.name, &file.data, SNAPSHOT_LINE)
+            .unwrap();
+    assert_eq!(replays.len(), 1);
+    let view = oomscope_report::ViewState {
+        view: "snapshots".into(),
+        snapshot_without: replays.clone(),
+        ..Default::default()
+    };
+    let link =
+        oomscope_permalink::encode_link_at(&r, "https://example.invalid/", &view, 1).unwrap();
+    let back = oomscope_permalink::decode(&link.url).unwrap();
+    // The snapshot's own what-ifs come back with it (they travel in the
+    // diagnosis).
+    assert!(!r.memory_snapshots[0].what_if.is_empty());
+    assert_eq!(
+        back.memory_snapshots[0]
+            .what_if
+            .iter()
+            .map(|w| (w.remedy, w.frame.clone(), w.predicted_peak_bytes))
+            .collect::<Vec<_>>(),
+        r.memory_snapshots[0]
+            .what_if
+            .iter()
+            .map(|w| (w.remedy, w.frame.clone(), w.predicted_peak_bytes))
+            .collect::<Vec<_>>()
+    );
+    let carried = back.shared.unwrap().view.snapshot_without;
+    assert_eq!(carried.len(), 1);
+    let (sent, got) = (&replays[0], &carried[0]);
+    assert_eq!(got.what_if.frame.as_deref(), Some(SNAPSHOT_LINE));
+    assert_eq!(got.what_if.device, sent.what_if.device);
+    assert_eq!(got.what_if.module, SNAPSHOT);
+    assert_eq!(
+        got.what_if.predicted_peak_bytes,
+        sent.what_if.predicted_peak_bytes
+    );
+    assert!(got.what_if.predicted_peak_bytes < r.memory_snapshots[0].peak_allocated_bytes);
+    // The curve is shortened, its peak kept at its trace index.
+    assert!(got.heap_bytes.len() <= 200 && got.heap_bytes.len() > 2);
+    let peak = got.heap_bytes.iter().max().copied();
+    assert_eq!(peak, Some(sent.what_if.predicted_peak_bytes));
+    let at = |c: &oomscope_report::whatif::ReplayedCurve| {
+        c.positions[c.heap_bytes.iter().position(|b| Some(*b) == peak).unwrap()]
+    };
+    assert_eq!(at(got), at(sent));
+
+    // A link naming a snapshot it does not carry is refused.
+    let mut other = view.clone();
+    other.snapshot_without[0].what_if.module = "elsewhere.pickle".into();
+    let link =
+        oomscope_permalink::encode_link_at(&r, "https://example.invalid/", &other, 1).unwrap();
+    let err = oomscope_permalink::decode(&link.url)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no line of a snapshot"), "{err}");
+
+    // As many lines as a link carries (more are left out), each with its
+    // own curve (made different so that deflate cannot fold them), still
+    // make a link: the curves are shortened like the report's, peaks kept.
+    let mut many = view.clone();
+    many.snapshot_without = (0..40u64)
+        .map(|i| {
+            let mut c = replays[0].clone();
+            for (j, b) in c.heap_bytes.iter_mut().enumerate() {
+                *b = b.saturating_sub((j as u64 * 7919 * (i + 1)) % 65_521);
+            }
+            c.what_if.frame = Some(format!("f{i} x.py:{i}"));
+            c.what_if.predicted_peak_bytes = *c.heap_bytes.iter().max().unwrap();
+            c
+        })
+        .collect();
+    let link =
+        oomscope_permalink::encode_link_at(&r, "https://example.invalid/", &many, 1).unwrap();
+    assert!(
+        link.url.len() <= oomscope_permalink::MAX_BUDGET + 100,
+        "{}",
+        link.url.len()
+    );
+    let back = oomscope_permalink::decode(&link.url).unwrap();
+    let shared = back.shared.unwrap();
+    // Over the typical budget, they are shortened with the run-time curves.
+    let shortest = "run-time curves downsampled to 16 points";
+    assert!(
+        shared.reductions.iter().any(|r| r.starts_with(shortest)),
+        "{:?}",
+        shared.reductions
+    );
+    let carried = shared.view.snapshot_without;
+    assert_eq!(carried.len(), 32);
+    for (c, sent) in carried.iter().zip(&many.snapshot_without) {
+        assert!(c.heap_bytes.len() <= 16, "{}", c.heap_bytes.len());
+        assert_eq!(
+            c.heap_bytes.iter().max(),
+            Some(&sent.what_if.predicted_peak_bytes)
+        );
+    }
+}
+
+#[test]
+fn a_snapshot_inside_an_archive_is_replayed_from_the_archive() {
+    use std::io::Write;
+    let file = snapshot_file();
+    let plain = oomscope_analyzer::what_if::snapshot_without(&file.name, &file.data, SNAPSHOT_LINE)
+        .unwrap();
+    // The snapshot in a zip beside another file, and in a zip inside a
+    // .tar.gz, as users send them.
+    let mut zipped = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default();
+    zipped.start_file("notes.txt", options).unwrap();
+    zipped.write_all(b"not a snapshot").unwrap();
+    zipped
+        .start_file(format!("run/{SNAPSHOT}"), options)
+        .unwrap();
+    zipped.write_all(&file.data).unwrap();
+    let zipped = zipped.finish().unwrap().into_inner();
+    let mut tar = tar::Builder::new(Vec::new());
+    let mut header = tar::Header::new_gnu();
+    header.set_size(zipped.len() as u64);
+    header.set_mode(0o644);
+    header.set_cksum();
+    tar.append_data(&mut header, "runs.zip", &zipped[..])
+        .unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&tar.into_inner().unwrap()).unwrap();
+    let tgz = gz.finish().unwrap();
+
+    for (archive, data) in [("runs.zip", zipped.clone()), ("all.tar.gz", tgz)] {
+        let archive = oomscope_analyzer::InputFile {
+            name: archive.into(),
+            data,
+        };
+        // The name the analysis gives the member.
+        let r = analyze(vec![archive.clone()], &mut |_| {});
+        assert_eq!(r.memory_snapshots.len(), 1, "{}", archive.name);
+        let input = r.memory_snapshots[0].input.clone();
+        assert!(oomscope_analyzer::archive::may_hold(&archive.name, &input));
+        let replayed = oomscope_analyzer::what_if::snapshot_without_in_archive(
+            archive.clone(),
+            &input,
+            SNAPSHOT_LINE,
+        )
+        .unwrap();
+        assert_eq!(replayed.len(), 1);
+        assert_eq!(replayed[0].what_if.module, input);
+        assert_eq!(
+            replayed[0].what_if.predicted_peak_bytes,
+            plain[0].what_if.predicted_peak_bytes
+        );
+        assert_eq!(replayed[0].heap_bytes, plain[0].heap_bytes);
+        // The CLI's `--without` opens the archive as its analysis does.
+        let (entries, errors) = oomscope_analyzer::what_if::snapshots_without(
+            std::slice::from_ref(&archive),
+            &[],
+            SNAPSHOT_LINE,
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(entries, vec![replayed[0].what_if.clone()]);
+        // A member it does not hold is named as such.
+        let err = oomscope_analyzer::what_if::snapshot_without_in_archive(
+            archive.clone(),
+            &format!("{}/gone.pickle", archive.name),
+            SNAPSHOT_LINE,
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("holds no") && err.contains("gone.pickle"),
+            "{err}"
+        );
+    }
+}

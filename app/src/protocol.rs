@@ -72,7 +72,8 @@ pub const SNAPSHOT_WITHOUT_FIELD: &str = "snapshot_without";
 /// Replay the snapshot `input` of the analysis on screen without the
 /// allocations whose stack holds `frame` (a line of its table:
 /// `oomscope_analyzer::what_if::snapshot_without`). The worker reads the
-/// file again: it keeps the files of its latest analysis, never a trace.
+/// file again: it keeps the files of its latest analysis, never a trace (a
+/// snapshot out of an archive is expanded again from the archive).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SnapshotWithoutRequest {
     pub job: u32,
@@ -238,9 +239,10 @@ pub enum WorkerMessage {
     Reworked { job: u32, report_json: String },
     /// A [`Rework`] could not be made (the reason, for the user).
     ReworkFailed { job: u32, message: String },
-    /// A snapshot replayed without a line: the entries
-    /// (`Vec<oomscope_report::whatif::WhatIf>`, one per device) as JSON.
-    SnapshotReplayed { job: u32, what_if_json: String },
+    /// A snapshot replayed without a line: the replays
+    /// (`Vec<oomscope_report::whatif::ReplayedCurve>`, one per device, each
+    /// its what-if and curve) as JSON.
+    SnapshotReplayed { job: u32, replays_json: String },
     /// No snapshot replay (the reason, for the user).
     SnapshotReplayFailed { job: u32, message: String },
 }

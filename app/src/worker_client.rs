@@ -21,7 +21,7 @@ use oomscope_app::protocol::{
     WHAT_IF_FIELD, WORKER_SCRIPT,
 };
 use oomscope_report::compare::{ComparedRuns, Comparison};
-use oomscope_report::whatif::{PanelReplay, WhatIf};
+use oomscope_report::whatif::{PanelReplay, ReplayedCurve};
 use oomscope_report::{Report, ViewState};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -82,9 +82,9 @@ pub fn rework(state: AppState, report: &Report, rework: Rework, done: ReworkCall
     send(state, message.into(), Array::new());
 }
 
-/// Receives a snapshot replayed without a line (one entry per device), or
-/// why there is none.
-pub type SnapshotReplayCallback = Box<dyn FnOnce(Result<Vec<WhatIf>, String>)>;
+/// Receives a snapshot replayed without a line (one replay per device, its
+/// what-if and curve), or why there is none.
+pub type SnapshotReplayCallback = Box<dyn FnOnce(Result<Vec<ReplayedCurve>, String>)>;
 
 /// Asks the worker to replay the snapshot `input` of the analysis on screen
 /// without the allocations whose stack holds `frame`; supersedes an
@@ -599,10 +599,10 @@ fn on_worker_message(state: AppState, message: WorkerMessage) {
                 done(Err(message));
             }
         }
-        WorkerMessage::SnapshotReplayed { job, what_if_json } => {
+        WorkerMessage::SnapshotReplayed { job, replays_json } => {
             if let Some(done) = SNAPSHOT_JOB.with(|r| take_if_job(&mut r.borrow_mut(), job)) {
                 done(
-                    serde_json::from_str::<Vec<WhatIf>>(&what_if_json)
+                    serde_json::from_str::<Vec<ReplayedCurve>>(&replays_json)
                         .map_err(|e| format!("the worker's replay could not be read: {e}")),
                 );
             }

@@ -264,7 +264,9 @@ fn keep_files(files: &[RequestFile], payloads: &js_sys::Array) {
 }
 
 /// A snapshot of the analysis on screen replayed without a line, its file
-/// read again by slices (`oomscope_analyzer::what_if::snapshot_without`).
+/// read again by slices (`oomscope_analyzer::what_if::snapshot_without`),
+/// or, for a snapshot that came out of an archive, the archive read again
+/// and that member alone expanded.
 fn run_snapshot_without(scope: &DedicatedWorkerGlobalScope, json: &str) {
     let Some(request) = parse::<SnapshotWithoutRequest>(scope, json, |job, message| {
         WorkerMessage::SnapshotReplayFailed { job, message }
@@ -272,28 +274,33 @@ fn run_snapshot_without(scope: &DedicatedWorkerGlobalScope, json: &str) {
         return;
     };
     let job = request.job;
-    let blob = FILES.with(|f| {
-        f.borrow()
-            .iter()
-            .find(|(name, _)| *name == request.input)
-            .map(|(_, blob)| blob.clone())
-    });
-    let answer = blob
-        .and_then(|blob| blob_source(&blob))
-        .ok_or_else(|| {
-            format!(
-                "{} is no longer at hand here: drop it again to replay it",
-                request.input
-            )
+    let (input, frame) = (request.input.as_str(), request.frame.as_str());
+    let kept = |holds: &dyn Fn(&str) -> bool| {
+        FILES.with(|f| {
+            f.borrow()
+                .iter()
+                .find(|(name, _)| holds(name))
+                .map(|(name, blob)| (name.clone(), blob.clone()))
         })
-        .and_then(|source| {
-            oomscope_analyzer::what_if::snapshot_without(&request.input, &source, &request.frame)
-        })
-        .and_then(|entries| serde_json::to_string(&entries).map_err(|e| format!("replay: {e}")));
+    };
+    let gone = || format!("{input} is no longer at hand here: drop it again to replay it");
+    let answer = match kept(&|name| name == input) {
+        Some((_, blob)) => blob_source(&blob)
+            .ok_or_else(gone)
+            .and_then(|source| oomscope_analyzer::what_if::snapshot_without(input, &source, frame)),
+        None => match kept(&|name| oomscope_analyzer::archive::may_hold(name, input)) {
+            Some((name, blob)) => load_payload(&name, &blob.into(), &mut |_| {}).and_then(|data| {
+                let archive = InputFile { name, data };
+                oomscope_analyzer::what_if::snapshot_without_in_archive(archive, input, frame)
+            }),
+            None => Err(gone()),
+        },
+    }
+    .and_then(|replays| serde_json::to_string(&replays).map_err(|e| format!("replay: {e}")));
     post(
         scope,
         &match answer {
-            Ok(what_if_json) => WorkerMessage::SnapshotReplayed { job, what_if_json },
+            Ok(replays_json) => WorkerMessage::SnapshotReplayed { job, replays_json },
             Err(message) => WorkerMessage::SnapshotReplayFailed { job, message },
         },
     );

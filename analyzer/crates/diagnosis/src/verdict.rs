@@ -121,7 +121,7 @@ pub(crate) struct OtherPeak {
 }
 
 /// How the snapshot reader names allocations whose trace has no frames.
-const NO_STACK: &str = "<no stack recorded>";
+const NO_STACK: &str = oomscope_report::NO_STACK_LINE;
 
 /// The largest run-time peak of the report.
 pub(crate) fn other_peak(report: &Report) -> Option<OtherPeak> {

@@ -204,6 +204,12 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
                 .unwrap_or_default(),
             device_limit_bytes: view.device.as_ref().map_or(0, |d| d.limit_bytes),
             what_if: view.what_if.as_ref().map(crate::what_if_view::to_shared),
+            snapshot_without: view
+                .snapshot_without
+                .iter()
+                .take(crate::what_if_view::MAX_SNAPSHOT_REPLAYS)
+                .map(crate::what_if_view::snapshot_replay_to_shared)
+                .collect(),
         }),
         reductions: Vec::new(),
         memory_snapshots: r
@@ -840,8 +846,23 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
                 .what_if
                 .map(crate::what_if_view::from_shared)
                 .transpose()?,
+            snapshot_without: crate::what_if_view::snapshot_replays_from_shared(
+                view.snapshot_without,
+                &r.memory_snapshots,
+            )?,
         },
     });
+    // A snapshot's what-ifs travel once, in `diagnosis.what_if` (see
+    // `runtime::snapshot_to_shared`); each snapshot gets its own back.
+    for s in &mut r.memory_snapshots {
+        s.what_if = r
+            .diagnosis
+            .what_if
+            .iter()
+            .filter(|w| w.module == s.input && w.device == Some(s.device))
+            .cloned()
+            .collect();
+    }
     Ok(r)
 }
 

@@ -301,6 +301,20 @@ pub(crate) fn reduce_curves(r: &mut pb::SharedReport, points: usize) {
     {
         downsample(s, points);
     }
+    // The snapshot lines the sender replayed without are run-time curves too.
+    for c in r
+        .view
+        .iter_mut()
+        .flat_map(|v| v.snapshot_without.iter_mut())
+    {
+        let mut s = pb::RuntimeSection {
+            x: std::mem::take(&mut c.x),
+            y: std::mem::take(&mut c.y),
+            ..Default::default()
+        };
+        downsample(&mut s, points);
+        (c.x, c.y) = (s.x, s.y);
+    }
 }
 
 // ---------------------------------------------------------------------------

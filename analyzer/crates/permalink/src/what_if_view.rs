@@ -1,5 +1,7 @@
-//! The module view's What-if panel in links (`ViewState.what_if`, proto
-//! `WhatIfPanel`): the remedies picked with their parameters, and the
+//! The What-ifs the sender made on the page, in links: the module view's
+//! panel (`ViewState.what_if`, proto `WhatIfPanel`: the remedies picked
+//! with their parameters) and the snapshot lines replayed without
+//! (`ViewState.snapshot_without`, proto `SnapshotReplay`), each with the
 //! replay the sender saw, its curve downsampled to [`CURVE_POINTS`] with
 //! the peak kept. Decoding validates every field.
 
@@ -10,6 +12,7 @@ use oomscope_proto::oomscope::report as pb;
 use oomscope_report::whatif::{
     DonationScope, Remedy, ReplayedCurve, WhatIf, WhatIfChoice, WhatIfView,
 };
+use oomscope_report::MemorySnapshot;
 
 /// Points of the replayed curve a link carries.
 pub(crate) const CURVE_POINTS: usize = 200;
@@ -17,6 +20,92 @@ pub(crate) const CURVE_POINTS: usize = 200;
 const MAX_JSON: usize = 16 * 1024;
 /// Largest k or N a valid link holds.
 const MAX_DIVISOR: u32 = 1 << 20;
+/// Most snapshot lines replayed without a valid link holds.
+pub(crate) const MAX_SNAPSHOT_REPLAYS: usize = 32;
+
+/// A replayed curve as a link carries it: its `WhatIf` JSON without the
+/// changed buffers, and its curve as delta-encoded x and y columns.
+fn curve_to_shared(curve: &ReplayedCurve) -> (String, Vec<i64>, Vec<u64>) {
+    let what_if = WhatIf {
+        changed: Vec::new(),
+        ..curve.what_if.clone()
+    };
+    let json = serde_json::to_string(&what_if).unwrap_or_default();
+    let keep = downsample_indices(&curve.heap_bytes, CURVE_POINTS.saturating_sub(1));
+    let at = |i: usize| curve.positions.get(i).copied().unwrap_or(0);
+    let x = delta(
+        keep.iter()
+            .map(|&i| i64::try_from(at(i)).unwrap_or(i64::MAX)),
+    );
+    let y = keep
+        .iter()
+        .filter_map(|&i| curve.heap_bytes.get(i).copied())
+        .collect();
+    (json, x, y)
+}
+
+/// [`curve_to_shared`]'s columns read back, validated (`what` names the
+/// part of the link in errors).
+fn curve_from_shared(
+    what: &str,
+    json: &str,
+    x: &[i64],
+    y: Vec<u64>,
+) -> Result<ReplayedCurve, LinkError> {
+    let invalid = |why: &str| LinkError::Invalid(format!("{what}: {why}"));
+    if json.len() > MAX_JSON {
+        return Err(invalid("the replay is too long"));
+    }
+    let what_if: WhatIf =
+        serde_json::from_str(json).map_err(|e| invalid(&format!("the replay: {e}")))?;
+    if x.len() != y.len() || y.len() > CURVE_POINTS {
+        return Err(invalid("the replayed curve's columns"));
+    }
+    let positions = undelta(x)?
+        .into_iter()
+        .map(|x| u64::try_from(x).map_err(|_| invalid("a negative position")))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(ReplayedCurve {
+        what_if,
+        positions,
+        heap_bytes: y,
+    })
+}
+
+pub(crate) fn snapshot_replay_to_shared(curve: &ReplayedCurve) -> pb::SnapshotReplay {
+    let (what_if_json, x, y) = curve_to_shared(curve);
+    pb::SnapshotReplay { what_if_json, x, y }
+}
+
+/// The snapshot lines replayed without, each a `without_allocations`
+/// what-if of a snapshot (input and device) of `snapshots` naming its line.
+pub(crate) fn snapshot_replays_from_shared(
+    replays: Vec<pb::SnapshotReplay>,
+    snapshots: &[MemorySnapshot],
+) -> Result<Vec<ReplayedCurve>, LinkError> {
+    let what = "a snapshot line replayed without";
+    if replays.len() > MAX_SNAPSHOT_REPLAYS {
+        return Err(LinkError::Invalid(format!("too many of {what}")));
+    }
+    replays
+        .into_iter()
+        .map(|r| {
+            let curve = curve_from_shared(what, &r.what_if_json, &r.x, r.y)?;
+            let w = &curve.what_if;
+            let names_a_line = w.remedy == Remedy::WithoutAllocations
+                && w.frame.as_deref().is_some_and(|f| !f.is_empty())
+                && snapshots
+                    .iter()
+                    .any(|s| s.input == w.module && Some(s.device) == w.device);
+            if !names_a_line {
+                return Err(LinkError::Invalid(format!(
+                    "{what}: no line of a snapshot the link carries"
+                )));
+            }
+            Ok(curve)
+        })
+        .collect()
+}
 
 pub(crate) fn to_shared(v: &WhatIfView) -> pb::WhatIfPanel {
     let mut panel = pb::WhatIfPanel {
@@ -32,21 +121,7 @@ pub(crate) fn to_shared(v: &WhatIfView) -> pb::WhatIfPanel {
         ..Default::default()
     };
     if let Some(curve) = &v.replay {
-        let what_if = WhatIf {
-            changed: Vec::new(),
-            ..curve.what_if.clone()
-        };
-        panel.replay_json = serde_json::to_string(&what_if).unwrap_or_default();
-        let keep = downsample_indices(&curve.heap_bytes, CURVE_POINTS.saturating_sub(1));
-        let at = |i: usize| curve.positions.get(i).copied().unwrap_or(0);
-        panel.x = delta(
-            keep.iter()
-                .map(|&i| i64::try_from(at(i)).unwrap_or(i64::MAX)),
-        );
-        panel.y = keep
-            .iter()
-            .filter_map(|&i| curve.heap_bytes.get(i).copied())
-            .collect();
+        (panel.replay_json, panel.x, panel.y) = curve_to_shared(curve);
     }
     panel
 }
@@ -85,24 +160,13 @@ pub(crate) fn from_shared(p: pb::WhatIfPanel) -> Result<WhatIfView, LinkError> {
             replay: None,
         });
     }
-    if p.replay_json.len() > MAX_JSON {
-        return Err(invalid("the replay is too long"));
-    }
-    let what_if: WhatIf =
-        serde_json::from_str(&p.replay_json).map_err(|e| invalid(&format!("the replay: {e}")))?;
-    if p.x.len() != p.y.len() || p.y.len() > CURVE_POINTS {
-        return Err(invalid("the replayed curve's columns"));
-    }
-    let positions = undelta(&p.x)?
-        .into_iter()
-        .map(|x| u64::try_from(x).map_err(|_| invalid("a negative position")))
-        .collect::<Result<Vec<_>, _>>()?;
     Ok(WhatIfView {
         choice,
-        replay: Some(ReplayedCurve {
-            what_if,
-            positions,
-            heap_bytes: p.y,
-        }),
+        replay: Some(curve_from_shared(
+            "the what-if panel",
+            &p.replay_json,
+            &p.x,
+            p.y,
+        )?),
     })
 }

@@ -83,6 +83,7 @@ fn view() -> ViewState {
         selection: "fusion.3".into(),
         device: None,
         what_if: None,
+        snapshot_without: Vec::new(),
     }
 }
 
@@ -654,6 +655,22 @@ fn a_non_finite_rate_does_not_stop_the_link_from_opening() {
     assert_eq!(back.memory_snapshots[0].accumulations[0].count, 3);
 }
 
+/// Adds a snapshot line replayed without to the link's view: a
+/// `without_allocations` what-if of `input`'s `device`, with its columns.
+fn replayed(s: &mut pb::SharedReport, input: &str, device: u32, x: Vec<i64>, y: Vec<u64>) {
+    let what_if = format!(
+        r#"{{"remedy":"without_allocations","module":"{input}","device":{device},"frame":"f a.py:1","memory_space":0,"scope":"","predicted_peak_bytes":1,"predicted_peak_position":0,"saving_bytes":1,"how":""}}"#
+    );
+    s.view
+        .get_or_insert_with(Default::default)
+        .snapshot_without
+        .push(pb::SnapshotReplay {
+            what_if_json: what_if,
+            x,
+            y,
+        });
+}
+
 #[test]
 fn hostile_run_time_sections_are_refused() {
     let good = {
@@ -707,6 +724,30 @@ fn hostile_run_time_sections_are_refused() {
             Box::new(|s| s.memory_snapshots[0].json = "{\"peak_allocated_bytes\":-1}".into()),
         ),
         (
+            "a snapshot line of no snapshot carried",
+            Box::new(|s| replayed(s, "other.pickle", 0, vec![1], vec![1])),
+        ),
+        (
+            "a snapshot line of another device",
+            Box::new(|s| replayed(s, "snap.pickle", 3, vec![1], vec![1])),
+        ),
+        (
+            "a snapshot line's columns",
+            Box::new(|s| replayed(s, "snap.pickle", 0, vec![1, 2], vec![1])),
+        ),
+        (
+            "a snapshot line's negative position",
+            Box::new(|s| replayed(s, "snap.pickle", 0, vec![-5], vec![1])),
+        ),
+        (
+            "too many snapshot lines",
+            Box::new(|s| {
+                for _ in 0..33 {
+                    replayed(s, "snap.pickle", 0, vec![1], vec![1]);
+                }
+            }),
+        ),
+        (
             "series columns",
             Box::new(|s| {
                 s.device_memory_series.push(pb::RuntimeSection {
@@ -716,6 +757,12 @@ fn hostile_run_time_sections_are_refused() {
             }),
         ),
     ];
+    // A sound snapshot line opens.
+    let mut s = good.clone();
+    replayed(&mut s, "snap.pickle", 0, vec![0, 5], vec![7, 3]);
+    let carried = decode(&raw_link(&s)).unwrap().shared.unwrap().view;
+    assert_eq!(carried.snapshot_without[0].positions, vec![0, 5]);
+    assert_eq!(carried.snapshot_without[0].heap_bytes, vec![7, 3]);
     for (what, edit) in cases {
         let mut s = good.clone();
         edit(&mut s);

@@ -30,7 +30,7 @@ pub use runtime::{
 };
 pub use snapshot::{
     Accumulation, CurvePoint, LingeringBuffers, LiveAllocation, MemorySnapshot, PhaseSpan,
-    SnapshotFormat, SnapshotLine, SnapshotOom, Spike, CURVE_MAX_POINTS,
+    SnapshotFormat, SnapshotLine, SnapshotOom, Spike, CURVE_MAX_POINTS, NO_STACK_LINE,
 };
 pub use stacks::{Frame, FrameKind, StackSample};
 pub use vocabulary::{
@@ -118,6 +118,11 @@ pub struct ViewState {
     /// replayed to (issue 25).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub what_if: Option<whatif::WhatIfView>,
+    /// The lines of PyTorch snapshots replayed without on the page (issue
+    /// 25), each with its replayed curve (a `without_allocations` what-if
+    /// naming its snapshot, device and frame).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub snapshot_without: Vec<whatif::ReplayedCurve>,
 }
 
 impl Report {

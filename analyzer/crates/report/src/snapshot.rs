@@ -104,6 +104,10 @@ pub struct MemorySnapshot {
 /// Most points in [`MemorySnapshot::active_memory_curve`].
 pub const CURVE_MAX_POINTS: usize = 2000;
 
+/// The [`SnapshotLine`] of the allocations whose trace recorded no frames:
+/// no line of code, so none to replay without.
+pub const NO_STACK_LINE: &str = "<no stack recorded>";
+
 /// One point of the downsampled Active Memory curve: the bytes after trace
 /// event `event_index`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -141,7 +145,7 @@ pub enum SnapshotFormat {
 /// Bytes and allocation count attributed to one source line.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SnapshotLine {
-    /// `function file:line`.
+    /// `function file:line`, or [`NO_STACK_LINE`].
     pub frame: String,
     pub bytes: u64,
     pub count: u64,

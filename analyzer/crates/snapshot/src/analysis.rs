@@ -211,7 +211,7 @@ fn group_by_line<'a>(
         .into_iter()
         .map(|(frame, (bytes, count))| SnapshotLine {
             frame: if frame.is_empty() {
-                "<no stack recorded>".into()
+                oomscope_report::NO_STACK_LINE.into()
             } else {
                 frame
             },
@@ -238,12 +238,13 @@ struct ReservedTimeline {
 
 impl ReservedTimeline {
     fn new(snap: &Snapshot, device: u32, final_reserved: u64) -> Self {
-        let trace: Vec<_> = snap.trace(device).collect();
-        let mut before = vec![0u64; trace.len() + 1];
+        // Walked backwards through the ids, not collected first.
+        let len = snap.trace(device).count();
+        let mut before = vec![0u64; len + 1];
         let mut r = final_reserved;
-        before[trace.len()] = r;
+        before[len] = r;
         let mut peak = r;
-        for (i, e) in trace.iter().enumerate().rev() {
+        for (i, e) in snap.trace(device).rev().enumerate().map(|(k, e)| (len - 1 - k, e)) {
             r = match e.action {
                 Action::SegmentAlloc | Action::SegmentMap => r.saturating_sub(e.size),
                 Action::SegmentFree | Action::SegmentUnmap => r.saturating_add(e.size),

@@ -48,7 +48,7 @@ impl Fields {
 
 fn list_items(v: &Value) -> Option<Vec<Value>> {
     match v {
-        Value::List(c) | Value::Tuple(c) => Some(c.data.borrow().items.clone()),
+        Value::List(c) | Value::Tuple(c) => Some(c.data.borrow().all_items()),
         _ => None,
     }
 }
@@ -90,7 +90,23 @@ pub fn build(top: Value, c: Compactor) -> Result<Snapshot, Problem> {
                             "device_traces[{device}] is not a list"
                         )));
                     };
-                    let items = &list.data.borrow().items;
+                    let mut data = list.data.borrow_mut();
+                    if data.items.is_empty() {
+                        // The usual case: the ids as the unpickler kept
+                        // them, moved (not copied) when nothing else holds
+                        // the list.
+                        let ids = if std::rc::Rc::strong_count(list) == 1 {
+                            let mut ids = data.take_events();
+                            ids.shrink_to_fit();
+                            ids
+                        } else {
+                            data.events.clone()
+                        };
+                        snap.device_traces.push(ids);
+                        continue;
+                    }
+                    data.spill_events();
+                    let items = &data.items;
                     let mut ids = Vec::with_capacity(items.len());
                     for (i, v) in items.iter().enumerate() {
                         match v {

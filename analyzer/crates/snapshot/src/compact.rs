@@ -50,7 +50,7 @@ pub struct Compactor {
     stack_ids: FxHashMap<Box<[FrameId]>, StackId>,
     pub events: Events,
     /// Reused buffer for the frame ids of a list being compacted.
-    scratch: Vec<FrameId>,
+    pub(crate) scratch: Vec<FrameId>,
 }
 
 impl Default for Compactor {
@@ -84,21 +84,21 @@ impl Compactor {
         }
     }
 
-    fn action(id: StrId) -> Action {
+    pub(crate) fn action(id: StrId) -> Action {
         match id.checked_sub(key::FIRST_ACTION) {
             Some(i) if (i as usize) < Action::NAMES.len() => Action::NAMES[i as usize].1,
             _ => Action::Other,
         }
     }
 
-    fn intern_frame(&mut self, f: Frame) -> FrameId {
+    pub(crate) fn intern_frame(&mut self, f: Frame) -> FrameId {
         *self.frame_ids.entry(f).or_insert_with(|| {
             self.frames.push(f);
             (self.frames.len() - 1) as FrameId
         })
     }
 
-    fn intern_stack(&mut self, frames: &[FrameId]) -> StackId {
+    pub(crate) fn intern_stack(&mut self, frames: &[FrameId]) -> StackId {
         if let Some(&id) = self.stack_ids.get(frames) {
             return id;
         }
@@ -110,7 +110,7 @@ impl Compactor {
     }
 
     /// `{'filename': str, 'line': int, 'name': str}` → a frame.
-    fn as_frame(items: &[Value]) -> Option<Frame> {
+    pub(crate) fn as_frame(items: &[Value]) -> Option<Frame> {
         if items.len() != 6 {
             return None;
         }
@@ -132,7 +132,7 @@ impl Compactor {
         })
     }
 
-    fn as_event(&self, items: &[Value]) -> Result<Option<TraceEvent>, Problem> {
+    pub(crate) fn as_event(&self, items: &[Value]) -> Result<Option<TraceEvent>, Problem> {
         let mut action = None;
         let mut e = TraceEvent::new(Action::Other);
         let num = |v: &Value, what: &str| -> Result<u64, Problem> {
@@ -175,7 +175,26 @@ impl Compactor {
     }
 }
 
+impl Compactor {
+    /// Stores a trace entry; its id.
+    pub(crate) fn push_event(&mut self, e: TraceEvent) -> Result<u32, Problem> {
+        let id = u32::try_from(self.events.len())
+            .map_err(|_| Problem::BadField("more than 4 billion trace entries".into()))?;
+        self.events.push(e);
+        Ok(id)
+    }
+}
+
 impl Sink for Compactor {
+    fn shaped(
+        &mut self,
+        buf: &[u8],
+        remaining: u64,
+        memo: &mut crate::memo::Memo,
+    ) -> Option<crate::unpickle::Shaped> {
+        crate::shape::trace_entry(self, buf, remaining, memo)
+    }
+
     fn strings(&mut self) -> &mut Strings {
         &mut self.strings
     }
@@ -195,11 +214,7 @@ impl Sink for Compactor {
                 if has_action {
                     if let Some(e) = self.as_event(&data.items)? {
                         drop(data);
-                        let id = u32::try_from(self.events.len()).map_err(|_| {
-                            Problem::BadField("more than 4 billion trace entries".into())
-                        })?;
-                        self.events.push(e);
-                        return Ok(Value::Event(id));
+                        return Ok(Value::Event(self.push_event(e)?));
                     }
                 }
                 Ok(value.clone())

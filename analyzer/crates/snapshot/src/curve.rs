@@ -25,59 +25,101 @@ pub fn active_memory_curve(tl: &Timeline, reserved_before: &[u64]) -> Vec<CurveP
             .copied()
             .unwrap_or(0)
     };
-    let mut points = Vec::with_capacity(CURVE_MAX_POINTS.min(tl.steps.len() + 1));
+    let mut shrink = Shrink::new(tl.steps.len());
+    for &step in &tl.steps {
+        shrink.push(step);
+    }
+    let kept = shrink.finish();
+    let mut points = Vec::with_capacity(kept.len() + 1);
     points.push(CurvePoint {
         event_index: 0,
         allocated_bytes: tl.initial_bytes,
         reserved_bytes: reserved_before.first().copied().unwrap_or(0),
     });
-    // Two points per bucket; one slot for the initial point, one for the last.
-    let buckets = (CURVE_MAX_POINTS - 2) / 2;
-    let per_bucket = tl.steps.len().div_ceil(buckets).max(1);
-    for bucket in tl.steps.chunks(per_bucket) {
-        let low = bucket
-            .iter()
-            .enumerate()
-            .min_by_key(|(_, &(_, b))| b)
-            .map(|(i, _)| i);
-        // max_by_key returns the last maximum; the first one is the peak event.
-        let high = bucket
-            .iter()
-            .enumerate()
-            .rev()
-            .max_by_key(|(_, &(_, b))| b)
-            .map(|(i, _)| i);
-        let (Some(low), Some(high)) = (low, high) else {
-            continue;
-        };
-        let mut keep = [low, high];
-        keep.sort_unstable();
-        for (n, &i) in keep.iter().enumerate() {
-            if n == 1 && keep[0] == keep[1] {
-                break;
-            }
-            let (event, bytes) = bucket[i];
-            points.push(CurvePoint {
-                event_index: u64::from(event),
-                allocated_bytes: bytes,
-                reserved_bytes: reserved_after(event),
-            });
-        }
-    }
-    // The end state, so the curve ends where the trace does.
-    if let Some(&(event, bytes)) = tl.steps.last() {
-        if points
-            .last()
-            .is_none_or(|p| p.event_index != u64::from(event))
-        {
-            points.push(CurvePoint {
-                event_index: u64::from(event),
-                allocated_bytes: bytes,
-                reserved_bytes: reserved_after(event),
-            });
-        }
-    }
+    points.extend(kept.into_iter().map(|(event, bytes)| CurvePoint {
+        event_index: u64::from(event),
+        allocated_bytes: bytes,
+        reserved_bytes: reserved_after(event),
+    }));
     points
+}
+
+/// The steps `(trace index, bytes after it)` of a curve, fed in trace order,
+/// shrunk to what a picture needs: the steps are cut into equal buckets and
+/// each keeps its lowest and its highest step (the first of equals), in
+/// trace order, then the last step. Fed one step at a time, it holds only
+/// the points it keeps, so a replay ([`crate::whatif`]) draws its curve
+/// without listing its millions of steps.
+pub struct Shrink {
+    per_bucket: usize,
+    /// Steps fed so far into the open bucket.
+    in_bucket: usize,
+    /// The open bucket's lowest and highest step, with their order in it.
+    low: (usize, (u32, u64)),
+    high: (usize, (u32, u64)),
+    last: Option<(u32, u64)>,
+    kept: Vec<(u32, u64)>,
+}
+
+impl Shrink {
+    /// For a curve of `steps` steps in all; it keeps at most
+    /// [`CURVE_MAX_POINTS`] - 1 of them (the curve's initial point is the
+    /// caller's).
+    pub fn new(steps: usize) -> Self {
+        // Two points per bucket; one slot for the initial point, one for the last.
+        let buckets = (CURVE_MAX_POINTS - 2) / 2;
+        Shrink {
+            per_bucket: steps.div_ceil(buckets).max(1),
+            in_bucket: 0,
+            low: (0, (0, 0)),
+            high: (0, (0, 0)),
+            last: None,
+            kept: Vec::with_capacity(CURVE_MAX_POINTS.min(steps)),
+        }
+    }
+
+    pub fn push(&mut self, step: (u32, u64)) {
+        let n = self.in_bucket;
+        if n == 0 || step.1 < self.low.1 .1 {
+            self.low = (n, step);
+        }
+        if n == 0 || step.1 > self.high.1 .1 {
+            self.high = (n, step);
+        }
+        self.in_bucket += 1;
+        self.last = Some(step);
+        if self.in_bucket == self.per_bucket {
+            self.close_bucket();
+        }
+    }
+
+    fn close_bucket(&mut self) {
+        if self.in_bucket == 0 {
+            return;
+        }
+        let (first, second) = if self.low.0 <= self.high.0 {
+            (self.low, self.high)
+        } else {
+            (self.high, self.low)
+        };
+        self.kept.push(first.1);
+        if second.0 != first.0 {
+            self.kept.push(second.1);
+        }
+        self.in_bucket = 0;
+    }
+
+    /// The kept steps, in trace order, ending with the last step fed.
+    pub fn finish(mut self) -> Vec<(u32, u64)> {
+        self.close_bucket();
+        // The end state, so the curve ends where the trace does.
+        if let Some(last) = self.last {
+            if self.kept.last().is_none_or(|p| p.0 != last.0) {
+                self.kept.push(last);
+            }
+        }
+        self.kept
+    }
 }
 
 /// Each START..END pair of `external_annotations` on this device, placed at

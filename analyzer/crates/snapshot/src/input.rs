@@ -73,6 +73,12 @@ impl<R: Read> Input<R> {
         &self.buf[self.start..self.end]
     }
 
+    /// Reads ahead until at least `n` (≤ 256 KiB) bytes are buffered, or
+    /// the input ends.
+    pub fn ensure(&mut self, n: usize) -> Result<(), PickleError> {
+        self.fill(n.min(BUFFER)).map(|_| ())
+    }
+
     /// Consumes `n` bytes of [`Input::buffered`].
     #[inline]
     pub fn advance(&mut self, n: usize) {

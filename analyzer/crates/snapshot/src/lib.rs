@@ -18,8 +18,10 @@ pub mod curve;
 pub mod error;
 pub mod frames;
 pub mod input;
+pub mod memo;
 pub mod model;
 pub mod segsum;
+pub mod shape;
 pub mod timeline;
 pub mod unpickle;
 pub mod value;
@@ -65,13 +67,14 @@ pub fn analyze<R: Read>(
 
 /// [`read_snapshot`], [`analyze_snapshot`], then [`whatif::without_frame`]:
 /// each device replayed without the allocations whose stack holds `frame`
-/// (`function file:line`, as `top_lines_at_peak` names lines).
+/// (`function file:line`, as `top_lines_at_peak` names lines), with its
+/// replayed curve.
 pub fn without_frame<R: Read>(
     input: &str,
     reader: R,
     len: u64,
     frame: &str,
-) -> Result<Vec<oomscope_report::whatif::WhatIf>, SnapshotError> {
+) -> Result<Vec<oomscope_report::whatif::ReplayedCurve>, SnapshotError> {
     let snap = read_snapshot(input, reader, len)?;
     let devices = analyze_snapshot(input, &snap);
     Ok(whatif::without_frame(&snap, &devices, frame))

@@ -244,7 +244,7 @@ impl Snapshot {
         from_segments.max(self.device_traces.len() as u32)
     }
 
-    pub fn trace(&self, device: u32) -> impl Iterator<Item = &TraceEvent> + '_ {
+    pub fn trace(&self, device: u32) -> impl DoubleEndedIterator<Item = &TraceEvent> + '_ {
         self.device_traces
             .get(device as usize)
             .into_iter()

@@ -66,23 +66,33 @@ pub fn timeline(snap: &Snapshot, device: u32, kind: TimelineKind) -> Timeline {
         TimelineKind::ActiveMemory => (Action::Alloc, Action::FreeCompleted),
         TimelineKind::CachedSegments => (Action::SegmentAlloc, Action::SegmentFree),
     };
-    let trace: Vec<_> = snap.trace(device).collect();
-    let mut elements: Vec<Element> = Vec::new();
+    // Walked with a look-ahead of one, not collected: a list of five
+    // million references was the analysis's second-largest allocation.
+    let mut trace = snap.trace(device).peekable();
+    // Sized by a first count (a few milliseconds), not grown by doubling:
+    // in wasm a growing `Vec` holds its old and new buffers at once and
+    // the old one is never returned. Every alloc is an element and an
+    // action; a free is at most one of each.
+    let (allocs, frees) = snap.trace(device).fold((0, 0), |(a, f), e| {
+        (a + (e.action == alloc) as usize, f + (e.action == free) as usize)
+    });
+    let mut elements: Vec<Element> = Vec::with_capacity(allocs);
     let mut initially: Vec<usize> = Vec::new();
-    // (element, trace index) in order.
-    let mut actions: Vec<(usize, u32)> = Vec::new();
+    // (element, trace index) in order; 8 bytes each (elements and trace
+    // indices are u32: the trace's ids are).
+    let mut actions: Vec<(u32, u32)> = Vec::with_capacity(allocs + frees);
     let mut addr_to_alloc: FxHashMap<u64, usize> = FxHashMap::default();
     let mut i = 0usize;
-    while i < trace.len() {
-        let e = trace[i];
+    while let Some(e) = trace.next() {
         let at = i as u32;
         let mut action = e.action;
         if kind == TimelineKind::ActiveMemory && action == Action::FreeRequested {
             // Merged with an immediately following free_completed of the same
             // address; otherwise a lone request that changes nothing.
-            match trace.get(i + 1) {
+            match trace.peek() {
                 Some(next) if next.action == Action::FreeCompleted && next.addr == e.addr => {
                     action = Action::FreeCompleted;
+                    trace.next();
                     i += 1;
                 }
                 _ => {
@@ -100,12 +110,12 @@ pub fn timeline(snap: &Snapshot, device: u32, kind: TimelineKind) -> Timeline {
                 stack: e.stack,
             });
             addr_to_alloc.insert(e.addr, elements.len() - 1);
-            actions.push((elements.len() - 1, at));
+            actions.push(((elements.len() - 1) as u32, at));
         } else if action == free {
             match addr_to_alloc.remove(&e.addr) {
                 Some(el) => {
                     elements[el].free_event = Some(at);
-                    actions.push((el, at));
+                    actions.push((el as u32, at));
                 }
                 None => {
                     elements.push(Element {
@@ -116,7 +126,7 @@ pub fn timeline(snap: &Snapshot, device: u32, kind: TimelineKind) -> Timeline {
                         stack: e.stack,
                     });
                     initially.push(elements.len() - 1);
-                    actions.push((elements.len() - 1, at));
+                    actions.push(((elements.len() - 1) as u32, at));
                 }
             }
         }
@@ -167,6 +177,7 @@ pub fn timeline(snap: &Snapshot, device: u32, kind: TimelineKind) -> Timeline {
     let mut best_after: Option<(u64, usize)> = None;
     let mut steps = Vec::with_capacity(actions.len());
     for (n, &(el, at)) in actions.iter().enumerate() {
+        let el = el as usize;
         let size = elements[el].size;
         if live[el] {
             live[el] = false;
@@ -199,6 +210,7 @@ pub fn timeline(snap: &Snapshot, device: u32, kind: TimelineKind) -> Timeline {
         _ => 0,
     };
     for &(el, _) in &actions[..replay] {
+        let el = el as usize;
         live[el] = !live[el];
     }
     let live_at_peak = (0..elements.len()).filter(|&e| live[e]).collect();

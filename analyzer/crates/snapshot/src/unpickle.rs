@@ -17,6 +17,7 @@ use std::rc::Rc;
 
 use crate::error::{PickleError, Problem};
 use crate::input::Input;
+use crate::memo::Memo;
 use crate::value::{Container, Strings, Value};
 
 /// Deepest container nesting accepted. Snapshots nest about 8 levels
@@ -36,7 +37,32 @@ pub trait Sink {
     /// Called with each value as it goes into a container; returns the value
     /// to store instead (a compact id for trace entries, frames and stacks).
     fn nest(&mut self, value: Value) -> Result<Value, Problem>;
+    /// A fast path for a dict the sink knows the shape of, decoded straight
+    /// from the read-ahead bytes `buf` (which start at its EMPTY_DICT;
+    /// `remaining` bytes of input are left from there). Called only where
+    /// the dict is an item of a list being filled (a device's trace). On
+    /// success it has written the memo slots those bytes write and returns
+    /// what the general path would have nested; `None` (anything it does
+    /// not decode exactly as the general path would) leaves the memo as it
+    /// was, and the general path decodes the same bytes.
+    fn shaped(&mut self, buf: &[u8], remaining: u64, memo: &mut Memo) -> Option<Shaped> {
+        let _ = (buf, remaining, memo);
+        None
+    }
 }
+
+/// What [`Sink::shaped`] decoded.
+pub struct Shaped {
+    /// Bytes consumed.
+    pub used: usize,
+    /// Opcodes consumed (for the budget check's count).
+    pub ops: u64,
+    pub value: Value,
+}
+
+/// Read-ahead wanted before trying [`Sink::shaped`]: far more than a trace
+/// entry (a few hundred bytes); one that does not fit is decoded generally.
+const SHAPED_LOOKAHEAD: usize = 64 * 1024;
 
 /// Decodes one pickle from `reader` (`total` bytes long) into its top value.
 pub fn unpickle<R: Read>(reader: R, total: u64, sink: &mut dyn Sink) -> Result<Value, PickleError> {
@@ -46,7 +72,7 @@ pub fn unpickle<R: Read>(reader: R, total: u64, sink: &mut dyn Sink) -> Result<V
         input: Input::new(reader, total),
         stack: Vec::new(),
         marks: Vec::new(),
-        memo: Vec::new(),
+        memo: Memo::default(),
         sink,
         budget,
         base,
@@ -58,7 +84,7 @@ struct Machine<'s, R: Read> {
     input: Input<R>,
     stack: Vec<Value>,
     marks: Vec<usize>,
-    memo: Vec<Option<Value>>,
+    memo: Memo,
     sink: &'s mut dyn Sink,
     /// Most value slots (stack, marks, memo, live containers) held at once.
     budget: u64,
@@ -89,14 +115,20 @@ impl<R: Read> Machine<'_, R> {
                 problem: Problem::UnsupportedProtocol(proto),
             });
         }
-        let mut ops = 0u32;
+        let mut ops = 0u64;
+        let mut next_check = 1024u64;
         loop {
-            self.memo_get_run(&mut ops);
+            self.memo_get_run(&mut ops, next_check);
+            if self.try_shaped(&mut ops)? {
+                continue;
+            }
             let at = self.input.offset();
-            ops = ops.wrapping_add(1);
-            // One opcode adds at most a container or a few slots, so
-            // checking every 1024 opcodes bounds the overshoot.
-            if ops.is_multiple_of(1024) {
+            ops += 1;
+            // One opcode adds at most a container or a few slots (a shaped
+            // dict: its compact form), so checking every 1024 opcodes
+            // bounds the overshoot.
+            if ops >= next_check {
+                next_check = ops + 1024;
                 let held = crate::value::live_slots().saturating_sub(self.base)
                     + self.stack.len() as u64
                     + self.marks.len() as u64
@@ -186,6 +218,36 @@ impl<R: Read> Machine<'_, R> {
         Ok(())
     }
 
+    /// Whether the top of the stack is inside a MARK above a list: the items
+    /// of an APPENDS, where a device's trace entries are.
+    fn in_list_batch(&self) -> bool {
+        match self.marks.last() {
+            Some(&m) if m > 0 => matches!(self.stack.get(m - 1), Some(Value::List(_))),
+            _ => false,
+        }
+    }
+
+    /// [`Sink::shaped`] on a dict about to be read; true when it was.
+    fn try_shaped(&mut self, ops: &mut u64) -> Result<bool, PickleError> {
+        if self.input.buffered().first() != Some(&b'}') || !self.in_list_batch() {
+            return Ok(false);
+        }
+        if self.input.buffered().len() < SHAPED_LOOKAHEAD {
+            self.input.ensure(SHAPED_LOOKAHEAD)?;
+        }
+        let remaining = self.input.remaining();
+        let Some(done) = self
+            .sink
+            .shaped(self.input.buffered(), remaining, &mut self.memo)
+        else {
+            return Ok(false);
+        };
+        self.input.advance(done.used);
+        *ops += done.ops;
+        self.stack.push(done.value);
+        Ok(true)
+    }
+
     /// Nests `child` into a container: freezes it, checks depth, lets the
     /// sink compact it, and points its memo slot at the compact form.
     fn nest(&mut self, child: Value, parent_depth: &mut u16) -> Result<Value, StepError> {
@@ -200,10 +262,8 @@ impl<R: Read> Machine<'_, R> {
         let slot = child.container().and_then(|c| c.data.borrow().memo_slot);
         let compact = self.sink.nest(child)?;
         if let Some(slot) = slot {
-            if compact.container().is_none() {
-                if let Some(entry) = self.memo.get_mut(slot as usize) {
-                    *entry = Some(compact.clone());
-                }
+            if compact.container().is_none() && (slot as usize) < self.memo.len() {
+                self.memo.set(slot as usize, compact.clone());
             }
         }
         Ok(compact)
@@ -248,6 +308,20 @@ impl<R: Read> Machine<'_, R> {
         }
         let mut data = target.data.borrow_mut();
         crate::value::note_items(self.stack.len() - start);
+        let added = &self.stack[start..];
+        if want == "list"
+            && data.items.is_empty()
+            && added.iter().all(|v| matches!(v, Value::Event(_)))
+        {
+            // A device's trace: ids kept in 4 bytes each.
+            data.events.extend(self.stack.drain(start..).map(|v| match v {
+                Value::Event(id) => id,
+                _ => 0,
+            }));
+            data.depth = depth;
+            return Ok(());
+        }
+        data.spill_events();
         if data.items.is_empty() {
             // The usual case (one APPENDS/SETITEMS per container): a memcpy.
             data.items = self.stack.split_off(start);
@@ -300,19 +374,18 @@ impl<R: Read> Machine<'_, R> {
                 Problem::Malformed("memo index far beyond anything the input can fill").into(),
             );
         }
+        // Past the slots the memo can address (a file of some 50 GB).
+        if index >= crate::memo::MAX_SLOTS {
+            return Err(Problem::TooLarge {
+                budget_bytes: self.budget * 16,
+            }
+            .into());
+        }
         let value = self.top()?.clone();
         if let Some(c) = value.container() {
             c.data.borrow_mut().memo_slot = u32::try_from(index).ok();
         }
-        if index == self.memo.len() {
-            // MEMOIZE, and the dense PUTs Python's pickler writes: the next slot.
-            self.memo.push(Some(value));
-            return Ok(());
-        }
-        if index > self.memo.len() {
-            self.memo.resize(index + 1, None);
-        }
-        self.memo[index] = Some(value);
+        self.memo.set(index, value);
         Ok(())
     }
 
@@ -321,11 +394,8 @@ impl<R: Read> Machine<'_, R> {
         // the payload bytewise through a temporary that stalls
         // store-forwarding (a quarter of the decoding time on big files).
         match usize::try_from(index).ok().and_then(|i| self.memo.get(i)) {
-            Some(Some(v)) => {
-                let v = v.clone();
-                self.stack.push(v);
-            }
-            _ => return Err(Problem::MemoMissing(index).into()),
+            Some(v) => self.stack.push(v),
+            None => return Err(Problem::MemoMissing(index).into()),
         }
         Ok(())
     }
@@ -337,11 +407,11 @@ impl<R: Read> Machine<'_, R> {
     /// cut by the buffer's end, a missing memo entry: the general path then
     /// reports it with its offset) and before the opcode count reaches a
     /// multiple of 1024, so the budget check in `run` sees the same counts.
-    fn memo_get_run(&mut self, ops: &mut u32) {
+    fn memo_get_run(&mut self, ops: &mut u64, next_check: u64) {
         let buf = self.input.buffered();
         let mut used = 0;
         loop {
-            if ops.wrapping_add(1).is_multiple_of(1024) {
+            if *ops + 1 >= next_check {
                 break;
             }
             let (index, len) = match buf.get(used..) {
@@ -349,12 +419,12 @@ impl<R: Read> Machine<'_, R> {
                 Some([b'j', a, b, c, d, ..]) => (u32::from_le_bytes([*a, *b, *c, *d]) as usize, 5),
                 _ => break,
             };
-            let Some(Some(v)) = self.memo.get(index) else {
+            let Some(v) = self.memo.get(index) else {
                 break;
             };
-            self.stack.push(v.clone());
+            self.stack.push(v);
             used += len;
-            *ops = ops.wrapping_add(1);
+            *ops += 1;
         }
         self.input.advance(used);
     }
@@ -593,7 +663,7 @@ impl<R: Read> Machine<'_, R> {
 }
 
 /// LONG1/LONG4 payload: little-endian two's complement of any length.
-fn little_endian_signed(bytes: &[u8]) -> Value {
+pub(crate) fn little_endian_signed(bytes: &[u8]) -> Value {
     if bytes.is_empty() {
         return Value::Int(0);
     }

@@ -117,6 +117,36 @@ pub struct ContainerData {
     pub depth: u16,
     /// The memo slot holding this container, so compaction can update it.
     pub memo_slot: Option<u32>,
+    /// A list of nothing but trace entries (a device's trace: millions of
+    /// them) keeps their ids here, 4 bytes each instead of a 16-byte
+    /// `Value::Event` in `items`; `items` is then empty. The first item of
+    /// another kind moves them back into `items` ([`ContainerData::spill_events`]).
+    pub events: Vec<EventId>,
+}
+
+impl ContainerData {
+    /// Moves the ids of [`ContainerData::events`] into `items`.
+    pub fn spill_events(&mut self) {
+        if !self.events.is_empty() {
+            let mut items: Vec<Value> = self.events.drain(..).map(Value::Event).collect();
+            items.append(&mut self.items);
+            self.items = items;
+        }
+    }
+
+    /// Takes the ids of [`ContainerData::events`] out of the container.
+    pub fn take_events(&mut self) -> Vec<EventId> {
+        let events = std::mem::take(&mut self.events);
+        LIVE_SLOTS.with(|l| l.set(l.get().saturating_sub(events.len() as u64)));
+        events
+    }
+
+    /// The items, with the ids of [`ContainerData::events`] as `Value::Event`s.
+    pub fn all_items(&self) -> Vec<Value> {
+        let mut all: Vec<Value> = self.events.iter().map(|&e| Value::Event(e)).collect();
+        all.extend(self.items.iter().cloned());
+        all
+    }
 }
 
 /// Slots a container costs besides its items (its allocation and bookkeeping).
@@ -148,6 +178,7 @@ impl Container {
                 frozen: false,
                 depth,
                 memo_slot: None,
+                events: Vec::new(),
             }),
         })
     }
@@ -155,7 +186,8 @@ impl Container {
 
 impl Drop for Container {
     fn drop(&mut self) {
-        let slots = self.data.get_mut().items.len() as u64 + CONTAINER_SLOTS;
+        let data = self.data.get_mut();
+        let slots = (data.items.len() + data.events.len()) as u64 + CONTAINER_SLOTS;
         LIVE_SLOTS.with(|l| l.set(l.get().saturating_sub(slots)));
     }
 }

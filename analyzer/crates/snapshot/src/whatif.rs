@@ -17,9 +17,10 @@
 //! [`timeline`]: crate::timeline::timeline
 
 use oomscope_report::units::format_bytes;
-use oomscope_report::whatif::{Remedy, WhatIf};
+use oomscope_report::whatif::{Remedy, ReplayedCurve, WhatIf};
 use oomscope_report::{MemoryColor, MemorySnapshot};
 
+use crate::curve::Shrink;
 use crate::frames;
 use crate::model::{Action, Snapshot};
 use crate::timeline::{timeline, Element, Timeline, TimelineKind};
@@ -142,20 +143,60 @@ fn signed(size: u64, freed: bool) -> i128 {
 /// trace order), so with every element kept it is the timeline's peak.
 /// Returns (peak bytes, trace index of the event reaching it).
 pub fn replay_peak(tl: &Timeline, keep: impl Fn(&Element) -> bool) -> (u64, Option<u32>) {
+    let (peak, event, _) = replay(tl, &keep, None);
+    (peak, event)
+}
+
+/// [`replay_peak`] with the replayed Active Memory curve, shrunk as the
+/// report's curve is (`curve::Shrink`; the initial point first): with every
+/// element kept it is `MemorySnapshot::active_memory_curve`'s allocated line.
+pub fn replay_curve(
+    tl: &Timeline,
+    keep: impl Fn(&Element) -> bool,
+) -> (u64, Option<u32>, Vec<(u64, u64)>) {
+    let steps = tl
+        .elements
+        .iter()
+        .filter(|e| keep(e))
+        .map(|e| usize::from(e.alloc_event.is_some()) + usize::from(e.free_event.is_some()))
+        .sum();
+    let mut shrink = Shrink::new(steps);
+    let (peak, event, initial) = replay(tl, &keep, Some(&mut shrink));
+    let mut curve = vec![(0, initial)];
+    curve.extend(
+        shrink
+            .finish()
+            .into_iter()
+            .map(|(at, bytes)| (u64::from(at), bytes)),
+    );
+    (peak, event, curve)
+}
+
+/// The walk of [`replay_peak`], feeding each step to `shrink` when given:
+/// (peak, its trace index, the initial bytes).
+fn replay(
+    tl: &Timeline,
+    keep: &dyn Fn(&Element) -> bool,
+    mut shrink: Option<&mut Shrink>,
+) -> (u64, Option<u32>, u64) {
     let initial = tl
         .elements
         .iter()
         .filter(|e| e.alloc_event.is_none() && keep(e))
         .fold(0u64, |acc, e| acc.saturating_add(e.size));
+    let bytes = |b: i128| u64::try_from(b.max(0)).unwrap_or(u64::MAX);
     let (mut now, mut peak, mut event) = (i128::from(initial), i128::from(initial), None);
-    for_each_change(tl, &keep, &mut |at, el, freed| {
+    for_each_change(tl, keep, &mut |at, el, freed| {
         now += signed(el.size, freed);
         if now > peak {
             peak = now;
             event = Some(at);
         }
+        if let Some(shrink) = shrink.as_deref_mut() {
+            shrink.push((at, bytes(now)));
+        }
     });
-    (u64::try_from(peak.max(0)).unwrap_or(u64::MAX), event)
+    (bytes(peak), event, initial)
 }
 
 /// Stacks holding a frame whose label (`function file:line`, as the
@@ -188,24 +229,44 @@ fn entry(s: &MemorySnapshot, remedy: Remedy, peak: u64, baseline: u64) -> WhatIf
 /// Every allocation whose stack holds `frame` removed, the timeline
 /// replayed: the new allocated peak. `None` when no allocation has it.
 pub fn without(snap: &Snapshot, tl: &Timeline, s: &MemorySnapshot, frame: &str) -> Option<WhatIf> {
+    without_curve(snap, tl, s, frame).map(|c| c.what_if)
+}
+
+/// [`without`] with the replayed Active Memory curve (trace indices and
+/// allocated bytes, shrunk as the report's curve is).
+pub fn without_curve(
+    snap: &Snapshot,
+    tl: &Timeline,
+    s: &MemorySnapshot,
+    frame: &str,
+) -> Option<ReplayedCurve> {
     let marked = stacks_with(snap, frame);
     let hit = |e: &Element| marked.get(e.stack as usize).copied().unwrap_or(false);
-    let removed: Vec<&Element> = tl.elements.iter().filter(|e| hit(e)).collect();
-    if removed.is_empty() {
+    let (count, bytes) = tl
+        .elements
+        .iter()
+        .filter(|e| hit(e))
+        .fold((0usize, 0u64), |(n, b), e| {
+            (n + 1, b.saturating_add(e.size))
+        });
+    if count == 0 {
         return None;
     }
-    let (peak, event) = replay_peak(tl, |e| !hit(e));
-    let bytes: u64 = removed.iter().map(|e| e.size).fold(0, u64::saturating_add);
+    let (peak, event, curve) = replay_curve(tl, |e| !hit(e));
     let mut w = entry(s, Remedy::WithoutAllocations, peak, s.peak_allocated_bytes);
     w.frame = Some(frame.to_string());
     w.scope = format!(
-        "the {} allocations ({} in all) whose stack holds {frame}",
-        removed.len(),
+        "the {count} allocations ({} in all) whose stack holds {frame}",
         format_bytes(bytes)
     );
     w.predicted_peak_position = event.map_or(0, u64::from);
     w.how = "those allocations (and their frees) taken out of the trace, the Active Memory Timeline replayed as MemoryViz replays it".into();
-    Some(w)
+    let (positions, heap_bytes) = curve.into_iter().unzip();
+    Some(ReplayedCurve {
+        what_if: w,
+        positions,
+        heap_bytes,
+    })
 }
 
 /// `expandable_segments:True`: reserved memory as the pages of the live
@@ -330,13 +391,18 @@ pub fn what_ifs(snap: &Snapshot, tl: &Timeline, s: &MemorySnapshot) -> Vec<WhatI
 /// "Without these allocations" for a frame the user chose (the CLI's
 /// `--without`, a line picked on the page): every device of `devices` (the
 /// snapshot's own analysis) whose trace has allocations with `frame` on
-/// their stack, replayed without them. Empty when no allocation has it.
-pub fn without_frame(snap: &Snapshot, devices: &[MemorySnapshot], frame: &str) -> Vec<WhatIf> {
+/// their stack, replayed without them, each with its replayed curve. Empty
+/// when no allocation has it.
+pub fn without_frame(
+    snap: &Snapshot,
+    devices: &[MemorySnapshot],
+    frame: &str,
+) -> Vec<ReplayedCurve> {
     devices
         .iter()
         .filter_map(|s| {
             let tl = timeline(snap, s.device, TimelineKind::ActiveMemory);
-            without(snap, &tl, s, frame)
+            without_curve(snap, &tl, s, frame)
         })
         .collect()
 }

@@ -2,7 +2,7 @@
 //! held to a second trace built from the first with those allocations
 //! really removed (`tools/fixtures/snapshot_without.py`, files in
 //! `tests/samples/without/`): the replay of the original must peak exactly
-//! where the rewritten trace peaks.
+//! where the rewritten trace peaks, along the same curve.
 
 use std::path::PathBuf;
 
@@ -47,9 +47,22 @@ fn without_these_allocations_peaks_where_the_trace_without_them_peaks() {
             "silmont2000-mem_snapshot-without-main43.pickle",
         ),
     ] {
-        let predicted = whatif::without(&snap, &tl, original, &frame).unwrap();
+        let replayed = whatif::without_curve(&snap, &tl, original, &frame).unwrap();
+        let predicted = &replayed.what_if;
         let (_, really) = read(sample(rewritten));
         let really = &really[0];
+        // Its curve is the rewritten trace's: that trace lost entries, so
+        // its trace indices differ, but both are small enough to be drawn
+        // whole, so their bytes agree step for step.
+        let really_curve: Vec<u64> = really
+            .active_memory_curve
+            .iter()
+            .map(|p| p.allocated_bytes)
+            .collect();
+        assert!(really_curve.len() > 2 && really_curve.len() < oomscope_report::CURVE_MAX_POINTS);
+        assert_eq!(replayed.heap_bytes, really_curve, "{frame}");
+        assert_eq!(replayed.positions.len(), replayed.heap_bytes.len());
+        assert!(replayed.positions.is_sorted());
         assert_eq!(
             predicted.predicted_peak_bytes, really.peak_allocated_bytes,
             "{frame}"
@@ -72,6 +85,8 @@ fn without_these_allocations_peaks_where_the_trace_without_them_peaks() {
 
 #[test]
 fn the_replay_with_every_allocation_kept_is_the_timeline() {
+    // One snapshot small enough to be drawn whole, one shrunk to buckets:
+    // the replayed curve is the report's curve, point for point.
     for name in [
         SOURCE,
         "Charan6924__assignment2-systems__cs336_systems__memory_snapshot.pickle",
@@ -84,6 +99,14 @@ fn the_replay_with_every_allocation_kept_is_the_timeline() {
                 s.peak_allocated_bytes,
                 "{name}"
             );
+            let (peak, _, curve) = whatif::replay_curve(&tl, |_| true);
+            let report: Vec<(u64, u64)> = s
+                .active_memory_curve
+                .iter()
+                .map(|p| (p.event_index, p.allocated_bytes))
+                .collect();
+            assert_eq!(curve, report, "{name} cuda:{}", s.device);
+            assert_eq!(peak, s.peak_allocated_bytes);
         }
     }
 }

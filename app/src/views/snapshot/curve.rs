@@ -3,15 +3,19 @@
 //! on top, the OOM and the peak marked, drawn by the page's one line chart
 //! (plotters: labelled axes, bytes up, trace events along); the
 //! `external_annotations` phases listed under it; hover reads the bytes at
-//! a point; the curve exports as CSV.
+//! a point; the curve exports as CSV. The lines replayed without (on the
+//! page or carried by a link) are drawn over it, dashed, each in its colour.
 
 use leptos::prelude::*;
 use oomscope_report::units::format_bytes;
+use oomscope_report::whatif::ReplayedCurve;
 use oomscope_report::{CurvePoint, MemorySnapshot};
 use wasm_bindgen::JsCast;
 
 use super::geometry::{point_at, Scale};
-use crate::draw::line_chart::{inline_svg, Area, Chart, EventLine, Marker, Series, Stroke};
+use crate::draw::line_chart::{
+    inline_svg, Area, Chart, EventLine, Marker, Series, Stroke, PALETTE,
+};
 use crate::export;
 use crate::format::{base_name, group_digits};
 
@@ -37,9 +41,19 @@ fn csv_of(points: &[CurvePoint]) -> String {
     )
 }
 
+/// The colour of the `i`th line replayed without (the palette less the
+/// curve's own colours).
+fn replay_color(i: usize) -> &'static str {
+    let free: Vec<&'static str> = PALETTE
+        .into_iter()
+        .filter(|c| ![RESERVED, OOM].contains(c))
+        .collect();
+    free[i % free.len()]
+}
+
 /// The curve as a chart: allocated filled, reserved a line, the peak and
-/// the OOM marked.
-fn chart_of(snapshot: &MemorySnapshot, scale: Scale) -> Chart {
+/// the OOM marked, and each replay dashed over them.
+fn chart_of(snapshot: &MemorySnapshot, scale: Scale, replays: &[ReplayedCurve]) -> Chart {
     let points = &snapshot.active_memory_curve;
     let allocated: Vec<(f64, f64)> = points
         .iter()
@@ -57,13 +71,28 @@ fn chart_of(snapshot: &MemorySnapshot, scale: Scale) -> Chart {
             color: ALLOCATED,
             steps: true,
         }],
-        series: vec![Series {
+        series: std::iter::once(Series {
             label: "Reserved".into(),
             points: reserved,
             color: RESERVED,
             stroke: Stroke::Solid,
             steps: true,
-        }],
+        })
+        .chain(replays.iter().enumerate().map(|(i, c)| {
+            Series {
+                label: format!("without {}", c.what_if.frame.as_deref().unwrap_or_default()),
+                points: c
+                    .positions
+                    .iter()
+                    .zip(&c.heap_bytes)
+                    .map(|(x, y)| (*x as f64, *y as f64))
+                    .collect(),
+                color: replay_color(i),
+                stroke: Stroke::Dashed,
+                steps: true,
+            }
+        }))
+        .collect(),
         events: snapshot
             .oom
             .iter()
@@ -87,14 +116,27 @@ fn chart_of(snapshot: &MemorySnapshot, scale: Scale) -> Chart {
 }
 
 #[component]
-pub fn ActiveMemoryCurve(snapshot: MemorySnapshot) -> impl IntoView {
+pub fn ActiveMemoryCurve(
+    snapshot: MemorySnapshot,
+    replays: Signal<Vec<ReplayedCurve>>,
+) -> impl IntoView {
     let oom_event = snapshot.oom.as_ref().map(|o| o.event_index);
     let scale = Scale::of(&snapshot.active_memory_curve, oom_event);
-    let chart = chart_of(&snapshot, scale);
-    let (svg, frame) = match inline_svg(&chart, WIDTH, HEIGHT) {
-        Ok((svg, frame)) => (svg, Some(frame)),
-        Err(_) => (String::new(), None),
+    // Drawn again when a line is replayed; the frame (pixels to events)
+    // stays: a replay never peaks above today's curve.
+    let drawn = {
+        let snapshot = snapshot.clone();
+        Memo::new(move |_| {
+            replays.with(
+                |r| match inline_svg(&chart_of(&snapshot, scale, r), WIDTH, HEIGHT) {
+                    Ok((svg, frame)) => (svg, Some(frame)),
+                    Err(_) => (String::new(), None),
+                },
+            )
+        })
     };
+    let frame = drawn.with_untracked(|d| d.1);
+    let svg = move || drawn.with(|d| d.0.clone());
     let phases: Vec<_> = snapshot
         .phases
         .iter()
@@ -177,6 +219,16 @@ pub fn ActiveMemoryCurve(snapshot: MemorySnapshot) -> impl IntoView {
                 <span class="legend-item"><span class="legend-swatch" style:border-color=RESERVED></span>"reserved by PyTorch"</span>
                 <span class="legend-item"><span class="legend-swatch peak-mark"></span>"peak"</span>
                 {has_oom.then(|| view! { <span class="legend-item"><span class="legend-swatch dashed" style:border-color=OOM></span>"out of memory"</span> })}
+                {move || replays.get().into_iter().enumerate().map(|(i, c)| {
+                    let frame = c.what_if.frame.clone().unwrap_or_default();
+                    view! {
+                        <span class="legend-item" data-testid="snapshot-curve-replay" data-frame=frame.clone()
+                            data-peak-bytes=c.what_if.predicted_peak_bytes.to_string() data-points=c.heap_bytes.len().to_string()>
+                            <span class="legend-swatch dashed" style:border-color=replay_color(i)></span>
+                            {format!("without {frame} (peak {})", format_bytes(c.what_if.predicted_peak_bytes))}
+                        </span>
+                    }
+                }).collect_view()}
             </div>
             <p class="curve-readout" aria-live="polite">{readout}</p>
             {phase_list}

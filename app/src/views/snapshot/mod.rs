@@ -3,6 +3,10 @@
 //! the source lines holding the peak (each can be replayed without, in the
 //! worker), the what-ifs, and the shared stack view. The analyzer computes
 //! every number; this view only draws.
+//!
+//! The lines replayed without live in `AppState::open_view`
+//! (`snapshot_without`, each with its replayed curve), so a link carries
+//! them and whoever opens it sees them replayed, drawn over the curve.
 
 mod curve;
 mod geometry;
@@ -11,8 +15,8 @@ mod what_if;
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use oomscope_report::whatif::WhatIf;
-use oomscope_report::{MemorySnapshot, Report};
+use oomscope_report::whatif::ReplayedCurve;
+use oomscope_report::{MemorySnapshot, Report, NO_STACK_LINE};
 
 use crate::format::{base_name, group_digits, share, Bytes};
 use crate::state::{use_state, AppState, ReportOrigin};
@@ -56,6 +60,20 @@ pub fn SnapshotView(report: Arc<Report>) -> impl IntoView {
     .into_any()
 }
 
+/// The lines of `snapshot` replayed without, from the view state.
+fn replays_of(state: AppState, snapshot: &MemorySnapshot) -> Signal<Vec<ReplayedCurve>> {
+    let (input, device) = (snapshot.input.clone(), snapshot.device);
+    Signal::derive(move || {
+        state.open_view.with(|v| {
+            v.snapshot_without
+                .iter()
+                .filter(|c| c.what_if.module == input && c.what_if.device == Some(device))
+                .cloned()
+                .collect()
+        })
+    })
+}
+
 #[component]
 fn DeviceSnapshot(
     snapshot: MemorySnapshot,
@@ -64,25 +82,21 @@ fn DeviceSnapshot(
     state: AppState,
 ) -> impl IntoView {
     let has_curve = snapshot.active_memory_curve.len() > 1;
-    // The lines replayed without on request, for this device.
-    let picked = RwSignal::new(Vec::<WhatIf>::new());
+    let replays = replays_of(state, &snapshot);
     let status = RwSignal::new(String::new());
-    let replay = replayable.then_some(Replay {
-        state,
-        picked,
-        status,
-    });
-    let what_ifs = replayable || !snapshot.what_if.is_empty();
+    let replay = replayable.then_some(Replay { state, status });
+    let what_ifs =
+        replayable || !snapshot.what_if.is_empty() || !replays.with_untracked(Vec::is_empty);
     view! {
         <div class="memory-snapshot" data-testid="memory-snapshot">
             <h3>{format!("{} · cuda:{}", base_name(&snapshot.input), snapshot.device)}</h3>
             <Verdict snapshot=snapshot.clone()/>
-            {has_curve.then(|| view! { <curve::ActiveMemoryCurve snapshot=snapshot.clone()/> })}
+            {has_curve.then(|| view! { <curve::ActiveMemoryCurve snapshot=snapshot.clone() replays=replays/> })}
             <StateTable snapshot=snapshot.clone()/>
             <TopLines snapshot=snapshot.clone() replay=replay/>
             {what_ifs.then(|| view! {
                 <p class="muted" role="status" data-testid="snapshot-replay-status">{move || status.get()}</p>
-                <what_if::SnapshotWhatIfs snapshot=snapshot.clone() picked=picked limit=limit/>
+                <what_if::SnapshotWhatIfs snapshot=snapshot.clone() picked=replays limit=limit/>
             })}
             <StackView stacks=snapshot.stacks_at_peak/>
         </div>
@@ -164,11 +178,11 @@ fn StateTable(snapshot: MemorySnapshot) -> impl IntoView {
     }
 }
 
-/// What a line's "Replay without" needs: the worker, and where its answer goes.
+/// What a line's "Replay without" needs: the worker, and where its answer
+/// goes (the view state, which a link carries).
 #[derive(Clone, Copy)]
 struct Replay {
     state: AppState,
-    picked: RwSignal<Vec<WhatIf>>,
     status: RwSignal<String>,
 }
 
@@ -177,20 +191,26 @@ impl Replay {
     fn without(self, input: String, frame: String) {
         self.status
             .set(format!("Replaying the trace without {frame}…"));
-        let Replay { picked, status, .. } = self;
+        let Replay { state, status } = self;
         crate::worker_client::replay_snapshot_without(
-            self.state,
+            state,
             input,
             frame.clone(),
             Box::new(move |answer| match answer {
-                Ok(entries) if entries.is_empty() => {
+                Ok(replays) if replays.is_empty() => {
                     status.set(format!("No allocation has {frame} on its stack."))
                 }
-                Ok(entries) => {
-                    picked.update(|p| {
-                        for w in entries {
-                            p.retain(|o| !(o.device == w.device && o.frame == w.frame));
-                            p.push(w);
+                Ok(replays) => {
+                    state.open_view.update(|v| {
+                        for c in replays {
+                            let w = &c.what_if;
+                            v.snapshot_without.retain(|o| {
+                                let o = &o.what_if;
+                                !(o.module == w.module
+                                    && o.device == w.device
+                                    && o.frame == w.frame)
+                            });
+                            v.snapshot_without.push(c);
                         }
                     });
                     status.set(String::new());
@@ -201,31 +221,61 @@ impl Replay {
     }
 }
 
+/// Why a line of `snapshot` cannot be replayed without, if it cannot: the
+/// replay takes allocations out of the trace by a frame of their stack.
+fn not_replayable(snapshot: &MemorySnapshot, frame: &str) -> Option<&'static str> {
+    if snapshot.trace_events == 0 {
+        Some("no allocation trace (record_memory_history was off): nothing to replay")
+    } else if frame == NO_STACK_LINE {
+        Some("no frame recorded: no line to take out")
+    } else {
+        None
+    }
+}
+
 #[component]
 fn TopLines(snapshot: MemorySnapshot, replay: Option<Replay>) -> impl IntoView {
     if snapshot.top_lines_at_peak.is_empty() {
         return ().into_any();
     }
     let input = snapshot.input.clone();
-    let button = move |frame: String| {
-        let input = input.clone();
-        replay.map(|r| view! {
-            <button type="button" data-testid="snapshot-without" on:click=move |_| r.without(input.clone(), frame.clone())>"Replay without"</button>
-        })
+    // Without a trace no line can be replayed: one line says so, not one
+    // per row.
+    let traced = snapshot.trace_events > 0;
+    let action = |frame: &str| {
+        let r = replay?;
+        if let Some(why) = not_replayable(&snapshot, frame) {
+            return traced.then(|| {
+                view! { <span class="muted" data-testid="snapshot-not-replayable">{why}</span> }
+                    .into_any()
+            });
+        }
+        let (input, frame) = (input.clone(), frame.to_string());
+        Some(
+            view! {
+                <button type="button" data-testid="snapshot-without" on:click=move |_| r.without(input.clone(), frame.clone())>"Replay without"</button>
+            }
+            .into_any(),
+        )
     };
+    let caption_note = (replay.is_some() && !traced).then(|| {
+        view! { <div class="muted" data-testid="snapshot-not-replayable">{not_replayable(&snapshot, "")}</div> }
+    });
+    let rows = snapshot
+        .top_lines_at_peak
+        .iter()
+        .map(|l| {
+            let action = action(&l.frame);
+            view! {
+                <tr data-frame=l.frame.clone()><td>{l.frame.clone()}</td><td class="num">{group_digits(l.count)}</td><td class="num"><Bytes value=l.bytes/></td><td>{action}</td></tr>
+            }
+        })
+        .collect_view();
     view! {
         <table class="data" data-testid="snapshot-lines">
-            <caption>"Source lines holding the most bytes at the peak (first user frame)"</caption>
+            <caption>"Source lines holding the most bytes at the peak (first user frame)" {caption_note}</caption>
             <TableHead columns=vec![("Line", false), ("Allocations", true), ("Bytes", true), ("What if", false)]/>
-            <tbody>
-                {snapshot.top_lines_at_peak.into_iter().map(|l| {
-                    let action = button(l.frame.clone());
-                    let frame = l.frame.clone();
-                    view! {
-                        <tr data-frame=frame><td>{l.frame}</td><td class="num">{group_digits(l.count)}</td><td class="num"><Bytes value=l.bytes/></td><td>{action}</td></tr>
-                    }
-                }).collect_view()}
-            </tbody>
+            <tbody>{rows}</tbody>
         </table>
     }
     .into_any()

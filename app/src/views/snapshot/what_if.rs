@@ -3,10 +3,10 @@
 //! failed allocation placed), each next to today's number and the limit
 //! when one is known, then the lines the user asked to replay without (a
 //! button on each line of the table: the worker reads the file again and
-//! replays it; the page never replays).
+//! replays it; the page never replays; a link carries them).
 
 use leptos::prelude::*;
-use oomscope_report::whatif::{Remedy, WhatIf};
+use oomscope_report::whatif::{Remedy, ReplayedCurve, WhatIf};
 use oomscope_report::MemorySnapshot;
 
 use crate::format::{Bytes, Difference};
@@ -38,9 +38,13 @@ fn title(w: &WhatIf) -> String {
 
 /// The report's what-ifs of `snapshot` and those `picked` on the page,
 /// a picked line replacing the report's entry for the same line.
-pub fn shown(snapshot: &MemorySnapshot, picked: &[WhatIf]) -> Vec<WhatIf> {
+pub fn shown(snapshot: &MemorySnapshot, picked: &[ReplayedCurve]) -> Vec<WhatIf> {
     let mut all = snapshot.what_if.clone();
-    for w in picked.iter().filter(|w| w.device == Some(snapshot.device)) {
+    for w in picked
+        .iter()
+        .map(|c| &c.what_if)
+        .filter(|w| w.device == Some(snapshot.device))
+    {
         all.retain(|o| !(o.remedy == w.remedy && o.frame == w.frame));
         all.push(w.clone());
     }
@@ -50,7 +54,7 @@ pub fn shown(snapshot: &MemorySnapshot, picked: &[WhatIf]) -> Vec<WhatIf> {
 #[component]
 pub fn SnapshotWhatIfs(
     snapshot: MemorySnapshot,
-    picked: RwSignal<Vec<WhatIf>>,
+    picked: Signal<Vec<ReplayedCurve>>,
     limit: Option<u64>,
 ) -> impl IntoView {
     let rows = move || {
