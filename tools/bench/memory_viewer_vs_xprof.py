@@ -3,12 +3,20 @@
     cargo build --release -p oomscope-xla --example memory_viewer_timing
     python3 tools/bench/memory_viewer_vs_xprof.py [FILE.hlo.pb ...] [--rounds 3] [--runs 20]
 
+    cargo build --release -p oomscope-analyzer --bin oomscope
+    python3 tools/bench/memory_viewer_vs_xprof.py --cli [FILE.hlo.pb ...]
+
 For each HloProto (default: every `*.hlo.pb` of `fixtures/` over 200 KB), the two are
 timed in turn, `--rounds` times: oomscope's `analyze_hlo_proto` (decode + every memory
 space) by the example binary, XProf's `xspace_to_tools_data(..., 'memory_viewer')` (its
 own decode, memory space 0 only) in this interpreter, each the median of `--runs` calls
 after a warm-up. Prints each round's times and the median ratio XProf / oomscope (above
 1: oomscope is faster). Needs `pip install xprof==2.24.2`.
+
+`--cli` times the whole `oomscope analyze --json FILE` process instead (start, every
+memory space, diagnosis, the what-if replays, the JSON written to a pipe), from spawn to
+exit, against XProf's single in-process call as above (default files: one fixture
+HloProto of each size class from 16 KB up).
 """
 
 import argparse
@@ -50,24 +58,62 @@ def oomscope_median_ms(binary, path, runs):
     return float(re.search(r"median ([0-9.]+) ms", out).group(1))
 
 
+def cli_median_ms(binary, path, runs):
+    """Median wall time of `oomscope analyze --json path`, spawn to exit."""
+    times = []
+    for _ in range(runs + 1):
+        t = time.perf_counter()
+        subprocess.run([binary, "analyze", "--json", path], check=True, stdout=subprocess.DEVNULL)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times[1:]) * 1e3
+
+
+def size_ladder():
+    """One fixture HloProto per size class: the smallest at or above 16 KB, 32 KB, ... ."""
+    files = sorted(
+        (os.path.getsize(p), p) for p in glob.glob(os.path.join(ROOT, "fixtures/**/*.hlo.pb"), recursive=True)
+        if "after_optimizations" in p
+    )
+    picked, bound = [], 16 << 10
+    for size, path in files:
+        if size >= bound:
+            picked.append(path)
+            while bound <= size:
+                bound *= 2
+    return picked
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("files", nargs="*")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--binary", default=os.path.join(ROOT, "target/release/examples/memory_viewer_timing"))
+    ap.add_argument("--cli", action="store_true", help="time the whole oomscope process")
+    ap.add_argument("--cli-binary", default=os.path.join(ROOT, "target/release/oomscope"))
     a = ap.parse_args()
+    if a.cli:
+        for path in a.files or size_ladder():
+            compare(path, a, lambda: cli_median_ms(a.cli_binary, path, a.runs), "oomscope process", "XProf call",
+                    "XProf's call / oomscope's process: {r:.2f} (median of {n} rounds; at least 1: the process is no slower)")
+        return
     files = a.files or sorted(
         p for p in glob.glob(os.path.join(ROOT, "fixtures/**/*.hlo.pb"), recursive=True) if os.path.getsize(p) > 200_000
     )
     for path in files:
-        ratios = []
-        for r in range(a.rounds):
-            ours = oomscope_median_ms(a.binary, path, a.runs)
-            theirs = xprof_median_ms(path, a.runs)
-            ratios.append(theirs / ours)
-            print(f"{os.path.basename(path)} ({os.path.getsize(path)} B) round {r + 1}: oomscope {ours:.2f} ms, XProf {theirs:.2f} ms", flush=True)
-        print(f"  => oomscope is {statistics.median(ratios):.2f}x XProf's speed (median of {a.rounds} rounds)", flush=True)
+        compare(path, a, lambda: oomscope_median_ms(a.binary, path, a.runs), "oomscope", "XProf",
+                "oomscope is {r:.2f}x XProf's speed (median of {n} rounds)")
+
+
+def compare(path, a, ours_ms, ours_label, theirs_label, verdict):
+    """Times oomscope (`ours_ms()`) and XProf on `path` in turn, `a.rounds` times."""
+    ratios = []
+    for r in range(a.rounds):
+        ours = ours_ms()
+        theirs = xprof_median_ms(path, a.runs)
+        ratios.append(theirs / ours)
+        print(f"{os.path.basename(path)} ({os.path.getsize(path)} B) round {r + 1}: {ours_label} {ours:.2f} ms, {theirs_label} {theirs:.2f} ms", flush=True)
+    print("  => " + verdict.format(r=statistics.median(ratios), n=a.rounds), flush=True)
 
 
 if __name__ == "__main__":

@@ -36,10 +36,9 @@ impl Reader for HloProto {
         // Decoded once: the Memory Viewer analysis, and the program the
         // what-if engine replays.
         let analysed = oomscope_xla::decode_hlo_proto(&file.name, &file.data).and_then(|hlo| {
-            let modules = oomscope_xla::analyze_hlo(&file.name, &hlo, None)?;
-            if let Ok(p) = oomscope_xla::heap_programs(&file.name, &hlo, None) {
-                out.programs.extend(p);
-            }
+            let (modules, programs) =
+                oomscope_xla::analyze_hlo_with_programs(&file.name, &hlo, None)?;
+            out.programs.extend(programs);
             Ok(modules)
         });
         match analysed {

@@ -19,7 +19,8 @@ fn hlo_proto(dir: &Path) -> Option<std::path::PathBuf> {
 
 fn programs(path: &Path) -> Vec<HeapProgram> {
     let name = path.display().to_string();
-    let hlo = oomscope_xla::decode_hlo_proto(&name, &std::fs::read(path).unwrap()).unwrap();
+    let bytes = std::fs::read(path).unwrap();
+    let hlo = oomscope_xla::decode_hlo_proto(&name, &bytes).unwrap();
     oomscope_xla::heap_programs(&name, &hlo, None).unwrap()
 }
 

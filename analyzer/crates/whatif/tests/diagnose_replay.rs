@@ -61,8 +61,9 @@ fn live(program: &HeapProgram, position: u64) -> Vec<usize> {
 fn hlo(dir: &Path) {
     let path = hlo_path(dir);
     let name = path.display().to_string();
-    let proto = oomscope_xla::decode_hlo_proto(&name, &std::fs::read(&path).unwrap()).unwrap();
-    let module = proto.hlo_module.as_ref().unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let proto = oomscope_xla::decode_hlo_proto(&name, &bytes).unwrap();
+    let module = &proto.module_proto().unwrap();
     let names: HashMap<i64, &str> = module
         .computations
         .iter()
@@ -276,7 +277,8 @@ fn where_a_buffer_lives() {
     let dir = oomscope_testdata::fixtures().join(side);
     let path = hlo_path(&dir);
     let name = path.display().to_string();
-    let hlo = oomscope_xla::decode_hlo_proto(&name, &std::fs::read(&path).unwrap()).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let hlo = oomscope_xla::decode_hlo_proto(&name, &bytes).unwrap();
     for p in oomscope_xla::heap_programs(&name, &hlo, None).unwrap() {
         let peak = oomscope_whatif::baseline(&p).unwrap();
         println!(
@@ -316,7 +318,8 @@ fn equal_shaped_dying_operands_are_shared() {
     let mut kinds: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
     for path in files {
         let name = path.display().to_string();
-        let Ok(hlo) = oomscope_xla::decode_hlo_proto(&name, &std::fs::read(&path).unwrap()) else {
+        let bytes = std::fs::read(&path).unwrap();
+        let Ok(hlo) = oomscope_xla::decode_hlo_proto(&name, &bytes) else {
             continue;
         };
         let Ok(programs) = oomscope_xla::heap_programs(&name, &hlo, None) else {

@@ -12,7 +12,8 @@
 //! a weight's gradient, contracted over the batch, is not joined to it even
 //! when its size equals the batch.
 
-use std::collections::HashMap;
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 use oomscope_proto::xla::{HloInstructionProto, HloModuleProto, ShapeProto};
 
@@ -25,7 +26,10 @@ pub(crate) struct DimClasses {
     leaves: HashMap<i64, Vec<(Vec<i64>, u32, Vec<i64>)>>,
     /// (instruction id, tuple index) → its place in `leaves` (a tuple of
     /// thousands of arguments is looked up leaf by leaf).
-    places: HashMap<(i64, Vec<i64>), usize>,
+    places: HashMap<i64, HashMap<Vec<i64>, usize>>,
+    /// Ids given to more than one instruction (malformed input): their
+    /// leaves are not in one tuple's order, so they are scanned.
+    repeated: HashSet<i64>,
 }
 
 fn array_leaves(shape: &ShapeProto, index: &mut Vec<i64>, out: &mut Vec<(Vec<i64>, Vec<i64>)>) {
@@ -104,14 +108,18 @@ impl DimClasses {
     pub(crate) fn of(module: &HloModuleProto) -> DimClasses {
         let mut classes = DimClasses {
             parent: Vec::new(),
-            leaves: HashMap::new(),
-            places: HashMap::new(),
+            leaves: HashMap::default(),
+            places: HashMap::default(),
+            repeated: Default::default(),
         };
-        let mut instructions: HashMap<i64, &HloInstructionProto> = HashMap::new();
+        let mut instructions: HashMap<i64, &HloInstructionProto> = HashMap::default();
         for c in &module.computations {
             for i in &c.instructions {
                 instructions.insert(i.id, i);
                 let Some(shape) = &i.shape else { continue };
+                if classes.leaves.contains_key(&i.id) {
+                    classes.repeated.insert(i.id);
+                }
                 let mut leaves = Vec::new();
                 array_leaves(shape, &mut Vec::new(), &mut leaves);
                 for (index, dims) in leaves {
@@ -123,7 +131,11 @@ impl DimClasses {
                         .parent
                         .extend((first..first + dims.len()).map(|n| n as u32));
                     let list = classes.leaves.entry(i.id).or_default();
-                    classes.places.insert((i.id, index.clone()), list.len());
+                    classes
+                        .places
+                        .entry(i.id)
+                        .or_default()
+                        .insert(index.clone(), list.len());
                     list.push((index, first as u32, dims));
                 }
             }
@@ -191,10 +203,13 @@ impl DimClasses {
 
     fn leaf(&self, id: i64, index: &[i64]) -> Option<(u32, &[i64])> {
         let list = self.leaves.get(&id)?;
-        let at = if index.is_empty() && list.len() == 1 {
-            0
+        // A few leaves are scanned, the last match kept as the index keeps
+        // it (no key to build and hash: this is the analysis's most
+        // frequent lookup); a wide tuple's are indexed.
+        let at = if list.len() <= 8 {
+            list.iter().rposition(|(i, _, _)| i.as_slice() == index)?
         } else {
-            *self.places.get(&(id, index.to_vec()))?
+            *self.places.get(&id)?.get(index)?
         };
         list.get(at)
             .filter(|(i, _, _)| i.as_slice() == index)
@@ -222,28 +237,48 @@ impl DimClasses {
     /// loop's state, a fusion's operand and parameter).
     fn join_value(&mut self, a: i64, ia: &[i64], b: i64, ib: &[i64]) {
         // An array leaf itself (the common case): no scan of a wide tuple.
-        if let Some((_, dims)) = self.leaf(a, ia) {
-            for d in 0..dims.len() as i64 {
-                self.join(a, ia, d, b, ib, d);
-            }
+        if self.leaf(a, ia).is_some() {
+            self.join_leaves(a, ia, b, ib);
             return;
         }
-        let pairs: Vec<(Vec<i64>, Vec<i64>, usize)> = self
-            .leaves
-            .get(&a)
-            .map_or(&[][..], Vec::as_slice)
+        let list = self.leaves.get(&a).map_or(&[][..], Vec::as_slice);
+        // A tuple's leaves are listed in index order, so those under `ia`
+        // are one run found by bisection (a tuple of thousands of pairs,
+        // each read by its get-tuple-element, is not scanned per element).
+        let start = if self.repeated.contains(&a) {
+            0
+        } else {
+            list.partition_point(|(index, _, _)| index.as_slice() < ia)
+        };
+        let pairs: Vec<(Vec<i64>, Vec<i64>)> = list
+            .get(start..)
+            .unwrap_or(&[])
             .iter()
+            .take_while(|(index, _, _)| self.repeated.contains(&a) || index.starts_with(ia))
             .filter(|(index, _, _)| index.starts_with(ia))
-            .map(|(index, _, dims)| {
+            .map(|(index, _, _)| {
                 let mut other = ib.to_vec();
                 other.extend_from_slice(&index[ia.len()..]);
-                (index.clone(), other, dims.len())
+                (index.clone(), other)
             })
             .collect();
-        for (x, y, rank) in pairs {
-            for d in 0..rank as i64 {
-                self.join(a, &x, d, b, &y, d);
-            }
+        for (x, y) in pairs {
+            self.join_leaves(a, &x, b, &y);
+        }
+    }
+
+    /// Joins each dimension of the array leaf `(a, ia)` with the same
+    /// dimension of `(b, ib)` where their extents agree (what [`Self::join`]
+    /// does dimension by dimension, with each leaf looked up once).
+    fn join_leaves(&mut self, a: i64, ia: &[i64], b: i64, ib: &[i64]) {
+        let (Some((x, xs)), Some((y, ys))) = (self.leaf(a, ia), self.leaf(b, ib)) else {
+            return;
+        };
+        let same: Vec<u32> = (0..xs.len().min(ys.len()) as u32)
+            .filter(|&d| xs.get(d as usize) == ys.get(d as usize))
+            .collect();
+        for d in same {
+            self.unite(x + d, y + d);
         }
     }
 

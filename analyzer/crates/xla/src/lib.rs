@@ -4,6 +4,7 @@
 //!
 //! - [`source`]: [`ReadAt`], the random-access byte source (a slice, or a
 //!   `File` read by slices in the browser worker) and the bounded wire reader;
+//! - [`hlo`]: a lazy view of an `xla.HloProto` (what the analysis reads, no more);
 //! - [`xspace`]: lazy plane lookup (`/host:metadata`, `/host:CPU`), gzip streaming;
 //! - [`memory_viewer`]: the Memory Viewer analysis → [`ModuleReport`];
 //! - [`allocator`]: XProf's `memory_profile` (allocator timelines) from the
@@ -13,6 +14,7 @@
 pub mod allocator;
 mod dims;
 pub mod error;
+pub mod hlo;
 pub mod memory_viewer;
 pub mod program;
 pub mod shape;
@@ -27,14 +29,15 @@ pub use xspace::{
 };
 
 use memory_viewer::Module;
-use oomscope_proto::prost::Message;
 use oomscope_proto::tensorflow::profiler::XPlane;
-use oomscope_proto::xla::HloProto;
 use oomscope_report::ModuleReport;
 
-/// Decodes a serialized `xla.HloProto` (the `*.hlo.pb` of an XLA dump).
-pub fn decode_hlo_proto(input_name: &str, bytes: &[u8]) -> Result<HloProto, XlaError> {
-    let hlo = HloProto::decode(bytes).map_err(|e| {
+pub use hlo::Hlo;
+
+/// Decodes a serialized `xla.HloProto` (the `*.hlo.pb` of an XLA dump) into
+/// the view the analysis reads ([`hlo`]).
+pub fn decode_hlo_proto<'a>(input_name: &str, bytes: &'a [u8]) -> Result<Hlo<'a>, XlaError> {
+    let hlo = hlo::decode(bytes).map_err(|e| {
         XlaError::new(
             input_name,
             XlaErrorKind::Malformed,
@@ -42,7 +45,7 @@ pub fn decode_hlo_proto(input_name: &str, bytes: &[u8]) -> Result<HloProto, XlaE
         )
     })?;
     if hlo
-        .hlo_module
+        .module
         .as_ref()
         .is_none_or(|m| m.computations.is_empty())
     {
@@ -60,10 +63,18 @@ pub fn decode_hlo_proto(input_name: &str, bytes: &[u8]) -> Result<HloProto, XlaE
 /// first error is returned.
 pub fn analyze_hlo(
     input_name: &str,
-    hlo: &HloProto,
+    hlo: &Hlo<'_>,
     program_id: Option<i64>,
 ) -> Result<Vec<ModuleReport>, XlaError> {
     let module = Module::new(input_name, hlo)?;
+    analyze_module(input_name, &module, program_id)
+}
+
+fn analyze_module(
+    input_name: &str,
+    module: &Module<'_>,
+    program_id: Option<i64>,
+) -> Result<Vec<ModuleReport>, XlaError> {
     let mut reports = Vec::new();
     let mut first_error = None;
     for space in module.memory_spaces() {
@@ -93,21 +104,46 @@ pub fn analyze_hlo(
 /// issue 25). `module` is named `name(program_id)` as the reports are.
 pub fn heap_programs(
     input_name: &str,
-    hlo: &HloProto,
+    hlo: &Hlo<'_>,
     program_id: Option<i64>,
 ) -> Result<Vec<oomscope_report::program::HeapProgram>, XlaError> {
     let module = Module::new(input_name, hlo)?;
-    Ok(module
-        .memory_spaces()
+    Ok(named_programs(&module, program_id))
+}
+
+fn named_programs(
+    module: &Module<'_>,
+    program_id: Option<i64>,
+) -> Vec<oomscope_report::program::HeapProgram> {
+    module
+        .programs()
         .into_iter()
-        .filter_map(|space| module.program(space))
         .map(|mut p| {
             if let Some(id) = program_id {
                 p.module = format!("{}({id})", p.module);
             }
             p
         })
-        .collect())
+        .collect()
+}
+
+/// [`analyze_hlo`] and [`heap_programs`] of one HloProto, indexed once (the
+/// CLI and the page want both). The programs are `None` when the analysis
+/// failed.
+pub fn analyze_hlo_with_programs(
+    input_name: &str,
+    hlo: &Hlo<'_>,
+    program_id: Option<i64>,
+) -> Result<
+    (
+        Vec<ModuleReport>,
+        Vec<oomscope_report::program::HeapProgram>,
+    ),
+    XlaError,
+> {
+    let module = Module::new(input_name, hlo)?;
+    let reports = analyze_module(input_name, &module, program_id)?;
+    Ok((reports, named_programs(&module, program_id)))
 }
 
 /// Decodes an `*.hlo.pb` and analyses it ([`analyze_hlo`]).
@@ -117,10 +153,10 @@ pub fn analyze_hlo_proto(input_name: &str, bytes: &[u8]) -> Result<Vec<ModuleRep
 }
 
 /// The compiled modules of the `/host:metadata` planes among `planes`.
-pub fn modules_of_planes(
+pub fn modules_of_planes<'a>(
     input_name: &str,
-    planes: &[XPlane],
-) -> Result<Vec<ProfiledModule>, XlaError> {
+    planes: &'a [XPlane],
+) -> Result<Vec<ProfiledModule<'a>>, XlaError> {
     let metadata: Vec<&XPlane> = planes.iter().filter(|p| p.name == METADATA_PLANE).collect();
     if metadata.is_empty() {
         return Err(XlaError::new(

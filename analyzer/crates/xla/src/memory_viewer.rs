@@ -20,18 +20,17 @@
 //! - buffers under 16 KiB at the peak are merged into one "small" entry.
 
 use crate::error::{XlaError, XlaErrorKind};
-use crate::shape::{
-    human_string_with_layout, shape_from_proto, unpadded_buffer_bytes, xprof_display_subshape,
+use crate::hlo::ShapeView;
+use crate::hlo::{
+    self, BufferAllocation, Event, HeapSimulatorTrace, Hlo, HloModule, Instruction, LogicalBuffer,
+    StackFrameIndex,
 };
-use oomscope_proto::xla::heap_simulator_trace::event::Kind as EventKind;
-use oomscope_proto::xla::{
-    BufferAllocationProto, HeapSimulatorTrace, HloInstructionProto, HloProto, LogicalBufferProto,
-    StackFrameIndexProto,
-};
+use crate::shape::{human_string_with_layout, shape_from_view, subshape, unpadded_view_bytes};
 use oomscope_report::{
     AllocationFlags, BufferCategory, BufferLifetime, MemoryColor, ModuleReport, PeakBuffer,
     PeakKind, SourceKind,
 };
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// XProf's default: buffers smaller than this are merged at the peak.
@@ -39,11 +38,11 @@ pub const SMALL_BUFFER_BYTES: u64 = 16 * 1024;
 
 /// Whether an allocation lives for the whole program (XProf 2.24.2 counts
 /// thread-local allocations as ordinary ones).
-pub(crate) fn is_indefinite(a: &BufferAllocationProto) -> bool {
+pub(crate) fn is_indefinite(a: &BufferAllocation) -> bool {
     a.is_entry_computation_parameter || a.is_constant || a.maybe_live_out
 }
 
-pub(crate) fn category(a: &BufferAllocationProto) -> BufferCategory {
+pub(crate) fn category(a: &BufferAllocation) -> BufferCategory {
     BufferCategory::from_flags(AllocationFlags {
         parameter: a.is_entry_computation_parameter,
         maybe_live_out: a.maybe_live_out,
@@ -58,61 +57,78 @@ fn bytes(size: i64) -> u64 {
 
 /// A logical buffer assigned to an allocation, with what the views show of it.
 pub(crate) struct Buffer<'a> {
-    proto: &'a LogicalBufferProto,
+    proto: &'a LogicalBuffer,
     pub(crate) allocation: usize,
-    pub(crate) instruction: &'a HloInstructionProto,
+    pub(crate) instruction: &'a Instruction<'a>,
+    shape_index: &'a [i64],
+    /// The subshape XProf shows ([`xprof_display_subshape`]).
+    display_shape: Option<ShapeView<'a>>,
+    /// The subshape the full shape index names (None when it does not exist).
+    pub(crate) own_shape: Option<ShapeView<'a>>,
     /// Offset inside its allocation.
     offset: i64,
-    unpadded: u64,
+    pub(crate) unpadded: u64,
+    /// The texts of the two subshapes, made once (every memory space's
+    /// lifetimes, the peak and the what-if program show them).
+    display_text: OnceCell<String>,
+    own_text: OnceCell<String>,
 }
 
-impl Buffer<'_> {
-    fn id(&self) -> i64 {
+impl<'a> Buffer<'a> {
+    pub(crate) fn id(&self) -> i64 {
         self.proto.id
     }
-    fn size(&self) -> u64 {
+    pub(crate) fn size(&self) -> u64 {
         bytes(self.proto.size)
     }
-    pub(crate) fn shape_index(&self) -> &[i64] {
-        self.proto
-            .defined_at
-            .as_ref()
-            .map_or(&[], |d| d.shape_index.as_slice())
+    pub(crate) fn shape_index(&self) -> &'a [i64] {
+        self.shape_index
     }
     /// `name{i,j}` for a tuple element, else the instruction name.
-    fn name_with_shape_index(&self) -> String {
+    pub(crate) fn name_with_shape_index(&self) -> String {
         let index = self.shape_index();
         if index.is_empty() {
-            self.instruction.name.clone()
+            self.instruction.name.to_string()
         } else {
             let parts: Vec<String> = index.iter().map(i64::to_string).collect();
             format!("{}{{{}}}", self.instruction.name, parts.join(","))
         }
     }
     fn shape_text(&self) -> String {
-        match &self.instruction.shape {
-            Some(shape) => human_string_with_layout(&shape_from_proto(xprof_display_subshape(
-                shape,
-                self.shape_index(),
-            ))),
-            None => String::new(),
-        }
+        self.display_text
+            .get_or_init(|| shape_text(self.display_shape))
+            .clone()
     }
-    fn op_name(&self) -> String {
-        self.instruction
-            .metadata
-            .as_ref()
-            .map(|m| m.op_name.clone())
-            .unwrap_or_default()
+
+    /// The text of the subshape the full shape index names.
+    pub(crate) fn own_shape_text(&self) -> String {
+        match (self.own_shape, self.display_shape) {
+            (Some(own), Some(display)) if own.same(display) => self.shape_text(),
+            _ => self
+                .own_text
+                .get_or_init(|| shape_text(self.own_shape))
+                .clone(),
+        }
     }
 }
 
+/// XProf's text of a shape (empty when there is none).
+pub(crate) fn shape_text(shape: Option<ShapeView<'_>>) -> String {
+    shape
+        .map(|s| human_string_with_layout(&shape_from_view(s)))
+        .unwrap_or_default()
+}
+
+impl Buffer<'_> {}
+
 /// The HloProto indexed the way XProf's `HloProtoBufferWrapper` indexes it.
 pub struct Module<'a> {
-    hlo: &'a HloProto,
+    hlo: &'a Hlo<'a>,
+    module: &'a HloModule<'a>,
+    assignment: &'a hlo::BufferAssignment<'a>,
     /// In the proto's order (a logical buffer listed by two allocations
     /// belongs to the later one, as XProf reads them).
-    allocations: Vec<&'a BufferAllocationProto>,
+    allocations: Vec<&'a BufferAllocation>,
     /// Positions in `allocations` by ascending `BufferAllocationProto.index`:
     /// XProf walks allocations in index order (which trace it replays, the
     /// order of the stacked view), whatever order the proto lists them in.
@@ -124,9 +140,8 @@ pub struct Module<'a> {
 }
 
 impl<'a> Module<'a> {
-    pub fn new(input: &str, hlo: &'a HloProto) -> Result<Self, XlaError> {
-        let (Some(module), Some(assignment)) =
-            (hlo.hlo_module.as_ref(), hlo.buffer_assignment.as_ref())
+    pub fn new(input: &str, hlo: &'a Hlo<'a>) -> Result<Self, XlaError> {
+        let (Some(module), Some(assignment)) = (hlo.module.as_ref(), hlo.assignment.as_ref())
         else {
             return Err(XlaError::new(
                 input,
@@ -134,47 +149,68 @@ impl<'a> Module<'a> {
                 "the HloProto has no module or no buffer assignment (dump it after optimizations)",
             ));
         };
-        let mut instructions: HashMap<i64, &HloInstructionProto> = HashMap::new();
-        for computation in &module.computations {
-            for instruction in &computation.instructions {
-                instructions.insert(instruction.id, instruction);
-            }
+        let mut instructions: HashMap<i64, &Instruction<'a>> =
+            HashMap::with_capacity(module.instructions.len());
+        for instruction in &module.instructions {
+            instructions.insert(instruction.id, instruction);
         }
-        let logical: HashMap<i64, &LogicalBufferProto> = assignment
+        let logical: HashMap<i64, &LogicalBuffer> = assignment
             .logical_buffers
             .iter()
             .map(|b| (b.id, b))
             .collect();
-        let allocations: Vec<&BufferAllocationProto> =
-            assignment.buffer_allocations.iter().collect();
+        let allocations: Vec<&BufferAllocation> = assignment.buffer_allocations.iter().collect();
         let mut index_order: Vec<usize> = (0..allocations.len()).collect();
         index_order.sort_by_key(|&i| allocations.get(i).map_or(0, |a| a.index));
         let mut buffers = Vec::new();
         let mut buffer_by_id = HashMap::new();
+        // The top-level elements of each tuple-shaped instruction, found
+        // once: a JAX entry parameter can be a tuple of thousands of arrays,
+        // each its own buffer.
+        let mut elements: HashMap<i64, Vec<ShapeView<'a>>> = HashMap::new();
         for (allocation_index, allocation) in allocations.iter().enumerate() {
-            for assigned in &allocation.assigned {
+            for assigned in assignment.assigned_of(allocation) {
                 let Some(&proto) = logical.get(&assigned.logical_buffer_id) else {
                     continue;
                 };
-                let defined_at = proto.defined_at.as_ref();
-                let Some(&instruction) =
-                    instructions.get(&defined_at.map_or(0, |d| d.instruction_id))
-                else {
+                let (instruction_id, index) = proto.defined_at.unwrap_or_default();
+                let Some(&instruction) = instructions.get(&instruction_id) else {
                     continue;
                 };
-                let index = defined_at.map_or(&[][..], |d| d.shape_index.as_slice());
+                let index = hlo.ints(index);
                 // XProf sizes the shape it shows (`ResolveShapeIndex`: only
                 // the last index, applied to the top-level tuple), not the
                 // subshape the full index names; they differ for a buffer
                 // defined inside a nested tuple.
-                let unpadded = instruction.shape.as_ref().map_or(0, |s| {
-                    unpadded_buffer_bytes(&shape_from_proto(xprof_display_subshape(s, index)))
-                });
+                let (display_shape, own_shape) = match (instruction.shape, index.split_first()) {
+                    (None, _) => (None, None),
+                    (Some(shape), None) => (Some(shape), Some(shape)),
+                    (Some(shape), Some((&first, rest))) => {
+                        let elements = elements
+                            .entry(instruction_id)
+                            .or_insert_with(|| shape.tuple_shapes().collect());
+                        let element = |i: i64| {
+                            usize::try_from(i)
+                                .ok()
+                                .and_then(|i| elements.get(i))
+                                .copied()
+                        };
+                        let last = index.last().copied().unwrap_or(first);
+                        let own = element(first).and_then(|e| subshape(e, rest));
+                        (Some(element(last).unwrap_or(shape)), own)
+                    }
+                };
+                let unpadded = display_shape.map_or(0, unpadded_view_bytes);
                 buffer_by_id.insert(proto.id, buffers.len());
                 buffers.push(Buffer {
                     proto,
                     allocation: allocation_index,
                     instruction,
+                    shape_index: index,
+                    display_shape,
+                    own_shape,
+                    display_text: OnceCell::new(),
+                    own_text: OnceCell::new(),
                     offset: assigned.offset,
                     unpadded,
                 });
@@ -182,7 +218,7 @@ impl<'a> Module<'a> {
         }
         let mut allocation_trace = vec![None; allocations.len()];
         for (trace_index, trace) in assignment.heap_simulator_traces.iter().enumerate() {
-            let Some(first) = trace.events.first() else {
+            let Some(first) = assignment.events_of(trace).first() else {
                 continue;
             };
             if let Some(&b) = buffer_by_id.get(&first.buffer_id) {
@@ -196,6 +232,8 @@ impl<'a> Module<'a> {
         }
         Ok(Module {
             hlo,
+            module,
+            assignment,
             allocations,
             index_order,
             allocation_trace,
@@ -210,8 +248,17 @@ impl<'a> Module<'a> {
         spaces.into_iter().collect()
     }
 
-    pub(crate) fn hlo(&self) -> &'a HloProto {
+    pub(crate) fn hlo(&self) -> &'a Hlo<'a> {
         self.hlo
+    }
+
+    pub(crate) fn module(&self) -> &'a HloModule<'a> {
+        self.module
+    }
+
+    /// The events of a trace.
+    pub(crate) fn events(&self, trace: &HeapSimulatorTrace) -> &'a [Event<'a>] {
+        self.assignment.events_of(trace)
     }
 
     pub(crate) fn buffers(&self) -> &[Buffer<'a>] {
@@ -223,17 +270,11 @@ impl<'a> Module<'a> {
     }
 
     pub(crate) fn traces(&self) -> &'a [HeapSimulatorTrace] {
-        self.hlo
-            .buffer_assignment
-            .as_ref()
-            .map_or(&[], |a| a.heap_simulator_traces.as_slice())
+        &self.assignment.heap_simulator_traces
     }
 
-    fn stack_frames(&self) -> Option<&'a StackFrameIndexProto> {
-        self.hlo
-            .hlo_module
-            .as_ref()
-            .and_then(|m| m.stack_frame_index.as_ref())
+    fn stack_frames(&self) -> Option<&'a StackFrameIndex<'a>> {
+        self.module.stack_frame_index.as_ref()
     }
 
     fn buffer(&self, id: i64) -> Option<usize> {
@@ -243,7 +284,7 @@ impl<'a> Module<'a> {
     /// The allocations in index order, with their positions in `allocations`.
     pub(crate) fn in_index_order(
         &self,
-    ) -> impl Iterator<Item = (usize, &'a BufferAllocationProto)> + '_ {
+    ) -> impl Iterator<Item = (usize, &'a BufferAllocation)> + '_ {
         self.index_order
             .iter()
             .filter_map(|&i| self.allocations.get(i).map(|&a| (i, a)))
@@ -259,8 +300,8 @@ impl<'a> Module<'a> {
         }
         let mut best: Option<(usize, usize)> = None;
         for (i, trace) in self.traces().iter().enumerate() {
-            let count = trace
-                .events
+            let count = self
+                .events(trace)
                 .iter()
                 .filter(|e| {
                     self.buffer(e.buffer_id)
@@ -275,10 +316,7 @@ impl<'a> Module<'a> {
         best.map(|(i, _)| i)
     }
 
-    fn source(&self, instruction: &HloInstructionProto) -> String {
-        let Some(metadata) = &instruction.metadata else {
-            return String::new();
-        };
+    fn source(&self, metadata: &hlo::OpMetadata<'_>) -> String {
         if !metadata.source_file.is_empty() {
             return format!("{}:{}", metadata.source_file, metadata.source_line);
         }
@@ -294,54 +332,60 @@ impl<'a> Module<'a> {
         else {
             return String::new();
         };
-        let location = usize::try_from(frame.file_location_id)
+        let location = usize::try_from(*frame)
             .ok()
             .and_then(|i| i.checked_sub(1))
             .and_then(|i| index.file_locations.get(i));
         let Some(location) = location else {
             return String::new();
         };
-        let file = usize::try_from(location.file_name_id)
+        let file = usize::try_from(location.0)
             .ok()
             .and_then(|i| i.checked_sub(1))
             .and_then(|i| index.file_names.get(i))
-            .map_or("", String::as_str);
+            .copied()
+            .unwrap_or("");
         // XProf parses `file:line:col` by splitting on ':'; a file name with a
         // colon keeps only its first part there, and so here; no file, no source.
         let file = file.split(':').next().unwrap_or("");
         if file.is_empty() {
             return String::new();
         }
-        let line = location.line;
+        let line = location.1;
         format!("{file}:{line}")
     }
 
     pub(crate) fn peak_buffer(&self, b: &Buffer<'_>) -> PeakBuffer {
         let allocation = self.allocations.get(b.allocation);
+        let metadata = b.instruction.metadata.map(|m| m.read());
         PeakBuffer {
             name: b.name_with_shape_index(),
             shape: b.shape_text(),
             size_bytes: b.size(),
             unpadded_bytes: b.unpadded,
-            op_name: b.op_name(),
-            source: self.source(b.instruction),
+            op_name: metadata
+                .as_ref()
+                .map_or_else(String::new, |m| m.op_name.to_string()),
+            source: metadata
+                .as_ref()
+                .map_or_else(String::new, |m| self.source(m)),
             category: allocation.map_or(BufferCategory::Temporary, |a| category(a)),
             logical_buffer_id: Some(b.id()),
-            opcode: b.instruction.opcode.clone(),
+            opcode: b.instruction.opcode.to_string(),
             maybe_live_out: allocation.is_some_and(|a| a.maybe_live_out),
         }
     }
 
     /// The Memory Viewer analysis for memory space `color`.
     pub fn analyze(&self, input: &str, color: i64) -> Result<ModuleReport, XlaError> {
-        let module = self.hlo.hlo_module.as_ref();
+        let module = self.module;
         let mut report = ModuleReport {
-            name: module.map(|m| m.name.clone()).unwrap_or_default(),
+            name: module.name.to_string(),
             memory_space: MemoryColor::from(color),
             source_kind: SourceKind::HloProto,
             input: input.to_string(),
             peak_kind: PeakKind::HeapSimulator,
-            chips: module.and_then(chips_of),
+            chips: chips_of(module),
             ..ModuleReport::default()
         };
         let replay = match self.trace_for(color).and_then(|t| self.traces().get(t)) {
@@ -365,7 +409,7 @@ impl<'a> Module<'a> {
                 continue;
             }
             let mut best: Option<&Buffer<'_>> = None;
-            for assigned in &allocation.assigned {
+            for assigned in self.assignment.assigned_of(allocation) {
                 let Some(b) = self
                     .buffer(assigned.logical_buffer_id)
                     .and_then(|i| self.buffers.get(i))
@@ -462,7 +506,7 @@ impl<'a> Module<'a> {
             {
                 continue;
             }
-            for assigned in &allocation.assigned {
+            for assigned in self.assignment.assigned_of(allocation) {
                 let Some(i) = self.buffer(assigned.logical_buffer_id) else {
                     continue;
                 };
@@ -494,12 +538,13 @@ impl<'a> Module<'a> {
     }
 
     fn replay(&self, input: &str, trace: &HeapSimulatorTrace) -> Result<Replay, XlaError> {
-        let mut replay = Replay::new(self.buffers.len(), trace.events.len());
+        let events = self.events(trace);
+        let mut replay = Replay::new(self.buffers.len(), events.len());
         let mut seen_allocations = BTreeSet::new();
-        for (event_index, event) in trace.events.iter().enumerate() {
+        for (event_index, event) in events.iter().enumerate() {
             replay.heap.push(replay.heap_now);
             replay.unpadded_heap.push(replay.unpadded_now);
-            replay.instructions.push(event.instruction_name.clone());
+            replay.instructions.push(event.instruction_name.to_string());
             let Some(b) = self.buffer(event.buffer_id) else {
                 continue;
             };
@@ -525,8 +570,8 @@ impl<'a> Module<'a> {
         }
         // Second pass up to the peak event for the live buffers in program order.
         if let Some(peak_event) = replay.peak_event {
-            let mut again = Replay::new(self.buffers.len(), trace.events.len());
-            for (event_index, event) in trace.events.iter().enumerate().take(peak_event + 1) {
+            let mut again = Replay::new(self.buffers.len(), events.len());
+            for (event_index, event) in events.iter().enumerate().take(peak_event + 1) {
                 again.heap.push(again.heap_now);
                 let Some(b) = self.buffer(event.buffer_id) else {
                     continue;
@@ -699,17 +744,17 @@ impl Replay {
     fn step(
         &mut self,
         module: &Module<'_>,
-        event: &oomscope_proto::xla::heap_simulator_trace::Event,
+        event: &Event<'_>,
         b: usize,
         event_index: usize,
         track: bool,
     ) -> Result<(), String> {
-        match EventKind::try_from(event.kind) {
-            Ok(EventKind::Alloc) => {
+        match event.kind {
+            hlo::ALLOC => {
                 self.add_ref(b);
                 self.increase(module, b, event_index, true, track);
             }
-            Ok(EventKind::Free) => {
+            hlo::FREE => {
                 let refs = self.drop_ref(b);
                 if refs < 0 {
                     return Err(format!(
@@ -730,7 +775,7 @@ impl Replay {
                     }
                 }
             }
-            Ok(EventKind::ShareWith) => {
+            hlo::SHARE_WITH => {
                 let Some(canonical) = module.buffer(event.share_with_canonical_id) else {
                     return Ok(());
                 };
@@ -755,7 +800,7 @@ impl Replay {
                     self.increase(module, root, event_index, false, track);
                 }
             }
-            Err(_) => return Err(format!("unknown heap-simulator event kind {}", event.kind)),
+            _ => return Err(format!("unknown heap-simulator event kind {}", event.kind)),
         }
         Ok(())
     }
@@ -765,7 +810,7 @@ impl Replay {
 /// device assignment (`computation_count` is the partition count). XLA
 /// writes the assignment for every compiled module; without one (an older
 /// or hand-made HloProto) the count is unknown.
-fn chips_of(module: &oomscope_proto::xla::HloModuleProto) -> Option<u64> {
+fn chips_of(module: &HloModule<'_>) -> Option<u64> {
     let d = module.device_assignment.as_ref()?;
     let replicas = u64::try_from(d.replica_count).ok().filter(|n| *n > 0)?;
     let partitions = u64::try_from(d.computation_count).ok().filter(|n| *n > 0)?;

@@ -3,9 +3,12 @@
 //! (`memory_viewer.rs` picks the same trace), and the entry computation's
 //! parameters with what they feed, for the what-if engine (issue 25).
 
-use std::collections::{HashMap, HashSet};
+// Keyed by instruction ids: SipHash was a tenth of the what-if program's
+// time. foldhash is as fast and seeded at random per process, so ids
+// chosen to collide in a crafted file cannot make the tables quadratic.
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
-use oomscope_proto::xla::heap_simulator_trace::event::Kind as EventKind;
 use oomscope_proto::xla::{HloComputationProto, HloInstructionProto, HloModuleProto};
 use oomscope_report::program::{
     BufferReader, HeapEvent, HeapEventKind, HeapProgram, ParameterReads, ProgramAllocation,
@@ -13,8 +16,10 @@ use oomscope_report::program::{
 };
 use oomscope_report::MemoryColor;
 
+use crate::hlo;
+use crate::hlo::{HloModule, ShapeView};
+use crate::memory_viewer::shape_text;
 use crate::memory_viewer::Module;
-use crate::shape::{human_string_with_layout, shape_from_proto, subshape};
 
 /// Visits at most this many (instruction, tuple index) states per parameter
 /// when following it to a contraction: bounded whatever the module.
@@ -47,19 +52,48 @@ const ELEMENTWISE: &[&str] = &[
 /// whether a reader only feeds contractions.
 const MAX_FUSED_VISITS: usize = 256;
 
-impl Module<'_> {
+impl<'a> Module<'a> {
+    /// The programs of every memory space with a heap-simulator trace (the
+    /// module decoded with prost once for all of them).
+    pub fn programs(&self) -> Vec<HeapProgram> {
+        let Some(proto) = self.hlo().module_proto() else {
+            return Vec::new();
+        };
+        // The module's dataflow, the same for every memory space, built
+        // once (each space's program reads it).
+        let mut facts = ModuleFacts::new(&proto);
+        self.memory_spaces()
+            .into_iter()
+            .filter_map(|space| self.program_with(space, &proto, &mut facts))
+            .collect()
+    }
+
     /// The program the Memory Viewer replays for memory space `color`, or
     /// `None` when that space has no heap-simulator trace.
     pub fn program(&self, color: i64) -> Option<HeapProgram> {
+        let proto = self.hlo().module_proto()?;
+        self.program_with(color, &proto, &mut ModuleFacts::new(&proto))
+    }
+
+    /// Buffers, allocations and events come from the lazy view; the
+    /// dataflow facts (readers, dying operands, dimension classes) from
+    /// `hlo_module`, the same module decoded with prost.
+    fn program_with(
+        &self,
+        color: i64,
+        hlo_module: &HloModuleProto,
+        facts: &mut ModuleFacts<'_>,
+    ) -> Option<HeapProgram> {
         let trace = self.trace_for(color).and_then(|t| self.traces().get(t))?;
-        let hlo_module = self.hlo().hlo_module.as_ref()?;
+        let view = self.module();
+        let ints = self.hlo();
         let mut program = HeapProgram {
-            module: hlo_module.name.clone(),
+            module: view.name.to_string(),
             memory_space: MemoryColor::from(color),
             ..HeapProgram::default()
         };
         // Allocations of this colour, and their buffers.
-        let mut allocation_slot: HashMap<usize, usize> = HashMap::new();
+        let mut allocation_slot: HashMap<usize, usize> = HashMap::default();
         for (i, a) in self.in_index_order() {
             if a.color != color {
                 continue;
@@ -73,14 +107,14 @@ impl Module<'_> {
                 parameter_number: a
                     .is_entry_computation_parameter
                     .then_some(a.parameter_number),
-                parameter_shape_index: a.parameter_shape_index.clone(),
+                parameter_shape_index: ints.ints(a.parameter_shape_index).to_vec(),
                 maybe_live_out: a.maybe_live_out,
                 representative: None,
                 output_index: None,
                 defined_at: None,
             });
         }
-        let mut buffer_slot: HashMap<usize, usize> = HashMap::new();
+        let mut buffer_slot: HashMap<usize, usize> = HashMap::default();
         // The instruction and shape index that define each program buffer.
         let mut origins: Vec<(i64, Vec<i64>)> = Vec::new();
         for (i, b) in self.buffers().iter().enumerate() {
@@ -88,16 +122,15 @@ impl Module<'_> {
                 continue;
             };
             buffer_slot.insert(i, program.buffers.len());
-            let peak = self.peak_buffer(b);
-            let size = peak.size_bytes;
+            let size = b.size();
             program.buffers.push(ProgramBuffer {
-                id: peak.logical_buffer_id.unwrap_or(0),
-                name: peak.name,
-                shape: own_shape_text(b.instruction, b.shape_index()),
+                id: b.id(),
+                name: b.name_with_shape_index(),
+                shape: b.own_shape_text(),
                 size_bytes: size,
-                unpadded_bytes: peak.unpadded_bytes,
+                unpadded_bytes: b.unpadded,
                 allocation,
-                opcode: peak.opcode,
+                opcode: b.instruction.opcode.to_string(),
                 readers: Vec::new(),
                 dying_operands: Vec::new(),
                 dim_classes: Vec::new(),
@@ -113,14 +146,14 @@ impl Module<'_> {
                 }
             }
         }
-        for event in &trace.events {
+        for event in self.events(trace) {
             let buffer = self
                 .buffer_index(event.buffer_id)
                 .and_then(|b| buffer_slot.get(&b).copied());
-            let kind = match EventKind::try_from(event.kind) {
-                Ok(EventKind::Alloc) => HeapEventKind::Alloc,
-                Ok(EventKind::Free) => HeapEventKind::Free,
-                Ok(EventKind::ShareWith) => {
+            let kind = match event.kind {
+                hlo::ALLOC => HeapEventKind::Alloc,
+                hlo::FREE => HeapEventKind::Free,
+                hlo::SHARE_WITH => {
                     match self
                         .buffer_index(event.share_with_canonical_id)
                         .and_then(|b| buffer_slot.get(&b).copied())
@@ -132,29 +165,31 @@ impl Module<'_> {
                                 kind: HeapEventKind::Alloc,
                                 buffer: None,
                             });
-                            program.instructions.push(event.instruction_name.clone());
+                            program
+                                .instructions
+                                .push(event.instruction_name.to_string());
                             continue;
                         }
                     }
                 }
-                Err(_) => return None,
+                _ => return None,
             };
             program.events.push(HeapEvent { kind, buffer });
-            program.instructions.push(event.instruction_name.clone());
+            program
+                .instructions
+                .push(event.instruction_name.to_string());
         }
         program.instructions.push(String::new());
-        if let Some(io) = &hlo_module.input_output_alias {
-            for entry in &io.entries {
-                program.aliases.push((
-                    entry.output_shape_index.clone(),
-                    entry.parameter_number,
-                    entry.parameter_shape_index.clone(),
-                ));
-            }
+        for entry in &view.aliases {
+            program.aliases.push((
+                entry.output_shape_index.clone(),
+                entry.parameter_number,
+                entry.parameter_shape_index.clone(),
+            ));
         }
         // The program's buffers of each instruction, indexed once (a scan
         // per output took a minute on a module of 10^5 buffers).
-        let mut by_instruction: HashMap<i64, Vec<usize>> = HashMap::new();
+        let mut by_instruction: HashMap<i64, Vec<usize>> = HashMap::default();
         for (i, b) in self.buffers().iter().enumerate() {
             if let Some(&slot) = buffer_slot.get(&i) {
                 by_instruction
@@ -168,12 +203,11 @@ impl Module<'_> {
             .iter()
             .enumerate()
             .filter_map(|(i, b)| Some(((b.instruction.id, b.shape_index()), *buffer_slot.get(&i)?)))
-            .fold(HashMap::new(), |mut m, (k, v)| {
+            .fold(HashMap::default(), |mut m, (k, v)| {
                 m.entry(k).or_insert_with(Vec::new).push(v);
                 m
             });
-        let dying = DyingOperands::new(hlo_module);
-        let mut dims = crate::dims::DimClasses::of(hlo_module);
+        let ModuleFacts { dying, dims, graph } = facts;
         for (i, b) in self.buffers().iter().enumerate() {
             let Some(&slot) = buffer_slot.get(&i) else {
                 continue;
@@ -192,25 +226,49 @@ impl Module<'_> {
             if !temporary {
                 continue;
             }
-            let operands = dying.of(b.instruction, |key| {
+            let Some(instruction) = dying.instruction(b.instruction.id) else {
+                continue;
+            };
+            let operands = dying.of(instruction, |key| {
                 defined.get(&key).cloned().unwrap_or_default()
             });
-            let f32 = b
-                .instruction
-                .shape
-                .as_ref()
-                .and_then(|s| subshape(s, b.shape_index()))
-                .is_some_and(|s| s.element_type == oomscope_proto::xla::PrimitiveType::F32 as i32);
+            let f32 = b.own_shape.is_some_and(|s| {
+                s.element_type() == oomscope_proto::xla::PrimitiveType::F32 as i32
+            });
             let softmax = f32 && dying.softmax_value(b.instruction.id, b.shape_index());
             if let Some(x) = program.buffers.get_mut(slot) {
                 x.dying_operands = operands.into_iter().filter(|&o| o != slot).collect();
                 x.softmax = softmax;
             }
         }
-        entry_facts(hlo_module, &mut program, &origins, &mut dims, |id| {
-            by_instruction.get(&id).cloned().unwrap_or_default()
-        });
+        entry_facts(
+            hlo_module,
+            view,
+            graph,
+            &mut program,
+            &origins,
+            dims,
+            |id| by_instruction.get(&id).cloned().unwrap_or_default(),
+        );
         Some(program)
+    }
+}
+
+/// What every memory space's program reads of one module: its value
+/// graph, the operands that die at each instruction, the dimension classes.
+struct ModuleFacts<'m> {
+    dying: DyingOperands<'m>,
+    dims: crate::dims::DimClasses,
+    graph: Graph<'m>,
+}
+
+impl<'m> ModuleFacts<'m> {
+    fn new(module: &'m HloModuleProto) -> Self {
+        ModuleFacts {
+            dying: DyingOperands::new(module),
+            dims: crate::dims::DimClasses::of(module),
+            graph: Graph::new(module),
+        }
     }
 }
 
@@ -218,20 +276,12 @@ fn buffer_slot_size(buffers: &[ProgramBuffer], i: usize) -> Option<u64> {
     buffers.get(i).map(|b| b.size_bytes)
 }
 
-/// The exact subshape a logical buffer holds, with its layout.
-fn own_shape_text(instruction: &HloInstructionProto, index: &[i64]) -> String {
-    instruction
-        .shape
-        .as_ref()
-        .and_then(|s| subshape(s, index))
-        .map(|s| human_string_with_layout(&shape_from_proto(s)))
-        .unwrap_or_default()
-}
-
 /// Fills the entry parameters (with whether each reaches a contraction) and
 /// the output index of each maybe-live-out allocation.
 fn entry_facts(
     module: &HloModuleProto,
+    view: &HloModule<'_>,
+    graph: &Graph<'_>,
     program: &mut HeapProgram,
     origins: &[(i64, Vec<i64>)],
     dims: &mut crate::dims::DimClasses,
@@ -251,7 +301,6 @@ fn entry_facts(
     else {
         return;
     };
-    let graph = Graph::new(module);
     // The trace names a FREE by the freed buffer's defining instruction;
     // the heap simulator frees it after its last reader, so that reader
     // places the event in the schedule. The reader is the freed buffer's
@@ -260,7 +309,7 @@ fn entry_facts(
     // (which would place the loss head after the backward loop).
     let order = schedule_order(module, entry);
     let entry_ids: HashSet<i64> = entry.instructions.iter().map(|i| i.id).collect();
-    let mut last: HashMap<usize, Option<String>> = HashMap::new();
+    let mut last: HashMap<usize, Option<String>> = HashMap::default();
     let names: Vec<String> = program
         .instructions
         .iter()
@@ -310,11 +359,18 @@ fn entry_facts(
         }
     }
     let held = program.parameter_allocations();
+    // The parameters' shapes, read through the view (as the buffers' are).
+    let shapes: HashMap<i64, ShapeView<'_>> = view
+        .instructions
+        .iter()
+        .filter(|i| i.opcode == "parameter" && entry_ids.contains(&i.id))
+        .filter_map(|i| Some((i.id, i.shape?)))
+        .collect();
     for instruction in &entry.instructions {
         if instruction.opcode != "parameter" {
             continue;
         }
-        let Some(shape) = instruction.shape.as_ref() else {
+        let Some(&shape) = shapes.get(&instruction.id) else {
             continue;
         };
         let feeds = graph.reaches_contraction(instruction.id);
@@ -357,25 +413,25 @@ fn entry_facts(
             Vec::new()
         };
         let reads = ParameterReads::new(feeds, &uses, &contraction_uses, contraction_in_loop);
-        // One entry per array leaf (JAX passes thousands of arguments as one tuple).
-        let mut leaves: Vec<Vec<i64>> = Vec::new();
-        let mut stack: Vec<Vec<i64>> = vec![Vec::new()];
-        while let Some(index) = stack.pop() {
-            let Some(sub) = subshape(shape, &index) else {
-                continue;
-            };
-            if sub.tuple_shapes.is_empty() {
-                leaves.push(index);
+        // One entry per array leaf (JAX passes thousands of arguments as
+        // one tuple). Each subshape is carried with its index: looking a
+        // tuple element up again by index would walk the tuple once per
+        // element.
+        let mut leaves: Vec<(Vec<i64>, String)> = Vec::new();
+        let mut stack: Vec<(Vec<i64>, ShapeView<'_>)> = vec![(Vec::new(), shape)];
+        while let Some((index, sub)) = stack.pop() {
+            let elements: Vec<ShapeView<'_>> = sub.tuple_shapes().collect();
+            if elements.is_empty() {
+                leaves.push((index, shape_text(Some(sub))));
             } else if leaves.len() + stack.len() < 100_000 {
-                for i in (0..sub.tuple_shapes.len()).rev() {
+                for (i, element) in elements.into_iter().enumerate().rev() {
                     let mut next = index.clone();
                     next.push(i as i64);
-                    stack.push(next);
+                    stack.push((next, element));
                 }
             }
         }
-        for index in leaves {
-            let shape = own_shape_text(instruction, &index);
+        for (index, shape) in leaves {
             let classes = dims.classes(instruction.id, &index);
             program.push_parameter((instruction.parameter_number, index), shape, &reads, &held);
             if let Some(p) = program.parameters.last_mut() {
@@ -477,12 +533,12 @@ const MAX_MEMO: usize = 4_000_000;
 
 impl<'a> Graph<'a> {
     fn new(module: &'a HloModuleProto) -> Self {
-        let mut instructions = HashMap::new();
-        let mut users: HashMap<i64, Vec<i64>> = HashMap::new();
-        let mut parameters: HashMap<i64, HashMap<i64, i64>> = HashMap::new();
-        let mut computation_opcodes: HashMap<i64, Vec<String>> = HashMap::new();
-        let mut element_users: HashMap<(i64, i64), Vec<i64>> = HashMap::new();
-        let mut value_users: HashMap<i64, Vec<i64>> = HashMap::new();
+        let mut instructions = HashMap::default();
+        let mut users: HashMap<i64, Vec<i64>> = HashMap::default();
+        let mut parameters: HashMap<i64, HashMap<i64, i64>> = HashMap::default();
+        let mut computation_opcodes: HashMap<i64, Vec<String>> = HashMap::default();
+        let mut element_users: HashMap<(i64, i64), Vec<i64>> = HashMap::default();
+        let mut value_users: HashMap<i64, Vec<i64>> = HashMap::default();
         for c in &module.computations {
             computation_opcodes.insert(
                 c.id,
@@ -526,7 +582,7 @@ impl<'a> Graph<'a> {
     /// result is its destination, element {0} of the copy-start).
     fn readers(&self, id: i64, index: &[i64]) -> Vec<(i64, bool)> {
         let mut out = Vec::new();
-        let mut seen: HashSet<(i64, Vec<i64>)> = HashSet::new();
+        let mut seen: HashSet<(i64, Vec<i64>)> = HashSet::default();
         let mut stack = vec![(id, index.to_vec())];
         while let Some((id, index)) = stack.pop() {
             if !seen.insert((id, index.clone())) || seen.len() > MAX_VISITS {
@@ -798,7 +854,7 @@ impl<'a> Graph<'a> {
         // Depth-first, children before parents; a state met again while
         // open (malformed input) counts as not reaching.
         let mut stack: Vec<(State, Vec<State>)> = Vec::new();
-        let mut open: HashSet<State> = HashSet::new();
+        let mut open: HashSet<State> = HashSet::default();
         let enter = |state: State,
                      stack: &mut Vec<(State, Vec<State>)>,
                      memo: &mut HashMap<State, bool>,
@@ -972,9 +1028,14 @@ pub(crate) fn is_elementwise(opcode: &str) -> bool {
 const MAX_READERS: usize = 10_000;
 
 impl<'a> DyingOperands<'a> {
+    /// The instruction with this id.
+    fn instruction(&self, id: i64) -> Option<&'a HloInstructionProto> {
+        self.instructions.get(&id).copied()
+    }
+
     fn new(module: &'a HloModuleProto) -> Self {
-        let mut instructions = HashMap::new();
-        let mut users: HashMap<i64, Vec<i64>> = HashMap::new();
+        let mut instructions = HashMap::default();
+        let mut users: HashMap<i64, Vec<i64>> = HashMap::default();
         for c in &module.computations {
             for i in &c.instructions {
                 instructions.insert(i.id, i);
@@ -983,7 +1044,7 @@ impl<'a> DyingOperands<'a> {
                 }
             }
         }
-        let mut parameters = HashMap::new();
+        let mut parameters = HashMap::default();
         let roots: HashMap<i64, i64> = module
             .computations
             .iter()
@@ -994,7 +1055,7 @@ impl<'a> DyingOperands<'a> {
                 parameters.insert((c.id, i.parameter_number), i.id);
             }
         }
-        let mut order = HashMap::new();
+        let mut order = HashMap::default();
         if let Some(schedule) = &module.schedule {
             for (&computation, sequence) in &schedule.sequences {
                 for (k, &id) in sequence.instruction_ids.iter().enumerate() {
@@ -1013,10 +1074,13 @@ impl<'a> DyingOperands<'a> {
                 .flat_map(|c| c.instructions.iter())
                 .filter(|i| i.opcode == "fusion")
                 .filter_map(|i| Some((*roots.get(i.called_computation_ids.first()?)?, i.id)))
-                .fold(HashMap::new(), |mut m: HashMap<i64, Vec<i64>>, (r, f)| {
-                    m.entry(r).or_default().push(f);
-                    m
-                }),
+                .fold(
+                    HashMap::default(),
+                    |mut m: HashMap<i64, Vec<i64>>, (r, f)| {
+                        m.entry(r).or_default().push(f);
+                        m
+                    },
+                ),
             roots,
         }
     }
@@ -1346,7 +1410,7 @@ mod tests {
 
     /// The walk without memory: every state from `start` (through `only`).
     fn walked(graph: &Graph<'_>, start: i64, only: Option<i64>) -> bool {
-        let mut seen: HashSet<State> = HashSet::new();
+        let mut seen: HashSet<State> = HashSet::default();
         let mut stack = Vec::new();
         if graph.successors((start, None), only, &mut stack) {
             return true;
@@ -1373,8 +1437,9 @@ mod tests {
         ] {
             let dir = oomscope_testdata::fixtures().join(dir);
             let path = oomscope_testdata::hlo_proto_in(&dir).unwrap();
-            let hlo = crate::decode_hlo_proto("m", &std::fs::read(&path).unwrap()).unwrap();
-            let module = hlo.hlo_module.as_ref().unwrap();
+            let bytes = std::fs::read(&path).unwrap();
+            let hlo = crate::decode_hlo_proto("m", &bytes).unwrap();
+            let module = &hlo.module_proto().unwrap();
             let graph = Graph::new(module);
             for c in &module.computations {
                 for i in c.instructions.iter().filter(|i| i.opcode == "parameter") {

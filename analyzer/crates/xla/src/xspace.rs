@@ -16,7 +16,6 @@ use crate::source::{
 };
 use oomscope_proto::prost::Message;
 use oomscope_proto::tensorflow::profiler::{x_stat, XPlane, XStat};
-use oomscope_proto::xla::HloProto;
 use std::io::{self, Read};
 
 /// The plane holding one `XEventMetadata` per compiled module with its HloProto.
@@ -398,17 +397,16 @@ fn stat_ids_named(plane: &XPlane, name: &str) -> Vec<i64> {
 }
 
 /// One compiled module found in `/host:metadata`.
-#[derive(Debug, Clone)]
-pub struct ProfiledModule {
+pub struct ProfiledModule<'a> {
     /// XProf's program id: the `program_id` stat, else the event metadata id.
     pub program_id: i64,
-    pub hlo: HloProto,
+    pub hlo: crate::Hlo<'a>,
 }
 
 /// The HloProtos of a `/host:metadata` plane, by program id (first wins on
 /// duplicates, like XProf), in program-id order. Stats that do not decode as
 /// an HloProto are skipped, as XProf does.
-pub fn hlo_protos_from_metadata_plane(plane: &XPlane) -> Vec<ProfiledModule> {
+pub fn hlo_protos_from_metadata_plane(plane: &XPlane) -> Vec<ProfiledModule<'_>> {
     let hlo_stat_ids = stat_ids_named(plane, "Hlo Proto");
     let program_id_stat_ids = stat_ids_named(plane, "program_id");
     let mut event_ids: Vec<i64> = plane.event_metadata.keys().copied().collect();
@@ -427,7 +425,7 @@ pub fn hlo_protos_from_metadata_plane(plane: &XPlane) -> Vec<ProfiledModule> {
                 _ => None,
             });
         let Some(hlo_bytes) = hlo_bytes else { continue };
-        let Ok(hlo) = HloProto::decode(hlo_bytes.as_slice()) else {
+        let Ok(hlo) = crate::hlo::decode(hlo_bytes.as_slice()) else {
             continue;
         };
         let program_id = event

@@ -100,7 +100,8 @@ fn six_allocations_listed_backwards() -> HloProto {
 #[test]
 fn the_lowest_allocation_index_with_a_trace_is_replayed() {
     let hlo = six_allocations_listed_backwards();
-    let reports = oomscope_xla::analyze_hlo("multi.hlo.pb", &hlo, None).expect("analyzes");
+    let bytes = oomscope_proto::prost::Message::encode_to_vec(&hlo);
+    let reports = oomscope_xla::analyze_hlo_proto("multi.hlo.pb", &bytes).expect("analyzes");
     let hbm = reports
         .iter()
         .find(|r| r.memory_space == oomscope_report::MemoryColor::Device)

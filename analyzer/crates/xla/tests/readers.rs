@@ -8,7 +8,8 @@ fn hbm(pair: &str) -> HeapProgram {
     let dir = oomscope_testdata::fixtures().join(pair);
     let path = oomscope_testdata::hlo_proto_in(&dir).unwrap();
     let name = path.display().to_string();
-    let hlo = oomscope_xla::decode_hlo_proto(&name, &std::fs::read(&path).unwrap()).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let hlo = oomscope_xla::decode_hlo_proto(&name, &bytes).unwrap();
     oomscope_xla::heap_programs(&name, &hlo, None)
         .unwrap()
         .into_iter()

@@ -102,7 +102,8 @@ fn module_with_a_buffer_at(shape_index: Vec<i64>) -> HloProto {
 
 fn peak_unpadded(shape_index: Vec<i64>) -> u64 {
     let hlo = module_with_a_buffer_at(shape_index);
-    let reports = oomscope_xla::analyze_hlo("nested.hlo.pb", &hlo, None).expect("analyzes");
+    let bytes = oomscope_proto::prost::Message::encode_to_vec(&hlo);
+    let reports = oomscope_xla::analyze_hlo_proto("nested.hlo.pb", &bytes).expect("analyzes");
     let hbm = reports
         .iter()
         .find(|r| r.memory_space == oomscope_report::MemoryColor::Device)
