@@ -23,7 +23,7 @@
 use crate::event::{Expected, Field, Raw, SCOPED_STACK};
 use crate::lines::{floor_boundary, payload, strip_frame, Cursor};
 use crate::site::{cap_size, lazy_regex, Outcome, Site, MAX_CONTINUATIONS};
-use oomscope_report::{MemorySpace, OomKind, TopAllocation};
+use oomscope_report::{MemorySpace, OomKind, ScopedInstruction, TopAllocation};
 
 lazy_regex!(
     re_on_stack,
@@ -69,8 +69,11 @@ pub fn on_stack(site: &Site) -> Option<Outcome> {
             Expected::Field(Field::Limit),
         ]);
     }
-    if let Some(top) = instruction_of(instruction, raw.get(Field::Requested).map(|s| s.bytes)) {
+    if let Some((top, class)) =
+        instruction_of(instruction, raw.get(Field::Requested).map(|s| s.bytes))
+    {
         raw.top.push(top);
+        raw.scoped_instruction = class;
     }
     Some(Outcome::Event(Box::new(raw), end))
 }
@@ -150,31 +153,61 @@ fn joined(site: &Site) -> Option<(String, usize, bool)> {
 }
 
 /// The instruction the message names, as a listed allocation of the
-/// scoped size: `%name = shape opcode(…)`, a bare kernel name, or a name
-/// cut with `...`.
-fn instruction_of(text: &str, size: Option<u64>) -> Option<TopAllocation> {
+/// scoped size (`%name = shape opcode(…)`, a bare kernel name, or a name
+/// cut with `...`), and what it is, where the message shows it.
+fn instruction_of(
+    text: &str,
+    size: Option<u64>,
+) -> Option<(TopAllocation, Option<ScopedInstruction>)> {
     let size = size?;
     let text = text.trim_end_matches(['.', ' ']);
     let c = re_instruction().captures(text)?;
     let name = c[1].trim_end_matches('.').to_string();
-    let target = re_custom_target().captures(text).map(|t| t[1].to_string());
+    let target = re_custom_target()
+        .captures(text)
+        .map(|t| t[1].to_string())
+        .filter(|t| !t.is_empty());
     let opcode = c.get(3).map(|m| m.as_str().to_string());
-    Some(TopAllocation {
+    let op_name = re_op_name().captures(text).map(|t| t[1].to_string());
+    let class = instruction_class(target.is_some(), opcode.as_deref(), op_name.as_deref());
+    let top = TopAllocation {
         rank: 1,
         size_bytes: size,
         shape: c.get(2).map_or(String::new(), |m| m.as_str().to_string()),
-        op_name: re_op_name().captures(text).map(|t| t[1].to_string()),
+        op_name,
         source: re_source()
             .captures(text)
             .map(|s| format!("{}:{}", &s[1], &s[2])),
         xla_label: Some(name),
         allocation_type: Some(match (target, opcode) {
-            (Some(t), _) if !t.is_empty() => format!("scoped stack of custom-call {t}"),
+            (Some(t), _) => format!("scoped stack of custom-call {t}"),
             (_, Some(op)) => format!("scoped stack of {op}"),
             _ => "scoped stack".to_string(),
         }),
         ..TopAllocation::default()
-    })
+    };
+    Some((top, class))
+}
+
+/// What an instruction is, from what the message shows of it: a custom
+/// call (with its target, or by its opcode) or an op JAX named
+/// `pallas_call` is a kernel someone wrote; another opcode is the
+/// compiler's own; a name alone does not say.
+pub(crate) fn instruction_class(
+    custom_call_target: bool,
+    opcode: Option<&str>,
+    op_name: Option<&str>,
+) -> Option<ScopedInstruction> {
+    if custom_call_target
+        || opcode.is_some_and(|o| o.contains("custom-call"))
+        || op_name.is_some_and(|o| o.contains("pallas_call"))
+    {
+        Some(ScopedInstruction::CustomKernel)
+    } else if opcode.is_some() {
+        Some(ScopedInstruction::Compiler)
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]
@@ -183,11 +216,11 @@ mod tests {
 
     #[test]
     fn instruction_forms() {
-        let full = instruction_of(
+        let class = |text: &str| instruction_of(text, Some(7)).unwrap().1;
+        let top = |text: &str| instruction_of(text, Some(7)).unwrap().0;
+        let full = top(
             r#"%_fwd.1 = bf16[16384,6144]{1,0:T(8,128)(2,1)} custom-call(%args_0_.1, %bitcast.1), custom_call_target="tpu_custom_call", metadata={op_name="jit(call)/pallas_call" stack_frame_id=23}."#,
-            Some(7),
-        )
-        .unwrap();
+        );
         assert_eq!(full.xla_label.as_deref(), Some("%_fwd.1"));
         assert_eq!(full.shape, "bf16[16384,6144]{1,0:T(8,128)(2,1)}");
         assert_eq!(full.op_name.as_deref(), Some("jit(call)/pallas_call"));
@@ -195,13 +228,41 @@ mod tests {
             full.allocation_type.as_deref(),
             Some("scoped stack of custom-call tpu_custom_call")
         );
-        let cut = instruction_of("%splash_mha_fwd...", Some(7)).unwrap();
+        let cut = top("%splash_mha_fwd...");
         assert_eq!(cut.xla_label.as_deref(), Some("%splash_mha_fwd"));
-        let bare = instruction_of("ragged_paged_attention", Some(7)).unwrap();
+        assert_eq!(class("%splash_mha_fwd..."), None);
+        let bare = top("ragged_paged_attention");
         assert_eq!(bare.xla_label.as_deref(), Some("ragged_paged_attention"));
         assert_eq!(bare.allocation_type.as_deref(), Some("scoped stack"));
-        let fusion = instruction_of("%fusion.3 = f32[8,128]{1,0} fusion(%p0), kind=kLoop", Some(7)).unwrap();
-        assert_eq!(fusion.allocation_type.as_deref(), Some("scoped stack of fusion"));
+        assert_eq!(class("ragged_paged_attention"), None);
+        let fusion = "%fusion.3 = f32[8,128]{1,0} fusion(%p0), kind=kLoop";
+        assert_eq!(top(fusion).allocation_type.as_deref(), Some("scoped stack of fusion"));
+        assert_eq!(class(fusion), Some(ScopedInstruction::Compiler));
         assert!(instruction_of("%x", None).is_none());
+    }
+
+    #[test]
+    fn kinds_of_instruction() {
+        let kernel = Some(ScopedInstruction::CustomKernel);
+        assert_eq!(
+            class_of(r#"%k = f32[8]{0} custom-call(%a), custom_call_target="tpu_custom_call""#),
+            kernel
+        );
+        // A custom call whose target the message cut off.
+        assert_eq!(class_of("%k = f32[8]{0} custom-call(%a)"), kernel);
+        // A fusion JAX named after a Pallas call is a kernel too.
+        assert_eq!(
+            class_of(r#"%f = f32[8]{0} fusion(%a), metadata={op_name="jit(f)/pallas_call"}"#),
+            kernel
+        );
+        assert_eq!(
+            class_of("%f = f32[8]{0} fusion(%a)"),
+            Some(ScopedInstruction::Compiler)
+        );
+        assert_eq!(class_of("%f"), None);
+    }
+
+    fn class_of(text: &str) -> Option<ScopedInstruction> {
+        instruction_of(text, Some(1)).unwrap().1
     }
 }
