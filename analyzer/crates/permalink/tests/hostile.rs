@@ -176,6 +176,32 @@ fn old_links_without_a_headline_or_device_still_open() {
     assert_eq!(back.shared.unwrap().view.device, None);
 }
 
+/// What an event's message says travels as a word (fields 11–13): an
+/// empty word is none, a word this version does not know is refused.
+#[test]
+fn typed_event_words_round_trip_and_unknown_ones_are_invalid() {
+    let mut r = sample_report();
+    r.oom_events[0].kind = OomKind::TpuRuntime;
+    r.oom_events[0].tpu_runtime_failure = Some(TpuRuntimeFailure::BufferAllocation);
+    let (fragment, _) = encode_fragment(&r, &view(), 0).unwrap();
+    let back = decode(&fragment).unwrap();
+    assert_eq!(
+        back.oom_events[0].tpu_runtime_failure,
+        Some(TpuRuntimeFailure::BufferAllocation)
+    );
+    assert_eq!(back.oom_events[0].gpu_platform, None);
+    let payload = fragment.strip_prefix("r=1.").unwrap();
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::ZlibDecoder::new(&URL_SAFE_NO_PAD.decode(payload).unwrap()[..]),
+        &mut bytes,
+    )
+    .unwrap();
+    let mut s = pb::SharedReport::decode(&bytes[..]).unwrap();
+    s.oom_events[0].gpu_platform = Some("cuda<script>".into());
+    assert!(matches!(decode(&raw_link(&s)), Err(LinkError::Invalid(_))));
+}
+
 #[test]
 fn a_device_without_a_limit_or_a_bad_severity_is_invalid() {
     let mut r = sample_report();
