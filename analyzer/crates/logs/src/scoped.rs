@@ -21,8 +21,9 @@
 //! custom kernel from a compiler-generated fusion.
 
 use crate::event::{Expected, Field, Raw, SCOPED_STACK};
-use crate::lines::{floor_boundary, payload, strip_frame, Cursor};
-use crate::site::{cap_size, lazy_regex, Outcome, Site, MAX_CONTINUATIONS};
+use crate::site::{
+    cap_size, glue_piece, lazy_regex, Continues, Glue, Outcome, Site, MAX_CONTINUATIONS,
+};
 use oomscope_report::{MemorySpace, OomKind, ScopedInstruction, TopAllocation};
 
 lazy_regex!(
@@ -43,9 +44,6 @@ lazy_regex!(
     re_source,
     r#"source_file=\\?"([^"\\]*)\\?"\s*source_line=(\d+)"#
 );
-
-/// Bytes of a line kept when joining (a pasted HLO instruction can be long).
-const LINE_BYTES: usize = 8192;
 
 /// `Ran out of memory in memory space S while allocating on stack for …`,
 /// with the numbers on the same line or the lines after it.
@@ -107,7 +105,9 @@ fn set_numbers(raw: &mut Raw, n: &regex::Captures) {
 /// The message's first line (joined where a wrap cut it) and the lines
 /// after it, up to the one that completes the numbers (`… limit by X`), as
 /// a terminal cut them (joined as they are) or as a paste wrapped them at
-/// words (joined with a space): whichever reads more numbers. Also whether
+/// words (joined with a space): whichever reads more numbers. The lines are
+/// those the shared join takes, continuing into the numbers line (which
+/// holds a keyword of its own) and ending at a blank line. Also whether
 /// the input ends inside the message (cut: the numbers it would print are
 /// missing). `None` when this is not the form.
 fn joined(site: &Site) -> Option<(String, usize, bool)> {
@@ -117,31 +117,35 @@ fn joined(site: &Site) -> Option<(String, usize, bool)> {
             .captures(t)
             .is_some_and(|c| c.get(4).is_some() || c.get(2).is_none())
     };
-    let score = |t: &str| re_scoped().captures(t).map_or(0, |c| c.iter().flatten().count());
+    let score = |t: &str| {
+        re_scoped()
+            .captures(t)
+            .map_or(0, |c| c.iter().flatten().count())
+    };
     let ends_inside = |at: usize| at >= site.text.len() && !site.text.ends_with('\n');
     let mut best = (first.clone(), after);
     let mut cut = ends_inside(after);
     if !complete(&first) {
+        let mut prev = line_before(site.text, after);
+        let rule = Continues {
+            into: &["Scoped allocation"],
+            blank_ends: true,
+            wrapped_keywords: false,
+        };
+        let pieces = site.continuation(after, prev, MAX_CONTINUATIONS, Glue::HardWrap, &rule);
         let (mut hard, mut soft) = (first.clone(), first);
-        let mut cur = Cursor::new(site.text, after);
-        for _ in 0..MAX_CONTINUATIONS {
-            let Some(line) = cur.next_line() else { break };
-            let bounded = &line[..floor_boundary(line, LINE_BYTES)];
-            let p = payload(bounded);
-            if p.is_empty()
-                || p.starts_with("File \"")
-                || p.starts_with("Traceback")
-                || (crate::keywords::has_message_start(p) && !p.contains("Scoped allocation"))
-            {
-                break;
-            }
-            hard.push_str(strip_frame(bounded).trim_end());
-            soft.push(' ');
-            soft.push_str(p);
-            let pick = if score(&hard) > score(&soft) { &hard } else { &soft };
-            cut = ends_inside(cur.pos());
+        for piece in pieces {
+            glue_piece(&mut hard, prev, &piece, true);
+            glue_piece(&mut soft, prev, &piece, false);
+            prev = piece.line;
+            let pick = if score(&hard) > score(&soft) {
+                &hard
+            } else {
+                &soft
+            };
+            cut = ends_inside(piece.after);
             if score(pick) > score(&best.0) || (cut && score(pick) == score(&best.0)) {
-                best = (pick.clone(), cur.pos());
+                best = (pick.clone(), piece.after);
             }
             if complete(pick) {
                 break;
@@ -150,6 +154,15 @@ fn joined(site: &Site) -> Option<(String, usize, bool)> {
     }
     let cut = cut && !complete(&best.0);
     Some((best.0, best.1, cut))
+}
+
+/// The line that ends just before offset `at` (a line start), without its
+/// line break.
+fn line_before(text: &str, at: usize) -> &str {
+    let before = &text[..at];
+    let before = before.strip_suffix('\n').unwrap_or(before);
+    let before = before.strip_suffix('\r').unwrap_or(before);
+    &before[before.rfind('\n').map_or(0, |i| i + 1)..]
 }
 
 /// The instruction the message names, as a listed allocation of the
@@ -236,7 +249,10 @@ mod tests {
         assert_eq!(bare.allocation_type.as_deref(), Some("scoped stack"));
         assert_eq!(class("ragged_paged_attention"), None);
         let fusion = "%fusion.3 = f32[8,128]{1,0} fusion(%p0), kind=kLoop";
-        assert_eq!(top(fusion).allocation_type.as_deref(), Some("scoped stack of fusion"));
+        assert_eq!(
+            top(fusion).allocation_type.as_deref(),
+            Some("scoped stack of fusion")
+        );
         assert_eq!(class(fusion), Some(ScopedInstruction::Compiler));
         assert!(instruction_of("%x", None).is_none());
     }
@@ -260,6 +276,31 @@ mod tests {
             Some(ScopedInstruction::Compiler)
         );
         assert_eq!(class_of("%f"), None);
+    }
+
+    /// The shared join continues into the numbers line (it holds the
+    /// keyword `Scoped allocation`), and a blank line ends the message.
+    #[test]
+    fn the_numbers_line_continues_the_message_up_to_a_blank_line() {
+        let head = "Ran out of memory in memory space vmem while allocating on stack for %k.1 = f32[8]{0} fusion(%a).";
+        let numbers =
+            "Scoped allocation with size 36.25M and limit 32.00M exceeded scoped vmem limit by 4.25M.";
+        let join = |text: &str| {
+            let line_end = text.find('\n').unwrap();
+            let site = Site {
+                text,
+                line_start: 0,
+                line_end,
+                anchor: 0,
+            };
+            joined(&site).unwrap()
+        };
+        let (text, end, cut) = join(&format!("{head}\n{numbers}\nnext\n"));
+        assert!(text.ends_with(numbers), "{text}");
+        assert_eq!(end, head.len() + numbers.len() + 2);
+        assert!(!cut);
+        let (text, end, _) = join(&format!("{head}\n\n{numbers}\n"));
+        assert_eq!((text.as_str(), end), (head, head.len() + 1));
     }
 
     fn class_of(text: &str) -> Option<ScopedInstruction> {
