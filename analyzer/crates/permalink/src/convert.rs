@@ -1,7 +1,7 @@
 //! `Report` ⇄ `SharedReport`, the detail reductions, and the validation of
 //! decoded links (every field is checked: links are untrusted input).
 
-use crate::bounds::{check_len, downsample_indices, truncate};
+use crate::bounds::{check_len, downsample_indices, enum_name, enum_parse, truncate};
 use crate::{LinkError, LINK_VERSION};
 use oomscope_proto::oomscope::report as pb;
 use oomscope_report::*;
@@ -9,22 +9,6 @@ use std::collections::{BTreeMap, HashMap};
 
 /// Largest string a valid link holds (labels are shortened well below this).
 const MAX_STRING: usize = 4096;
-
-/// Enums travel as their JSON names, so the link schema never needs renumbering.
-pub(crate) fn enum_name<T: serde::Serialize>(v: &T) -> String {
-    match serde_json::to_value(v) {
-        Ok(serde_json::Value::String(s)) => s,
-        _ => String::new(),
-    }
-}
-
-pub(crate) fn enum_parse<T: serde::de::DeserializeOwned>(
-    what: &str,
-    s: &str,
-) -> Result<T, LinkError> {
-    serde_json::from_value(serde_json::Value::String(s.to_string()))
-        .map_err(|_| LinkError::Invalid(format!("unknown {what} {:?}", truncate(s, 40))))
-}
 
 fn numbers_of(e: &OomEvent) -> BTreeMap<String, u64> {
     let mut m = BTreeMap::new();

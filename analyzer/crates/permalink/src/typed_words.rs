@@ -12,7 +12,7 @@ use oomscope_report::{GpuPlatform, OomEvent, OomKind, ScopedInstruction, TpuRunt
 /// A typed field as a link carries it: `Some("")` for none, so that a
 /// link made after the field existed is told from one made before.
 pub(crate) fn word<T: serde::Serialize>(v: &Option<T>) -> Option<String> {
-    Some(v.as_ref().map(crate::convert::enum_name).unwrap_or_default())
+    Some(v.as_ref().map(crate::bounds::enum_name).unwrap_or_default())
 }
 
 /// A carried field: `Ok(Some(v))` when it names a value, `Ok(None)` for
@@ -21,7 +21,7 @@ fn read<T: serde::de::DeserializeOwned>(what: &str, w: &str) -> Result<Option<T>
     if w.is_empty() {
         Ok(None)
     } else {
-        crate::convert::enum_parse(what, w).map(Some)
+        crate::bounds::enum_parse(what, w).map(Some)
     }
 }
 
