@@ -57,6 +57,9 @@ const MAX_BLOCK_LINES: usize = 8;
 
 /// Every program usage the compiler logged in `text`, in order.
 pub fn parse_compile_usage(input_name: &str, text: &str) -> Vec<CompileUsage> {
+    // Colour codes undone as for the OOM scan (lines unchanged, so the
+    // line numbers are the input's).
+    let text = &*crate::normalize::clean(text);
     let mut out: Vec<CompileUsage> = Vec::new();
     let mut module = String::new();
     let mut counter = LineCounter::new(text);

@@ -502,3 +502,59 @@ fn reading_around_wraps_equals_reading_everything_again() {
         failures.join("\n")
     );
 }
+
+/// The compiler's own usage lines of a compile (`XLA::TPU program HBM
+/// usage: 14.10G / 94.74G`, the `Total hbm usage >=` block), which give a
+/// compile that fit its verdict, read through the same transforms: a
+/// coloured or quoted log must not turn "fits with X to spare" into "not
+/// recognised". Numbers only: the transforms move lines.
+#[test]
+fn compile_usages_survive_the_transforms() {
+    use oomscope_logs::parse_compile_usage;
+    let numbers = |text: &str| -> Vec<String> {
+        parse_compile_usage("input", text)
+            .iter()
+            .map(|u| {
+                format!(
+                    "{} {:?} {} {:?} {:?} {:?} {:?} {:?}",
+                    u.module,
+                    u.memory_space,
+                    u.program_bytes,
+                    u.limit_bytes,
+                    u.total_usage_bytes,
+                    u.reserved_bytes,
+                    u.arguments_bytes,
+                    u.output_bytes
+                )
+            })
+            .collect()
+    };
+    let mut failures = Vec::new();
+    let mut inputs_with_usages = 0;
+    for input in inputs() {
+        let want = numbers(&input.text);
+        if want.is_empty() {
+            continue;
+        }
+        inputs_with_usages += 1;
+        for (what, text) in same_numbers_variants(&input.text) {
+            // A terminal's hard wrap cuts the usage lines themselves, which
+            // are read as the compiler prints them (one line each).
+            if what.contains("hard wrap") {
+                continue;
+            }
+            let got = numbers(&text);
+            if got != want {
+                failures.push(format!(
+                    "{} / {what}:\n  want {want:?}\n  got  {got:?}",
+                    input.name
+                ));
+            }
+        }
+    }
+    assert!(
+        inputs_with_usages >= 3,
+        "{inputs_with_usages} inputs with usage lines"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

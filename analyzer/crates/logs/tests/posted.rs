@@ -1034,21 +1034,58 @@ fn torch_message_without_its_first_words() {
 #[test]
 fn tpu_scoped_vmem_every_form_posted() {
     let cases: [(&str, u64, Option<u64>, Option<u64>, Option<&str>); 5] = [
-        ("tpu_scoped_vmem_e1001_splash.txt", m(19.85), Some(m(16.00)), Some(m(3.85)), Some("%splash_mha_fwd")),
-        ("tpu_scoped_vmem_megablox_gmm.txt", m(18.00), Some(m(16.00)), Some(m(2.00)), Some("%gmm.1")),
-        ("tpu_scoped_vmem_ragged_paged_attention.txt", m(37.54), Some(m(16.00)), None, Some("ragged_paged_attention")),
-        ("tpu_scoped_vmem_pallas_one_line.txt", m(36.25), Some(m(32.00)), Some(m(4.25)), Some("%_fwd.1")),
-        ("tpu_scoped_vmem_numbers_only.txt", m(34.08), Some(m(32.00)), Some(m(2.08)), None),
+        (
+            "tpu_scoped_vmem_e1001_splash.txt",
+            m(19.85),
+            Some(m(16.00)),
+            Some(m(3.85)),
+            Some("%splash_mha_fwd"),
+        ),
+        (
+            "tpu_scoped_vmem_megablox_gmm.txt",
+            m(18.00),
+            Some(m(16.00)),
+            Some(m(2.00)),
+            Some("%gmm.1"),
+        ),
+        (
+            "tpu_scoped_vmem_ragged_paged_attention.txt",
+            m(37.54),
+            Some(m(16.00)),
+            None,
+            Some("ragged_paged_attention"),
+        ),
+        (
+            "tpu_scoped_vmem_pallas_one_line.txt",
+            m(36.25),
+            Some(m(32.00)),
+            Some(m(4.25)),
+            Some("%_fwd.1"),
+        ),
+        (
+            "tpu_scoped_vmem_numbers_only.txt",
+            m(34.08),
+            Some(m(32.00)),
+            Some(m(2.08)),
+            None,
+        ),
     ];
     for (name, need, limit, over, label) in cases {
-        let events = check(name, OomKind::TpuScopedVmem, 1, &[("requested_bytes", need)]);
+        let events = check(
+            name,
+            OomKind::TpuScopedVmem,
+            1,
+            &[("requested_bytes", need)],
+        );
         let e = &events[0];
         assert_eq!(e.memory_space, oomscope_report::MemorySpace::Vmem, "{name}");
         assert_eq!(e.limit_bytes, limit, "{name}");
         assert_eq!(e.exceeded_bytes, over, "{name}");
         assert!(e.missing.is_empty(), "{name}: {:?}", e.missing);
         assert_eq!(
-            e.top_allocations.first().and_then(|t| t.xla_label.as_deref()),
+            e.top_allocations
+                .first()
+                .and_then(|t| t.xla_label.as_deref()),
             label,
             "{name}"
         );
@@ -1067,7 +1104,12 @@ fn tpu_scoped_vmem_every_form_posted() {
     let gmm = &parse_oom_log("g", &sample("tpu_scoped_vmem_megablox_gmm.txt"))[0];
     assert_eq!(gmm.top_allocations[0].shape, "f32[16384,512]{1,0:T(8,128)}");
     // The documentation's sample: the form, with no number to read.
-    let events = check("tpu_scoped_vmem_docs_no_numbers.txt", OomKind::TpuScopedVmem, 1, &[]);
+    let events = check(
+        "tpu_scoped_vmem_docs_no_numbers.txt",
+        OomKind::TpuScopedVmem,
+        1,
+        &[],
+    );
     assert_eq!(event_numbers(&events[0]), 0);
     assert!(events[0].missing.is_empty());
 }

@@ -164,15 +164,16 @@ fn find_batch(
     let dims_of = |p: &Param| p.array.as_ref().map(|a| a.dims.clone()).unwrap_or_default();
     type Key = (bool, usize, bool, std::cmp::Reverse<usize>, usize, usize);
     let mut best: Option<(Key, usize, i64)> = None;
+    // Token ids of one row per device: the batch is 1 (data parallel over
+    // as many devices as the global batch), whatever else has a leading
+    // dimension (an embedding table is no batch).
+    let mut unit_tokens: Option<usize> = None;
     for (i, p) in params.iter().enumerate() {
         if p.role == Role::OptimizerState {
             continue;
         }
         let Some(a) = &p.array else { continue };
         let Some(&b) = a.dims.first() else { continue };
-        if b <= 1 {
-            continue;
-        }
         let integer = matches!(
             a.element_type,
             ElementType::S32
@@ -181,6 +182,12 @@ fn find_batch(
                 | ElementType::S16
                 | ElementType::U16
         );
+        if b <= 1 {
+            if integer && b == 1 && a.dims.len() >= 2 && p.role == Role::Input {
+                unit_tokens.get_or_insert(i);
+            }
+            continue;
+        }
         let occurrences = params
             .iter()
             .enumerate()
@@ -209,5 +216,9 @@ fn find_batch(
             best = Some((key, i, b));
         }
     }
-    best.map(|(_, i, b)| (i, b))
+    match (best, unit_tokens) {
+        (Some(((false, ..), i, b)), _) => Some((i, b)),
+        (_, Some(i)) => Some((i, 1)),
+        (best, None) => best.map(|(_, i, b)| (i, b)),
+    }
 }

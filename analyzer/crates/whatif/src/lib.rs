@@ -257,7 +257,11 @@ impl Work<'_> {
     }
 
     /// Sets buffer `b`'s shape to `after` (sizes from the layouts).
-    pub(crate) fn resize_buffer(&mut self, b: usize, edit: &dyn Fn(&ArrayShape) -> Option<ArrayShape>) {
+    pub(crate) fn resize_buffer(
+        &mut self,
+        b: usize,
+        edit: &dyn Fn(&ArrayShape) -> Option<ArrayShape>,
+    ) {
         let size = self.plan.buffer_bytes.get(b).copied().unwrap_or(0);
         let Some((after, new)) = self.array(b).and_then(|before| {
             let after = edit(before)?;
@@ -693,6 +697,11 @@ impl Work<'_> {
                     .into(),
             ));
         };
+        if b < 2 {
+            return Err(WhatIfError::NotApplicable(format!(
+                "the batch is {b} per device (the token ids' leading dimension): it cannot be divided"
+            )));
+        }
         let k = i64::from(k.max(2));
         let data_dims: Vec<i64> = self
             .facts

@@ -52,7 +52,9 @@ fn lifetimes(program: &HeapProgram, roots: &[usize]) -> Vec<Option<(usize, usize
     for (i, e) in program.events.iter().enumerate() {
         let Some(b) = e.buffer else { continue };
         let r = roots.get(b).copied().unwrap_or(b);
-        let Some(slot) = span.get_mut(r) else { continue };
+        let Some(slot) = span.get_mut(r) else {
+            continue;
+        };
         match e.kind {
             HeapEventKind::Free => {
                 if let Some((_, f)) = slot.as_mut() {
@@ -182,7 +184,10 @@ pub(crate) fn apply(work: &mut Work<'_>, before: &Curve) -> Result<(String, Stri
         let Some(((name, t), g)) = stacked else {
             return Err(not_applicable());
         };
-        let outputs: Vec<usize> = g.iter().filter_map(|r| loop_output.get(r).copied()).collect();
+        let outputs: Vec<usize> = g
+            .iter()
+            .filter_map(|r| loop_output.get(r).copied())
+            .collect();
         scanned(work, name, t, &g, &outputs, &spans, peak)
     } else {
         // The blocks: how often the heaviest group repeats; their starts:
@@ -355,7 +360,12 @@ fn unrolled(
     }
     let mut start = vec![peak + 1; n];
     for k in (0..n.saturating_sub(1)).rev() {
-        start[k] = done.get(k + 1).copied().flatten().unwrap_or(start[k + 1]).max(peak + 1);
+        start[k] = done
+            .get(k + 1)
+            .copied()
+            .flatten()
+            .unwrap_or(start[k + 1])
+            .max(peak + 1);
     }
     // Inputs: kept, in bf16 where XLA:TPU would round them.
     let mut rounded = 0usize;
@@ -377,11 +387,7 @@ fn unrolled(
         recomputed_bytes += bytes;
         let from = start.get(k).copied().unwrap_or(peak);
         if f > from {
-            work.plan.extra.push(Extra {
-                from,
-                to: f,
-                bytes,
-            });
+            work.plan.extra.push(Extra { from, to: f, bytes });
         }
     }
     Ok((
@@ -434,7 +440,12 @@ fn scanned(
         .iter()
         .filter_map(|&b| work.array(b).map(|a| a.dims[1..].to_vec()))
         .collect();
-    let entry_defined = |b: usize| program.buffers.get(b).is_some_and(|x| !x.readers.is_empty());
+    let entry_defined = |b: usize| {
+        program
+            .buffers
+            .get(b)
+            .is_some_and(|x| !x.readers.is_empty())
+    };
     let carry = (0..program.buffers.len())
         .filter(|&b| entry_defined(b) && !residuals.contains(&b) && !outputs.contains(&b))
         .filter_map(|b| {

@@ -227,3 +227,20 @@ fn the_batch_is_followed_through_the_program_not_found_by_its_size() {
         "bf16[4,32,4096,1024]{3,2,1,0:T(8,128)(2,1)}"
     );
 }
+
+/// A data-parallel step whose token ids are one row per device (the FSDP
+/// transformer: a global batch of 4 over 4 chips) has a batch of 1: halving
+/// it does not apply, and no weight's leading dimension (the embedding's
+/// 50,257 rows) is taken for the batch instead.
+#[test]
+fn a_batch_of_one_per_device_is_not_halved_and_no_weight_stands_in() {
+    let dir = oomscope_testdata::fixtures().join("fsdp-transformer-scan");
+    let p = common::device_program(&hlo_proto(&dir).unwrap()).unwrap();
+    match oomscope_whatif::predict(&p, &[Change::Batch(2)]) {
+        Err(oomscope_whatif::WhatIfError::NotApplicable(why)) => {
+            assert!(why.contains("1 per device"), "{why}");
+        }
+        Ok(prediction) => panic!("predicted {:?}", prediction.scope),
+        Err(e) => panic!("{e:?}"),
+    }
+}

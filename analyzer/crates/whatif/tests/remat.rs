@@ -12,7 +12,6 @@ fn hlo_protos(dir: &Path, out: &mut Vec<PathBuf>) {
     common::files_ending(dir, ".after_optimizations.hlo.pb", out);
 }
 
-
 #[test]
 fn remat_never_predicts_a_peak_at_or_above_today_s() {
     let mut files = Vec::new();
@@ -21,7 +20,9 @@ fn remat_never_predicts_a_peak_at_or_above_today_s() {
     assert!(files.len() > 50, "fixtures: {} HloProtos", files.len());
     let (mut predicted, mut absent) = (0, 0);
     for file in &files {
-        let Some(program) = common::device_program(file) else { continue };
+        let Some(program) = common::device_program(file) else {
+            continue;
+        };
         let Ok(before) = oomscope_whatif::baseline(&program) else {
             continue;
         };
@@ -44,7 +45,10 @@ fn remat_never_predicts_a_peak_at_or_above_today_s() {
         }
     }
     // Both answers occur on real programs.
-    assert!(predicted >= 10 && absent >= 10, "{predicted} predicted, {absent} absent");
+    assert!(
+        predicted >= 10 && absent >= 10,
+        "{predicted} predicted, {absent} absent"
+    );
 }
 
 #[test]
@@ -65,7 +69,9 @@ fn a_program_without_a_repeated_block_has_no_remat() {
         let file = files.first().expect("the fixture holds an HloProto");
         let program = common::device_program(file).expect("an HBM program");
         match oomscope_whatif::predict(&program, &[Change::Remat]) {
-            Err(WhatIfError::NotApplicable(why)) => assert!(why.contains(reason), "{fixture}: {why}"),
+            Err(WhatIfError::NotApplicable(why)) => {
+                assert!(why.contains(reason), "{fixture}: {why}")
+            }
             other => panic!("remat on {fixture}: {other:?}"),
         }
     }
@@ -90,5 +96,9 @@ fn block_inputs_that_only_feed_a_matmul_are_kept_in_bf16() {
     assert!(rounded
         .iter()
         .all(|c| c.bytes_after * 2 == c.bytes_before && c.shape_before.starts_with("f32")));
-    assert!(p.how.iter().any(|h| h.contains("7 kept in bf16")), "{:?}", p.how);
+    assert!(
+        p.how.iter().any(|h| h.contains("7 kept in bf16")),
+        "{:?}",
+        p.how
+    );
 }

@@ -40,6 +40,66 @@ fn array_leaves(shape: &ShapeProto, index: &mut Vec<i64>, out: &mut Vec<(Vec<i64
     }
 }
 
+/// A run of elements as they lie in memory: `extent` elements of logical
+/// dimension `dim` (all of it, or a tiled layout's outer or inner part of it),
+/// whose whole extent is `logical`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Atom {
+    dim: usize,
+    extent: i64,
+    logical: i64,
+    /// The dimension's most major part: all of it, a tile's outer part, or
+    /// its inner part when the outer one is a single tile. Only such a part
+    /// stands for its dimension: the inner part of a flattened batch ×
+    /// sequence is the sequence's, not the batch's.
+    leading: bool,
+}
+
+/// A shape's memory order from major to minor, its first tile applied (XLA's
+/// tiled layout: the tile covers the most minor dimensions; the tiled shape is
+/// the outer dimensions, each divided by its tile rounded up, then the tile).
+/// `None` without a layout, or with one this does not follow.
+fn memory_atoms(shape: &ShapeProto) -> Option<Vec<Atom>> {
+    let layout = shape.layout.as_ref()?;
+    let dims = &shape.dimensions;
+    let order: Vec<usize> = layout
+        .minor_to_major
+        .iter()
+        .rev()
+        .map(|&d| usize::try_from(d).ok().filter(|&d| d < dims.len()))
+        .collect::<Option<_>>()?;
+    let mut seen = vec![false; dims.len()];
+    if order.len() != dims.len() || order.iter().any(|&d| std::mem::replace(&mut seen[d], true)) {
+        return None;
+    }
+    let atom = |d: usize, extent: i64| Atom {
+        dim: d,
+        extent,
+        logical: dims[d],
+        leading: true,
+    };
+    let Some(tile) = layout.tiles.first().map(|t| &t.dimensions) else {
+        return Some(order.iter().map(|&d| atom(d, dims[d])).collect());
+    };
+    if tile.len() > order.len() || tile.iter().any(|&t| t <= 0) {
+        return None;
+    }
+    let untiled = order.len() - tile.len();
+    let mut atoms: Vec<Atom> = order[..untiled].iter().map(|&d| atom(d, dims[d])).collect();
+    let tiled = &order[untiled..];
+    atoms.extend(
+        tiled
+            .iter()
+            .zip(tile)
+            .map(|(&d, &t)| atom(d, (dims[d] + t - 1) / t)),
+    );
+    atoms.extend(tiled.iter().zip(tile).map(|(&d, &t)| Atom {
+        leading: (dims[d] + t - 1) / t == 1,
+        ..atom(d, t)
+    }));
+    Some(atoms)
+}
+
 impl DimClasses {
     pub(crate) fn of(module: &HloModuleProto) -> DimClasses {
         let mut classes = DimClasses {
@@ -92,9 +152,18 @@ impl DimClasses {
             }
             None
         };
+        // A bitcast reinterprets its operand's bytes: its dimensions meet
+        // its operand's in the order they lie in memory, tiles included.
+        let bitcast_orders = |i: &HloInstructionProto| -> Option<(Vec<Atom>, Vec<Atom>)> {
+            let operand = instructions.get(i.operand_ids.first()?)?;
+            Some((
+                memory_atoms(operand.shape.as_ref()?)?,
+                memory_atoms(i.shape.as_ref()?)?,
+            ))
+        };
         for c in &module.computations {
             for i in &c.instructions {
-                classes.join_instruction(i, &parameter, &root, &called);
+                classes.join_instruction(i, &parameter, &root, &called, &bitcast_orders);
             }
         }
         classes
@@ -194,6 +263,7 @@ impl DimClasses {
         parameter: &dyn Fn(i64, i64) -> Option<i64>,
         root: &dyn Fn(i64) -> Option<i64>,
         called: &dyn Fn(&HloInstructionProto) -> Option<i64>,
+        bitcast_orders: &dyn Fn(&HloInstructionProto) -> Option<(Vec<Atom>, Vec<Atom>)>,
     ) {
         let id = i.id;
         let operands = &i.operand_ids;
@@ -222,11 +292,24 @@ impl DimClasses {
                 }
             }
             "reshape" | "bitcast" => {
-                if self.extents(id) == self.extents(op(0)) {
-                    self.join_value(id, &[], op(0), &[]);
-                } else {
-                    self.join_reshape(id, op(0));
+                let logical = |id: i64| -> Vec<Atom> {
+                    self.extents(id)
+                        .iter()
+                        .enumerate()
+                        .map(|(d, &e)| Atom {
+                            dim: d,
+                            extent: e,
+                            logical: e,
+                            leading: true,
+                        })
+                        .collect()
+                };
+                let (input, output) = match i.opcode.as_str() {
+                    "bitcast" => bitcast_orders(i),
+                    _ => None,
                 }
+                .unwrap_or_else(|| (logical(op(0)), logical(id)));
+                self.join_reshape(id, &output, op(0), &input);
             }
             "reduce" => {
                 // Operands: the inputs, then as many initial values.
@@ -461,22 +544,24 @@ impl DimClasses {
     /// are one dimension; inside a run that merges or splits dimensions,
     /// the most major dimension of more than one element stands for it (the
     /// batch flattened with the sequence stays the batch).
-    fn join_reshape(&mut self, out: i64, input: i64) {
-        let (a, b) = (self.extents(input), self.extents(out));
+    ///
+    /// Each side is a list of [`Atom`]s from major to minor: the logical
+    /// dimensions for a reshape, the memory order with tiles for a bitcast.
+    fn join_reshape(&mut self, out: i64, b: &[Atom], input: i64, a: &[Atom]) {
         let (mut i, mut j) = (0usize, 0usize);
         while i < a.len() && j < b.len() {
             let (si, sj) = (i, j);
-            let (mut pa, mut pb) = (a[i].max(1), b[j].max(1));
+            let (mut pa, mut pb) = (a[i].extent.max(1), b[j].extent.max(1));
             i += 1;
             j += 1;
             let mut guard = 0;
             while pa != pb && guard < 256 {
                 guard += 1;
                 if pa < pb && i < a.len() {
-                    pa = pa.saturating_mul(a[i].max(1));
+                    pa = pa.saturating_mul(a[i].extent.max(1));
                     i += 1;
                 } else if j < b.len() {
-                    pb = pb.saturating_mul(b[j].max(1));
+                    pb = pb.saturating_mul(b[j].extent.max(1));
                     j += 1;
                 } else {
                     break;
@@ -485,8 +570,15 @@ impl DimClasses {
             if pa != pb {
                 return;
             }
-            let major = |dims: &[i64], from: usize, to: usize| (from..to).find(|&k| dims[k] > 1);
-            if let (Some(x), Some(y)) = (major(&a, si, i), major(&b, sj, j)) {
+            // A tile's padding is not a dimension: an atom stands for its
+            // dimension only when both have more than one element.
+            let major = |atoms: &[Atom]| {
+                atoms
+                    .iter()
+                    .find(|x| x.extent > 1 && x.logical > 1 && x.leading)
+                    .map(|x| x.dim)
+            };
+            if let (Some(x), Some(y)) = (major(&a[si..i]), major(&b[sj..j])) {
                 if let (Some((nx, _)), Some((ny, _))) = (
                     self.node(input, &[], x as i64),
                     self.node(out, &[], y as i64),
@@ -580,5 +672,130 @@ mod tests {
         assert!(!w.contains(&x[0]));
         assert!(!gradient.contains(&x[0]));
         assert_eq!(gradient, vec![x[1], y[1]]);
+    }
+
+    fn laid_out(i: HloInstructionProto, minor_to_major: &[i64]) -> HloInstructionProto {
+        tiled(i, minor_to_major, &[])
+    }
+
+    fn tiled(
+        mut i: HloInstructionProto,
+        minor_to_major: &[i64],
+        tile: &[i64],
+    ) -> HloInstructionProto {
+        if let Some(shape) = i.shape.as_mut() {
+            shape.layout = Some(Box::new(oomscope_proto::xla::LayoutProto {
+                minor_to_major: minor_to_major.to_vec(),
+                tiles: (!tile.is_empty())
+                    .then(|| oomscope_proto::xla::TileProto {
+                        dimensions: tile.to_vec(),
+                        ..Default::default()
+                    })
+                    .into_iter()
+                    .collect(),
+                ..Default::default()
+            }));
+        }
+        i
+    }
+
+    /// A bitcast between tiled layouts, as XLA:TPU writes them (seen in a
+    /// real transformer step): tokens s32[8,1024]{1,0:T(8,128)} are the
+    /// tiles s32[1,8,8,128]{3,2,1,0:T(8,128)}, the second dimension the
+    /// 1024 columns' eight tiles, the third the 8 rows. Matched without the
+    /// tiles, the batch would be joined with the sequence's tiles.
+    #[test]
+    fn a_bitcast_of_tiles_meets_its_operand_tile_by_tile() {
+        let module = HloModuleProto {
+            entry_computation_id: 1,
+            computations: vec![HloComputationProto {
+                id: 1,
+                root_id: 2,
+                instructions: vec![
+                    tiled(
+                        instruction(1, "parameter", &[8, 1024], &[]),
+                        &[1, 0],
+                        &[8, 128],
+                    ),
+                    tiled(
+                        instruction(2, "bitcast", &[1, 8, 8, 128], &[1]),
+                        &[3, 2, 1, 0],
+                        &[8, 128],
+                    ),
+                ],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let mut c = DimClasses::of(&module);
+        let (tokens, tiles) = (c.classes(1, &[]), c.classes(2, &[]));
+        assert_eq!(tiles[2], tokens[0], "the rows are the batch");
+        assert_eq!(tiles[1], tokens[1], "the column tiles are the sequence");
+        assert_ne!(tiles[3], tokens[0], "the columns within a tile are not the batch");
+        assert_ne!(tokens[0], tokens[1]);
+    }
+
+    /// A bitcast that is a transpose in logical terms (the layouts differ):
+    /// p f32[4,6,8]{2,1,0} and b f32[4,8,6]{1,2,0} hold the same bytes, so
+    /// b's 6 is p's 6 and b's 8 is p's 8. Matched in logical order, p's 6
+    /// would be joined with b's 8 (both the major of a run of 48), and a
+    /// mixture of experts' batch with its expert dimension (pair-moe-batch
+    /// predicted 38 % below the compiler before this).
+    #[test]
+    fn a_bitcast_meets_its_operand_in_memory_order() {
+        let module = HloModuleProto {
+            entry_computation_id: 1,
+            computations: vec![HloComputationProto {
+                id: 1,
+                root_id: 2,
+                instructions: vec![
+                    laid_out(instruction(1, "parameter", &[4, 6, 8], &[]), &[2, 1, 0]),
+                    laid_out(instruction(2, "bitcast", &[4, 8, 6], &[1]), &[1, 2, 0]),
+                ],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let mut c = DimClasses::of(&module);
+        let (p, b) = (c.classes(1, &[]), c.classes(2, &[]));
+        assert_eq!(b[0], p[0]);
+        assert_eq!(b[1], p[2]);
+        assert_eq!(b[2], p[1]);
+        assert_ne!(b[1], p[1]);
+    }
+
+    /// A flattened batch × sequence f32[8192,1024]{1,0:T(8,128)} bitcast to
+    /// f32[8,1024,1024]{2,1,0:T(8,128)} (a real transformer step): the
+    /// 8192 rows' inner tile of 8 lies where the sequence's inner tile lies.
+    /// Only a dimension's leading part stands for it, so the batch is not
+    /// joined with the sequence through it.
+    #[test]
+    fn a_flattened_batch_is_not_joined_to_the_sequence_through_its_tiles() {
+        let module = HloModuleProto {
+            entry_computation_id: 1,
+            computations: vec![HloComputationProto {
+                id: 1,
+                root_id: 2,
+                instructions: vec![
+                    tiled(
+                        instruction(1, "parameter", &[8192, 1024], &[]),
+                        &[1, 0],
+                        &[8, 128],
+                    ),
+                    tiled(
+                        instruction(2, "bitcast", &[8, 1024, 1024], &[1]),
+                        &[2, 1, 0],
+                        &[8, 128],
+                    ),
+                ],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let mut c = DimClasses::of(&module);
+        let (flat, split) = (c.classes(1, &[]), c.classes(2, &[]));
+        assert_eq!(split[0], flat[0], "the batch stands for the flattened rows");
+        assert_eq!(split[2], flat[1], "the width");
+        assert_ne!(split[1], split[0], "the sequence is not the batch");
     }
 }

@@ -22,7 +22,9 @@ pub mod xspace;
 pub use allocator::{allocator_profiles, allocator_profiles_from_plane};
 pub use error::{XlaError, XlaErrorKind};
 pub use source::ReadAt;
-pub use xspace::{read_plane, read_planes, read_space, ProfiledModule, HOST_CPU_PLANE, METADATA_PLANE};
+pub use xspace::{
+    read_plane, read_planes, read_space, ProfiledModule, HOST_CPU_PLANE, METADATA_PLANE,
+};
 
 use memory_viewer::Module;
 use oomscope_proto::prost::Message;

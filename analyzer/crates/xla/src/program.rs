@@ -8,8 +8,8 @@ use std::collections::{HashMap, HashSet};
 use oomscope_proto::xla::heap_simulator_trace::event::Kind as EventKind;
 use oomscope_proto::xla::{HloComputationProto, HloInstructionProto, HloModuleProto};
 use oomscope_report::program::{
-    BufferReader, HeapEvent, HeapEventKind, HeapProgram, ParameterReads,
-    ProgramAllocation, ProgramBuffer,
+    BufferReader, HeapEvent, HeapEventKind, HeapProgram, ParameterReads, ProgramAllocation,
+    ProgramBuffer,
 };
 use oomscope_report::MemoryColor;
 
@@ -23,8 +23,24 @@ const MAX_VISITS: usize = 20_000;
 /// Elementwise ops an activation is made of, through which a value can
 /// still only feed a contraction.
 const ELEMENTWISE: &[&str] = &[
-    "maximum", "minimum", "multiply", "add", "subtract", "divide", "negate", "abs", "tanh",
-    "logistic", "exponential", "log", "sqrt", "rsqrt", "power", "clamp", "select", "compare",
+    "maximum",
+    "minimum",
+    "multiply",
+    "add",
+    "subtract",
+    "divide",
+    "negate",
+    "abs",
+    "tanh",
+    "logistic",
+    "exponential",
+    "log",
+    "sqrt",
+    "rsqrt",
+    "power",
+    "clamp",
+    "select",
+    "compare",
 ];
 
 /// Visits at most this many uses inside fused computations when deciding
@@ -141,7 +157,10 @@ impl Module<'_> {
         let mut by_instruction: HashMap<i64, Vec<usize>> = HashMap::new();
         for (i, b) in self.buffers().iter().enumerate() {
             if let Some(&slot) = buffer_slot.get(&i) {
-                by_instruction.entry(b.instruction.id).or_default().push(slot);
+                by_instruction
+                    .entry(b.instruction.id)
+                    .or_default()
+                    .push(slot);
             }
         }
         let defined: HashMap<(i64, &[i64]), Vec<usize>> = self
@@ -392,9 +411,10 @@ fn entry_facts(
 /// the f32 operand is kept (checked on a real compile of the remat MLP
 /// with `JAX_DEFAULT_MATMUL_PRECISION=highest`: its block inputs stay f32).
 fn rounds_to_bf16(contraction: &HloInstructionProto) -> bool {
-    contraction.precision_config.as_ref().is_none_or(|p| {
-        p.algorithm == 0 && p.operand_precision.iter().all(|&x| x == 0)
-    })
+    contraction
+        .precision_config
+        .as_ref()
+        .is_none_or(|p| p.algorithm == 0 && p.operand_precision.iter().all(|&x| x == 0))
 }
 
 /// The operand positions at which `user` reads `id`.
@@ -417,7 +437,11 @@ fn last_reader(
     start: i64,
     index: &[i64],
 ) -> Option<String> {
-    let mut readers: Vec<i64> = graph.readers(start, index).into_iter().map(|(r, _)| r).collect();
+    let mut readers: Vec<i64> = graph
+        .readers(start, index)
+        .into_iter()
+        .map(|(r, _)| r)
+        .collect();
     if index.is_empty() {
         readers.extend(graph.users.get(&start).map_or(&[][..], Vec::as_slice));
     }
@@ -469,7 +493,10 @@ impl<'a> Graph<'a> {
                 for &o in &i.operand_ids {
                     users.entry(o).or_default().push(i.id);
                     if i.opcode == "get-tuple-element" {
-                        element_users.entry((o, i.tuple_index)).or_default().push(i.id);
+                        element_users
+                            .entry((o, i.tuple_index))
+                            .or_default()
+                            .push(i.id);
                     } else {
                         value_users.entry(o).or_default().push(i.id);
                     }
@@ -509,7 +536,11 @@ impl<'a> Graph<'a> {
             // thousands of arguments has thousands of them); a
             // get-tuple-element of the whole tuple reads its table only.
             if let Some((&first, rest)) = index.split_first() {
-                for &user in self.element_users.get(&(id, first)).map_or(&[][..], Vec::as_slice) {
+                for &user in self
+                    .element_users
+                    .get(&(id, first))
+                    .map_or(&[][..], Vec::as_slice)
+                {
                     stack.push((user, rest.to_vec()));
                 }
             }
@@ -543,7 +574,9 @@ impl<'a> Graph<'a> {
         let mut out = self.readers(id, index);
         let (mut id, mut index) = (id, index.to_vec());
         for _ in 0..4 {
-            let Some(i) = self.instructions.get(&id) else { break };
+            let Some(i) = self.instructions.get(&id) else {
+                break;
+            };
             let copies = match (i.opcode.as_str(), index.as_slice()) {
                 ("copy-start", [0]) | ("copy", []) => true,
                 _ => false,
@@ -551,7 +584,11 @@ impl<'a> Graph<'a> {
             let Some(&source) = i.operand_ids.first().filter(|_| copies) else {
                 break;
             };
-            out.extend(self.readers(source, &[]).into_iter().filter(|&(r, _)| r != id));
+            out.extend(
+                self.readers(source, &[])
+                    .into_iter()
+                    .filter(|&(r, _)| r != id),
+            );
             (id, index) = (source, Vec::new());
         }
         out
@@ -597,7 +634,9 @@ impl<'a> Graph<'a> {
             }
             *budget -= 1;
             match self.instructions.get(u).map(|i| i.opcode.as_str()) {
-                Some("dot" | "convolution") => self.instructions.get(u).is_some_and(|i| rounds_to_bf16(i)),
+                Some("dot" | "convolution") => {
+                    self.instructions.get(u).is_some_and(|i| rounds_to_bf16(i))
+                }
                 Some("convert" | "bitcast" | "reshape" | "transpose" | "copy") => {
                     self.flows_only_to_contractions(*u, budget)
                 }
@@ -641,9 +680,9 @@ impl<'a> Graph<'a> {
             }
             false
         };
-        self.instructions.get(&user).is_some_and(|u| {
-            u.operand_ids.iter().all(|&o| o == id || constant(o))
-        })
+        self.instructions
+            .get(&user)
+            .is_some_and(|u| u.operand_ids.iter().all(|&o| o == id || constant(o)))
     }
 
     /// A fusion whose computations hold only parameters, constants,

@@ -26,9 +26,17 @@ fn a_value_read_through_a_nested_bitcast_fusion_by_a_matmul_only_feeds_a_contrac
     // through a bitcast fusion into its convolution (fixtures/pair-mlp-remat).
     let p = hbm("pair-mlp-remat/base");
     let y = buffer(&p, "convolution_tanh_fusion.7");
-    assert!(y.readers.first().is_some_and(|r| r.contraction_only), "{:?}", y.readers);
+    assert!(
+        y.readers.first().is_some_and(|r| r.contraction_only),
+        "{:?}",
+        y.readers
+    );
     // The backward's tanh derivative reads it elementwise.
-    assert!(y.readers.iter().any(|r| !r.contraction_only), "{:?}", y.readers);
+    assert!(
+        y.readers.iter().any(|r| !r.contraction_only),
+        "{:?}",
+        y.readers
+    );
     assert!(y.readers.windows(2).all(|w| w[0].position <= w[1].position));
 }
 
@@ -38,7 +46,11 @@ fn a_relu_on_the_way_to_a_convolution_still_only_feeds_it() {
     // and convolves (fixtures/pair-convnet-remat).
     let p = hbm("pair-convnet-remat/base");
     let y = buffer(&p, "fusion.52");
-    assert!(y.readers.first().is_some_and(|r| r.contraction_only), "{:?}", y.readers);
+    assert!(
+        y.readers.first().is_some_and(|r| r.contraction_only),
+        "{:?}",
+        y.readers
+    );
 }
 
 #[test]
@@ -48,8 +60,16 @@ fn a_residual_stream_also_read_by_an_add_is_not_contraction_only() {
     let p = hbm("pair-remat-oom/plain");
     let x = buffer(&p, "fusion.281{0}");
     let forward: Vec<_> = x.readers.iter().filter(|r| r.position < 23).collect();
-    assert!(forward.iter().any(|r| r.contraction_only), "{:?}", x.readers);
-    assert!(forward.iter().any(|r| !r.contraction_only), "{:?}", x.readers);
+    assert!(
+        forward.iter().any(|r| r.contraction_only),
+        "{:?}",
+        x.readers
+    );
+    assert!(
+        forward.iter().any(|r| !r.contraction_only),
+        "{:?}",
+        x.readers
+    );
 }
 
 #[test]
@@ -59,8 +79,16 @@ fn an_async_copy_of_a_residual_is_read_where_its_source_is() {
     // readers include the forward's (fixtures/pair-transformer-remat-v6e).
     let p = hbm("pair-transformer-remat-v6e/base");
     let copy = buffer(&p, "copy-start.22{0}");
-    assert!(copy.readers.iter().any(|r| r.position < 74), "{:?}", copy.readers);
-    assert!(copy.readers.iter().any(|r| r.position > 74), "{:?}", copy.readers);
+    assert!(
+        copy.readers.iter().any(|r| r.position < 74),
+        "{:?}",
+        copy.readers
+    );
+    assert!(
+        copy.readers.iter().any(|r| r.position > 74),
+        "{:?}",
+        copy.readers
+    );
 }
 
 #[test]
@@ -71,7 +99,11 @@ fn a_matmul_at_highest_precision_keeps_its_f32_operand() {
     // operands to bf16, so the reader is not a bf16 contraction.
     let p = hbm("pair-mlp-remat-highest/base");
     let y = buffer(&p, "convolution_tanh_fusion.7");
-    assert!(y.readers.first().is_some_and(|r| !r.contraction_only), "{:?}", y.readers);
+    assert!(
+        y.readers.first().is_some_and(|r| !r.contraction_only),
+        "{:?}",
+        y.readers
+    );
 }
 
 #[test]
@@ -89,13 +121,25 @@ fn a_loops_counter_freed_at_its_end_keeps_the_loss_head_before_the_backward_loop
     let stacked = buffer(&p, "while.7{5}");
     let head_at = head.readers.first().map(|r| r.position).unwrap();
     let backward_at = stacked.readers.first().map(|r| r.position).unwrap();
-    assert!(head_at < backward_at, "{:?} {:?}", head.readers, stacked.readers);
+    assert!(
+        head_at < backward_at,
+        "{:?} {:?}",
+        head.readers,
+        stacked.readers
+    );
     // The forward loop's counter is freed as that loop ends, before both.
-    let counter = p.buffers.iter().position(|b| b.name == "while.7{0}").unwrap();
+    let counter = p
+        .buffers
+        .iter()
+        .position(|b| b.name == "while.7{0}")
+        .unwrap();
     let freed = p
         .events
         .iter()
         .position(|e| e.kind == HeapEventKind::Free && e.buffer == Some(counter))
         .unwrap();
-    assert!(freed < head_at, "counter freed at {freed}, loss head read at {head_at}");
+    assert!(
+        freed < head_at,
+        "counter freed at {freed}, loss head read at {head_at}"
+    );
 }
