@@ -37,6 +37,9 @@ cargo test --workspace
 echo "== browser tests (trunk build + Chromium)"
 tests/e2e/run.sh
 
+echo "== fixtures/INDEX.md: its tables rewritten keep the prose, and it is current (no compile)"
+python3 tools/fixtures/test_fixture_index.py
+
 echo "== the Python package: a notebook executed and opened in Chromium, the wheel in a fresh venv"
 python3 tests/python/test_notebook.py
 # The page the browser tests just built goes in the wheel.

@@ -41,6 +41,11 @@ fn check_round_trip(label: &str, r: &Report) -> usize {
             ),
             "{label}"
         );
+        assert_eq!(
+            (a.tpu_runtime_failure, a.gpu_platform, a.scoped_instruction),
+            (b.tpu_runtime_failure, b.gpu_platform, b.scoped_instruction),
+            "{label}"
+        );
     }
     assert_eq!(back.modules.len(), r.modules.len(), "{label}");
     for (a, b) in back.modules.iter().zip(&r.modules) {
@@ -486,4 +491,64 @@ fn a_link_from_before_the_run_time_sections_still_opens() {
         assert!(old.text.contains(figure) && now.text.contains(figure), "{figure}");
     }
     assert_eq!(back.shared.unwrap().created_unix_ms, 1_790_000_000_000);
+}
+
+/// A link made before `OomEvent` carried what the message's form says
+/// (fields 11–13 absent): each is derived from the carried text, so the
+/// link opens with the same typed fields, and the page's diagnosis of it
+/// (made again when a device is picked) is the same as a new link's.
+#[test]
+fn a_link_from_before_the_typed_event_fields_opens_with_the_same_diagnosis() {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::Engine;
+    use oomscope_proto::oomscope::report as pb;
+    use oomscope_proto::prost::Message;
+    use std::io::{Read, Write};
+
+    let samples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/logs/tests/samples");
+    for name in [
+        "tpu_runtime_reserve.txt",
+        "tpu_runtime_allocate.txt",
+        "torch_xla_runtime_allocate8020.txt",
+        "torch_hip_strixhalo3.txt",
+        "torch_reserved_vdsr2.txt",
+        "tpu_scoped_vmem_pallas_one_line.txt",
+        "tpu_scoped_vmem_e1001_splash.txt",
+        "tpu_vmem_would_exceed.txt",
+    ] {
+        let r = analyze_one(&samples.join(name));
+        let view = ViewState::default();
+        let (fragment, _) = encode_fragment(&r, &view, 1).unwrap();
+        let payload = fragment.strip_prefix("r=1.").unwrap();
+        let mut bytes = Vec::new();
+        flate2::read::ZlibDecoder::new(&URL_SAFE_NO_PAD.decode(payload).unwrap()[..])
+            .read_to_end(&mut bytes)
+            .unwrap();
+        let mut old = pb::SharedReport::decode(&bytes[..]).unwrap();
+        for e in &mut old.oom_events {
+            assert!(e.tpu_runtime_failure.is_some() && e.gpu_platform.is_some(), "{name}");
+            e.tpu_runtime_failure = None;
+            e.gpu_platform = None;
+            e.scoped_instruction = None;
+        }
+        let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(&old.encode_to_vec()).unwrap();
+        let old_link = format!("r=1.{}", URL_SAFE_NO_PAD.encode(enc.finish().unwrap()));
+        let (now, before) = (decode(&fragment).unwrap(), decode(&old_link).unwrap());
+        for (a, b) in before.oom_events.iter().zip(&r.oom_events) {
+            assert_eq!(
+                (a.tpu_runtime_failure, a.gpu_platform, a.scoped_instruction),
+                (b.tpu_runtime_failure, b.gpu_platform, b.scoped_instruction),
+                "{name}"
+            );
+            assert_eq!(a.source_words(), b.source_words(), "{name}");
+        }
+        let (d_now, d_before) = (
+            oomscope_diagnosis::diagnose(&now),
+            oomscope_diagnosis::diagnose(&before),
+        );
+        assert_eq!(d_before.path, d_now.path, "{name}");
+        assert_eq!(d_before.headline, d_now.headline, "{name}");
+        assert_eq!(d_now.path, r.diagnosis.path, "{name}");
+    }
 }

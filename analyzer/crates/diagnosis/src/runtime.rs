@@ -1133,8 +1133,8 @@ fn runtime_headline(
 ) -> String {
     let start = match (tree, event) {
         (TreeKind::RuntimeOom, Some(e)) => {
-            let loading = crate::tpu_runtime::failure_of(e)
-                == Some(crate::tpu_runtime::TpuRuntimeFailure::ProgramLoad);
+            let loading =
+                e.tpu_runtime_failure == Some(oomscope_report::TpuRuntimeFailure::ProgramLoad);
             let mut s = if loading {
                 "Out of memory loading a program".to_string()
             } else {

@@ -16,40 +16,17 @@
 //! or sequence, sharding, donation, `jax.Array`s kept alive, and the
 //! `tpu_log_allocations_on_oom` flag to list them.
 
-use oomscope_report::{OomEvent, OomKind};
+use oomscope_report::{OomEvent, TpuRuntimeFailure};
 
 use crate::facts::{gib, signed};
 use crate::ids::*;
 use crate::node::NodeEval;
 
-/// Which run-time page an event is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TpuRuntimeFailure {
-    ProgramLoad,
-    BufferAllocation,
-}
-
-/// The page of a TPU run-time event (PyTorch/XLA prints the same runtime
-/// messages), `None` for any other event.
-pub(crate) fn failure_of(e: &OomEvent) -> Option<TpuRuntimeFailure> {
-    let runtime = e.kind == OomKind::TpuRuntime
-        || (e.kind == OomKind::TorchXla && e.message.contains("Attempting to"));
-    if !runtime {
-        return None;
-    }
-    if e.message.contains("at the bottom of memory") || e.message.contains("Error loading program")
-    {
-        Some(TpuRuntimeFailure::ProgramLoad)
-    } else {
-        Some(TpuRuntimeFailure::BufferAllocation)
-    }
-}
-
 /// The two pages' nodes for a TPU run-time event (none for other events):
 /// the event's page with what its message says, selected when `selected`
 /// (no series or profile decided first), and the other page, unselected.
 pub(crate) fn nodes(e: Option<&OomEvent>, selected: Option<&'static str>) -> Vec<NodeEval> {
-    let failure = e.and_then(failure_of);
+    let failure = e.and_then(|e| e.tpu_runtime_failure);
     let mut load = NodeEval::new(TPU_PROGRAM_LOAD, "");
     let mut alloc = NodeEval::new(TPU_BUFFER_ALLOCATION, "");
     match (e, failure) {
@@ -70,7 +47,7 @@ pub(crate) fn nodes(e: Option<&OomEvent>, selected: Option<&'static str>) -> Vec
 
 /// The leaf for a lone TPU run-time message.
 pub(crate) fn leaf(e: Option<&OomEvent>) -> Option<&'static str> {
-    match e.and_then(failure_of)? {
+    match e.and_then(|e| e.tpu_runtime_failure)? {
         TpuRuntimeFailure::ProgramLoad => Some(TPU_PROGRAM_LOAD),
         TpuRuntimeFailure::BufferAllocation => Some(TPU_BUFFER_ALLOCATION),
     }

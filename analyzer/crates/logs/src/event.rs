@@ -12,7 +12,10 @@
 //! logger, or plainly as an exception), so that the usual pair "glog line +
 //! raised exception" counts once while N ranks printing it count N.
 
-use oomscope_report::{units, MemorySpace, OomEvent, OomKind, TopAllocation};
+use oomscope_report::{
+    units, GpuPlatform, MemorySpace, OomEvent, OomKind, ScopedInstruction, TopAllocation,
+    TpuRuntimeFailure,
+};
 use std::collections::BTreeMap;
 
 /// A byte quantity as printed: exact, or rounded to `step` bytes (the last
@@ -173,6 +176,13 @@ pub struct Raw {
     pub ranks: Vec<u32>,
     /// When each rank printed its copy, where the line has a logger's time.
     pub rank_times: Vec<oomscope_report::RankTime>,
+    /// What the message's form says, as the event's typed fields (the
+    /// diagnosis matches on them, never on the text): they travel with the
+    /// message (`tpu_runtime_failure`, `gpu_platform`) or with the listed
+    /// instruction (`scoped_instruction`) when occurrences merge.
+    pub tpu_runtime_failure: Option<TpuRuntimeFailure>,
+    pub gpu_platform: Option<GpuPlatform>,
+    pub scoped_instruction: Option<ScopedInstruction>,
 }
 
 impl Raw {
@@ -192,6 +202,9 @@ impl Raw {
             expected: Vec::new(),
             ranks: Vec::new(),
             rank_times: Vec::new(),
+            tpu_runtime_failure: None,
+            gpu_platform: None,
+            scoped_instruction: None,
         }
     }
 
@@ -389,6 +402,7 @@ fn absorb(into: &mut Raw, from: Raw) {
     }
     if into.top.is_empty() || (part_first && from.top.len() > into.top.len()) {
         into.top = from.top;
+        into.scoped_instruction = from.scoped_instruction;
     }
     if into.top_arguments.is_empty()
         || (part_first && from.top_arguments.len() > into.top_arguments.len())
@@ -424,10 +438,14 @@ fn absorb(into: &mut Raw, from: Raw) {
         into.logged = from.logged;
         into.escaped = from.escaped;
         into.message = from.message;
+        into.tpu_runtime_failure = from.tpu_runtime_failure;
+        into.gpu_platform = from.gpu_platform;
         return;
     }
     if into.escaped && !from.escaped {
         into.message = from.message;
+        into.tpu_runtime_failure = from.tpu_runtime_failure;
+        into.gpu_platform = from.gpu_platform;
         into.escaped = false;
     }
 }
@@ -557,6 +575,9 @@ fn to_event(input: &str, m: Merged) -> OomEvent {
             times.sort_by_key(|t| t.rank);
             times
         },
+        tpu_runtime_failure: r.tpu_runtime_failure,
+        gpu_platform: r.gpu_platform,
+        scoped_instruction: r.scoped_instruction,
     }
 }
 

@@ -117,41 +117,18 @@ impl<'a> Site<'a> {
         glue: Glue,
         wrapped_keywords: bool,
     ) -> (String, usize) {
-        let first = &self.text[self.line_start..self.line_end];
-        let first = first.strip_suffix('\r').unwrap_or(first);
-        // The lines to join (physical line, bounded text) and the offset
-        // after each.
-        let mut lines: Vec<(&str, &str, usize)> = Vec::new();
-        let mut prev_cut = may_be_cut(first);
-        let mut cur = Cursor::new(self.text, self.next_line());
-        for _ in 0..max_lines {
-            let Some(line) = cur.next_line() else { break };
-            let bounded = &line[..floor_boundary(line, AFTER)];
-            let p = payload(bounded);
-            // (Even when the keyword starts it: the caller accepts the join
-            // only if it completes the message.)
-            let rest_of_cut_line = wrapped_keywords
-                && glue == Glue::HardWrap
-                && prev_cut
-                && !crate::normalize::starts_own_line(bounded);
-            if (crate::keywords::has_message_start(bounded) && !rest_of_cut_line)
-                || p.starts_with("File \"")
-                || p.starts_with("Traceback")
-            {
-                break;
-            }
-            if p.is_empty() {
-                continue;
-            }
-            prev_cut = may_be_cut(line);
-            lines.push((line, bounded, cur.pos()));
-        }
+        let first = self.first_line();
+        let rule = Continues {
+            wrapped_keywords,
+            ..Continues::default()
+        };
+        let lines = self.continuation(self.next_line(), first, max_lines, glue, &rule);
         // Mixed: a line as wide as the widest was cut by a terminal (joined
         // as it is), a shorter one was wrapped at a word (joined with a space).
         let width = |l: &str| l[..floor_boundary(l, AFTER)].chars().count();
         let widest = lines
             .iter()
-            .map(|(l, _, _)| width(l))
+            .map(|l| width(l.line))
             .chain([width(first)])
             .max()
             .unwrap_or(0);
@@ -159,24 +136,71 @@ impl<'a> Site<'a> {
         let mut out = head;
         let mut prev = first;
         let mut end = self.next_line();
-        for (line, bounded, after) in lines {
+        for l in lines {
             let hard = match glue {
                 Glue::HardWrap => true,
                 Glue::Space => false,
                 Glue::Mixed => cut_at(prev),
             };
-            if hard {
-                // A wrap right after a space leaves it at the end of the line.
-                out.push_str(&prev[prev.trim_end().len()..]);
-                out.push_str(strip_frame(bounded).trim_end());
-            } else {
-                out.push(' ');
-                out.push_str(payload(bounded));
-            }
-            prev = line;
-            end = after;
+            glue_piece(&mut out, prev, &l, hard);
+            prev = l.line;
+            end = l.after;
         }
         (out, end)
+    }
+
+    /// The anchor's whole line (without its line break).
+    fn first_line(&self) -> &'a str {
+        let first = &self.text[self.line_start..self.line_end];
+        first.strip_suffix('\r').unwrap_or(first)
+    }
+
+    /// The lines from offset `from` on (at most `max_lines`) that continue a
+    /// message whose last line so far is `before`, as `rule` says, and as a
+    /// join with `glue` would take them. Stops at a line holding another
+    /// message's keyword or a traceback line.
+    pub(crate) fn continuation(
+        &self,
+        from: usize,
+        before: &str,
+        max_lines: usize,
+        glue: Glue,
+        rule: &Continues<'_>,
+    ) -> Vec<Piece<'a>> {
+        let mut lines = Vec::new();
+        let mut prev_cut = may_be_cut(before);
+        let mut cur = Cursor::new(self.text, from);
+        for _ in 0..max_lines {
+            let Some(line) = cur.next_line() else { break };
+            let bounded = &line[..floor_boundary(line, AFTER)];
+            let p = payload(bounded);
+            // (Even when the keyword starts it: the caller accepts the join
+            // only if it completes the message.)
+            let rest_of_cut_line = rule.wrapped_keywords
+                && glue == Glue::HardWrap
+                && prev_cut
+                && !crate::normalize::starts_own_line(bounded);
+            let own_keyword = rule.into.iter().any(|k| bounded.contains(k));
+            if (crate::keywords::has_message_start(bounded) && !rest_of_cut_line && !own_keyword)
+                || p.starts_with("File \"")
+                || p.starts_with("Traceback")
+            {
+                break;
+            }
+            if p.is_empty() {
+                if rule.blank_ends {
+                    break;
+                }
+                continue;
+            }
+            prev_cut = may_be_cut(line);
+            lines.push(Piece {
+                line,
+                bounded,
+                after: cur.pos(),
+            });
+        }
+        lines
     }
 
     /// The headline of a one-line message, read by `matches`: the anchor's
@@ -199,8 +223,7 @@ impl<'a> Site<'a> {
         // The rest of a cut line that looks like a logger's tag (`[4096] and
         // type float` after `tensor of shape `): joined as it is, kept only if
         // it completes the message.
-        let first = &self.text[self.line_start..self.line_end];
-        let first = first.strip_suffix('\r').unwrap_or(first);
+        let first = self.first_line();
         if may_be_cut(first) {
             let mut cur = Cursor::new(self.text, self.next_line());
             let numeric_tag = |l: &str| {
@@ -283,6 +306,42 @@ impl<'a> Site<'a> {
 pub fn may_be_cut(line: &str) -> bool {
     let head = &line[..floor_boundary(line, 4 * MIN_CUT_LINE)];
     head.chars().count() >= MIN_CUT_LINE
+}
+
+/// Which lines after its first one a message continues into.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Continues<'k> {
+    /// Keywords the message itself prints on a later line: a line holding
+    /// one continues the message although it holds a keyword (E1001's
+    /// numbers line holds `Scoped allocation`, which is also a message of
+    /// its own when quoted alone).
+    pub into: &'k [&'k str],
+    /// A blank line ends the message (else it is skipped).
+    pub blank_ends: bool,
+    /// See [`Site::joined_from`].
+    pub wrapped_keywords: bool,
+}
+
+/// A line a message continues into: the physical line, its bounded text,
+/// and the offset after it.
+pub(crate) struct Piece<'a> {
+    pub line: &'a str,
+    pub bounded: &'a str,
+    pub after: usize,
+}
+
+/// Appends `piece` (the line after `prev`) to a joined message: as a
+/// terminal cut it (`hard`: as it is, less the frame a logger or a quote
+/// puts in front of it, with a space the wrap left at the end of `prev`),
+/// else as wrapped at a word (its payload after a space).
+pub(crate) fn glue_piece(out: &mut String, prev: &str, piece: &Piece<'_>, hard: bool) {
+    if hard {
+        out.push_str(&prev[prev.trim_end().len()..]);
+        out.push_str(strip_frame(piece.bounded).trim_end());
+    } else {
+        out.push(' ');
+        out.push_str(payload(piece.bounded));
+    }
 }
 
 /// How the lines of a wrapped message are joined.

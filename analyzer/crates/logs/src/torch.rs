@@ -38,7 +38,7 @@
 
 use crate::event::{Expected, Field, Raw, Size};
 use crate::site::{cap_size, find_size, lazy_regex, Glue, Outcome, Site};
-use oomscope_report::{MemorySpace, OomKind};
+use oomscope_report::{GpuPlatform, MemorySpace, OomKind};
 
 lazy_regex!(
     re_tried,
@@ -192,6 +192,11 @@ fn read(site: &Site, text: &str) -> Option<Raw> {
     // (another message) cannot lend numbers.
     let body = &text[c.get(0).map_or(0, |m| m.start())..];
     let mut raw = Raw::new(OomKind::TorchCuda, space, "torch_oom", site.head());
+    raw.gpu_platform = match named {
+        Some("CUDA") => Some(GpuPlatform::Cuda),
+        Some("HIP") => Some(GpuPlatform::Hip),
+        _ => None,
+    };
     raw.set(Field::Requested, cap_size(&c, size_group));
     if let Some(d) = re_device().captures(body) {
         if let Ok(n) = d[1].parse::<u64>() {

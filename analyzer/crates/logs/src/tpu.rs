@@ -12,7 +12,7 @@ use crate::site::{
     cap_bytes, cap_size, find_size, is_continuation, lazy_regex, Glue, Outcome, Site,
     MAX_CONTINUATIONS,
 };
-use oomscope_report::{MemorySpace, OomKind, TopAllocation};
+use oomscope_report::{MemorySpace, OomKind, TopAllocation, TpuRuntimeFailure};
 
 lazy_regex!(
     re_used,
@@ -259,6 +259,16 @@ pub fn would_exceed(site: &Site) -> Outcome {
         compile_kind(&space, head, site)
     };
     let mut raw = Raw::new(kind, space.clone(), "tpu_would_exceed", head);
+    if kind == OomKind::TpuScopedVmem {
+        // The tag names the instruction alone: a custom call by its name
+        // (`custom-call.3`), else it does not say.
+        let named = tag.as_deref().and_then(|t| t.strip_prefix(SCOPED_TAG));
+        raw.scoped_instruction = crate::scoped::instruction_class(
+            false,
+            named.filter(|n| n.contains("custom-call")).map(|_| "custom-call"),
+            None,
+        );
+    }
     let size = cap_bytes(&c, 1);
     raw.set(Field::Requested, size);
     raw.set(Field::Limit, cap_bytes(&c, 2));
@@ -368,6 +378,7 @@ fn runtime_from(site: &Site, text: &str) -> Option<Raw> {
     let mut raw;
     if let Some(c) = re_reserve().captures(text) {
         raw = Raw::new(kind, space.clone(), "tpu_reserve", head);
+        raw.tpu_runtime_failure = Some(TpuRuntimeFailure::ProgramLoad);
         raw.set(Field::Requested, cap_size(&c, 1));
         raw.set(Field::Free, cap_size(&c, 2));
         raw.set(Field::Reserved, cap_size(&c, 3));
@@ -382,6 +393,12 @@ fn runtime_from(site: &Site, text: &str) -> Option<Raw> {
         }
     } else if let Some(c) = re_allocate().captures(text) {
         raw = Raw::new(kind, space.clone(), "tpu_allocate", head);
+        // (A program whose load fails allocating is still a load.)
+        raw.tpu_runtime_failure = Some(if text.contains("Error loading program") {
+            TpuRuntimeFailure::ProgramLoad
+        } else {
+            TpuRuntimeFailure::BufferAllocation
+        });
         raw.set(Field::Requested, cap_size(&c, 1));
         raw.set(Field::Free, cap_size(&c, 2));
         raw.expect(&[Expected::Field(Field::Requested)]);

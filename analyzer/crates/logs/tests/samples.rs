@@ -565,3 +565,69 @@ fn a_long_unrelated_line_does_not_hide_a_wrapped_message() {
         }
     }
 }
+
+/// The reader types what the message's form says, so that the diagnosis
+/// matches on it: which TPU run-time page, which GPU platform, what E1001's
+/// instruction is.
+#[test]
+fn the_reader_types_what_the_message_says() {
+    use oomscope_report::{GpuPlatform, ScopedInstruction, TpuRuntimeFailure};
+    let first = |name: &str| {
+        parse_oom_log(name, &sample(name))
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| panic!("{name}: no event"))
+    };
+    for (name, failure) in [
+        ("tpu_runtime_reserve.txt", TpuRuntimeFailure::ProgramLoad),
+        ("tpu_runtime_cut_short_tpurecipes151.txt", TpuRuntimeFailure::ProgramLoad),
+        ("tpu_runtime_breakdown_torchxla1735.txt", TpuRuntimeFailure::ProgramLoad),
+        ("tpu_runtime_allocate.txt", TpuRuntimeFailure::BufferAllocation),
+        ("torch_xla_runtime_allocate8020.txt", TpuRuntimeFailure::BufferAllocation),
+    ] {
+        let e = first(name);
+        assert_eq!(e.tpu_runtime_failure, Some(failure), "{name}");
+        assert_eq!((e.gpu_platform, e.scoped_instruction), (None, None), "{name}");
+    }
+    for (name, platform) in [
+        ("torch_hip_strixhalo3.txt", GpuPlatform::Hip),
+        ("torch_hip_quoted_fluxwebui25.txt", GpuPlatform::Hip),
+        ("torch_reserved_vdsr2.txt", GpuPlatform::Cuda),
+    ] {
+        let e = first(name);
+        assert_eq!(e.gpu_platform, Some(platform), "{name}");
+        assert_eq!(e.tpu_runtime_failure, None, "{name}");
+    }
+    for (name, instruction) in [
+        ("tpu_scoped_vmem_pallas_one_line.txt", Some(ScopedInstruction::CustomKernel)),
+        // Cut after its name: it does not say.
+        ("tpu_scoped_vmem_e1001_splash.txt", None),
+        ("tpu_vmem_would_exceed.txt", None),
+    ] {
+        let e = first(name);
+        assert_eq!(e.kind, OomKind::TpuScopedVmem, "{name}");
+        assert_eq!(e.scoped_instruction, instruction, "{name}");
+    }
+    // A compiler instruction: a fusion with no kernel behind it.
+    let e = only(
+        "fusion",
+        "Ran out of memory in memory space vmem while allocating on stack for %fusion.3 = f32[8,128]{1,0} fusion(%p0), kind=kLoop. Scoped allocation with size 36.25M and limit 32.00M exceeded scoped vmem limit by 4.25M.\n",
+    );
+    assert_eq!(e.scoped_instruction, Some(ScopedInstruction::Compiler));
+}
+
+/// A reservation wrapped before "at the bottom of memory" is still a
+/// program that does not load: the form decides, not the first line.
+#[test]
+fn a_wrapped_reservation_is_a_program_load() {
+    let e = only(
+        "wrapped",
+        "RESOURCE_EXHAUSTED: Error allocating: Attempting to reserve 29.49G at the\nbottom of memory. That was not possible. There are 147.64M free, 0B reserved, and 147.64M reservable.\n",
+    );
+    assert_eq!(e.kind, OomKind::TpuRuntime);
+    assert_eq!(
+        e.tpu_runtime_failure,
+        Some(oomscope_report::TpuRuntimeFailure::ProgramLoad)
+    );
+    assert!(!e.message.contains("bottom of memory"), "{}", e.message);
+}

@@ -1,8 +1,25 @@
 //! The bounds both halves of a link share (the report's and the run-time
 //! sections'): text shortened to a length, a series downsampled with its
-//! peak kept, a list refused past the decoder's item limit.
+//! peak kept, a list refused past the decoder's item limit, an enum carried
+//! as its word and refused when unknown.
 
 use crate::LinkError;
+
+/// Enums travel as their JSON names, so the link schema never needs renumbering.
+pub(crate) fn enum_name<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+pub(crate) fn enum_parse<T: serde::de::DeserializeOwned>(
+    what: &str,
+    s: &str,
+) -> Result<T, LinkError> {
+    serde_json::from_value(serde_json::Value::String(s.to_string()))
+        .map_err(|_| LinkError::Invalid(format!("unknown {what} {:?}", truncate(s, 40))))
+}
 
 /// Largest number of items in any list of a valid link.
 const MAX_ITEMS: usize = 100_000;

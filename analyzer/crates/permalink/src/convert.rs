@@ -1,7 +1,7 @@
 //! `Report` ⇄ `SharedReport`, the detail reductions, and the validation of
 //! decoded links (every field is checked: links are untrusted input).
 
-use crate::bounds::{check_len, downsample_indices, truncate};
+use crate::bounds::{check_len, downsample_indices, enum_name, enum_parse, truncate};
 use crate::{LinkError, LINK_VERSION};
 use oomscope_proto::oomscope::report as pb;
 use oomscope_report::*;
@@ -9,19 +9,6 @@ use std::collections::{BTreeMap, HashMap};
 
 /// Largest string a valid link holds (labels are shortened well below this).
 const MAX_STRING: usize = 4096;
-
-/// Enums travel as their JSON names, so the link schema never needs renumbering.
-fn enum_name<T: serde::Serialize>(v: &T) -> String {
-    match serde_json::to_value(v) {
-        Ok(serde_json::Value::String(s)) => s,
-        _ => String::new(),
-    }
-}
-
-fn enum_parse<T: serde::de::DeserializeOwned>(what: &str, s: &str) -> Result<T, LinkError> {
-    serde_json::from_value(serde_json::Value::String(s.to_string()))
-        .map_err(|_| LinkError::Invalid(format!("unknown {what} {:?}", truncate(s, 40))))
-}
 
 fn numbers_of(e: &OomEvent) -> BTreeMap<String, u64> {
     let mut m = BTreeMap::new();
@@ -67,6 +54,9 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
                 message: truncate(&e.message, 600),
                 numbers: numbers_of(e).into_iter().collect(),
                 ranks: e.ranks.clone(),
+                tpu_runtime_failure: crate::typed_words::word(&e.tpu_runtime_failure),
+                gpu_platform: crate::typed_words::word(&e.gpu_platform),
+                scoped_instruction: crate::typed_words::word(&e.scoped_instruction),
                 padding: e.padding.as_ref().map(padding_to_shared),
                 top_allocations: e
                     .top_allocations
@@ -881,6 +871,7 @@ fn headline_from_shared(h: pb::Headline) -> Result<Headline, LinkError> {
 }
 
 fn event_from_shared(e: pb::OomEvent) -> Result<OomEvent, LinkError> {
+    let typed = (e.tpu_runtime_failure, e.gpu_platform, e.scoped_instruction);
     let mut ev = OomEvent {
         kind: enum_parse("error kind", &e.kind)?,
         memory_space: check_str("memory space", e.memory_space)?.into(),
@@ -933,6 +924,7 @@ fn event_from_shared(e: pb::OomEvent) -> Result<OomEvent, LinkError> {
                 .transpose()?,
         });
     }
+    crate::typed_words::set(&mut ev, typed.0, typed.1, typed.2)?;
     Ok(ev)
 }
 

@@ -16,6 +16,7 @@ mod comparison;
 mod convert;
 mod ranks;
 mod runtime;
+mod typed_words;
 mod what_if_view;
 
 pub use comparison::{

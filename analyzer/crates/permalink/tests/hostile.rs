@@ -87,6 +87,19 @@ fn view() -> ViewState {
     }
 }
 
+/// The message a link's fragment carries (to alter it as a hostile or an
+/// old link would).
+fn shared_of(fragment: &str) -> pb::SharedReport {
+    let payload = fragment.split_once('.').unwrap().1;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::ZlibDecoder::new(&URL_SAFE_NO_PAD.decode(payload).unwrap()[..]),
+        &mut bytes,
+    )
+    .unwrap();
+    pb::SharedReport::decode(&bytes[..]).unwrap()
+}
+
 fn raw_link(shared: &pb::SharedReport) -> String {
     let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
     enc.write_all(&shared.encode_to_vec()).unwrap();
@@ -162,19 +175,31 @@ fn old_links_without_a_headline_or_device_still_open() {
         ..Default::default()
     });
     let (fragment, _) = encode_fragment(&r, &view(), 0).unwrap();
-    let payload = fragment.strip_prefix("r=1.").unwrap();
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(
-        &mut flate2::read::ZlibDecoder::new(&URL_SAFE_NO_PAD.decode(payload).unwrap()[..]),
-        &mut bytes,
-    )
-    .unwrap();
-    let mut old = pb::SharedReport::decode(&bytes[..]).unwrap();
+    let mut old = shared_of(&fragment);
     old.diagnosis.as_mut().unwrap().headline = None;
     let back = decode(&raw_link(&old)).unwrap();
     assert_eq!(back.diagnosis.headline, None);
     assert_eq!(back.diagnosis.path, r.diagnosis.path);
     assert_eq!(back.shared.unwrap().view.device, None);
+}
+
+/// What an event's message says travels as a word (fields 11–13): an
+/// empty word is none, a word this version does not know is refused.
+#[test]
+fn typed_event_words_round_trip_and_unknown_ones_are_invalid() {
+    let mut r = sample_report();
+    r.oom_events[0].kind = OomKind::TpuRuntime;
+    r.oom_events[0].tpu_runtime_failure = Some(TpuRuntimeFailure::BufferAllocation);
+    let (fragment, _) = encode_fragment(&r, &view(), 0).unwrap();
+    let back = decode(&fragment).unwrap();
+    assert_eq!(
+        back.oom_events[0].tpu_runtime_failure,
+        Some(TpuRuntimeFailure::BufferAllocation)
+    );
+    assert_eq!(back.oom_events[0].gpu_platform, None);
+    let mut s = shared_of(&fragment);
+    s.oom_events[0].gpu_platform = Some("cuda<script>".into());
+    assert!(matches!(decode(&raw_link(&s)), Err(LinkError::Invalid(_))));
 }
 
 #[test]
@@ -186,14 +211,7 @@ fn a_device_without_a_limit_or_a_bad_severity_is_invalid() {
         ..Default::default()
     });
     let (fragment, _) = encode_fragment(&r, &view(), 0).unwrap();
-    let payload = fragment.strip_prefix("r=1.").unwrap();
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(
-        &mut flate2::read::ZlibDecoder::new(&URL_SAFE_NO_PAD.decode(payload).unwrap()[..]),
-        &mut bytes,
-    )
-    .unwrap();
-    let good = pb::SharedReport::decode(&bytes[..]).unwrap();
+    let good = shared_of(&fragment);
     let mut s = good.clone();
     s.view.as_mut().unwrap().device_name = "TPU v5e".into();
     assert!(matches!(decode(&raw_link(&s)), Err(LinkError::Invalid(_))));
@@ -343,12 +361,7 @@ fn inconsistent_fields_are_invalid() {
 fn a_hostile_what_if_panel_is_refused() {
     let base = || {
         let (fragment, _) = encode_fragment(&sample_report(), &view(), 0).unwrap();
-        let payload = fragment.split_once('.').unwrap().1.to_string();
-        let bytes = URL_SAFE_NO_PAD.decode(payload).unwrap();
-        let mut raw = Vec::new();
-        std::io::Read::read_to_end(&mut flate2::read::ZlibDecoder::new(&bytes[..]), &mut raw)
-            .unwrap();
-        pb::SharedReport::decode(&raw[..]).unwrap()
+        shared_of(&fragment)
     };
     let panel = |p: pb::WhatIfPanel| {
         let mut s = base();
@@ -676,14 +689,7 @@ fn hostile_run_time_sections_are_refused() {
     let good = {
         let r = runtime_report();
         let (fragment, _) = encode_fragment(&r, &view(), 0).unwrap();
-        let b64 = fragment.split_once('.').unwrap().1;
-        let compressed = URL_SAFE_NO_PAD.decode(b64).unwrap();
-        let mut bytes = Vec::new();
-        use std::io::Read;
-        flate2::read::ZlibDecoder::new(&compressed[..])
-            .read_to_end(&mut bytes)
-            .unwrap();
-        pb::SharedReport::decode(&bytes[..]).unwrap()
+        shared_of(&fragment)
     };
     let cases: Vec<(&str, Box<dyn Fn(&mut pb::SharedReport)>)> = vec![
         (

@@ -247,6 +247,44 @@ pub enum OomKind {
     TorchXla,
 }
 
+/// Which of OpenXLA's two TPU run-time pages a run-time failure is: the log
+/// reader knows it from the message's form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TpuRuntimeFailure {
+    /// E0101: loading a program reserves its memory "at the bottom of
+    /// memory" (`Attempting to reserve X at the bottom of memory`, `Error
+    /// loading program`).
+    ProgramLoad,
+    /// E0100: a buffer (a `device_put`, a program's output) does not fit
+    /// (`Attempting to allocate X`).
+    BufferAllocation,
+}
+
+/// The GPU platform a PyTorch caching-allocator message names: the ROCm
+/// build prints `HIP out of memory` where the CUDA build prints `CUDA out of
+/// memory`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GpuPlatform {
+    Cuda,
+    Hip,
+}
+
+/// What an E1001 message shows of the instruction whose scoped memory ran
+/// out (the advice differs: a kernel is retuned by its author, the
+/// compiler's own instruction is a bug to report).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScopedInstruction {
+    /// A custom call (`tpu_custom_call`: Pallas/Mosaic) or an op named by a
+    /// `pallas_call`: a kernel someone wrote.
+    CustomKernel,
+    /// An instruction with another opcode (a fusion, a convolution): the
+    /// compiler's own.
+    Compiler,
+}
+
 /// One distinct out-of-memory error found in a text. Fields the message does
 /// not give are `None` (omitted in JSON). Exact byte counts win over rounded ones.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -331,6 +369,19 @@ pub struct OomEvent {
     /// `extra.reservable_bytes`). Never filled in by guessing.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
+    /// A TPU run-time failure (kind `tpu_runtime`, or `torch_xla` printing
+    /// the runtime's message): which page it is. `None` for other events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpu_runtime_failure: Option<TpuRuntimeFailure>,
+    /// A PyTorch caching-allocator message (`torch_cuda` on a GPU): the
+    /// platform it names. `None` when it names none (a paste cut before
+    /// it, a snapshot): read as CUDA.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_platform: Option<GpuPlatform>,
+    /// E1001 (`tpu_scoped_vmem`): what the instruction is, `None` when the
+    /// message does not say (a name alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scoped_instruction: Option<ScopedInstruction>,
 }
 
 impl OomEvent {
@@ -350,9 +401,7 @@ impl OomEvent {
                 MemorySpace::Xpu => "PyTorch XPU",
                 MemorySpace::Npu => "PyTorch NPU",
                 MemorySpace::Mps => "PyTorch MPS",
-                // (A link may carry the message cut: only the ROCm build's
-                // own words change the name.)
-                _ if self.message.contains("HIP out of memory") => "PyTorch HIP",
+                _ if self.gpu_platform == Some(GpuPlatform::Hip) => "PyTorch HIP",
                 _ => "PyTorch CUDA",
             },
         }

@@ -1,68 +1,9 @@
-//! A diagnostic, not a check (run by hand): for one pair of `fixtures/`
-//! (`PAIR=pair-x COSTLY=base FIXED=fixed`), the buffers live at the peak
-//! of each side, grouped by category and shape, to compare a prediction
-//! with what the compiler really did.
-//! `PAIR=pair-mlp-shard-v6e cargo test -p oomscope-whatif --test diagnose -- --ignored --nocapture`
+//! Diagnostics, not checks (run by hand): the lifetimes of one side's large
+//! temporaries, and the members of its indefinite allocations. A pair's
+//! buffers at the peak: `examples/peak.rs`.
+//! `SIDE=pair-x/base cargo test -p oomscope-whatif --test diagnose -- --ignored --nocapture`
 
 mod common;
-
-use std::collections::BTreeMap;
-
-fn side(dir: &std::path::Path) {
-    let proto = oomscope_testdata::hlo_proto_in(dir).unwrap();
-    let name = proto.display().to_string();
-    let reports = oomscope_xla::analyze_hlo_proto(&name, &std::fs::read(&proto).unwrap()).unwrap();
-    let r = reports
-        .iter()
-        .find(|r| r.memory_space == oomscope_report::MemoryColor::Device)
-        .unwrap();
-    let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
-    println!(
-        "== {}: peak {:.1} MiB at {} of {} (indefinite {:.1} MiB), chips {:?}",
-        dir.display(),
-        mib(r.peak_bytes),
-        r.peak_position,
-        r.heap_bytes.len(),
-        mib(r.indefinite_bytes),
-        r.chips
-    );
-    let mut groups: BTreeMap<(String, String), (usize, u64, Vec<String>)> = BTreeMap::new();
-    for b in &r.peak_buffers {
-        let g = groups
-            .entry((format!("{:?}", b.category), b.shape.clone()))
-            .or_default();
-        g.0 += 1;
-        g.1 += b.size_bytes;
-        if g.2.len() < 4 {
-            g.2.push(format!("{}({})", b.name, b.opcode));
-        }
-    }
-    let mut rows: Vec<_> = groups.into_iter().collect();
-    rows.sort_by_key(|(_, (_, s, _))| std::cmp::Reverse(*s));
-    for ((category, shape), (n, size, names)) in rows {
-        println!(
-            "  {category:10} {n:3} × {shape:50} {:9.1} MiB  {}",
-            mib(size),
-            names.join(" ")
-        );
-    }
-}
-
-#[test]
-#[ignore]
-fn peak_buffers_of_a_pair() {
-    let Ok(pair) = std::env::var("PAIR") else {
-        return;
-    };
-    let dir = oomscope_testdata::fixtures().join(pair);
-    for variant in [
-        std::env::var("COSTLY").unwrap_or("base".into()),
-        std::env::var("FIXED").unwrap_or("fixed".into()),
-    ] {
-        side(&dir.join(variant));
-    }
-}
-
 
 /// Lifetimes (event positions) of the large temporaries of one side.
 #[test]

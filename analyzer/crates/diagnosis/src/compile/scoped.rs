@@ -6,41 +6,13 @@
 //! the compiler should never run out of scoped VMEM on its own
 //! instructions. The program's HBM and the E1000 sections do not apply.
 
-use oomscope_report::{Headline, Severity, TopAllocation, TreeKind};
+use oomscope_report::{Headline, ScopedInstruction, Severity, TreeKind};
 
 use crate::facts::{gib, pct_fact, pct_text, CompileFacts};
 use crate::ids::*;
 use crate::node::NodeEval;
 use crate::tree::tree_definition;
 use crate::Evaluation;
-
-/// What the message shows of the instruction that ran out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Instruction {
-    /// A custom call (`tpu_custom_call`: Pallas/Mosaic) or an op named by a
-    /// `pallas_call`: a kernel someone wrote, retuned by its author.
-    CustomKernel,
-    /// An instruction with another opcode (a fusion, a convolution): the
-    /// compiler's own, so a bug to report.
-    Compiler,
-    /// Only a name (cut, or printed without its definition).
-    Unknown,
-}
-
-fn instruction_kind(top: Option<&TopAllocation>) -> Instruction {
-    let Some(t) = top else {
-        return Instruction::Unknown;
-    };
-    let kind = t.allocation_type.as_deref().unwrap_or("");
-    let op = t.op_name.as_deref().unwrap_or("");
-    if kind.contains("custom-call") || op.contains("pallas_call") {
-        Instruction::CustomKernel
-    } else if kind.starts_with("scoped stack of ") {
-        Instruction::Compiler
-    } else {
-        Instruction::Unknown
-    }
-}
 
 /// `need` rounded up to a whole MiB: the message rounds to 0.01 of its
 /// unit, so a limit of exactly the printed size may still be short.
@@ -53,7 +25,9 @@ pub(super) fn evaluate(f: &CompileFacts<'_>) -> Evaluation {
     let need = f.event.requested_bytes;
     let limit = f.event.limit_bytes;
     let top = f.event.top_allocations.first();
-    let kind = instruction_kind(top);
+    // What the instruction is, as the log reader tells it (`None`: only
+    // its name shows).
+    let kind = f.event.scoped_instruction;
     // An older message tags the allocation `scoped memory for <name>`.
     let name = top
         .and_then(|t| {
@@ -89,9 +63,9 @@ pub(super) fn evaluate(f: &CompileFacts<'_>) -> Evaluation {
     let mut node = NodeEval::new(
         SCOPED_VMEM,
         match kind {
-            Instruction::CustomKernel => format!("{numbers}; it is a custom kernel, so its configuration decides."),
-            Instruction::Compiler => format!("{numbers}; it is an instruction the compiler generated, not a custom kernel."),
-            Instruction::Unknown => format!("{numbers}; the message does not say whether it is a custom kernel."),
+            Some(ScopedInstruction::CustomKernel) => format!("{numbers}; it is a custom kernel, so its configuration decides."),
+            Some(ScopedInstruction::Compiler) => format!("{numbers}; it is an instruction the compiler generated, not a custom kernel."),
+            None => format!("{numbers}; the message does not say whether it is a custom kernel."),
         },
     );
     node.selected = true;
@@ -119,7 +93,7 @@ pub(super) fn evaluate(f: &CompileFacts<'_>) -> Evaluation {
             ),
         )
     });
-    let kernel_steps = kind != Instruction::Compiler;
+    let kernel_steps = kind != Some(ScopedInstruction::Compiler);
     if kernel_steps {
         node.action("kernel_blocks", "", None);
         node.action(
@@ -133,10 +107,10 @@ pub(super) fn evaluate(f: &CompileFacts<'_>) -> Evaluation {
             None,
         );
     }
-    if kind != Instruction::CustomKernel {
+    if kind != Some(ScopedInstruction::CustomKernel) {
         node.action(
             "report_bug",
-            if kind == Instruction::Unknown {
+            if kind.is_none() {
                 "(Only if it is not a custom kernel.)"
             } else {
                 ""
@@ -146,7 +120,7 @@ pub(super) fn evaluate(f: &CompileFacts<'_>) -> Evaluation {
     }
 
     let step = match kind {
-        Instruction::Compiler => format!(
+        Some(ScopedInstruction::Compiler) => format!(
             "report it to XLA with the HLO dump: {name} is the compiler's own instruction, and the compiler should not run out of scoped {space} on it"
         ),
         _ => match need {
@@ -195,28 +169,5 @@ mod tests {
     fn a_limit_is_rounded_up_to_a_whole_mib() {
         assert_eq!(limit_for(36 * (1 << 20) + (1 << 18)), 37 * (1 << 20));
         assert_eq!(limit_for(32 * (1 << 20)), 32 * (1 << 20));
-    }
-
-    #[test]
-    fn kinds_of_instruction() {
-        let t = |kind: &str, op: Option<&str>| TopAllocation {
-            allocation_type: Some(kind.to_string()),
-            op_name: op.map(str::to_string),
-            ..TopAllocation::default()
-        };
-        assert_eq!(
-            instruction_kind(Some(&t("scoped stack of custom-call tpu_custom_call", None))),
-            Instruction::CustomKernel
-        );
-        assert_eq!(
-            instruction_kind(Some(&t("scoped stack of fusion", Some("jit(f)/pallas_call")))),
-            Instruction::CustomKernel
-        );
-        assert_eq!(
-            instruction_kind(Some(&t("scoped stack of fusion", None))),
-            Instruction::Compiler
-        );
-        assert_eq!(instruction_kind(Some(&t("scoped stack", None))), Instruction::Unknown);
-        assert_eq!(instruction_kind(None), Instruction::Unknown);
     }
 }
