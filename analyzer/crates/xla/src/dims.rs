@@ -709,10 +709,6 @@ mod tests {
         assert_eq!(gradient, vec![x[1], y[1]]);
     }
 
-    fn laid_out(i: HloInstructionProto, minor_to_major: &[i64]) -> HloInstructionProto {
-        tiled(i, minor_to_major, &[])
-    }
-
     fn tiled(
         mut i: HloInstructionProto,
         minor_to_major: &[i64],
@@ -734,6 +730,33 @@ mod tests {
         i
     }
 
+    /// The classes of a parameter (dimensions, minor-to-major, tile) and of
+    /// its bitcast, the module's only two instructions.
+    fn bitcast_classes(
+        dims: &[i64],
+        layout: &[i64],
+        tile: &[i64],
+        to_dims: &[i64],
+        to_layout: &[i64],
+        to_tile: &[i64],
+    ) -> (Vec<u32>, Vec<u32>) {
+        let module = HloModuleProto {
+            entry_computation_id: 1,
+            computations: vec![HloComputationProto {
+                id: 1,
+                root_id: 2,
+                instructions: vec![
+                    tiled(instruction(1, "parameter", dims, &[]), layout, tile),
+                    tiled(instruction(2, "bitcast", to_dims, &[1]), to_layout, to_tile),
+                ],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let mut c = DimClasses::of(&module);
+        (c.classes(1, &[]), c.classes(2, &[]))
+    }
+
     /// A bitcast between tiled layouts, as XLA:TPU writes them (seen in a
     /// real transformer step): tokens s32[8,1024]{1,0:T(8,128)} are the
     /// tiles s32[1,8,8,128]{3,2,1,0:T(8,128)}, the second dimension the
@@ -741,32 +764,20 @@ mod tests {
     /// tiles, the batch would be joined with the sequence's tiles.
     #[test]
     fn a_bitcast_of_tiles_meets_its_operand_tile_by_tile() {
-        let module = HloModuleProto {
-            entry_computation_id: 1,
-            computations: vec![HloComputationProto {
-                id: 1,
-                root_id: 2,
-                instructions: vec![
-                    tiled(
-                        instruction(1, "parameter", &[8, 1024], &[]),
-                        &[1, 0],
-                        &[8, 128],
-                    ),
-                    tiled(
-                        instruction(2, "bitcast", &[1, 8, 8, 128], &[1]),
-                        &[3, 2, 1, 0],
-                        &[8, 128],
-                    ),
-                ],
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
-        let mut c = DimClasses::of(&module);
-        let (tokens, tiles) = (c.classes(1, &[]), c.classes(2, &[]));
+        let (tokens, tiles) = bitcast_classes(
+            &[8, 1024],
+            &[1, 0],
+            &[8, 128],
+            &[1, 8, 8, 128],
+            &[3, 2, 1, 0],
+            &[8, 128],
+        );
         assert_eq!(tiles[2], tokens[0], "the rows are the batch");
         assert_eq!(tiles[1], tokens[1], "the column tiles are the sequence");
-        assert_ne!(tiles[3], tokens[0], "the columns within a tile are not the batch");
+        assert_ne!(
+            tiles[3], tokens[0],
+            "the columns within a tile are not the batch"
+        );
         assert_ne!(tokens[0], tokens[1]);
     }
 
@@ -778,21 +789,7 @@ mod tests {
     /// predicted 38 % below the compiler before this).
     #[test]
     fn a_bitcast_meets_its_operand_in_memory_order() {
-        let module = HloModuleProto {
-            entry_computation_id: 1,
-            computations: vec![HloComputationProto {
-                id: 1,
-                root_id: 2,
-                instructions: vec![
-                    laid_out(instruction(1, "parameter", &[4, 6, 8], &[]), &[2, 1, 0]),
-                    laid_out(instruction(2, "bitcast", &[4, 8, 6], &[1]), &[1, 2, 0]),
-                ],
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
-        let mut c = DimClasses::of(&module);
-        let (p, b) = (c.classes(1, &[]), c.classes(2, &[]));
+        let (p, b) = bitcast_classes(&[4, 6, 8], &[2, 1, 0], &[], &[4, 8, 6], &[1, 2, 0], &[]);
         assert_eq!(b[0], p[0]);
         assert_eq!(b[1], p[2]);
         assert_eq!(b[2], p[1]);
@@ -806,29 +803,14 @@ mod tests {
     /// joined with the sequence through it.
     #[test]
     fn a_flattened_batch_is_not_joined_to_the_sequence_through_its_tiles() {
-        let module = HloModuleProto {
-            entry_computation_id: 1,
-            computations: vec![HloComputationProto {
-                id: 1,
-                root_id: 2,
-                instructions: vec![
-                    tiled(
-                        instruction(1, "parameter", &[8192, 1024], &[]),
-                        &[1, 0],
-                        &[8, 128],
-                    ),
-                    tiled(
-                        instruction(2, "bitcast", &[8, 1024, 1024], &[1]),
-                        &[2, 1, 0],
-                        &[8, 128],
-                    ),
-                ],
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
-        let mut c = DimClasses::of(&module);
-        let (flat, split) = (c.classes(1, &[]), c.classes(2, &[]));
+        let (flat, split) = bitcast_classes(
+            &[8192, 1024],
+            &[1, 0],
+            &[8, 128],
+            &[8, 1024, 1024],
+            &[2, 1, 0],
+            &[8, 128],
+        );
         assert_eq!(split[0], flat[0], "the batch stands for the flattened rows");
         assert_eq!(split[2], flat[1], "the width");
         assert_ne!(split[1], split[0], "the sequence is not the batch");
