@@ -16,8 +16,8 @@
 //   samples is missed). The analysis worker is a thread of the page's
 //   renderer process, so its wasm memory counts there;
 // - the page's JS heap (CDP Performance.getMetrics JSHeapUsedSize);
-// - after the run, the worker's wasm linear memory (it never shrinks, so
-//   its size is the worker's wasm peak).
+// - after the run, the worker's and the page's wasm linear memories (they
+//   never shrink, so their sizes are their wasm peaks).
 // A screenshot of each result page goes to --shots (default /tmp).
 //
 // The page starts its analysis worker when the user shows intent (the
@@ -101,6 +101,7 @@ async function bench(file) {
     let modules = null;
     let errors = null;
     let wasmBytes = null;
+    let pageWasmBytes = null;
     if (outcome === "report") {
       modules = await page.locator("#module-picker option").count();
       errors = await page.locator(`table.inputs tr[data-input="${name}"] .error-message`).allTextContents();
@@ -109,6 +110,14 @@ async function bench(file) {
       // it again returns the instance's exports, whose memory never shrinks.
       wasmBytes = await worker
         ?.evaluate(async () => (await wasm_bindgen()).memory.buffer.byteLength) // eslint-disable-line no-undef
+        .catch(() => null);
+      // The page's own wasm instance (the report it holds and draws): its
+      // glue module, imported again, answers with the same instance.
+      pageWasmBytes = await page
+        .evaluate(async () => {
+          const glue = await import(document.querySelector("script[data-js]").dataset.js);
+          return (await glue.default()).memory.buffer.byteLength;
+        })
         .catch(() => null);
     }
     const shot = path.join(SHOTS, `bench-xplane-${name}.png`);
@@ -123,6 +132,7 @@ async function bench(file) {
       modules,
       errors,
       wasmBytes,
+      pageWasmBytes,
       rendererHwm: Math.max(0, ...renderers.map(([, p]) => p.hwm)),
       rendererRssBefore: Math.max(0, ...renderers.map(([pid]) => before.get(pid)?.rss || 0)),
       peakSum: memory.peakSum(),
@@ -149,7 +159,7 @@ try {
 }
 
 const mib = (b) => (b == null ? "-" : (b / MiB).toFixed(0));
-const header = ["file", "MiB", "outcome", "s", "MB/s", "renderer peak RSS (VmHWM) MiB", "renderer RSS before MiB", "all chromium peak RSS MiB", "page JS heap peak MiB", "worker wasm memory MiB"];
+const header = ["file", "MiB", "outcome", "s", "MB/s", "renderer peak RSS (VmHWM) MiB", "renderer RSS before MiB", "all chromium peak RSS MiB", "page JS heap peak MiB", "worker wasm memory MiB", "page wasm memory MiB"];
 const table = rows.map((r) => [
   r.name,
   mib(r.size),
@@ -161,6 +171,7 @@ const table = rows.map((r) => [
   mib(r.peakSum),
   mib(r.peakJsHeap),
   mib(r.wasmBytes),
+  mib(r.pageWasmBytes),
 ]);
 const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => String(row[i]).length)));
 const line = (cells) => "| " + cells.map((c, i) => String(c).padEnd(widths[i])).join(" | ") + " |";

@@ -538,6 +538,7 @@ fn load_payload(
             ));
         }
         bytes.copy_to(&mut data[start as usize..end as usize]);
+        release(&buffer);
         start = end;
         progress(Progress {
             input: name.to_string(),
@@ -637,10 +638,20 @@ impl BlobSource {
             }
             let at = (start - offset) as usize;
             bytes.copy_to(&mut buf[at..at + (stop - start) as usize]);
+            release(&buffer);
             start = stop;
         }
         Ok(())
     }
+}
+
+/// Frees the bytes of a slice once copied into wasm memory. `FileReaderSync`
+/// makes a new `ArrayBuffer` per read and the loop never yields to the
+/// garbage collector, so the slices of a 1 GB file piled up outside the JS
+/// heap (issue 28); detaching one (`transfer(0)`) frees its bytes at once.
+/// Where `transfer` is missing the buffer is left to the collector.
+fn release(buffer: &ArrayBuffer) {
+    let _ = buffer.transfer_with_length(0);
 }
 
 fn check_size(size: u64) -> Result<(), String> {
