@@ -13,8 +13,8 @@
 //! raised exception" counts once while N ranks printing it count N.
 
 use oomscope_report::{
-    units, EarlyAbort, GpuPlatform, MemorySpace, OomEvent, OomKind, ScopedInstruction, TopAllocation,
-    TpuRuntimeFailure,
+    units, EarlyAbort, GpuPlatform, MemorySpace, OomEvent, OomKind, ScopedInstruction,
+    TopAllocation, TpuRuntimeFailure,
 };
 use std::collections::BTreeMap;
 

@@ -219,11 +219,13 @@ pub fn requires(site: &Site) -> Outcome {
         head,
     );
     // Read from the whole headline: the message kept may be cut before the flag.
-    raw.early_abort = Some(if head[c.get(0).map_or(0, |m| m.end())..].contains("oom_fast_exit") {
-        EarlyAbort::NamesListingFlag
-    } else {
-        EarlyAbort::Unnamed
-    });
+    raw.early_abort = Some(
+        if head[c.get(0).map_or(0, |m| m.end())..].contains("oom_fast_exit") {
+            EarlyAbort::NamesListingFlag
+        } else {
+            EarlyAbort::Unnamed
+        },
+    );
     raw.set(Field::Used, cap_size(&c, 1));
     raw.set(Field::Limit, cap_size(&c, 2));
     raw.expect(&[Expected::Field(Field::Used), Expected::Field(Field::Limit)]);
