@@ -46,6 +46,7 @@ fn check_round_trip(label: &str, r: &Report) -> usize {
             (b.tpu_runtime_failure, b.gpu_platform, b.scoped_instruction),
             "{label}"
         );
+        assert_eq!(a.early_abort, b.early_abort, "{label}");
     }
     assert_eq!(back.modules.len(), r.modules.len(), "{label}");
     for (a, b) in back.modules.iter().zip(&r.modules) {
@@ -515,6 +516,7 @@ fn a_link_from_before_the_typed_event_fields_opens_with_the_same_diagnosis() {
         "tpu_scoped_vmem_pallas_one_line.txt",
         "tpu_scoped_vmem_e1001_splash.txt",
         "tpu_vmem_would_exceed.txt",
+        "tpu_early_abort.txt",
     ] {
         let r = analyze_one(&samples.join(name));
         let view = ViewState::default();
@@ -530,6 +532,7 @@ fn a_link_from_before_the_typed_event_fields_opens_with_the_same_diagnosis() {
             e.tpu_runtime_failure = None;
             e.gpu_platform = None;
             e.scoped_instruction = None;
+            e.early_abort = None;
         }
         let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
         enc.write_all(&old.encode_to_vec()).unwrap();
@@ -541,6 +544,7 @@ fn a_link_from_before_the_typed_event_fields_opens_with_the_same_diagnosis() {
                 (b.tpu_runtime_failure, b.gpu_platform, b.scoped_instruction),
                 "{name}"
             );
+            assert_eq!(a.early_abort, b.early_abort, "{name}");
             assert_eq!(a.source_words(), b.source_words(), "{name}");
         }
         let (d_now, d_before) = (

@@ -223,7 +223,7 @@ fn single_scaled_dimension(x: &ArrayShape, y: &ArrayShape) -> Option<(i64, i64)>
 
 /// Buffers whose one dimension was scaled, taken together: the ratio most
 /// bytes go with decides. With parameters among them, on a side that also
-/// gained collectives (all-gather, reduce-scatter, ...), the per-device
+/// gained a collective (more all-gathers, reduce-scatters, ...), the per-device
 /// shapes were divided by sharding; with most of the weights scaled, the
 /// model itself changed (layers stacked by a scan, width); else only
 /// activations and data moved: a batch change.
@@ -269,7 +269,7 @@ fn decide_scaling(changes: &mut [Attributed], a: &ModuleReport, b: &ModuleReport
         .count();
     let shrinks = dominant.0 < dominant.1;
     let (smaller, larger) = if shrinks { (b, a) } else { (a, b) };
-    let kind = if parameters_scaled > 0 && collectives(smaller) > collectives(larger) {
+    let kind = if parameters_scaled > 0 && gained_a_collective(smaller, larger) {
         ChangeKind::Sharding
     } else if parameters_scaled >= 2 && parameters_scaled * 2 >= parameters_listed {
         ChangeKind::ModelSize
@@ -286,15 +286,45 @@ fn decide_scaling(changes: &mut [Attributed], a: &ModuleReport, b: &ModuleReport
     }
 }
 
-/// Cross-device communication in a module: the instructions SPMD
-/// partitioning adds.
-fn collectives(m: &ModuleReport) -> usize {
-    use oomscope_report::is_collective;
-    m.instructions.iter().filter(|i| is_collective(i)).count()
-        + m.buffers
+/// Whether `sharded` has more of some collective than `whole`: what SPMD
+/// partitioning adds where it divides the weights. Counted by collective,
+/// not in total: the two sides may both run data parallel, and then the
+/// whole side's gradient all-reduces (one per weight, issued as several
+/// trace events) outnumber the few all-gathers FSDP adds (pair-moe-shard:
+/// 36 all-reduce events and buffers in HBM against 3 all-gathers, 3
+/// all-reduces and 15 collective-permutes: of the HloProto's 45
+/// all-gathers, few define an HBM buffer of their own in the trace).
+fn gained_a_collective(sharded: &ModuleReport, whole: &ModuleReport) -> bool {
+    let (s, w) = (collectives(sharded), collectives(whole));
+    s.iter().zip(&w).any(|(s, w)| s > w)
+}
+
+/// Cross-device communication in a module, by collective (in
+/// [`COLLECTIVE_OPCODES`](oomscope_report::COLLECTIVE_OPCODES)' order):
+/// the names of its heap-simulator trace's events (`instructions`, one per
+/// event) and its buffers' names and opcodes (of this memory space) that
+/// begin with the collective's name.
+fn collectives(m: &ModuleReport) -> [usize; oomscope_report::COLLECTIVE_OPCODES.len()] {
+    let mut counts = [0; oomscope_report::COLLECTIVE_OPCODES.len()];
+    let mut count = |name: &str| {
+        if let Some(k) = oomscope_report::COLLECTIVE_OPCODES
             .iter()
-            .filter(|l| is_collective(&l.name) || is_collective(&l.opcode))
-            .count()
+            .position(|op| name.starts_with(op))
+        {
+            counts[k] += 1;
+        }
+    };
+    for i in &m.instructions {
+        count(i);
+    }
+    for l in &m.buffers {
+        if oomscope_report::is_collective(&l.name) {
+            count(&l.name);
+        } else {
+            count(&l.opcode);
+        }
+    }
+    counts
 }
 
 /// Whether a parameter of `a` and one of `b` (paired or not: their names

@@ -90,14 +90,6 @@ const NAMING_GAPS: &[(&str, &str)] = &[
         "matched with low confidence (LOW_CONFIDENCE_GAPS): no cause is named",
     ),
     (
-        "pair-mlp-shard-v6e",
-        "each 4096-wide weight becomes 1024 wide on 4 chips with no collective left at the peak: named the model's weights scaled along one dimension",
-    ),
-    (
-        "pair-moe-shard",
-        "held out (session 8): FSDP shards the mixture of experts' leading dimension, the experts (8 → 2 a chip): named the model's weights scaled along one dimension, as a model with fewer stacked layers would be; the sharded side's 45 all-gathers did not make the collectives rule name sharding (not yet understood)",
-    ),
-    (
         "pair-rnn-remat",
         "held out (session 8): jax.checkpoint on a recurrent cell leaves the scans' stacked residuals in place but smaller (what the scan saves per step changes): named temporaries that shrank, not rematerialization",
     ),

@@ -13,8 +13,8 @@
 //! raised exception" counts once while N ranks printing it count N.
 
 use oomscope_report::{
-    units, GpuPlatform, MemorySpace, OomEvent, OomKind, ScopedInstruction, TopAllocation,
-    TpuRuntimeFailure,
+    units, EarlyAbort, GpuPlatform, MemorySpace, OomEvent, OomKind, ScopedInstruction,
+    TopAllocation, TpuRuntimeFailure,
 };
 use std::collections::BTreeMap;
 
@@ -183,6 +183,9 @@ pub struct Raw {
     pub tpu_runtime_failure: Option<TpuRuntimeFailure>,
     pub gpu_platform: Option<GpuPlatform>,
     pub scoped_instruction: Option<ScopedInstruction>,
+    /// The compiler's early abort (`Requires X, has Y available`), typed
+    /// from its message: it travels with the message too.
+    pub early_abort: Option<EarlyAbort>,
 }
 
 impl Raw {
@@ -205,6 +208,7 @@ impl Raw {
             tpu_runtime_failure: None,
             gpu_platform: None,
             scoped_instruction: None,
+            early_abort: None,
         }
     }
 
@@ -440,12 +444,14 @@ fn absorb(into: &mut Raw, from: Raw) {
         into.message = from.message;
         into.tpu_runtime_failure = from.tpu_runtime_failure;
         into.gpu_platform = from.gpu_platform;
+        into.early_abort = from.early_abort;
         return;
     }
     if into.escaped && !from.escaped {
         into.message = from.message;
         into.tpu_runtime_failure = from.tpu_runtime_failure;
         into.gpu_platform = from.gpu_platform;
+        into.early_abort = from.early_abort;
         into.escaped = false;
     }
 }
@@ -578,6 +584,7 @@ fn to_event(input: &str, m: Merged) -> OomEvent {
         tpu_runtime_failure: r.tpu_runtime_failure,
         gpu_platform: r.gpu_platform,
         scoped_instruction: r.scoped_instruction,
+        early_abort: r.early_abort,
     }
 }
 

@@ -12,7 +12,7 @@ use crate::site::{
     cap_bytes, cap_size, find_size, is_continuation, lazy_regex, Glue, Outcome, Site,
     MAX_CONTINUATIONS,
 };
-use oomscope_report::{MemorySpace, OomKind, TopAllocation, TpuRuntimeFailure};
+use oomscope_report::{EarlyAbort, MemorySpace, OomKind, TopAllocation, TpuRuntimeFailure};
 
 lazy_regex!(
     re_used,
@@ -217,6 +217,14 @@ pub fn requires(site: &Site) -> Outcome {
         space.clone(),
         "tpu_requires",
         head,
+    );
+    // Read from the whole headline: the message kept may be cut before the flag.
+    raw.early_abort = Some(
+        if head[c.get(0).map_or(0, |m| m.end())..].contains("oom_fast_exit") {
+            EarlyAbort::NamesListingFlag
+        } else {
+            EarlyAbort::Unnamed
+        },
     );
     raw.set(Field::Used, cap_size(&c, 1));
     raw.set(Field::Limit, cap_size(&c, 2));

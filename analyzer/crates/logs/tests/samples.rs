@@ -616,6 +616,41 @@ fn the_reader_types_what_the_message_says() {
     assert_eq!(e.scoped_instruction, Some(ScopedInstruction::Compiler));
 }
 
+/// The compiler's early abort is typed by the reader (the diagnosis reads
+/// its numbers as an estimate, and names the flag only when the message
+/// does): the posted sample and the old libtpu fixture name the flag; the
+/// same message cut before it does not; no other sample is an early abort.
+#[test]
+fn the_reader_types_the_early_abort() {
+    use oomscope_report::EarlyAbort;
+    let e = only("abort", &sample("tpu_early_abort.txt"));
+    assert_eq!(e.early_abort, Some(EarlyAbort::NamesListingFlag));
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../fixtures/old-libtpu-oom-absurd/compile.log");
+    let text = std::fs::read_to_string(&fixture).unwrap();
+    let events = parse_oom_log("compile.log", &text);
+    assert_eq!(events.len(), 1, "{events:#?}");
+    assert_eq!(events[0].early_abort, Some(EarlyAbort::NamesListingFlag));
+    let cut = sample("tpu_early_abort.txt");
+    let cut = &cut[..cut.find("If more detailed").unwrap()];
+    assert_eq!(only("cut", cut).early_abort, Some(EarlyAbort::Unnamed));
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/samples");
+    let mut others = 0;
+    for f in std::fs::read_dir(&dir).unwrap() {
+        let path = f.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name == "tpu_early_abort.txt" || !name.ends_with(".txt") {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        for e in parse_oom_log(&name, &text) {
+            assert_eq!(e.early_abort, None, "{name}");
+            others += 1;
+        }
+    }
+    assert!(others > 50, "{others}");
+}
+
 /// A reservation wrapped before "at the bottom of memory" is still a
 /// program that does not load: the form decides, not the first line.
 #[test]

@@ -57,6 +57,7 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
                 tpu_runtime_failure: crate::typed_words::word(&e.tpu_runtime_failure),
                 gpu_platform: crate::typed_words::word(&e.gpu_platform),
                 scoped_instruction: crate::typed_words::word(&e.scoped_instruction),
+                early_abort: crate::typed_words::word(&e.early_abort),
                 padding: e.padding.as_ref().map(padding_to_shared),
                 top_allocations: e
                     .top_allocations
@@ -871,7 +872,12 @@ fn headline_from_shared(h: pb::Headline) -> Result<Headline, LinkError> {
 }
 
 fn event_from_shared(e: pb::OomEvent) -> Result<OomEvent, LinkError> {
-    let typed = (e.tpu_runtime_failure, e.gpu_platform, e.scoped_instruction);
+    let typed = (
+        e.tpu_runtime_failure,
+        e.gpu_platform,
+        e.scoped_instruction,
+        e.early_abort,
+    );
     let mut ev = OomEvent {
         kind: enum_parse("error kind", &e.kind)?,
         memory_space: check_str("memory space", e.memory_space)?.into(),
@@ -924,7 +930,7 @@ fn event_from_shared(e: pb::OomEvent) -> Result<OomEvent, LinkError> {
                 .transpose()?,
         });
     }
-    crate::typed_words::set(&mut ev, typed.0, typed.1, typed.2)?;
+    crate::typed_words::set(&mut ev, typed.0, typed.1, typed.2, typed.3)?;
     Ok(ev)
 }
 

@@ -1,4 +1,4 @@
-//! Fields 11–13 of `OomEvent` (what the message's form says, typed by the
+//! Fields 11–14 of `OomEvent` (what the message's form says, typed by the
 //! log reader): written as their JSON words, empty for none. Links made
 //! before them lack the fields; for those, each is derived from the text
 //! the link carries, by the rules the diagnosis used before the reader
@@ -7,7 +7,9 @@
 //! layer reads text for them.
 
 use crate::LinkError;
-use oomscope_report::{GpuPlatform, OomEvent, OomKind, ScopedInstruction, TpuRuntimeFailure};
+use oomscope_report::{
+    EarlyAbort, GpuPlatform, OomEvent, OomKind, ScopedInstruction, TpuRuntimeFailure,
+};
 
 /// A typed field as a link carries it: `Some("")` for none, so that a
 /// link made after the field existed is told from one made before.
@@ -25,13 +27,14 @@ fn read<T: serde::de::DeserializeOwned>(what: &str, w: &str) -> Result<Option<T>
     }
 }
 
-/// Sets the three fields of `ev` from the link, deriving each one the link
+/// Sets the four fields of `ev` from the link, deriving each one the link
 /// lacks (an old link) from `ev`'s carried text, top allocations included.
 pub(crate) fn set(
     ev: &mut OomEvent,
     tpu_runtime_failure: Option<String>,
     gpu_platform: Option<String>,
     scoped_instruction: Option<String>,
+    early_abort: Option<String>,
 ) -> Result<(), LinkError> {
     ev.tpu_runtime_failure = match tpu_runtime_failure {
         Some(w) => read("TPU run-time failure", &w)?,
@@ -44,6 +47,10 @@ pub(crate) fn set(
     ev.scoped_instruction = match scoped_instruction {
         Some(w) => read("scoped instruction", &w)?,
         None => old_scoped_instruction(ev),
+    };
+    ev.early_abort = match early_abort {
+        Some(w) => read("early abort", &w)?,
+        None => old_early_abort(ev),
     };
     Ok(())
 }
@@ -93,5 +100,18 @@ fn old_scoped_instruction(e: &OomEvent) -> Option<ScopedInstruction> {
         Some(ScopedInstruction::Compiler)
     } else {
         None
+    }
+}
+
+/// The compiler's early abort, from its message (`Requires X, has Y
+/// available`), naming the flag that lists allocations or not: the two
+/// tests the diagnosis made of the carried text before field 14.
+fn old_early_abort(e: &OomEvent) -> Option<EarlyAbort> {
+    if !(e.message.contains("Requires ") && e.message.contains(" available")) {
+        None
+    } else if e.message.contains("oom_fast_exit") {
+        Some(EarlyAbort::NamesListingFlag)
+    } else {
+        Some(EarlyAbort::Unnamed)
     }
 }

@@ -183,7 +183,7 @@ fn old_links_without_a_headline_or_device_still_open() {
     assert_eq!(back.shared.unwrap().view.device, None);
 }
 
-/// What an event's message says travels as a word (fields 11–13): an
+/// What an event's message says travels as a word (fields 11–14): an
 /// empty word is none, a word this version does not know is refused.
 #[test]
 fn typed_event_words_round_trip_and_unknown_ones_are_invalid() {
@@ -199,6 +199,13 @@ fn typed_event_words_round_trip_and_unknown_ones_are_invalid() {
     assert_eq!(back.oom_events[0].gpu_platform, None);
     let mut s = shared_of(&fragment);
     s.oom_events[0].gpu_platform = Some("cuda<script>".into());
+    assert!(matches!(decode(&raw_link(&s)), Err(LinkError::Invalid(_))));
+    s.oom_events[0].gpu_platform = Some(String::new());
+    assert_eq!(
+        decode(&raw_link(&s)).unwrap().oom_events[0].early_abort,
+        None
+    );
+    s.oom_events[0].early_abort = Some("gave_up".into());
     assert!(matches!(decode(&raw_link(&s)), Err(LinkError::Invalid(_))));
 }
 

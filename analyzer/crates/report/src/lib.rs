@@ -285,6 +285,21 @@ pub enum ScopedInstruction {
     Compiler,
 }
 
+/// The TPU compiler's early abort (`Aborting compilation early because it's
+/// unlikely to have enough memory. Requires X, has Y available`): its used
+/// number is the compiler's estimate of what the program requires, not
+/// memory it used. The log reader knows it from the message's form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EarlyAbort {
+    /// The message ends naming the flag that makes the compiler list its
+    /// allocations instead (`If more detailed logging is desired, set
+    /// --xla_tpu_impure_oom_fast_exit_threshold=-1`).
+    NamesListingFlag,
+    /// It does not name it (a message cut before it).
+    Unnamed,
+}
+
 /// One distinct out-of-memory error found in a text. Fields the message does
 /// not give are `None` (omitted in JSON). Exact byte counts win over rounded ones.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -382,6 +397,11 @@ pub struct OomEvent {
     /// message does not say (a name alone).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scoped_instruction: Option<ScopedInstruction>,
+    /// A TPU compile-time early abort (`Requires X, has Y available`):
+    /// whether its message names the flag that lists the allocations.
+    /// `None` for other events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub early_abort: Option<EarlyAbort>,
 }
 
 impl OomEvent {
@@ -438,7 +458,7 @@ impl OomEvent {
     /// its [`used`](Self::used) is what the compiler estimated the program
     /// requires before giving up, not memory it used.
     pub fn is_requirement(&self) -> bool {
-        self.message.contains("Requires ") && self.message.contains(" available")
+        self.early_abort.is_some()
     }
 
     /// A need no device can hold (more than [`IMPOSSIBLE_OVER_LIMIT`] times

@@ -230,7 +230,9 @@ fn allocation_sections(f: &CompileFacts<'_>, nodes: &mut Vec<NodeEval>, walk: &m
     if f.allocs.is_empty() {
         // Old libtpu aborts early on hopeless programs and says which flag
         // makes it print the listing.
-        let (q, summary, step) = if f.event.message.contains("oom_fast_exit") {
+        let (q, summary, step) = if f.event.early_abort
+            == Some(oomscope_report::EarlyAbort::NamesListingFlag)
+        {
             (
                 "The compiler gave up early without listing allocations: rerun with --xla_tpu_impure_oom_fast_exit_threshold=-1 (it then prints the largest allocations) or add an XLA dump, to tell one large allocation (2) from a sum that is too big (3).",
                 "the compiler gave up early: rerun with --xla_tpu_impure_oom_fast_exit_threshold=-1 to list the allocations",
