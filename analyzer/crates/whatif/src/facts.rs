@@ -161,7 +161,27 @@ fn find_batch(
     classes: &[Vec<u32>],
     spread: &HashMap<u32, usize>,
 ) -> Option<(usize, i64)> {
-    let dims_of = |p: &Param| p.array.as_ref().map(|a| a.dims.clone()).unwrap_or_default();
+    // How many read-only parameters hold each size among their dimensions,
+    // and how many parameters reach each class: counted once, not per
+    // candidate (a deep model has tens of thousands of parameters).
+    let mut holding: HashMap<i64, usize> = HashMap::new();
+    for q in params.iter().filter(|q| q.role == Role::Input) {
+        let mut sizes: Vec<i64> = q.array.as_ref().map(|a| a.dims.clone()).unwrap_or_default();
+        sizes.sort_unstable();
+        sizes.dedup();
+        for s in sizes {
+            *holding.entry(s).or_default() += 1;
+        }
+    }
+    let mut reaching: HashMap<u32, usize> = HashMap::new();
+    for c in classes {
+        let mut distinct = c.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        for x in distinct {
+            *reaching.entry(x).or_default() += 1;
+        }
+    }
     type Key = (bool, usize, bool, std::cmp::Reverse<usize>, usize, usize);
     let mut best: Option<(Key, usize, i64)> = None;
     // Token ids of one row per device: the batch is 1 (data parallel over
@@ -188,20 +208,18 @@ fn find_batch(
             }
             continue;
         }
-        let occurrences = params
-            .iter()
-            .enumerate()
-            .filter(|(j, q)| *j != i && q.role == Role::Input)
-            .filter(|(_, q)| dims_of(q).contains(&b))
-            .count();
+        // Other read-only parameters holding `b` (this one holds it, as
+        // its leading dimension, and is counted when read-only).
+        let occurrences = holding
+            .get(&b)
+            .copied()
+            .unwrap_or(0)
+            .saturating_sub(usize::from(p.role == Role::Input));
         let class = classes.get(i).and_then(|c| c.first());
         let spreads = class.and_then(|c| spread.get(c)).copied().unwrap_or(0);
+        // Other parameters reaching the class (this one reaches it).
         let reached = class.map_or(0, |c| {
-            classes
-                .iter()
-                .enumerate()
-                .filter(|(j, other)| *j != i && other.contains(c))
-                .count()
+            reaching.get(c).copied().unwrap_or(0).saturating_sub(1)
         });
         let updated = p.role != Role::Input;
         let key: Key = (

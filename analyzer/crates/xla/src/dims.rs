@@ -104,6 +104,14 @@ fn memory_atoms(shape: &ShapeProto) -> Option<Vec<Atom>> {
     Some(atoms)
 }
 
+/// Whether two tuple indices are equal: compared inline, element by
+/// element (they are a few elements long; the slice comparison called
+/// `memcmp` for each, a tenth of the what-if program's time).
+#[inline]
+fn same(a: &[i64], b: &[i64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
 impl DimClasses {
     pub(crate) fn of(module: &HloModuleProto) -> DimClasses {
         let mut classes = DimClasses {
@@ -113,6 +121,8 @@ impl DimClasses {
             repeated: Default::default(),
         };
         let mut instructions: HashMap<i64, &HloInstructionProto> = HashMap::default();
+        // One list of leaves for every instruction's (not one each).
+        let mut leaves = Vec::new();
         for c in &module.computations {
             for i in &c.instructions {
                 instructions.insert(i.id, i);
@@ -120,26 +130,26 @@ impl DimClasses {
                 if classes.leaves.contains_key(&i.id) {
                     classes.repeated.insert(i.id);
                 }
-                let mut leaves = Vec::new();
+                leaves.clear();
                 array_leaves(shape, &mut Vec::new(), &mut leaves);
-                for (index, dims) in leaves {
+                for (index, dims) in leaves.drain(..) {
                     let first = classes.parent.len();
                     if first + dims.len() > MAX_NODES {
+                        classes.index_places();
                         return classes;
                     }
                     classes
                         .parent
                         .extend((first..first + dims.len()).map(|n| n as u32));
-                    let list = classes.leaves.entry(i.id).or_default();
                     classes
-                        .places
+                        .leaves
                         .entry(i.id)
                         .or_default()
-                        .insert(index.clone(), list.len());
-                    list.push((index, first as u32, dims));
+                        .push((index, first as u32, dims));
                 }
             }
         }
+        classes.index_places();
         let computations: HashMap<i64, _> = module.computations.iter().map(|c| (c.id, c)).collect();
         let parameters: HashMap<(i64, i64), i64> = module
             .computations
@@ -181,6 +191,21 @@ impl DimClasses {
         classes
     }
 
+    /// Indexes the leaves of the instructions [`Self::leaf`] does not scan
+    /// (more than 8): a table per instruction was most of the time taken
+    /// to list a module's leaves, and almost every instruction has one.
+    fn index_places(&mut self) {
+        for (&id, list) in self.leaves.iter().filter(|(_, l)| l.len() > 8) {
+            let mut places: HashMap<Vec<i64>, usize> = HashMap::default();
+            places.reserve(list.len());
+            for (k, (index, _, _)) in list.iter().enumerate() {
+                // The last leaf of an index is kept (a repeated id's).
+                places.insert(index.clone(), k);
+            }
+            self.places.insert(id, places);
+        }
+    }
+
     fn find(&mut self, mut n: u32) -> u32 {
         while let Some(&p) = self.parent.get(n as usize) {
             if p == n {
@@ -207,12 +232,12 @@ impl DimClasses {
         // it (no key to build and hash: this is the analysis's most
         // frequent lookup); a wide tuple's are indexed.
         let at = if list.len() <= 8 {
-            list.iter().rposition(|(i, _, _)| i.as_slice() == index)?
+            list.iter().rposition(|(i, _, _)| same(i, index))?
         } else {
             *self.places.get(&id)?.get(index)?
         };
         list.get(at)
-            .filter(|(i, _, _)| i.as_slice() == index)
+            .filter(|(i, _, _)| same(i, index))
             .map(|(_, first, dims)| (*first, dims.as_slice()))
     }
 
@@ -274,10 +299,23 @@ impl DimClasses {
         let (Some((x, xs)), Some((y, ys))) = (self.leaf(a, ia), self.leaf(b, ib)) else {
             return;
         };
-        let same: Vec<u32> = (0..xs.len().min(ys.len()) as u32)
+        let rank = xs.len().min(ys.len());
+        if rank <= 64 {
+            // The dimensions of equal extent as bits: no list allocated per
+            // pair of leaves (this runs for every operand of every
+            // instruction).
+            let agree = (0..rank)
+                .filter(|&d| xs[d] == ys[d])
+                .fold(0u64, |m, d| m | 1 << d);
+            for d in (0..rank as u32).filter(|&d| agree & (1 << d) != 0) {
+                self.unite(x + d, y + d);
+            }
+            return;
+        }
+        let agree: Vec<u32> = (0..rank as u32)
             .filter(|&d| xs.get(d as usize) == ys.get(d as usize))
             .collect();
-        for d in same {
+        for d in agree {
             self.unite(x + d, y + d);
         }
     }

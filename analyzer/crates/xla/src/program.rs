@@ -9,6 +9,8 @@
 type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
+use std::rc::Rc;
+
 use oomscope_proto::xla::{HloComputationProto, HloInstructionProto, HloModuleProto};
 use oomscope_report::program::{
     BufferReader, HeapEvent, HeapEventKind, HeapProgram, ParameterReads, ProgramAllocation,
@@ -264,10 +266,11 @@ struct ModuleFacts<'m> {
 
 impl<'m> ModuleFacts<'m> {
     fn new(module: &'m HloModuleProto) -> Self {
+        let graph = Graph::new(module);
         ModuleFacts {
-            dying: DyingOperands::new(module),
+            dying: DyingOperands::new(module, &graph),
             dims: crate::dims::DimClasses::of(module),
-            graph: Graph::new(module),
+            graph,
         }
     }
 }
@@ -508,16 +511,53 @@ fn last_reader(
         .and_then(|(_, id)| graph.instructions.get(&id).map(|i| i.name.clone()))
 }
 
+/// The states (instruction, tuple index) one walk of [`Graph::readers`]
+/// has visited: a list while short (most walks visit a handful; a hashed
+/// set built per walk was a tenth of the program's time), a set beyond.
+#[derive(Default)]
+struct Seen {
+    few: Vec<(i64, Vec<i64>)>,
+    many: HashSet<(i64, Vec<i64>)>,
+}
+
+impl Seen {
+    const FEW: usize = 32;
+
+    /// Adds the state; false when it was already there.
+    fn insert(&mut self, id: i64, index: &[i64]) -> bool {
+        if self.many.is_empty() {
+            if self.few.iter().any(|(i, x)| {
+                *i == id && x.len() == index.len() && x.iter().zip(index).all(|(a, b)| a == b)
+            }) {
+                return false;
+            }
+            if self.few.len() < Self::FEW {
+                self.few.push((id, index.to_vec()));
+                return true;
+            }
+            self.many.extend(self.few.drain(..));
+        }
+        self.many.insert((id, index.to_vec()))
+    }
+
+    fn len(&self) -> usize {
+        self.few.len() + self.many.len()
+    }
+}
+
 /// Users of every instruction and the computations, to follow a value.
 struct Graph<'a> {
-    instructions: HashMap<i64, &'a HloInstructionProto>,
-    users: HashMap<i64, Vec<i64>>,
+    /// Shared with [`DyingOperands`] (the same tables, built once).
+    instructions: Rc<HashMap<i64, &'a HloInstructionProto>>,
+    users: Rc<HashMap<i64, Vec<i64>>>,
     /// Parameter instructions of each computation, by parameter number.
     parameters: HashMap<i64, HashMap<i64, i64>>,
     /// Whether each state visited reaches a contraction.
     memo: std::cell::RefCell<HashMap<State, bool>>,
+    /// Whether each (user, operand) reads it only to contract it.
+    contracts: std::cell::RefCell<HashMap<(i64, i64), bool>>,
     /// The opcodes of each computation's instructions.
-    computation_opcodes: HashMap<i64, Vec<String>>,
+    computation_opcodes: HashMap<i64, Vec<&'a str>>,
     /// get-tuple-element users of each (instruction, element).
     element_users: HashMap<(i64, i64), Vec<i64>>,
     /// The other users of each instruction.
@@ -536,13 +576,13 @@ impl<'a> Graph<'a> {
         let mut instructions = HashMap::default();
         let mut users: HashMap<i64, Vec<i64>> = HashMap::default();
         let mut parameters: HashMap<i64, HashMap<i64, i64>> = HashMap::default();
-        let mut computation_opcodes: HashMap<i64, Vec<String>> = HashMap::default();
+        let mut computation_opcodes: HashMap<i64, Vec<&'a str>> = HashMap::default();
         let mut element_users: HashMap<(i64, i64), Vec<i64>> = HashMap::default();
         let mut value_users: HashMap<i64, Vec<i64>> = HashMap::default();
         for c in &module.computations {
             computation_opcodes.insert(
                 c.id,
-                c.instructions.iter().map(|i| i.opcode.clone()).collect(),
+                c.instructions.iter().map(|i| i.opcode.as_str()).collect(),
             );
             for i in &c.instructions {
                 instructions.insert(i.id, i);
@@ -566,10 +606,11 @@ impl<'a> Graph<'a> {
             }
         }
         Graph {
-            instructions,
-            users,
+            instructions: Rc::new(instructions),
+            users: Rc::new(users),
             parameters,
             memo: Default::default(),
+            contracts: Default::default(),
             computation_opcodes,
             element_users,
             value_users,
@@ -582,10 +623,10 @@ impl<'a> Graph<'a> {
     /// result is its destination, element {0} of the copy-start).
     fn readers(&self, id: i64, index: &[i64]) -> Vec<(i64, bool)> {
         let mut out = Vec::new();
-        let mut seen: HashSet<(i64, Vec<i64>)> = HashSet::default();
+        let mut seen = Seen::default();
         let mut stack = vec![(id, index.to_vec())];
         while let Some((id, index)) = stack.pop() {
-            if !seen.insert((id, index.clone())) || seen.len() > MAX_VISITS {
+            if !seen.insert(id, &index) || seen.len() > MAX_VISITS {
                 continue;
             }
             // The element's own get-tuple-elements, looked up (a tuple of
@@ -607,11 +648,7 @@ impl<'a> Graph<'a> {
                 match (u.opcode.as_str(), index.split_first()) {
                     ("bitcast", _) => stack.push((user, index.clone())),
                     ("copy-done", Some((0, rest))) => stack.push((user, rest.to_vec())),
-                    (_, None) => {
-                        let operands = operand_positions(u, id);
-                        let mut budget = MAX_FUSED_VISITS;
-                        out.push((user, self.only_contracts(u, &operands, &mut budget)));
-                    }
+                    (_, None) => out.push((user, self.reads_only_to_contract(u, id))),
                     // An element read through its whole tuple (a loop, a
                     // call): not a contraction operand.
                     (_, Some(_)) => out.push((user, false)),
@@ -648,6 +685,23 @@ impl<'a> Graph<'a> {
             (id, index) = (source, Vec::new());
         }
         out
+    }
+
+    /// Whether `user` reads `id` only as a contraction operand
+    /// ([`Self::only_contracts`] with a fresh budget), remembered per pair:
+    /// every buffer's and every freed value's readers ask it again.
+    fn reads_only_to_contract(&self, user: &HloInstructionProto, id: i64) -> bool {
+        if let Some(&known) = self.contracts.borrow().get(&(user.id, id)) {
+            return known;
+        }
+        let operands = operand_positions(user, id);
+        let mut budget = MAX_FUSED_VISITS;
+        let answer = self.only_contracts(user, &operands, &mut budget);
+        let mut memo = self.contracts.borrow_mut();
+        if memo.len() < MAX_MEMO {
+            memo.insert((user.id, id), answer);
+        }
+        answer
     }
 
     /// Whether `user` reads its operands `operands` only as operands of a
@@ -750,7 +804,7 @@ impl<'a> Graph<'a> {
                 self.computation_opcodes.get(c).is_some_and(|ops| {
                     ops.iter().all(|op| {
                         matches!(
-                            op.as_str(),
+                            *op,
                             "parameter"
                                 | "convert"
                                 | "bitcast"
@@ -760,7 +814,7 @@ impl<'a> Graph<'a> {
                                 | "constant"
                                 | "broadcast"
                                 | "iota"
-                        ) || ELEMENTWISE.contains(&op.as_str())
+                        ) || ELEMENTWISE.contains(op)
                     })
                 })
             })
@@ -953,8 +1007,8 @@ impl SchedulePositions {
 /// reusing an operand's memory for the instruction's output (an operand
 /// value is shared only when its live range ends at the user).
 struct DyingOperands<'a> {
-    instructions: HashMap<i64, &'a HloInstructionProto>,
-    users: HashMap<i64, Vec<i64>>,
+    instructions: Rc<HashMap<i64, &'a HloInstructionProto>>,
+    users: Rc<HashMap<i64, Vec<i64>>>,
     /// Each scheduled instruction's computation and place in its sequence.
     order: HashMap<i64, (i64, usize)>,
     /// (computation, parameter number) → the parameter instruction.
@@ -1033,17 +1087,11 @@ impl<'a> DyingOperands<'a> {
         self.instructions.get(&id).copied()
     }
 
-    fn new(module: &'a HloModuleProto) -> Self {
-        let mut instructions = HashMap::default();
-        let mut users: HashMap<i64, Vec<i64>> = HashMap::default();
-        for c in &module.computations {
-            for i in &c.instructions {
-                instructions.insert(i.id, i);
-                for &o in &i.operand_ids {
-                    users.entry(o).or_default().push(i.id);
-                }
-            }
-        }
+    /// `graph`'s instructions and users are the module's (built once for
+    /// both).
+    fn new(module: &'a HloModuleProto, graph: &Graph<'a>) -> Self {
+        let instructions = Rc::clone(&graph.instructions);
+        let users = Rc::clone(&graph.users);
         let mut parameters = HashMap::default();
         let roots: HashMap<i64, i64> = module
             .computations
