@@ -3,8 +3,8 @@
 //! trend towards the limit or a padding-dominated peak is a warning.
 
 use oomscope_report::{
-    CompileUsage, Confidence, DeviceLimit, DiagnosisNode, Headline, MemoryColor, MemorySpace,
-    ModuleReport, PeakKind, Report, Severity, TreeKind,
+    CompileUsage, Confidence, DeviceLimit, DiagnosisNode, Headline, InputError, InputKind,
+    MemoryColor, MemorySpace, ModuleReport, PeakKind, Report, Severity, TreeKind,
 };
 
 use crate::facts::{gib, pct_text, signed};
@@ -457,9 +457,42 @@ pub(crate) fn none_verdict(
         nothing.reason =
             "No input gives an OOM message, a module analysis or memory per step.".into();
         nothing.action("add_inputs", "", None);
+        // An input of a known kind that could not be read is the likelier
+        // answer than "add other data": a truncated snapshot or profile says
+        // so first. (A text that is simply no memory data, of kind unknown,
+        // is not: the usual advice stands.)
+        let damaged: Vec<&InputError> = report
+            .errors
+            .iter()
+            .filter(|e| {
+                report
+                    .inputs
+                    .iter()
+                    .any(|i| i.name == e.input && i.kind != InputKind::Unknown)
+            })
+            .collect();
+        let text = match damaged.as_slice() {
+            [] => "Nothing in these inputs describes memory use: add the OOM message, an XLA dump, an XProf profile or a training log with memory per step".to_string(),
+            [first, rest @ ..] => {
+                nothing.reason = format!(
+                    "{} {} could not be read.",
+                    nothing.reason,
+                    if rest.is_empty() { "One input".to_string() } else { format!("{} inputs", rest.len() + 1) }
+                );
+                let more = match rest.len() {
+                    0 => String::new(),
+                    1 => " (and 1 more input)".to_string(),
+                    n => format!(" (and {n} more inputs)"),
+                };
+                format!(
+                    "Nothing could be read from {}{more}: {}. Nothing else in these inputs describes memory use",
+                    first.input, first.message
+                )
+            }
+        };
         Headline {
             node: VERDICT_NOTHING.into(),
-            text: "Nothing in these inputs describes memory use: add the OOM message, an XLA dump, an XProf profile or a training log with memory per step".into(),
+            text,
             estimate_bytes: None,
             severity: Severity::Info,
             confidence: None,

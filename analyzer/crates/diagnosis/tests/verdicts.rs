@@ -301,3 +301,31 @@ fn a_log_and_a_dump_of_different_runs_say_they_disagree() {
         );
     }
 }
+
+/// A real snapshot cut in half (a copy interrupted, an upload limit): the
+/// headline names the file and what is wrong with it, instead of asking
+/// for other data as if nothing had been given.
+#[test]
+fn an_unreadable_input_is_the_headline_when_nothing_else_describes_memory() {
+    let path = corpus()
+        .join("snapshots")
+        .join("a0kuma__ckptTry__abc.pickle");
+    let bytes = std::fs::read(&path).unwrap();
+    let half = oomscope_analyzer::InputFile {
+        name: "abc.pickle".into(),
+        data: bytes[..bytes.len() / 2].to_vec(),
+    };
+    let r = oomscope_analyzer::analyze(vec![half], &mut |_| {});
+    let h = r.diagnosis.headline.as_ref().unwrap();
+    assert_eq!(h.node, VERDICT_NOTHING, "{}", h.text);
+    assert!(
+        h.text
+            .starts_with("Nothing could be read from abc.pickle: "),
+        "{}",
+        h.text
+    );
+    assert!(h.text.contains(&r.errors[0].message), "{}", h.text);
+    // A whole one is read and has a verdict of its own.
+    let whole = analyze_file(&path);
+    assert_ne!(whole.diagnosis.headline.unwrap().node, VERDICT_NOTHING);
+}
