@@ -484,9 +484,14 @@ pub(crate) fn none_verdict(
                     1 => " (and 1 more input)".to_string(),
                     n => format!(" (and {n} more inputs)"),
                 };
+                // Readers' messages often start with the file's name already.
+                let message = first
+                    .message
+                    .strip_prefix(&format!("{}: ", first.input))
+                    .unwrap_or(&first.message);
                 format!(
-                    "Nothing could be read from {}{more}: {}. Nothing else in these inputs describes memory use",
-                    first.input, first.message
+                    "Nothing could be read from {}{more}: {message}. Nothing else in these inputs describes memory use",
+                    first.input
                 )
             }
         };
