@@ -815,10 +815,16 @@ fn lifetime(
 }
 
 pub(crate) fn display_name(value: &Value<'_>) -> String {
-    if value.index == "{}" {
-        value.instruction.to_string()
+    buffer_name(value.instruction, &value.index)
+}
+
+/// `instruction{i,j}` as XProf names a buffer; the whole output (`{}`) by
+/// its instruction alone.
+pub(crate) fn buffer_name(instruction: &str, index: &str) -> String {
+    if index == "{}" {
+        instruction.to_string()
     } else {
-        format!("{}{}", value.instruction, value.index)
+        format!("{instruction}{index}")
     }
 }
 

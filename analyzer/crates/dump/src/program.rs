@@ -33,7 +33,9 @@ use oomscope_report::program::{
 };
 use oomscope_report::{BufferCategory, MemoryColor};
 
-use crate::analysis::{category_of, display_name, is_indefinite, logical_bytes, Value};
+use crate::analysis::{
+    buffer_name, category_of, display_name, is_indefinite, logical_bytes, Value,
+};
 use crate::buffer_assignment::BufferAssignment;
 use crate::hlo::{HloComputation, HloInstruction, HloModule};
 
@@ -95,25 +97,14 @@ pub(crate) fn program(
         };
         for v in &a.values {
             program.buffers.push(ProgramBuffer {
-                // Dump text names no readers by position, no dying operands
-                // and no dimension classes: the remat what-if finds no block
-                // inputs to keep, bf16 no operand to reuse, and batch
-                // matches sizes only.
-                readers: Vec::new(),
-                dying_operands: Vec::new(),
-                dim_classes: Vec::new(),
-                softmax: false,
                 id: v.id,
-                name: if v.index == "{}" {
-                    v.instruction.to_string()
-                } else {
-                    format!("{}{}", v.instruction, v.index)
-                },
+                name: buffer_name(v.instruction, v.index),
                 shape: v.shape.to_string(),
                 size_bytes: v.size,
                 unpadded_bytes: parse_shape(v.shape).map_or(0, |s| logical_bytes(&s)),
                 allocation,
                 opcode: opcode(v.instruction),
+                ..without_dataflow()
             });
             let b = program.buffers.len() - 1;
             if let Some(a) = program.allocations.get_mut(allocation) {
@@ -204,6 +195,14 @@ pub(crate) fn program(
     program
 }
 
+/// A buffer's fields dump text cannot give: it names no readers by
+/// position, no dying operands and no dimension classes, so the remat
+/// what-if finds no block inputs to keep, bf16 no operand to reuse, and
+/// batch matches sizes only.
+fn without_dataflow() -> ProgramBuffer {
+    ProgramBuffer::default()
+}
+
 fn push_buffer(
     program: &mut HeapProgram,
     v: &Value<'_>,
@@ -211,10 +210,6 @@ fn push_buffer(
     opcode: String,
 ) -> usize {
     program.buffers.push(ProgramBuffer {
-        readers: Vec::new(),
-        dying_operands: Vec::new(),
-        dim_classes: Vec::new(),
-        softmax: false,
         id: v.id,
         name: display_name(v),
         shape: v.shape.to_string(),
@@ -222,6 +217,7 @@ fn push_buffer(
         unpadded_bytes: v.logical,
         allocation,
         opcode,
+        ..without_dataflow()
     });
     program.buffers.len() - 1
 }
