@@ -86,21 +86,12 @@ fn program_load(node: &mut NodeEval, e: &OomEvent, selected: bool) {
     if !selected {
         return;
     }
-    let short = match (need, have) {
-        (Some(n), Some(h)) if n > h => Some(n - h),
-        _ => None,
-    };
-    node.action(
+    shortfall_action(
+        node,
         "free_buffers",
-        &short
-            .map(|s| format!("At least {} of buffers must go.", gib(s)))
-            .unwrap_or_default(),
-        short.map(|s| {
-            (
-                signed(s),
-                "reservation − reservable (else free), from the message".into(),
-            )
-        }),
+        need.zip(have),
+        "of buffers must go",
+        "reservation − reservable (else free), from the message",
     );
     node.action("fewer_programs", "", None);
     node.action("shared_memory_percent", "", None);
@@ -138,20 +129,37 @@ fn buffer_allocation(node: &mut NodeEval, e: &OomEvent, selected: bool) {
     if !selected {
         return;
     }
-    let short = match (need, free) {
-        (Some(n), Some(f)) if n > f => Some(n - f),
-        _ => None,
-    };
-    node.action(
+    shortfall_action(
+        node,
         "reduce_footprint",
-        &short
-            .map(|s| format!("At least {} more must be free.", gib(s)))
-            .unwrap_or_default(),
-        short.map(|s| (signed(s), "request − free, from the message".into())),
+        need.zip(free),
+        "more must be free",
+        "request − free, from the message",
     );
     node.action("release_arrays", "", None);
     if fragmented {
         node.action("free_in_pieces", "", None);
     }
     node.action("log_allocations", "", None);
+}
+
+/// The node's first action, with the shortfall (needed − at hand) in words
+/// and as its estimate when both numbers are known and it is positive.
+fn shortfall_action(
+    node: &mut NodeEval,
+    id: &str,
+    need_and_have: Option<(u64, u64)>,
+    words: &str,
+    how: &str,
+) {
+    let short = need_and_have
+        .and_then(|(n, h)| n.checked_sub(h))
+        .filter(|&s| s > 0);
+    node.action(
+        id,
+        &short
+            .map(|s| format!("At least {} {words}.", gib(s)))
+            .unwrap_or_default(),
+        short.map(|s| (signed(s), how.into())),
+    );
 }
