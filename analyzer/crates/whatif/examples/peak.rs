@@ -11,7 +11,8 @@
 //! ```text
 //! cargo run -p oomscope-whatif --example peak -- [options] COSTLY [FIXED]
 //!   COSTLY, FIXED   an .hlo.pb, or a fixture folder holding one (fixtures/pair-dtype/f32)
-//!   --change C      bf16 | batch | remat: predict C on COSTLY
+//!   --change C      bf16 | batch | remat | donate | donate-opt | shard (over 4,
+//!                   the parameters) | offload: predict C on COSTLY
 //!   --curve         with --change: the replayed curve beside today's, point by point
 //!   --events        every heap event of each side (predicted sizes on COSTLY)
 //!   --indefinite    each side's indefinite allocations
@@ -337,7 +338,17 @@ fn options() -> Options {
                     Some("bf16") => Change::Bf16,
                     Some("batch") => Change::Batch(2),
                     Some("remat") => Change::Remat,
-                    other => panic!("--change bf16 | batch | remat, not {other:?}"),
+                    Some("donate") => Change::Donation(oomscope_whatif::DonationScope::All),
+                    Some("donate-opt") => {
+                        Change::Donation(oomscope_whatif::DonationScope::OptimizerState)
+                    }
+                    Some("shard") => {
+                        Change::Sharding(4, oomscope_whatif::ShardScope::Parameters)
+                    }
+                    Some("offload") => Change::Offload,
+                    other => panic!(
+                        "--change bf16 | batch | remat | donate | donate-opt | shard | offload, not {other:?}"
+                    ),
                 })
             }
             "--curve" => o.curve = true,

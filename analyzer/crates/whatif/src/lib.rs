@@ -310,6 +310,20 @@ impl Work<'_> {
         }
     }
 
+    /// Gives each of `buffers` memory of its own where the trace has it
+    /// share an operand's that is now larger than it.
+    fn own_smaller_shares(&mut self, buffers: &[usize]) {
+        use oomscope_report::program::HeapEventKind;
+        let size = |w: &Self, b: usize| w.plan.buffer_bytes.get(b).copied().unwrap_or(0);
+        for (i, e) in self.program.events.iter().enumerate() {
+            if let (HeapEventKind::ShareWith(c), Some(b)) = (e.kind, e.buffer) {
+                if buffers.contains(&b) && size(self, b) < size(self, c) {
+                    self.plan.own.push(i);
+                }
+            }
+        }
+    }
+
     /// The largest of allocation `a`'s other buffers (not its
     /// representative), each at the size `size_of` gives it (from its size
     /// now). An allocation is as large as the largest value it
@@ -735,30 +749,40 @@ impl Work<'_> {
         // that size outside the batch's class (no weight is as wide as the
         // batch): then a buffer the dataflow does not reach (a loop's stacked
         // residuals, allocated by an operand-less custom call and filled in
-        // the body) is divided where a dimension has the batch's size.
-        let unambiguous = class.is_some_and(|c| {
-            self.facts.params.iter().enumerate().all(|(j, p)| {
-                j == data
-                    || program.parameters.get(p.index).is_none_or(|e| {
-                        p.array.as_ref().is_none_or(|a| {
-                            a.dims
-                                .iter()
-                                .enumerate()
-                                .all(|(d, &n)| n != b || e.dim_classes.get(d) == Some(&c))
-                        })
+        // the body) is divided where a dimension has the batch's size. Each
+        // size is judged alone: a recommender's tables have as many rows as
+        // the batch times its features (pair-embed-batch) and are no batch.
+        let by_size_carriers: Vec<i64> = match class {
+            Some(c) => carriers
+                .iter()
+                .copied()
+                .filter(|&size| {
+                    self.facts.params.iter().enumerate().all(|(j, p)| {
+                        j == data
+                            || program.parameters.get(p.index).is_none_or(|e| {
+                                p.array.as_ref().is_none_or(|a| {
+                                    a.dims.iter().enumerate().all(|(d, &n)| {
+                                        n != size || e.dim_classes.get(d) == Some(&c)
+                                    })
+                                })
+                            })
                     })
-            })
-        });
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        let unambiguous = by_size_carriers.contains(&b);
+        let by_size_carriers: &[i64] = &by_size_carriers;
         // The dimensions of buffer `x` that carry the batch.
         let carried = move |x: usize, a: &ArrayShape| -> Vec<usize> {
             let classes = program
                 .buffers
                 .get(x)
                 .map_or(&[][..], |b| b.dim_classes.as_slice());
-            let by_size = || {
+            let by_size = |sizes: &[i64]| {
                 a.dims
                     .iter()
-                    .position(|d| carriers.contains(d))
+                    .position(|d| sizes.contains(d))
                     .into_iter()
                     .collect()
             };
@@ -767,13 +791,13 @@ impl Work<'_> {
                     let followed: Vec<usize> =
                         (0..classes.len()).filter(|&i| classes[i] == c).collect();
                     if followed.is_empty() && unambiguous {
-                        by_size()
+                        by_size(by_size_carriers)
                     } else {
                         followed
                     }
                 }
                 Some(_) => Vec::new(),
-                None => by_size(),
+                None => by_size(carriers),
             }
         };
         let divide = move |x: usize| {
@@ -931,11 +955,19 @@ impl Work<'_> {
                         *slot = (*slot).max(others);
                     }
                 }
+                let mut shards = Vec::new();
                 for t in self.traced() {
                     if gradient(self, t) {
                         self.resize_buffer(t, &divide);
+                        shards.push(t);
                     }
                 }
+                // A data-parallel all-reduce sums in place, in its operand's
+                // memory (the trace's SHARE_WITH); a reduce-scatter's shard is
+                // a buffer of its own, and the whole local gradient dies at it
+                // (pair-embed-shard: the four tables' gradients were kept
+                // whole to the update).
+                self.own_smaller_shares(&shards);
                 // FSDP's all-gather: XLA keeps a weight's gathered copy from
                 // its first dot to its last (the forward's copy serves the
                 // backward), so it is live over that span.

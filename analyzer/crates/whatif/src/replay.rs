@@ -24,6 +24,11 @@ pub struct Plan {
     /// Operand memory given to a buffer the compiler did not let share it
     /// as compiled (a remedy made their shapes equal).
     pub shares: Vec<Share>,
+    /// SHARE_WITH events at which the buffer takes memory of its own: a
+    /// remedy made it smaller than the operand whose memory the compiler
+    /// gave it (a sharded gradient's all-reduce, now a reduce-scatter whose
+    /// shard is a new buffer while the whole local gradient dies).
+    pub own: Vec<usize>,
 }
 
 /// XLA's heap simulator gives a new buffer the memory of an operand that
@@ -56,6 +61,7 @@ impl Plan {
             allocation_bytes: program.allocations.iter().map(|a| a.size_bytes).collect(),
             extra: Vec::new(),
             shares: Vec::new(),
+            own: Vec::new(),
         }
     }
 
@@ -118,6 +124,12 @@ pub fn replay(program: &HeapProgram, plan: &Plan) -> Result<Curve, String> {
             *k = true;
         }
     }
+    let mut owns = vec![false; n];
+    for &at in &plan.own {
+        if let Some(o) = owns.get_mut(at) {
+            *o = true;
+        }
+    }
     let size = |b: usize| plan.buffer_bytes.get(b).copied().unwrap_or(0);
     let root = |state: &[State], mut b: usize| {
         for _ in 0..=state.len() {
@@ -156,6 +168,9 @@ pub fn replay(program: &HeapProgram, plan: &Plan) -> Result<Curve, String> {
                 (HeapEventKind::Free, operand),
                 (HeapEventKind::ShareWith(operand), b),
             ],
+            _ if owns[i] && matches!(event.kind, HeapEventKind::ShareWith(_)) => {
+                vec![(HeapEventKind::Alloc, b)]
+            }
             _ => vec![(event.kind, b)],
         };
         for (kind, b) in steps {

@@ -216,6 +216,35 @@ const PAIRS: &[(&str, &str, &str, Change)] = &[
         Change::Sharding(4, ShardScope::Parameters),
     ),
     ("pair-moe-remat-v6e", "base", "fixed", Change::Remat),
+    // Held out from every model (session 9): a recommender (embedding tables
+    // looked up by bags of ids, their gradients scattered) and a convolutional
+    // encoder-decoder whose skips keep the encoder's activations to the end.
+    ("pair-embed-batch", "base", "fixed", Change::Batch(2)),
+    ("pair-embed-bf16-v6e", "base", "fixed", Change::Bf16),
+    (
+        "pair-embed-donate",
+        "base",
+        "fixed",
+        Change::Donation(DonationScope::All),
+    ),
+    ("pair-embed-remat-v5p", "base", "fixed", Change::Remat),
+    (
+        "pair-embed-shard",
+        "base",
+        "fixed",
+        Change::Sharding(4, ShardScope::Parameters),
+    ),
+    ("pair-embed-offload", "base", "fixed", Change::Offload),
+    ("pair-unet-batch-v6e", "base", "fixed", Change::Batch(2)),
+    ("pair-unet-bf16", "base", "fixed", Change::Bf16),
+    ("pair-unet-remat", "base", "fixed", Change::Remat),
+    (
+        "pair-unet-donate-opt-v5p",
+        "base",
+        "fixed",
+        Change::Donation(DonationScope::OptimizerState),
+    ),
+    ("pair-unet-batch-mid", "base", "fixed", Change::Batch(2)),
 ];
 
 /// Pairs whose prediction misses its target today: (pair, remedy word, why).
@@ -223,13 +252,19 @@ const KNOWN_MISSES: &[(&str, &str, &str)] = &[
     ("pair-donate-v6e", "donation", "7 % low (11 % before the output allocations kept the other values they hold): the OOM side was squeezed by XLA's own rematerialization (buffers named *.remat*); with the room donation frees, the compiler rematerializes less and keeps more temporaries"),
     ("pair-transformer-shard", "sharding", "17 % low: sharding every weight's first dimension makes XLA's sharding propagation split the attention heads too, so the sharded program reshards its activations with all-to-alls (8 of f32[8,4,2,512,512], 512 MiB at the peak) instead of gathering weights; predicting that needs the partitioner's propagation, not the replicated program"),
     ("pair-mlp-offload", "offload", "13 % low: here (v5e, 4 layers of 8192) XLA starts every host-to-HBM copy at the top of the step and keeps each new value until the end, so 7 of 8 states sit in HBM at the backward's peak; on the held-out pairs the copies start at the optimizer's work and the new values leave at once, as modelled"),
-    ("pair-mlp-shard-v6e", "sharding", "held out, 32 % low before the revision, 9 % high after: here (v6e, 6 layers of 4096) XLA frees each gathered weight at the end of the forward pass instead of keeping it for the backward as on v5e, so the model's gathered copies over each weight's first to last dot overcount at the peak"),
+    ("pair-mlp-shard-v6e", "sharding", "held out, 32 % low before the revision, 9 % high after (5.7 % once a sharded gradient's shard took memory of its own): here (v6e, 6 layers of 4096) XLA frees each gathered weight at the end of the forward pass instead of keeping it for the backward as on v5e, so the model's gathered copies over each weight's first to last dot overcount at the peak"),
     ("pair-train-remat-b1024", "remat", "19 % high: the checkpointed program's scheduler computes the loss head's f32 logits gradient (16 GB) after the backward loop, once the saved carries are freed; the replay keeps the costly program's order, where the head runs with the 6 GB of saved carries live (both sides also carry XLA's own rematerialization, *.remat* buffers)"),
     ("pair-train-remat-b1024-aliased", "remat", "21 % high: as pair-train-remat-b1024 (the same program with every parameter and optimizer state aliased)"),
     ("pair-convnet-bf16-v4", "bf16", "in f32 the last forward convolution's fusion also writes the ReLU mask (pred, 64 MiB) the backward pass reads; in bf16 XLA:TPU writes no mask and recomputes the comparison from the bf16 activation inside the backward fusion, a fusion choice the f32 program does not show: 12 % high"),
     ("pair-convnet-bf16-v5p", "bf16", "the ReLU mask of pair-convnet-bf16-v4 (64 MiB), on v5p: written in f32, recomputed in bf16: 11 % high"),
     ("pair-rnn-bf16", "bf16", "held out, 6 % high: the f32 program makes the scans' zero-initialised bf16 buffers by one fusion (convert of a broadcast zero, 128 MiB) copied once per scan; in bf16 the convert folds away and each scan gets its own broadcast, so the source buffer disappears; the replay keeps it"),
     ("pair-moe-donate", "donation", "held out, 10 % low: with the optimizer state and parameters donated, XLA's scheduler converts the layout of twelve donated [8,1024,2048] inputs ({2,1,0} to {1,2,0}) at the top of the step and keeps the copies to the update (768 MiB at the peak); without donation it converts them after the backward pass. The replay keeps the costly program's order"),
+    ("pair-embed-batch", "batch", "held out, 47 % low before the batch's size was judged per size (the tables' rows, 262,144, equal the batch times its four features, so the tables were halved), then 8 % low: with half the batch XLA's scheduler keeps the four tables' scatter gradients (256 MiB each) to the update instead of updating each table after its scatter; the replay keeps the costly program's order"),
+    ("pair-embed-donate", "donation", "held out, 6 % high: donated, each table's update runs in place right after its scatter gradient, which then dies; undonated the four gradients wait for the updates at the end. The replay keeps the costly program's order"),
+    ("pair-embed-shard", "sharding", "held out, 10 % high, then 13 % low once a sharded gradient's shard took memory of its own: an embedding table is read by a gather, not a dot, so it counts as optimizer state and its gathered copy (whole, in f32, from the top of the step to its lookup: three tables, 768 MiB at the peak) is not modelled"),
+    ("pair-embed-offload", "offload", "held out, 5.2 % high: with the state in host memory the scheduler runs each table's update right after its scatter gradient and brings the states into HBM at several points (from the top of the step on), where the costly program's four gradients wait for the updates at the end; the replay keeps the costly program's order"),
+    ("pair-unet-remat", "remat", "held out, 40 % high: an encoder-decoder's blocks all differ in shape (three resolutions, skips concatenated), so no repeated block is found and remat is not offered; jax.checkpoint on each convolution saves 28 %"),
+    ("pair-unet-batch-mid", "batch", "held out, 19 % high (libtpu 0.0.23): with half the batch the older compiler fuses a 128 MiB slice of the decoder's concatenation into its consumer; the costly program materialises it, and the replay keeps it"),
     ("pair-convnet-batch", "batch", "memory-space assignment moves the ReLU mask, halved to 64 MiB, into VMEM (S(1); v5e has 128 MiB): the replay keeps it in HBM, MSA's placement is not modelled: 6 % high"),
 ];
 
