@@ -67,3 +67,43 @@ fn an_inconsistent_trace_cannot_be_replayed() {
         Err(oomscope_whatif::WhatIfError::CannotReplay(_))
     ));
 }
+
+/// A buffer the compiler put in its operand's memory (SHARE_WITH: an
+/// all-reduce summing a gradient in place) counts that memory while it lives;
+/// once a remedy made it smaller and gave it memory of its own (`Plan::own`:
+/// the reduce-scatter's shard), it counts its own size instead.
+#[test]
+fn a_share_made_smaller_takes_its_own_size_when_owned() {
+    use oomscope_report::program::HeapEventKind;
+    let mut found = Vec::new();
+    hlo_protos(
+        &oomscope_testdata::fixtures().join("pair-embed-shard/base"),
+        &mut found,
+    );
+    let bytes = std::fs::read(&found[0]).unwrap();
+    let hlo = oomscope_xla::decode_hlo_proto("x", &bytes).unwrap();
+    let program = oomscope_xla::heap_programs("x", &hlo, None)
+        .unwrap()
+        .remove(0);
+    let (at, b, c) = program
+        .events
+        .iter()
+        .enumerate()
+        .find_map(|(i, e)| match (e.kind, e.buffer) {
+            (HeapEventKind::ShareWith(c), Some(b)) if program.buffers[c].size_bytes > 1 << 20 => {
+                Some((i, b, c))
+            }
+            _ => None,
+        })
+        .expect("an all-reduce sharing its operand's memory");
+    let whole = program.buffers[c].size_bytes;
+    let mut plan = oomscope_whatif::Plan::identity(&program);
+    plan.buffer_bytes[b] = whole / 4;
+    let step = |plan: &oomscope_whatif::Plan| {
+        let curve = oomscope_whatif::replay(&program, plan).unwrap();
+        curve.heap_bytes[at + 1] - curve.heap_bytes[at]
+    };
+    assert_eq!(step(&plan), whole, "shared: the operand's memory");
+    plan.own.push(at);
+    assert_eq!(step(&plan), whole / 4, "owned: its own size");
+}
