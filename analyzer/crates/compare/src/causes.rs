@@ -438,8 +438,8 @@ fn find_gathered(
     only_other: &mut [Attributed],
 ) {
     let is_gather = |name: &str| name.starts_with("all-gather");
-    for i in 0..only_here.len() {
-        let c = &only_here[i].change;
+    for attributed in only_here.iter_mut() {
+        let c = &attributed.change;
         if c.kind != ChangeKind::Disappeared && c.kind != ChangeKind::Appeared {
             continue;
         }
@@ -470,7 +470,7 @@ fn find_gathered(
         if !other.peak_buffers.iter().any(|p| is_shard(&p.shape)) {
             continue;
         }
-        only_here[i].change.kind = ChangeKind::Sharding;
+        attributed.change.kind = ChangeKind::Sharding;
         let replacement = only_other.iter_mut().find(|o| {
             let shape = if o.change.shape_a.is_empty() {
                 &o.change.shape_b
@@ -480,7 +480,7 @@ fn find_gathered(
             matches!(
                 o.change.kind,
                 ChangeKind::Appeared | ChangeKind::Disappeared
-            ) && o.change.category == only_here[i].change.category
+            ) && o.change.category == attributed.change.category
                 && is_shard(shape)
         });
         if let Some(r) = replacement {

@@ -86,6 +86,18 @@ const LOW_CONFIDENCE_GAPS: &[(&str, &str)] = &[(
 
 const NAMING_GAPS: &[(&str, &str)] = &[
     (
+        "pair-unet-remat",
+        "held out (session 9): residuals no longer at the peak: named `disappeared` (no repeated block for the rematerialization rule to recognise)",
+    ),
+    (
+        "pair-embed-batch",
+        "held out (session 9): with half the batch the scheduler keeps the four tables' scatter gradients to the update, so the peak moves from the forward's activations to the backward's scatters: named `disappeared` (the activations) before the batch",
+    ),
+    (
+        "pair-embed-remat-v5p",
+        "held out (session 9): jax.checkpoint on the MLP blocks changes nothing at the peak (the tables' gradients and optimizer state): the same peak, the same buffers, nothing to name",
+    ),
+    (
         "pair-mlp-shard-mid",
         "matched with low confidence (LOW_CONFIDENCE_GAPS): no cause is named",
     ),
@@ -236,11 +248,17 @@ fn every_pair_gives_xprofs_peak_difference_cut_into_changes_that_sum_to_it() {
         match expected_kind(&pair, differs) {
             Some(kind) if gap.is_some() => {
                 // Checked the other way round: the gap must still be there.
-                assert_ne!(m.changes[0].kind, kind, "{pair} is named right now: remove it from NAMING_GAPS");
+                assert!(
+                    m.changes.first().is_none_or(|c| c.kind != kind),
+                    "{pair} is named right now: remove it from NAMING_GAPS"
+                );
                 eprintln!("{pair}: naming gap ({}): {}", gap.map_or("", |g| g.1), m.summary);
             }
             Some(kind) => {
-                let largest = &m.changes[0];
+                let largest = m
+                    .changes
+                    .first()
+                    .unwrap_or_else(|| panic!("{pair}: nothing named: {}", m.summary));
                 assert_eq!(largest.kind, kind, "{pair}: {}", m.summary);
                 assert_eq!(largest.bytes.signum(), m.difference_bytes.signum(), "{pair}: {}", m.summary);
                 assert!(
@@ -541,7 +559,11 @@ fn a_large_remat_pair_names_no_batch_donation_or_dtype() {
                 .map(|ch| ch.text.as_str())
                 .collect();
             assert!(named.is_empty(), "{pair} ({order}): {named:?}");
-            assert!(m.difference_bytes.unsigned_abs() > 200 << 30, "{}", m.summary);
+            assert!(
+                m.difference_bytes.unsigned_abs() > 200 << 30,
+                "{}",
+                m.summary
+            );
         }
     }
 }

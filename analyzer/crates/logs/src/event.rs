@@ -67,7 +67,7 @@ pub fn parse_size(token: &str, bare_is_bytes: bool) -> Option<Size> {
     })
 }
 
-/// Message forms that merge by rules of their own (see `same_error`).
+// Message forms that merge by rules of their own (see `same_error`).
 
 /// The form of a part of a compiler report pasted without its start.
 pub const REPORT_PART: &str = "tpu_report_part";

@@ -351,10 +351,17 @@ fn local_unwrap(text: &str, hits: &[crate::Hit]) -> Option<Local> {
     })
 }
 
+/// A break a terminal made inside a keyword: (line before it, that line's
+/// start offset).
+type HardCut = (usize, usize);
+/// A break inside a keyword that needs a space when joined: (line before
+/// it, whether a space goes between, that line's start offset).
+type SpacedCut = (usize, bool, usize);
+
 /// The line breaks that cut a keyword, by the 0-based line before the
 /// break: those whose join as they are makes it appear (a terminal's cut,
 /// with the line's start offset) and those that need a space between.
-fn split_keywords(text: &str) -> (Vec<(usize, usize)>, Vec<(usize, bool, usize)>) {
+fn split_keywords(text: &str) -> (Vec<HardCut>, Vec<SpacedCut>) {
     let (mut hard, mut space) = (Vec::new(), Vec::new());
     let mut buf = String::with_capacity(2 * SPLIT_WINDOW + 1);
     let spans = |buf: &str, cut: usize, after: usize| {

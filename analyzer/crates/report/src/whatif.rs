@@ -8,9 +8,12 @@ use serde::{Deserialize, Serialize};
 use crate::MemoryColor;
 
 /// A remedy the engine can replay.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Remedy {
+    #[default]
     Donation,
     Bf16,
     Batch,
@@ -130,12 +133,6 @@ pub struct WhatIf {
     /// allocation to succeed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub must_free_bytes: Option<u64>,
-}
-
-impl Default for Remedy {
-    fn default() -> Self {
-        Remedy::Donation
-    }
 }
 
 /// A buffer a what-if resizes or removes.

@@ -1030,7 +1030,9 @@ impl Work<'_> {
         if allocations.is_empty() {
             return Err(WhatIfError::NotApplicable("no optimizer state (an updated parameter that feeds no dot or convolution) to offload".into()));
         }
-        let states: Vec<(Option<usize>, Option<usize>, usize, Option<usize>)> = self
+        // (first reader, last reader, allocation, the new value's allocation)
+        type State = (Option<usize>, Option<usize>, usize, Option<usize>);
+        let states: Vec<State> = self
             .facts
             .params
             .iter()
@@ -1090,13 +1092,7 @@ impl Work<'_> {
     }
 
     fn padding(&mut self) -> Result<(String, String), WhatIfError> {
-        let edit = |a: &ArrayShape| {
-            let s = suggest_fix(a)?;
-            match facts::array_of(&s.new_shape) {
-                Some(n) => Some(n),
-                None => None,
-            }
-        };
+        let edit = |a: &ArrayShape| facts::array_of(&suggest_fix(a)?.new_shape);
         let n = self.changed.len();
         for a in self.indefinite() {
             self.resize_allocation(a, &edit);
