@@ -378,6 +378,17 @@ impl Hlo<'_> {
         }
         Some(module)
     }
+
+    /// The module's bytes decoded with prost as `M`: a message with some of
+    /// `HloModuleProto`'s fields (the what-if program's dataflow facts read
+    /// only those), the others skipped. `None` when prost rejects them.
+    pub fn decode_module<M: prost::Message + Default>(&self) -> Option<M> {
+        let mut module = M::default();
+        for bytes in &self.module_bytes {
+            module.merge(*bytes).ok()?;
+        }
+        Some(module)
+    }
 }
 
 #[derive(Default)]

@@ -11,7 +11,7 @@ type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 use std::rc::Rc;
 
-use oomscope_proto::xla::{HloComputationProto, HloInstructionProto, HloModuleProto};
+use crate::dataflow_proto::{HloComputationProto, HloInstructionProto, HloModuleProto};
 use oomscope_report::program::{
     BufferReader, HeapEvent, HeapEventKind, HeapProgram, ParameterReads, ProgramAllocation,
     ProgramBuffer,
@@ -56,9 +56,9 @@ const MAX_FUSED_VISITS: usize = 256;
 
 impl<'a> Module<'a> {
     /// The programs of every memory space with a heap-simulator trace (the
-    /// module decoded with prost once for all of them).
+    /// module's dataflow fields decoded with prost once for all of them).
     pub fn programs(&self) -> Vec<HeapProgram> {
-        let Some(proto) = self.hlo().module_proto() else {
+        let Some(proto) = self.hlo().decode_module::<HloModuleProto>() else {
             return Vec::new();
         };
         // The module's dataflow, the same for every memory space, built
@@ -73,7 +73,7 @@ impl<'a> Module<'a> {
     /// The program the Memory Viewer replays for memory space `color`, or
     /// `None` when that space has no heap-simulator trace.
     pub fn program(&self, color: i64) -> Option<HeapProgram> {
-        let proto = self.hlo().module_proto()?;
+        let proto = self.hlo().decode_module::<HloModuleProto>()?;
         self.program_with(color, &proto, &mut ModuleFacts::new(&proto))
     }
 
@@ -269,7 +269,7 @@ impl<'m> ModuleFacts<'m> {
         let graph = Graph::new(module);
         ModuleFacts {
             dying: DyingOperands::new(module, &graph),
-            dims: crate::dims::DimClasses::of(module),
+            dims: crate::dims::DimClasses::of(module, &graph.instructions),
             graph,
         }
     }
@@ -1487,7 +1487,7 @@ mod tests {
             let path = oomscope_testdata::hlo_proto_in(&dir).unwrap();
             let bytes = std::fs::read(&path).unwrap();
             let hlo = crate::decode_hlo_proto("m", &bytes).unwrap();
-            let module = &hlo.module_proto().unwrap();
+            let module = &hlo.decode_module::<HloModuleProto>().unwrap();
             let graph = Graph::new(module);
             for c in &module.computations {
                 for i in c.instructions.iter().filter(|i| i.opcode == "parameter") {
