@@ -80,11 +80,11 @@ impl<'a> Module<'a> {
     /// Buffers, allocations and events come from the lazy view; the
     /// dataflow facts (readers, dying operands, dimension classes) from
     /// `hlo_module`, the same module decoded with prost.
-    fn program_with(
+    fn program_with<'m>(
         &self,
         color: i64,
-        hlo_module: &HloModuleProto,
-        facts: &mut ModuleFacts<'_>,
+        hlo_module: &'m HloModuleProto,
+        facts: &mut ModuleFacts<'m>,
     ) -> Option<HeapProgram> {
         let trace = self.trace_for(color).and_then(|t| self.traces().get(t))?;
         let view = self.module();
@@ -209,7 +209,12 @@ impl<'a> Module<'a> {
                 m.entry(k).or_insert_with(Vec::new).push(v);
                 m
             });
-        let ModuleFacts { dying, dims, graph } = facts;
+        let ModuleFacts {
+            dying,
+            dims,
+            graph,
+            entry,
+        } = facts;
         for (i, b) in self.buffers().iter().enumerate() {
             let Some(&slot) = buffer_slot.get(&i) else {
                 continue;
@@ -243,15 +248,12 @@ impl<'a> Module<'a> {
                 x.softmax = softmax;
             }
         }
-        entry_facts(
-            hlo_module,
-            view,
-            graph,
-            &mut program,
-            &origins,
-            dims,
-            |id| by_instruction.get(&id).cloned().unwrap_or_default(),
-        );
+        let entry = entry.get_or_insert_with(|| EntryFacts::new(hlo_module, view, graph, dims));
+        if let Some(entry) = entry {
+            entry_facts(entry, graph, &mut program, &origins, |id| {
+                by_instruction.get(&id).cloned().unwrap_or_default()
+            });
+        }
         Some(program)
     }
 }
@@ -262,6 +264,9 @@ struct ModuleFacts<'m> {
     dying: DyingOperands<'m>,
     dims: crate::dims::DimClasses,
     graph: Graph<'m>,
+    /// The entry computation's facts, made for the first program (`None`
+    /// inside: the module has no entry computation).
+    entry: Option<Option<EntryFacts<'m>>>,
 }
 
 impl<'m> ModuleFacts<'m> {
@@ -271,6 +276,7 @@ impl<'m> ModuleFacts<'m> {
             dying: DyingOperands::new(module, &graph),
             dims: crate::dims::DimClasses::of(module, &graph.instructions),
             graph,
+            entry: None,
         }
     }
 }
@@ -279,39 +285,163 @@ fn buffer_slot_size(buffers: &[ProgramBuffer], i: usize) -> Option<u64> {
     buffers.get(i).map(|b| b.size_bytes)
 }
 
+/// What each memory space's program reads of the entry computation, the
+/// same for all of them (found once: the walks from every parameter were
+/// repeated per space).
+struct EntryFacts<'m> {
+    root_id: i64,
+    /// Each entry instruction's index in the entry schedule.
+    order: HashMap<i64, usize>,
+    /// The same, by instruction name (a trace names its instructions).
+    by_name: HashMap<&'m str, usize>,
+    ids: HashSet<i64>,
+    parameters: Vec<ParameterFacts>,
+}
+
+/// One entry parameter: whether and where its value is read, and its
+/// array leaves.
+struct ParameterFacts {
+    number: i64,
+    feeds: bool,
+    /// Its readers in the entry computation (through get-tuple-element and
+    /// bitcast).
+    readers: Vec<i64>,
+    /// Those through which it reaches a contraction.
+    contraction_readers: Vec<i64>,
+    contraction_in_loop: bool,
+    /// Each array leaf: its index, shape and dimension classes.
+    leaves: Vec<(Vec<i64>, String, Vec<u32>)>,
+}
+
+impl<'m> EntryFacts<'m> {
+    fn new(
+        module: &'m HloModuleProto,
+        view: &HloModule<'_>,
+        graph: &Graph<'_>,
+        dims: &mut crate::dims::DimClasses,
+    ) -> Option<Self> {
+        // The last computation of the entry's id (as a table by id keeps).
+        let entry = module
+            .computations
+            .iter()
+            .rev()
+            .find(|c| c.id == module.entry_computation_id)
+            .or_else(|| {
+                module
+                    .computations
+                    .iter()
+                    .find(|c| c.name == module.entry_computation_name)
+            })?;
+        let order = schedule_order(module, entry);
+        let by_name: HashMap<&str, usize> = entry
+            .instructions
+            .iter()
+            .filter_map(|i| Some((i.name.as_str(), *order.get(&i.id)?)))
+            .collect();
+        let ids: HashSet<i64> = entry.instructions.iter().map(|i| i.id).collect();
+        // The parameters' shapes, read through the view (as the buffers' are).
+        let shapes: HashMap<i64, ShapeView<'_>> = view
+            .instructions
+            .iter()
+            .filter(|i| i.opcode == "parameter" && ids.contains(&i.id))
+            .filter_map(|i| Some((i.id, i.shape?)))
+            .collect();
+        let mut parameters = Vec::new();
+        for instruction in &entry.instructions {
+            if instruction.opcode != "parameter" {
+                continue;
+            }
+            let Some(&shape) = shapes.get(&instruction.id) else {
+                continue;
+            };
+            let feeds = graph.reaches_contraction(instruction.id);
+            // Readers in the entry computation (through get-tuple-element and
+            // bitcast), each with the value it reads.
+            let mut readers: Vec<(i64, i64)> = Vec::new();
+            let mut frontier = vec![instruction.id];
+            while let Some(id) = frontier.pop() {
+                for &u in graph.users.get(&id).map_or(&[][..], Vec::as_slice) {
+                    match graph.instructions.get(&u).map(|i| i.opcode.as_str()) {
+                        Some("get-tuple-element" | "bitcast") if readers.len() < 10_000 => {
+                            frontier.push(u)
+                        }
+                        Some(_) => readers.push((id, u)),
+                        None => {}
+                    }
+                }
+            }
+            let mut contraction_in_loop = false;
+            let contraction_readers: Vec<i64> = if feeds {
+                readers
+                    .iter()
+                    .filter(|&&(value, reader)| graph.reaches_contraction_through(value, reader))
+                    .map(|&(_, reader)| {
+                        if graph
+                            .instructions
+                            .get(&reader)
+                            .is_some_and(|i| i.opcode == "while")
+                        {
+                            contraction_in_loop = true;
+                        }
+                        reader
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            // One entry per array leaf (JAX passes thousands of arguments as
+            // one tuple). Each subshape is carried with its index: looking a
+            // tuple element up again by index would walk the tuple once per
+            // element.
+            let mut leaves: Vec<(Vec<i64>, String, Vec<u32>)> = Vec::new();
+            let mut stack: Vec<(Vec<i64>, ShapeView<'_>)> = vec![(Vec::new(), shape)];
+            while let Some((index, sub)) = stack.pop() {
+                let elements: Vec<ShapeView<'_>> = sub.tuple_shapes().collect();
+                if elements.is_empty() {
+                    let classes = dims.classes(instruction.id, &index);
+                    leaves.push((index, shape_text(Some(sub)), classes));
+                } else if leaves.len() + stack.len() < 100_000 {
+                    for (i, element) in elements.into_iter().enumerate().rev() {
+                        let mut next = index.clone();
+                        next.push(i as i64);
+                        stack.push((next, element));
+                    }
+                }
+            }
+            parameters.push(ParameterFacts {
+                number: instruction.parameter_number,
+                feeds,
+                readers: readers.into_iter().map(|(_, r)| r).collect(),
+                contraction_readers,
+                contraction_in_loop,
+                leaves,
+            });
+        }
+        Some(EntryFacts {
+            root_id: entry.root_id,
+            order,
+            by_name,
+            ids,
+            parameters,
+        })
+    }
+}
+
 /// Fills the entry parameters (with whether each reaches a contraction) and
 /// the output index of each maybe-live-out allocation.
 fn entry_facts(
-    module: &HloModuleProto,
-    view: &HloModule<'_>,
+    entry: &EntryFacts<'_>,
     graph: &Graph<'_>,
     program: &mut HeapProgram,
     origins: &[(i64, Vec<i64>)],
-    dims: &mut crate::dims::DimClasses,
     buffers_of: impl Fn(i64) -> Vec<usize>,
 ) {
-    let computations: HashMap<i64, &HloComputationProto> =
-        module.computations.iter().map(|c| (c.id, c)).collect();
-    let Some(entry) = computations
-        .get(&module.entry_computation_id)
-        .copied()
-        .or_else(|| {
-            module
-                .computations
-                .iter()
-                .find(|c| c.name == module.entry_computation_name)
-        })
-    else {
-        return;
-    };
     // The trace names a FREE by the freed buffer's defining instruction;
     // the heap simulator frees it after its last reader, so that reader
     // places the event in the schedule. The reader is the freed buffer's
     // own (its tuple element's): a loop's counter, read by nothing, is
     // freed when the loop ends, not at the last reader of another element
     // (which would place the loss head after the backward loop).
-    let order = schedule_order(module, entry);
-    let entry_ids: HashSet<i64> = entry.instructions.iter().map(|i| i.id).collect();
     let mut last: HashMap<usize, Option<String>> = HashMap::default();
     let names: Vec<String> = program
         .instructions
@@ -328,14 +458,14 @@ fn entry_facts(
             };
             last.entry(b)
                 .or_insert_with(|| {
-                    let (id, index) = origins.get(b).filter(|(id, _)| entry_ids.contains(id))?;
-                    last_reader(&graph, &order, *id, index)
+                    let (id, index) = origins.get(b).filter(|(id, _)| entry.ids.contains(id))?;
+                    last_reader(graph, &entry.order, *id, index)
                 })
                 .clone()
                 .unwrap_or_else(|| name.clone())
         })
         .collect();
-    let positions = SchedulePositions::new(module, entry, &names);
+    let positions = SchedulePositions::new(entry, &names);
     // Output leaves: the entry root's operands when it is a tuple.
     if let Some(root) = graph.instructions.get(&entry.root_id) {
         let leaves: Vec<(Vec<i64>, i64)> = if root.opcode == "tuple" {
@@ -362,83 +492,32 @@ fn entry_facts(
         }
     }
     let held = program.parameter_allocations();
-    // The parameters' shapes, read through the view (as the buffers' are).
-    let shapes: HashMap<i64, ShapeView<'_>> = view
-        .instructions
-        .iter()
-        .filter(|i| i.opcode == "parameter" && entry_ids.contains(&i.id))
-        .filter_map(|i| Some((i.id, i.shape?)))
-        .collect();
-    for instruction in &entry.instructions {
-        if instruction.opcode != "parameter" {
-            continue;
-        }
-        let Some(&shape) = shapes.get(&instruction.id) else {
-            continue;
-        };
-        let feeds = graph.reaches_contraction(instruction.id);
-        // Readers in the entry computation (through get-tuple-element and
-        // bitcast), each with the value it reads.
-        let mut readers: Vec<(i64, i64)> = Vec::new();
-        let mut frontier = vec![instruction.id];
-        while let Some(id) = frontier.pop() {
-            for &u in graph.users.get(&id).map_or(&[][..], Vec::as_slice) {
-                match graph.instructions.get(&u).map(|i| i.opcode.as_str()) {
-                    Some("get-tuple-element" | "bitcast") if readers.len() < 10_000 => {
-                        frontier.push(u)
-                    }
-                    Some(_) => readers.push((id, u)),
-                    None => {}
-                }
-            }
-        }
-        let uses: Vec<usize> = readers
+    for parameter in &entry.parameters {
+        let uses: Vec<usize> = parameter
+            .readers
             .iter()
-            .filter_map(|&(_, r)| positions.of(r))
+            .filter_map(|&r| positions.of(r))
             .collect();
-        let mut contraction_in_loop = false;
-        let contraction_uses: Vec<usize> = if feeds {
-            readers
-                .iter()
-                .filter(|&&(value, reader)| graph.reaches_contraction_through(value, reader))
-                .filter_map(|&(_, reader)| {
-                    if graph
-                        .instructions
-                        .get(&reader)
-                        .is_some_and(|i| i.opcode == "while")
-                    {
-                        contraction_in_loop = true;
-                    }
-                    positions.of(reader)
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let reads = ParameterReads::new(feeds, &uses, &contraction_uses, contraction_in_loop);
-        // One entry per array leaf (JAX passes thousands of arguments as
-        // one tuple). Each subshape is carried with its index: looking a
-        // tuple element up again by index would walk the tuple once per
-        // element.
-        let mut leaves: Vec<(Vec<i64>, String)> = Vec::new();
-        let mut stack: Vec<(Vec<i64>, ShapeView<'_>)> = vec![(Vec::new(), shape)];
-        while let Some((index, sub)) = stack.pop() {
-            let elements: Vec<ShapeView<'_>> = sub.tuple_shapes().collect();
-            if elements.is_empty() {
-                leaves.push((index, shape_text(Some(sub))));
-            } else if leaves.len() + stack.len() < 100_000 {
-                for (i, element) in elements.into_iter().enumerate().rev() {
-                    let mut next = index.clone();
-                    next.push(i as i64);
-                    stack.push((next, element));
-                }
-            }
-        }
-        for (index, shape) in leaves {
-            let classes = dims.classes(instruction.id, &index);
-            program.push_parameter((instruction.parameter_number, index), shape, &reads, &held);
+        let contraction_uses: Vec<usize> = parameter
+            .contraction_readers
+            .iter()
+            .filter_map(|&r| positions.of(r))
+            .collect();
+        let reads = ParameterReads::new(
+            parameter.feeds,
+            &uses,
+            &contraction_uses,
+            parameter.contraction_in_loop,
+        );
+        for (index, shape, classes) in &parameter.leaves {
+            program.push_parameter(
+                (parameter.number, index.clone()),
+                shape.clone(),
+                &reads,
+                &held,
+            );
             if let Some(p) = program.parameters.last_mut() {
-                p.dim_classes = classes;
+                p.dim_classes = classes.clone();
             }
         }
     }
@@ -446,7 +525,7 @@ fn entry_facts(
         .parameters
         .sort_by(|a, b| (a.number, &a.shape_index).cmp(&(b.number, &b.shape_index)));
     for (buffer, (id, index)) in program.buffers.iter_mut().zip(origins) {
-        if !entry_ids.contains(id) {
+        if !entry.ids.contains(id) {
             continue;
         }
         let mut readers: Vec<BufferReader> = graph
@@ -511,33 +590,35 @@ fn last_reader(
         .and_then(|(_, id)| graph.instructions.get(&id).map(|i| i.name.clone()))
 }
 
-/// The states (instruction, tuple index) one walk of [`Graph::readers`]
-/// has visited: a list while short (most walks visit a handful; a hashed
-/// set built per walk was a tenth of the program's time), a set beyond.
+/// The states one walk of [`Graph::readers`] has visited: an instruction
+/// and how much of the walk's starting tuple index is left to follow (the
+/// index held is always a suffix of the first: each step drops its first
+/// element or keeps it whole, so the suffix's start names it; two suffixes
+/// of different starts differ in length). A list while short (most walks
+/// visit a handful; a hashed set built per walk was a tenth of the
+/// program's time), a set beyond.
 #[derive(Default)]
 struct Seen {
-    few: Vec<(i64, Vec<i64>)>,
-    many: HashSet<(i64, Vec<i64>)>,
+    few: Vec<(i64, usize)>,
+    many: HashSet<(i64, usize)>,
 }
 
 impl Seen {
     const FEW: usize = 32;
 
     /// Adds the state; false when it was already there.
-    fn insert(&mut self, id: i64, index: &[i64]) -> bool {
+    fn insert(&mut self, state: (i64, usize)) -> bool {
         if self.many.is_empty() {
-            if self.few.iter().any(|(i, x)| {
-                *i == id && x.len() == index.len() && x.iter().zip(index).all(|(a, b)| a == b)
-            }) {
+            if self.few.contains(&state) {
                 return false;
             }
             if self.few.len() < Self::FEW {
-                self.few.push((id, index.to_vec()));
+                self.few.push(state);
                 return true;
             }
             self.many.extend(self.few.drain(..));
         }
-        self.many.insert((id, index.to_vec()))
+        self.many.insert(state)
     }
 
     fn len(&self) -> usize {
@@ -624,30 +705,32 @@ impl<'a> Graph<'a> {
     fn readers(&self, id: i64, index: &[i64]) -> Vec<(i64, bool)> {
         let mut out = Vec::new();
         let mut seen = Seen::default();
-        let mut stack = vec![(id, index.to_vec())];
-        while let Some((id, index)) = stack.pop() {
-            if !seen.insert(id, &index) || seen.len() > MAX_VISITS {
+        // (instruction, start of the suffix of `index` held).
+        let mut stack = vec![(id, 0usize)];
+        while let Some((id, at)) = stack.pop() {
+            if !seen.insert((id, at)) || seen.len() > MAX_VISITS {
                 continue;
             }
+            let held = index.get(at..).unwrap_or(&[]);
             // The element's own get-tuple-elements, looked up (a tuple of
             // thousands of arguments has thousands of them); a
             // get-tuple-element of the whole tuple reads its table only.
-            if let Some((&first, rest)) = index.split_first() {
+            if let Some(&first) = held.first() {
                 for &user in self
                     .element_users
                     .get(&(id, first))
                     .map_or(&[][..], Vec::as_slice)
                 {
-                    stack.push((user, rest.to_vec()));
+                    stack.push((user, at + 1));
                 }
             }
             for &user in self.value_users.get(&id).map_or(&[][..], Vec::as_slice) {
                 let Some(u) = self.instructions.get(&user) else {
                     continue;
                 };
-                match (u.opcode.as_str(), index.split_first()) {
-                    ("bitcast", _) => stack.push((user, index.clone())),
-                    ("copy-done", Some((0, rest))) => stack.push((user, rest.to_vec())),
+                match (u.opcode.as_str(), held.first()) {
+                    ("bitcast", _) => stack.push((user, at)),
+                    ("copy-done", Some(0)) => stack.push((user, at + 1)),
                     (_, None) => out.push((user, self.reads_only_to_contract(u, id))),
                     // An element read through its whole tuple (a loop, a
                     // call): not a contraction operand.
@@ -954,8 +1037,8 @@ impl<'a> Graph<'a> {
 /// event is placed at its instruction's schedule index (events of nested
 /// computations at the last entry instruction before them), and an
 /// instruction's position is the first event placed at or after it.
-struct SchedulePositions {
-    order: HashMap<i64, usize>,
+struct SchedulePositions<'e> {
+    order: &'e HashMap<i64, usize>,
     /// Schedule index reached by each event (non-decreasing).
     reached: Vec<usize>,
 }
@@ -977,23 +1060,20 @@ fn schedule_order(module: &HloModuleProto, entry: &HloComputationProto) -> HashM
         .collect()
 }
 
-impl SchedulePositions {
-    fn new(module: &HloModuleProto, entry: &HloComputationProto, instructions: &[String]) -> Self {
-        let order = schedule_order(module, entry);
-        let by_name: HashMap<&str, usize> = entry
-            .instructions
-            .iter()
-            .filter_map(|i| Some((i.name.as_str(), *order.get(&i.id)?)))
-            .collect();
+impl<'e> SchedulePositions<'e> {
+    fn new(entry: &'e EntryFacts<'_>, instructions: &[String]) -> Self {
         let mut reached = Vec::with_capacity(instructions.len());
         let mut now = 0usize;
         for name in instructions {
-            if let Some(&k) = by_name.get(name.as_str()) {
+            if let Some(&k) = entry.by_name.get(name.as_str()) {
                 now = now.max(k);
             }
             reached.push(now);
         }
-        SchedulePositions { order, reached }
+        SchedulePositions {
+            order: &entry.order,
+            reached,
+        }
     }
 
     fn of(&self, instruction: i64) -> Option<usize> {
