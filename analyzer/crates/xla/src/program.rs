@@ -18,6 +18,8 @@ use oomscope_report::program::{
 };
 use oomscope_report::MemoryColor;
 
+use oomscope_layout::dataflow::{Dataflow, Reach};
+
 use crate::hlo;
 use crate::hlo::{HloModule, ShapeView};
 use crate::memory_viewer::shape_text;
@@ -557,12 +559,7 @@ fn rounds_to_bf16(contraction: &HloInstructionProto) -> bool {
 
 /// The operand positions at which `user` reads `id`.
 fn operand_positions(user: &HloInstructionProto, id: i64) -> Vec<usize> {
-    user.operand_ids
-        .iter()
-        .enumerate()
-        .filter(|(_, &o)| o == id)
-        .map(|(k, _)| k)
-        .collect()
+    positions_in(&user.operand_ids, id).collect()
 }
 
 /// The reader of element `index` of entry instruction `start`'s value
@@ -633,8 +630,12 @@ struct Graph<'a> {
     users: Rc<HashMap<i64, Vec<i64>>>,
     /// Parameter instructions of each computation, by parameter number.
     parameters: HashMap<i64, HashMap<i64, i64>>,
-    /// Whether each state visited reaches a contraction.
-    memo: std::cell::RefCell<HashMap<State, bool>>,
+    /// Whether each value followed reaches a contraction.
+    reach: Reach<i64>,
+    /// The operand positions of each operand of an instruction of more
+    /// than [`WIDE`] operands (a tuple of thousands of outputs, scanned
+    /// once per operand, was quadratic).
+    wide_positions: HashMap<i64, HashMap<i64, Vec<usize>>>,
     /// Whether each (user, operand) reads it only to contract it.
     contracts: std::cell::RefCell<HashMap<(i64, i64), bool>>,
     /// The opcodes of each computation's instructions.
@@ -645,11 +646,12 @@ struct Graph<'a> {
     value_users: HashMap<i64, Vec<i64>>,
 }
 
-/// A value followed through the module: an instruction, and the tuple
-/// element of it we hold (None: all of it).
-type State = (i64, Option<i64>);
+/// Instructions of more operands than this have their operand positions
+/// indexed.
+const WIDE: usize = 16;
 
-/// States remembered per module at most (bounded whatever the module).
+/// (user, operand) pairs whose contraction-only answer is remembered at most
+/// (bounded whatever the module).
 const MAX_MEMO: usize = 4_000_000;
 
 impl<'a> Graph<'a> {
@@ -660,6 +662,7 @@ impl<'a> Graph<'a> {
         let mut computation_opcodes: HashMap<i64, Vec<&'a str>> = HashMap::default();
         let mut element_users: HashMap<(i64, i64), Vec<i64>> = HashMap::default();
         let mut value_users: HashMap<i64, Vec<i64>> = HashMap::default();
+        let mut wide_positions: HashMap<i64, HashMap<i64, Vec<usize>>> = HashMap::default();
         for c in &module.computations {
             computation_opcodes.insert(
                 c.id,
@@ -667,6 +670,13 @@ impl<'a> Graph<'a> {
             );
             for i in &c.instructions {
                 instructions.insert(i.id, i);
+                if i.operand_ids.len() > WIDE {
+                    let mut by_operand: HashMap<i64, Vec<usize>> = HashMap::default();
+                    for (k, &o) in i.operand_ids.iter().enumerate() {
+                        by_operand.entry(o).or_default().push(k);
+                    }
+                    wide_positions.insert(i.id, by_operand);
+                }
                 for &o in &i.operand_ids {
                     users.entry(o).or_default().push(i.id);
                     if i.opcode == "get-tuple-element" {
@@ -690,7 +700,8 @@ impl<'a> Graph<'a> {
             instructions: Rc::new(instructions),
             users: Rc::new(users),
             parameters,
-            memo: Default::default(),
+            reach: Reach::default(),
+            wide_positions,
             contracts: Default::default(),
             computation_opcodes,
             element_users,
@@ -903,134 +914,81 @@ impl<'a> Graph<'a> {
             })
     }
 
-    /// Whether the value of `start` reaches a dot or a convolution: through
-    /// users, into fusions and calls (the called computation's parameter),
-    /// through tuples into loops (the element's `get-tuple-element`).
+    /// Whether the value of `start` reaches a dot or a convolution
+    /// ([`oomscope_layout::dataflow`]).
     fn reaches_contraction(&self, start: i64) -> bool {
-        self.reaches_contraction_via(start, None)
+        self.reach.reaches(self, start, None)
     }
 
     /// [`Self::reaches_contraction`] through one reader of `start` only.
     fn reaches_contraction_through(&self, start: i64, reader: i64) -> bool {
-        self.reaches_contraction_via(start, Some(reader))
+        self.reach.reaches(self, start, Some(reader))
+    }
+}
+
+impl Dataflow for Graph<'_> {
+    type Id = i64;
+
+    fn users(&self, id: i64) -> &[i64] {
+        self.users.get(&id).map_or(&[][..], Vec::as_slice)
     }
 
-    fn reaches_contraction_via(&self, start: i64, only: Option<i64>) -> bool {
-        let mut next = Vec::new();
-        if self.successors((start, None), only, &mut next) {
-            return true;
+    fn element_users(&self, id: i64, element: i64) -> &[i64] {
+        self.element_users
+            .get(&(id, element))
+            .map_or(&[][..], Vec::as_slice)
+    }
+
+    fn value_users(&self, id: i64) -> &[i64] {
+        self.value_users.get(&id).map_or(&[][..], Vec::as_slice)
+    }
+
+    fn opcode(&self, id: i64) -> Option<&str> {
+        self.instructions.get(&id).map(|i| i.opcode.as_str())
+    }
+
+    fn tuple_index(&self, id: i64) -> Option<i64> {
+        self.instructions.get(&id).map(|i| i.tuple_index)
+    }
+
+    fn calls(&self, user: i64) -> bool {
+        self.instructions
+            .get(&user)
+            .is_some_and(|u| !u.called_computation_ids.is_empty())
+    }
+
+    fn operand_positions(&self, user: i64, operand: i64, out: &mut Vec<usize>) {
+        match self.wide_positions.get(&user) {
+            Some(by_operand) => {
+                out.extend(by_operand.get(&operand).map_or(&[][..], Vec::as_slice));
+            }
+            None => {
+                if let Some(u) = self.instructions.get(&user) {
+                    out.extend(positions_in(&u.operand_ids, operand));
+                }
+            }
         }
-        next.into_iter().any(|s| self.reaches_from(s))
     }
 
-    /// The states a value flows to from `state` (through its users, or only
-    /// `only` among them), and whether one of those users is a contraction.
-    /// State: an instruction whose value we hold, and the tuple element we
-    /// hold of it when it is a tuple we were put into (None: all of it).
-    fn successors(&self, (id, element): State, only: Option<i64>, out: &mut Vec<State>) -> bool {
-        // (One reader of thousands: looked at alone, not found among them.)
-        let users = match &only {
-            Some(reader) => std::slice::from_ref(reader),
-            None => self.users.get(&id).map_or(&[][..], Vec::as_slice),
+    fn called_parameters(&self, user: i64, k: i64, out: &mut Vec<i64>) {
+        let Some(u) = self.instructions.get(&user) else {
+            return;
         };
-        for &user in users {
-            let Some(u) = self.instructions.get(&user) else {
-                continue;
-            };
-            match u.opcode.as_str() {
-                "dot" | "convolution" | "ragged-dot" => {
-                    if element.is_none() {
-                        return true;
-                    }
-                }
-                "get-tuple-element" => {
-                    if element.is_none_or(|e| e == u.tuple_index) {
-                        out.push((user, None));
-                    }
-                }
-                "tuple" => {
-                    if element.is_none() {
-                        for (k, &o) in u.operand_ids.iter().enumerate() {
-                            if o == id {
-                                out.push((user, Some(k as i64)));
-                            }
-                        }
-                    }
-                }
-                _ => {
-                    // Into called computations: operand k is parameter k
-                    // (fusion, call, custom-call, while body/condition).
-                    for (k, _) in u.operand_ids.iter().enumerate().filter(|(_, &o)| o == id) {
-                        for &c in &u.called_computation_ids {
-                            let k = if u.opcode == "while" { 0 } else { k as i64 };
-                            if let Some(&p) = self.parameters.get(&c).and_then(|ps| ps.get(&k)) {
-                                out.push((p, element));
-                            }
-                        }
-                    }
-                    if element.is_none() {
-                        out.push((user, None));
-                    } else if u.opcode == "while" {
-                        // The loop's result holds the same element.
-                        out.push((user, element));
-                    }
-                }
+        for c in &u.called_computation_ids {
+            if let Some(&p) = self.parameters.get(c).and_then(|ps| ps.get(&k)) {
+                out.push(p);
             }
         }
-        false
     }
+}
 
-    /// Whether a value held as `start` reaches a contraction, remembered
-    /// for every state visited (the dataflow is acyclic: many parameters
-    /// and readers share the same paths, each walked once per module).
-    fn reaches_from(&self, start: State) -> bool {
-        let mut memo = self.memo.borrow_mut();
-        if let Some(&known) = memo.get(&start) {
-            return known;
-        }
-        // Depth-first, children before parents; a state met again while
-        // open (malformed input) counts as not reaching.
-        let mut stack: Vec<(State, Vec<State>)> = Vec::new();
-        let mut open: HashSet<State> = HashSet::default();
-        let enter = |state: State,
-                     stack: &mut Vec<(State, Vec<State>)>,
-                     memo: &mut HashMap<State, bool>,
-                     open: &mut HashSet<State>| {
-            let mut next = Vec::new();
-            if self.successors(state, None, &mut next) {
-                memo.insert(state, true);
-            } else {
-                open.insert(state);
-                stack.push((state, next));
-            }
-        };
-        enter(start, &mut stack, &mut memo, &mut open);
-        while let Some((state, pending)) = stack.last_mut() {
-            let state = *state;
-            if memo.len() > MAX_MEMO {
-                return false;
-            }
-            let Some(child) = pending.pop() else {
-                // Every child examined: none reaches.
-                memo.insert(state, false);
-                open.remove(&state);
-                stack.pop();
-                continue;
-            };
-            if !memo.contains_key(&child) && !open.contains(&child) {
-                enter(child, &mut stack, &mut memo, &mut open);
-            }
-            if memo.get(&child) == Some(&true) {
-                // A state reaching a contraction: so does every open state
-                // above it on the path.
-                while let Some((open_state, _)) = stack.pop() {
-                    memo.insert(open_state, true);
-                    open.remove(&open_state);
-                }
-            }
-        }
-        memo.get(&start).copied().unwrap_or(false)
-    }
+/// The positions at which `operands` holds `id`.
+fn positions_in(operands: &[i64], id: i64) -> impl Iterator<Item = usize> + '_ {
+    operands
+        .iter()
+        .enumerate()
+        .filter(move |(_, &o)| o == id)
+        .map(|(k, _)| k)
 }
 
 /// Where the replay is when the entry schedule reaches an instruction: each
@@ -1538,13 +1496,14 @@ mod tests {
 
     /// The walk without memory: every state from `start` (through `only`).
     fn walked(graph: &Graph<'_>, start: i64, only: Option<i64>) -> bool {
-        let mut seen: HashSet<State> = HashSet::default();
+        use oomscope_layout::dataflow::successors;
+        let mut seen: HashSet<(i64, Option<i64>)> = HashSet::default();
         let mut stack = Vec::new();
-        if graph.successors((start, None), only, &mut stack) {
+        if successors(graph, (start, None), only, &mut stack) {
             return true;
         }
         while let Some(state) = stack.pop() {
-            if seen.insert(state) && graph.successors(state, None, &mut stack) {
+            if seen.insert(state) && successors(graph, state, None, &mut stack) {
                 return true;
             }
         }
