@@ -4,13 +4,14 @@
 //! every field the facts never look at (an instruction's metadata, fusion
 //! kind, custom-call target, control predecessors; a computation's program
 //! shape; the module's program shape, aliases, device assignment and stack
-//! frames). *Why:* prost decoded and then dropped those strings for every
+//! frames), and of a shape its dimensions, tuple elements, dimension order
+//! and tiles only (no dynamic dimensions, no boxed layout). *Why:* prost decoded and then dropped those strings for every
 //! instruction, about a third of the program build on large modules; an
 //! unknown field is skipped without allocating.
 
 use oomscope_proto::xla::{
     hlo_schedule_proto, ConvolutionDimensionNumbers, DotDimensionNumbers, GatherDimensionNumbers,
-    PrecisionConfig, ShapeProto,
+    PrecisionConfig,
 };
 
 #[derive(Clone, PartialEq, prost::Message)]
@@ -72,4 +73,29 @@ pub(crate) struct HloInstructionProto {
     pub called_computation_ids: Vec<i64>,
     #[prost(message, optional, tag = "51")]
     pub precision_config: Option<PrecisionConfig>,
+}
+
+/// A shape as the dimension classes read it (`dims.rs`).
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct ShapeProto {
+    #[prost(int64, repeated, tag = "3")]
+    pub dimensions: Vec<i64>,
+    #[prost(message, repeated, tag = "4")]
+    pub tuple_shapes: Vec<ShapeProto>,
+    #[prost(message, optional, tag = "5")]
+    pub layout: Option<LayoutProto>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct LayoutProto {
+    #[prost(int64, repeated, tag = "1")]
+    pub minor_to_major: Vec<i64>,
+    #[prost(message, repeated, tag = "6")]
+    pub tiles: Vec<TileProto>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct TileProto {
+    #[prost(int64, repeated, tag = "1")]
+    pub dimensions: Vec<i64>,
 }

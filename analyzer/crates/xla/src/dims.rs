@@ -14,8 +14,7 @@
 
 type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
-use crate::dataflow_proto::{HloInstructionProto, HloModuleProto};
-use oomscope_proto::xla::ShapeProto;
+use crate::dataflow_proto::{HloInstructionProto, HloModuleProto, ShapeProto};
 
 /// At most this many dimension nodes per module (a bound whatever the input).
 const MAX_NODES: usize = 20_000_000;
@@ -780,7 +779,6 @@ mod tests {
 
     fn array(dims: &[i64]) -> Option<ShapeProto> {
         Some(ShapeProto {
-            element_type: 11,
             dimensions: dims.to_vec(),
             ..Default::default()
         })
@@ -855,17 +853,15 @@ mod tests {
         tile: &[i64],
     ) -> HloInstructionProto {
         if let Some(shape) = i.shape.as_mut() {
-            shape.layout = Some(Box::new(oomscope_proto::xla::LayoutProto {
+            shape.layout = Some(crate::dataflow_proto::LayoutProto {
                 minor_to_major: minor_to_major.to_vec(),
                 tiles: (!tile.is_empty())
-                    .then(|| oomscope_proto::xla::TileProto {
+                    .then(|| crate::dataflow_proto::TileProto {
                         dimensions: tile.to_vec(),
-                        ..Default::default()
                     })
                     .into_iter()
                     .collect(),
-                ..Default::default()
-            }));
+            });
         }
         i
     }

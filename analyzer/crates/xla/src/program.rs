@@ -97,12 +97,17 @@ impl<'a> Module<'a> {
             ..HeapProgram::default()
         };
         // Allocations of this colour, and their buffers.
-        let mut allocation_slot: HashMap<usize, usize> = HashMap::default();
+        // Slots by the view's allocation and buffer indices: tables indexed
+        // by position, not hashed (every buffer and event looks one up).
+        let mut allocation_slot: Vec<Option<usize>> = Vec::new();
         for (i, a) in self.in_index_order() {
             if a.color != color {
                 continue;
             }
-            allocation_slot.insert(i, program.allocations.len());
+            if allocation_slot.len() <= i {
+                allocation_slot.resize(i + 1, None);
+            }
+            allocation_slot[i] = Some(program.allocations.len());
             program.allocations.push(ProgramAllocation {
                 index: a.index,
                 size_bytes: u64::try_from(a.size).unwrap_or(0),
@@ -118,14 +123,14 @@ impl<'a> Module<'a> {
                 defined_at: None,
             });
         }
-        let mut buffer_slot: HashMap<usize, usize> = HashMap::default();
+        let mut buffer_slot: Vec<Option<usize>> = vec![None; self.buffers().len()];
         // The instruction and shape index that define each program buffer.
         let mut origins: Vec<(i64, Vec<i64>)> = Vec::new();
         for (i, b) in self.buffers().iter().enumerate() {
-            let Some(&allocation) = allocation_slot.get(&b.allocation) else {
+            let Some(allocation) = allocation_slot.get(b.allocation).copied().flatten() else {
                 continue;
             };
-            buffer_slot.insert(i, program.buffers.len());
+            buffer_slot[i] = Some(program.buffers.len());
             let size = b.size();
             program.buffers.push(ProgramBuffer {
                 id: b.id(),
@@ -153,14 +158,14 @@ impl<'a> Module<'a> {
         for event in self.events(trace) {
             let buffer = self
                 .buffer_index(event.buffer_id)
-                .and_then(|b| buffer_slot.get(&b).copied());
+                .and_then(|b| buffer_slot.get(b).copied().flatten());
             let kind = match event.kind {
                 hlo::ALLOC => HeapEventKind::Alloc,
                 hlo::FREE => HeapEventKind::Free,
                 hlo::SHARE_WITH => {
                     match self
                         .buffer_index(event.share_with_canonical_id)
-                        .and_then(|b| buffer_slot.get(&b).copied())
+                        .and_then(|b| buffer_slot.get(b).copied().flatten())
                     {
                         Some(c) => HeapEventKind::ShareWith(c),
                         // XProf skips a share with an unknown buffer.
@@ -195,7 +200,7 @@ impl<'a> Module<'a> {
         // per output took a minute on a module of 10^5 buffers).
         let mut by_instruction: HashMap<i64, Vec<usize>> = HashMap::default();
         for (i, b) in self.buffers().iter().enumerate() {
-            if let Some(&slot) = buffer_slot.get(&i) {
+            if let Some(slot) = buffer_slot[i] {
                 by_instruction
                     .entry(b.instruction.id)
                     .or_default()
@@ -206,7 +211,7 @@ impl<'a> Module<'a> {
             .buffers()
             .iter()
             .enumerate()
-            .filter_map(|(i, b)| Some(((b.instruction.id, b.shape_index()), *buffer_slot.get(&i)?)))
+            .filter_map(|(i, b)| Some(((b.instruction.id, b.shape_index()), buffer_slot[i]?)))
             .fold(HashMap::default(), |mut m, (k, v)| {
                 m.entry(k).or_insert_with(Vec::new).push(v);
                 m
@@ -218,7 +223,7 @@ impl<'a> Module<'a> {
             entry,
         } = facts;
         for (i, b) in self.buffers().iter().enumerate() {
-            let Some(&slot) = buffer_slot.get(&i) else {
+            let Some(slot) = buffer_slot[i] else {
                 continue;
             };
             let classes = dims.classes(b.instruction.id, b.shape_index());
