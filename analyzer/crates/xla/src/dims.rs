@@ -124,11 +124,14 @@ fn same(a: &[i64], b: &[i64]) -> bool {
 }
 
 impl DimClasses {
-    /// The classes of `module`, whose instructions by id are `instructions`
-    /// (the program's table, shared).
+    /// The classes of `module`, whose instructions by id are `instructions`,
+    /// parameter k of computation c `parameters[(c, k)]` and whose roots by
+    /// computation are `roots` (the program's tables, shared).
     pub(crate) fn of(
         module: &HloModuleProto,
         instructions: &HashMap<i64, &HloInstructionProto>,
+        parameters: &HashMap<(i64, i64), i64>,
+        roots: &HashMap<i64, i64>,
     ) -> DimClasses {
         let mut classes = DimClasses {
             parent: Vec::new(),
@@ -152,19 +155,8 @@ impl DimClasses {
             }
         }
         classes.index_places();
-        let computations: HashMap<i64, _> = module.computations.iter().map(|c| (c.id, c)).collect();
-        let parameters: HashMap<(i64, i64), i64> = module
-            .computations
-            .iter()
-            .flat_map(|c| {
-                c.instructions
-                    .iter()
-                    .filter(|i| i.opcode == "parameter")
-                    .map(move |i| ((c.id, i.parameter_number), i.id))
-            })
-            .collect();
         let parameter = |c: i64, k: i64| parameters.get(&(c, k)).copied();
-        let root = |c: i64| computations.get(&c).map(|c| c.root_id);
+        let root = |c: i64| roots.get(&c).copied();
         // The computation an asynchronous update or done runs: its start's.
         let called = |i: &HloInstructionProto| -> Option<i64> {
             let mut x = i;
@@ -774,7 +766,22 @@ mod tests {
             .flat_map(|c| &c.instructions)
             .map(|i| (i.id, i))
             .collect();
-        DimClasses::of(module, &instructions)
+        let parameters = module
+            .computations
+            .iter()
+            .flat_map(|c| {
+                c.instructions
+                    .iter()
+                    .filter(|i| i.opcode == "parameter")
+                    .map(move |i| ((c.id, i.parameter_number), i.id))
+            })
+            .collect();
+        let roots = module
+            .computations
+            .iter()
+            .map(|c| (c.id, c.root_id))
+            .collect();
+        DimClasses::of(module, &instructions, &parameters, &roots)
     }
 
     fn array(dims: &[i64]) -> Option<ShapeProto> {

@@ -279,9 +279,17 @@ struct ModuleFacts<'m> {
 impl<'m> ModuleFacts<'m> {
     fn new(module: &'m HloModuleProto) -> Self {
         let graph = Graph::new(module);
+        let dying = DyingOperands::new(module, &graph);
+        // The dimension classes read the same tables.
+        let dims = crate::dims::DimClasses::of(
+            module,
+            &graph.instructions,
+            &dying.parameters,
+            &dying.roots,
+        );
         ModuleFacts {
-            dying: DyingOperands::new(module, &graph),
-            dims: crate::dims::DimClasses::of(module, &graph.instructions),
+            dying,
+            dims,
             graph,
             entry: None,
         }
