@@ -258,22 +258,23 @@ impl DimClasses {
 
     fn tuple_index(&self, leaf: &Leaf) -> &[i64] {
         let (at, len) = leaf.index;
-        self.pool.get(at as usize..(at + len) as usize).unwrap_or(&[])
+        self.pool
+            .get(at as usize..(at + len) as usize)
+            .unwrap_or(&[])
     }
 
     fn extents_of(&self, leaf: &Leaf) -> &[i64] {
         let (at, len) = leaf.dims;
-        self.pool.get(at as usize..(at + len) as usize).unwrap_or(&[])
+        self.pool
+            .get(at as usize..(at + len) as usize)
+            .unwrap_or(&[])
     }
 
     /// The leaves of instruction `id`, and whether its id is repeated.
     fn list(&self, id: i64) -> (&[Leaf], bool) {
         match self.leaves.get(&id) {
             None => (&[], false),
-            Some(&(REPEATED, _)) => (
-                self.repeated.get(&id).map_or(&[][..], Vec::as_slice),
-                true,
-            ),
+            Some(&(REPEATED, _)) => (self.repeated.get(&id).map_or(&[][..], Vec::as_slice), true),
             Some(&(start, len)) => (
                 self.all
                     .get(start as usize..(start + len) as usize)
@@ -310,7 +311,8 @@ impl DimClasses {
         // frequent lookup); a wide tuple's found by bisection (its leaves
         // are in index order), a repeated id's indexed.
         let at = if list.len() <= 8 {
-            list.iter().rposition(|l| same(self.tuple_index(l), index))?
+            list.iter()
+                .rposition(|l| same(self.tuple_index(l), index))?
         } else if repeated {
             *self.places.get(&id)?.get(index)?
         } else {
