@@ -27,6 +27,7 @@
 // thousands of (instruction, element) states per module.
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
+use oomscope_layout::dataflow::{Dataflow, Reach};
 use oomscope_layout::{parse_shape, Shape};
 use oomscope_report::program::{
     HeapEvent, HeapEventKind, HeapProgram, ParameterReads, ProgramAllocation, ProgramBuffer,
@@ -378,6 +379,12 @@ struct Graph<'m, 'a> {
     /// Parameter `k` of a computation, by (computation name, `k`): the
     /// first instruction of that number in the computation the name gives.
     parameters: HashMap<(&'a str, i64), &'a str>,
+    /// The `get-tuple-element` users of each (instruction, element).
+    element_users: HashMap<(&'a str, i64), Vec<&'a str>>,
+    /// The other users of each instruction.
+    value_users: HashMap<&'a str, Vec<&'a str>>,
+    /// Whether each value followed reaches a contraction.
+    reach: Reach<&'a str>,
 }
 
 impl<'m, 'a> Graph<'m, 'a> {
@@ -409,11 +416,30 @@ impl<'m, 'a> Graph<'m, 'a> {
                 }
             }
         }
+        // Each user as the table above names it (the last instruction of
+        // a repeated name).
+        let mut element_users: HashMap<(&'a str, i64), Vec<&'a str>> = HashMap::new();
+        let mut value_users: HashMap<&'a str, Vec<&'a str>> = HashMap::new();
+        for (&o, list) in &users {
+            for &u in list {
+                match instructions.get(u) {
+                    Some(i) if i.opcode == "get-tuple-element" => {
+                        if let Some(k) = tuple_index(i) {
+                            element_users.entry((o, k)).or_default().push(u);
+                        }
+                    }
+                    _ => value_users.entry(o).or_default().push(u),
+                }
+            }
+        }
         Graph {
             instructions,
             users,
             calls,
             parameters,
+            element_users,
+            value_users,
+            reach: Reach::default(),
         }
     }
 
@@ -427,78 +453,64 @@ impl<'m, 'a> Graph<'m, 'a> {
             .collect()
     }
 
-    /// Whether the value of `start` reaches a dot or a convolution: through
-    /// users, into called computations (operand k is their parameter k; a
-    /// loop's operand its body's and condition's parameter 0), through
-    /// tuples into loops (the element's `get-tuple-element`). The rule of
-    /// `oomscope_xla`'s HloProto program, on the text.
-    /// `only`: through this reader of `start` alone.
-    fn reaches_contraction_via(&self, start: &'a str, only: Option<&str>) -> bool {
-        let mut seen: HashSet<(&'a str, Option<i64>)> = HashSet::new();
-        let mut stack = vec![(start, None::<i64>)];
-        while let Some((name, element)) = stack.pop() {
-            if seen.len() > MAX_VISITS {
-                return false;
-            }
-            if !seen.insert((name, element)) {
-                continue;
-            }
-            for &user in self.users.get(name).map_or(&[][..], Vec::as_slice) {
-                if name == start && only.is_some_and(|r| r != user) {
-                    continue;
-                }
-                let Some(u) = self.instructions.get(user) else {
-                    continue;
-                };
-                match u.opcode {
-                    "dot" | "convolution" | "ragged-dot" => {
-                        if element.is_none() {
-                            return true;
-                        }
-                    }
-                    "get-tuple-element" => {
-                        let index = u.attribute("index").and_then(|i| i.parse::<i64>().ok());
-                        if element.is_none() || element == index {
-                            stack.push((user, None));
-                        }
-                    }
-                    "tuple" => {
-                        if element.is_none() {
-                            for (k, o) in u.operand_names().enumerate() {
-                                if o == name {
-                                    stack.push((user, Some(k as i64)));
-                                }
-                            }
-                        }
-                    }
-                    _ => {
-                        let called = self.calls.get(user).map_or(&[][..], Vec::as_slice);
-                        let positions: Vec<i64> = if called.is_empty() {
-                            Vec::new()
-                        } else {
-                            u.operand_names()
-                                .enumerate()
-                                .filter(|(_, o)| *o == name)
-                                .map(|(k, _)| k as i64)
-                                .collect()
-                        };
-                        for c in called {
-                            for &k in &positions {
-                                let k = if u.opcode == "while" { 0 } else { k };
-                                if let Some(&p) = self.parameters.get(&(c.name, k)) {
-                                    stack.push((p, element));
-                                }
-                            }
-                        }
-                        if element.is_none() {
-                            stack.push((user, None));
-                        } else if u.opcode == "while" {
-                            stack.push((user, element));
-                        }
-                    }
-                }
+    /// Whether the value of `start` reaches a dot or a convolution
+    /// ([`oomscope_layout::dataflow`], the walk of `oomscope_xla`'s HloProto
+    /// program). `only`: through this reader of `start` alone.
+    fn reaches_contraction_via(&self, start: &'a str, only: Option<&'a str>) -> bool {
+        self.reach.reaches(self, start, only)
+    }
+}
+
+impl<'a> Dataflow for Graph<'_, 'a> {
+    type Id = &'a str;
+
+    fn users(&self, id: &'a str) -> &[&'a str] {
+        self.users.get(id).map_or(&[][..], Vec::as_slice)
+    }
+
+    fn element_users(&self, id: &'a str, element: i64) -> &[&'a str] {
+        self.element_users
+            .get(&(id, element))
+            .map_or(&[][..], Vec::as_slice)
+    }
+
+    fn value_users(&self, id: &'a str) -> &[&'a str] {
+        self.value_users.get(id).map_or(&[][..], Vec::as_slice)
+    }
+
+    fn opcode(&self, id: &'a str) -> Option<&str> {
+        self.instructions.get(id).map(|i| i.opcode)
+    }
+
+    fn tuple_index(&self, id: &'a str) -> Option<i64> {
+        tuple_index(self.instructions.get(id)?)
+    }
+
+    fn calls(&self, user: &'a str) -> bool {
+        self.calls.contains_key(user)
+    }
+
+    fn operand_positions(&self, user: &'a str, operand: &'a str, out: &mut Vec<usize>) {
+        if let Some(u) = self.instructions.get(user) {
+            out.extend(
+                u.operand_names()
+                    .enumerate()
+                    .filter(|&(_, o)| o == operand)
+                    .map(|(k, _)| k),
+            );
+        }
+    }
+
+    fn called_parameters(&self, user: &'a str, k: i64, out: &mut Vec<&'a str>) {
+        for c in self.calls.get(user).map_or(&[][..], Vec::as_slice) {
+            if let Some(&p) = self.parameters.get(&(c.name, k)) {
+                out.push(p);
             }
         }
-        false
     }
+}
+
+/// A `get-tuple-element`'s index.
+fn tuple_index(i: &HloInstruction<'_>) -> Option<i64> {
+    i.attribute("index").and_then(|i| i.parse::<i64>().ok())
 }

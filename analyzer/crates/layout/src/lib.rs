@@ -4,8 +4,10 @@
 //! - [`element_type`]: primitive types (names, `xla_data.proto` numbers, bit widths);
 //! - [`shape`]: the shape/layout model, parser, printer and size rules;
 //! - [`tpu`]: what XLA:TPU allocates for arrays whose layout has no tile;
-//! - [`padding`]: padding waste per dimension, per module and per OOM event, with fix suggestions.
+//! - [`padding`]: padding waste per dimension, per module and per OOM event, with fix suggestions;
+//! - [`dataflow`]: whether an HLO value reaches a contraction (the what-if programs' walk).
 
+pub mod dataflow;
 pub mod element_type;
 pub mod padding;
 pub mod shape;

@@ -13,35 +13,46 @@
 //! when its size equals the batch.
 
 type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
-type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
-use oomscope_proto::xla::{HloInstructionProto, HloModuleProto, ShapeProto};
+use crate::dataflow_proto::{HloInstructionProto, HloModuleProto, ShapeProto};
 
 /// At most this many dimension nodes per module (a bound whatever the input).
 const MAX_NODES: usize = 20_000_000;
 
+/// At most this many tuple index and extent entries per module (a tuple
+/// nested deep gives each leaf a long index, whatever its dimensions).
+const MAX_POOL: usize = 100_000_000;
+
 pub(crate) struct DimClasses {
     parent: Vec<u32>,
-    /// Instruction id → its array leaves: (tuple index, first node, extents).
-    leaves: HashMap<i64, Vec<(Vec<i64>, u32, Vec<i64>)>>,
-    /// (instruction id, tuple index) → its place in `leaves` (a tuple of
-    /// thousands of arguments is looked up leaf by leaf).
+    /// Every leaf's tuple index and extents, one after another ([`Leaf`]
+    /// holds ranges of it: two lists allocated per leaf were most of the
+    /// time taken to build and drop this table).
+    pool: Vec<i64>,
+    /// Every instruction's array leaves, each instruction's in one run, in
+    /// tuple index order.
+    all: Vec<Leaf>,
+    /// Instruction id → its run in `all` (start, length); the start is
+    /// [`REPEATED`] for an id in `repeated`.
+    leaves: HashMap<i64, (u32, u32)>,
+    /// Ids given to more than one instruction (malformed input): the leaves
+    /// of each in turn, not in one tuple's order, so they are scanned.
+    repeated: HashMap<i64, Vec<Leaf>>,
+    /// (repeated id, tuple index) → its place in `repeated` when it has
+    /// more than 8 leaves (the last leaf of an index kept).
     places: HashMap<i64, HashMap<Vec<i64>, usize>>,
-    /// Ids given to more than one instruction (malformed input): their
-    /// leaves are not in one tuple's order, so they are scanned.
-    repeated: HashSet<i64>,
 }
 
-fn array_leaves(shape: &ShapeProto, index: &mut Vec<i64>, out: &mut Vec<(Vec<i64>, Vec<i64>)>) {
-    if shape.tuple_shapes.is_empty() {
-        out.push((index.clone(), shape.dimensions.clone()));
-        return;
-    }
-    for (k, t) in shape.tuple_shapes.iter().enumerate() {
-        index.push(k as i64);
-        array_leaves(t, index, out);
-        index.pop();
-    }
+/// The start of a run whose leaves are in [`DimClasses::repeated`].
+const REPEATED: u32 = u32::MAX;
+
+/// One array leaf of an instruction's shape: its tuple index and extents
+/// (start and length in [`DimClasses::pool`]) and its first dimension node.
+#[derive(Clone, Copy)]
+struct Leaf {
+    index: (u32, u32),
+    first: u32,
+    dims: (u32, u32),
 }
 
 /// A run of elements as they lie in memory: `extent` elements of logical
@@ -113,56 +124,39 @@ fn same(a: &[i64], b: &[i64]) -> bool {
 }
 
 impl DimClasses {
-    pub(crate) fn of(module: &HloModuleProto) -> DimClasses {
+    /// The classes of `module`, whose instructions by id are `instructions`,
+    /// parameter k of computation c `parameters[(c, k)]` and whose roots by
+    /// computation are `roots` (the program's tables, shared).
+    pub(crate) fn of(
+        module: &HloModuleProto,
+        instructions: &HashMap<i64, &HloInstructionProto>,
+        parameters: &HashMap<(i64, i64), i64>,
+        roots: &HashMap<i64, i64>,
+    ) -> DimClasses {
         let mut classes = DimClasses {
             parent: Vec::new(),
+            pool: Vec::new(),
+            all: Vec::new(),
             leaves: HashMap::default(),
+            repeated: HashMap::default(),
             places: HashMap::default(),
-            repeated: Default::default(),
         };
-        let mut instructions: HashMap<i64, &HloInstructionProto> = HashMap::default();
-        // One list of leaves for every instruction's (not one each).
-        let mut leaves = Vec::new();
+        let mut index = Vec::new();
         for c in &module.computations {
             for i in &c.instructions {
-                instructions.insert(i.id, i);
                 let Some(shape) = &i.shape else { continue };
-                if classes.leaves.contains_key(&i.id) {
-                    classes.repeated.insert(i.id);
-                }
-                leaves.clear();
-                array_leaves(shape, &mut Vec::new(), &mut leaves);
-                for (index, dims) in leaves.drain(..) {
-                    let first = classes.parent.len();
-                    if first + dims.len() > MAX_NODES {
-                        classes.index_places();
-                        return classes;
-                    }
-                    classes
-                        .parent
-                        .extend((first..first + dims.len()).map(|n| n as u32));
-                    classes
-                        .leaves
-                        .entry(i.id)
-                        .or_default()
-                        .push((index, first as u32, dims));
+                let start = classes.all.len();
+                let complete = classes.add_leaves(shape, &mut index);
+                classes.list_leaves(i.id, start);
+                if !complete {
+                    classes.index_places();
+                    return classes;
                 }
             }
         }
         classes.index_places();
-        let computations: HashMap<i64, _> = module.computations.iter().map(|c| (c.id, c)).collect();
-        let parameters: HashMap<(i64, i64), i64> = module
-            .computations
-            .iter()
-            .flat_map(|c| {
-                c.instructions
-                    .iter()
-                    .filter(|i| i.opcode == "parameter")
-                    .map(move |i| ((c.id, i.parameter_number), i.id))
-            })
-            .collect();
         let parameter = |c: i64, k: i64| parameters.get(&(c, k)).copied();
-        let root = |c: i64| computations.get(&c).map(|c| c.root_id);
+        let root = |c: i64| roots.get(&c).copied();
         // The computation an asynchronous update or done runs: its start's.
         let called = |i: &HloInstructionProto| -> Option<i64> {
             let mut x = i;
@@ -191,18 +185,102 @@ impl DimClasses {
         classes
     }
 
-    /// Indexes the leaves of the instructions [`Self::leaf`] does not scan
-    /// (more than 8): a table per instruction was most of the time taken
-    /// to list a module's leaves, and almost every instruction has one.
+    /// Appends the array leaves of `shape` (under tuple index `index`) to
+    /// `all`, in index order, with a node per dimension; false when the
+    /// module has more than [`MAX_NODES`] (the leaf that would pass it is
+    /// not added).
+    fn add_leaves(&mut self, shape: &ShapeProto, index: &mut Vec<i64>) -> bool {
+        if shape.tuple_shapes.is_empty() {
+            let dims = &shape.dimensions;
+            let first = self.parent.len();
+            if first + dims.len() > MAX_NODES || self.pool.len() > MAX_POOL {
+                return false;
+            }
+            self.parent
+                .extend((first..first + dims.len()).map(|n| n as u32));
+            let at = self.pool.len() as u32;
+            self.pool.extend_from_slice(index);
+            self.pool.extend_from_slice(dims);
+            self.all.push(Leaf {
+                index: (at, index.len() as u32),
+                first: first as u32,
+                dims: (at + index.len() as u32, dims.len() as u32),
+            });
+            return true;
+        }
+        for (k, t) in shape.tuple_shapes.iter().enumerate() {
+            index.push(k as i64);
+            let complete = self.add_leaves(t, index);
+            index.pop();
+            if !complete {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Lists the leaves `all[start..]` as those of instruction `id`, after
+    /// those of an earlier instruction with the same id (malformed input).
+    fn list_leaves(&mut self, id: i64, start: usize) {
+        let added = self.all.len() - start;
+        if added == 0 {
+            return;
+        }
+        match self.leaves.get(&id).copied() {
+            None => {
+                self.leaves.insert(id, (start as u32, added as u32));
+            }
+            Some((first, len)) => {
+                let mut list = match first {
+                    REPEATED => self.repeated.remove(&id).unwrap_or_default(),
+                    _ => self.all[first as usize..][..len as usize].to_vec(),
+                };
+                list.extend_from_slice(&self.all[start..]);
+                self.leaves.insert(id, (REPEATED, list.len() as u32));
+                self.repeated.insert(id, list);
+            }
+        }
+    }
+
+    /// Indexes the leaves of the repeated ids of more than 8 leaves (the
+    /// others are scanned, or found by bisection in their tuple's order).
     fn index_places(&mut self) {
-        for (&id, list) in self.leaves.iter().filter(|(_, l)| l.len() > 8) {
+        for (&id, list) in self.repeated.iter().filter(|(_, l)| l.len() > 8) {
             let mut places: HashMap<Vec<i64>, usize> = HashMap::default();
             places.reserve(list.len());
-            for (k, (index, _, _)) in list.iter().enumerate() {
-                // The last leaf of an index is kept (a repeated id's).
-                places.insert(index.clone(), k);
+            for (k, leaf) in list.iter().enumerate() {
+                // The last leaf of an index is kept.
+                places.insert(self.tuple_index(leaf).to_vec(), k);
             }
             self.places.insert(id, places);
+        }
+    }
+
+    fn tuple_index(&self, leaf: &Leaf) -> &[i64] {
+        let (at, len) = leaf.index;
+        self.pool
+            .get(at as usize..(at + len) as usize)
+            .unwrap_or(&[])
+    }
+
+    fn extents_of(&self, leaf: &Leaf) -> &[i64] {
+        let (at, len) = leaf.dims;
+        self.pool
+            .get(at as usize..(at + len) as usize)
+            .unwrap_or(&[])
+    }
+
+    /// The leaves of instruction `id`, and whether its id is repeated.
+    fn list(&self, id: i64) -> (&[Leaf], bool) {
+        match self.leaves.get(&id) {
+            None => (&[], false),
+            Some(&(REPEATED, _)) => (self.repeated.get(&id).map_or(&[][..], Vec::as_slice), true),
+            Some(&(start, len)) => (
+                self.all
+                    .get(start as usize..(start + len) as usize)
+                    .unwrap_or(&[]),
+                false,
+            ),
         }
     }
 
@@ -227,18 +305,22 @@ impl DimClasses {
     }
 
     fn leaf(&self, id: i64, index: &[i64]) -> Option<(u32, &[i64])> {
-        let list = self.leaves.get(&id)?;
+        let (list, repeated) = self.list(id);
         // A few leaves are scanned, the last match kept as the index keeps
         // it (no key to build and hash: this is the analysis's most
-        // frequent lookup); a wide tuple's are indexed.
+        // frequent lookup); a wide tuple's found by bisection (its leaves
+        // are in index order), a repeated id's indexed.
         let at = if list.len() <= 8 {
-            list.iter().rposition(|(i, _, _)| same(i, index))?
-        } else {
+            list.iter()
+                .rposition(|l| same(self.tuple_index(l), index))?
+        } else if repeated {
             *self.places.get(&id)?.get(index)?
+        } else {
+            list.partition_point(|l| self.tuple_index(l) < index)
         };
         list.get(at)
-            .filter(|(i, _, _)| same(i, index))
-            .map(|(_, first, dims)| (*first, dims.as_slice()))
+            .filter(|l| same(self.tuple_index(l), index))
+            .map(|l| (l.first, self.extents_of(l)))
     }
 
     fn node(&self, id: i64, index: &[i64], d: i64) -> Option<(u32, i64)> {
@@ -266,28 +348,30 @@ impl DimClasses {
             self.join_leaves(a, ia, b, ib);
             return;
         }
-        let list = self.leaves.get(&a).map_or(&[][..], Vec::as_slice);
+        let (list, repeated) = self.list(a);
         // A tuple's leaves are listed in index order, so those under `ia`
         // are one run found by bisection (a tuple of thousands of pairs,
         // each read by its get-tuple-element, is not scanned per element).
-        let start = if self.repeated.contains(&a) {
+        let start = if repeated {
             0
         } else {
-            list.partition_point(|(index, _, _)| index.as_slice() < ia)
+            list.partition_point(|l| self.tuple_index(l) < ia)
         };
-        let pairs: Vec<(Vec<i64>, Vec<i64>)> = list
+        let under: Vec<Leaf> = list
             .get(start..)
             .unwrap_or(&[])
             .iter()
-            .take_while(|(index, _, _)| self.repeated.contains(&a) || index.starts_with(ia))
-            .filter(|(index, _, _)| index.starts_with(ia))
-            .map(|(index, _, _)| {
-                let mut other = ib.to_vec();
-                other.extend_from_slice(&index[ia.len()..]);
-                (index.clone(), other)
-            })
+            .take_while(|l| repeated || self.tuple_index(l).starts_with(ia))
+            .filter(|l| self.tuple_index(l).starts_with(ia))
+            .copied()
             .collect();
-        for (x, y) in pairs {
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        for leaf in under {
+            x.clear();
+            x.extend_from_slice(self.tuple_index(&leaf));
+            y.clear();
+            y.extend_from_slice(ib);
+            y.extend_from_slice(&x[ia.len()..]);
             self.join_leaves(a, &x, b, &y);
         }
     }
@@ -674,11 +758,36 @@ impl DimClasses {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use oomscope_proto::xla::{DotDimensionNumbers, HloComputationProto};
+    use crate::dataflow_proto::HloComputationProto;
+    use oomscope_proto::xla::DotDimensionNumbers;
+
+    fn classes_of(module: &HloModuleProto) -> DimClasses {
+        let instructions = module
+            .computations
+            .iter()
+            .flat_map(|c| &c.instructions)
+            .map(|i| (i.id, i))
+            .collect();
+        let parameters = module
+            .computations
+            .iter()
+            .flat_map(|c| {
+                c.instructions
+                    .iter()
+                    .filter(|i| i.opcode == "parameter")
+                    .map(move |i| ((c.id, i.parameter_number), i.id))
+            })
+            .collect();
+        let roots = module
+            .computations
+            .iter()
+            .map(|c| (c.id, c.root_id))
+            .collect();
+        DimClasses::of(module, &instructions, &parameters, &roots)
+    }
 
     fn array(dims: &[i64]) -> Option<ShapeProto> {
         Some(ShapeProto {
-            element_type: 11,
             dimensions: dims.to_vec(),
             ..Default::default()
         })
@@ -731,7 +840,7 @@ mod tests {
 
     #[test]
     fn the_batch_is_joined_through_a_dot_and_not_to_a_contracted_weight() {
-        let mut c = DimClasses::of(&module());
+        let mut c = classes_of(&module());
         let (x, w, y) = (c.classes(1, &[]), c.classes(2, &[]), c.classes(3, &[]));
         let (split, gradient) = (c.classes(4, &[]), c.classes(5, &[]));
         // The batch: x's rows are y's rows, and the reshape's major split.
@@ -753,17 +862,15 @@ mod tests {
         tile: &[i64],
     ) -> HloInstructionProto {
         if let Some(shape) = i.shape.as_mut() {
-            shape.layout = Some(Box::new(oomscope_proto::xla::LayoutProto {
+            shape.layout = Some(crate::dataflow_proto::LayoutProto {
                 minor_to_major: minor_to_major.to_vec(),
                 tiles: (!tile.is_empty())
-                    .then(|| oomscope_proto::xla::TileProto {
+                    .then(|| crate::dataflow_proto::TileProto {
                         dimensions: tile.to_vec(),
-                        ..Default::default()
                     })
                     .into_iter()
                     .collect(),
-                ..Default::default()
-            }));
+            });
         }
         i
     }
@@ -791,7 +898,7 @@ mod tests {
             }],
             ..Default::default()
         };
-        let mut c = DimClasses::of(&module);
+        let mut c = classes_of(&module);
         (c.classes(1, &[]), c.classes(2, &[]))
     }
 

@@ -356,7 +356,7 @@ pub struct Hlo<'a> {
     ints: Vec<i64>,
     /// The bytes of each `hlo_module` field, in file order (protobuf merges
     /// repeats): what the what-if program's dataflow facts decode with prost
-    /// ([`Hlo::module_proto`]).
+    /// ([`Hlo::decode_module`]).
     module_bytes: Vec<&'a [u8]>,
 }
 
@@ -366,13 +366,19 @@ impl Hlo<'_> {
         self.ints.get(span.start..span.end).unwrap_or(&[])
     }
 
-    /// The whole `HloModuleProto`, decoded with prost: only the what-if
-    /// program's dataflow facts (`program.rs`, `dims.rs`) read it, and only
-    /// when a program is asked for. `None` when prost rejects what the view
-    /// accepted.
+    /// The whole `HloModuleProto`, decoded with prost (the what-if
+    /// `peak` example reads it; a program decodes only the fields its facts
+    /// read, [`Hlo::decode_module`]). `None` when prost rejects what the
+    /// view accepted.
     pub fn module_proto(&self) -> Option<oomscope_proto::xla::HloModuleProto> {
-        use prost::Message;
-        let mut module = oomscope_proto::xla::HloModuleProto::default();
+        self.decode_module()
+    }
+
+    /// The module's bytes decoded with prost as `M`: a message with some of
+    /// `HloModuleProto`'s fields (the what-if program's dataflow facts read
+    /// only those), the others skipped. `None` when prost rejects them.
+    pub fn decode_module<M: prost::Message + Default>(&self) -> Option<M> {
+        let mut module = M::default();
         for bytes in &self.module_bytes {
             module.merge(*bytes).ok()?;
         }

@@ -12,6 +12,7 @@
 //! - [`shape`]: `ShapeProto` → `oomscope_layout::Shape`, shape text, unpadded sizes.
 
 pub mod allocator;
+mod dataflow_proto;
 mod dims;
 pub mod error;
 pub mod hlo;

@@ -11,12 +11,14 @@ type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 use std::rc::Rc;
 
-use oomscope_proto::xla::{HloComputationProto, HloInstructionProto, HloModuleProto};
+use crate::dataflow_proto::{HloComputationProto, HloInstructionProto, HloModuleProto};
 use oomscope_report::program::{
     BufferReader, HeapEvent, HeapEventKind, HeapProgram, ParameterReads, ProgramAllocation,
     ProgramBuffer,
 };
 use oomscope_report::MemoryColor;
+
+use oomscope_layout::dataflow::{Dataflow, Reach};
 
 use crate::hlo;
 use crate::hlo::{HloModule, ShapeView};
@@ -56,9 +58,9 @@ const MAX_FUSED_VISITS: usize = 256;
 
 impl<'a> Module<'a> {
     /// The programs of every memory space with a heap-simulator trace (the
-    /// module decoded with prost once for all of them).
+    /// module's dataflow fields decoded with prost once for all of them).
     pub fn programs(&self) -> Vec<HeapProgram> {
-        let Some(proto) = self.hlo().module_proto() else {
+        let Some(proto) = self.hlo().decode_module::<HloModuleProto>() else {
             return Vec::new();
         };
         // The module's dataflow, the same for every memory space, built
@@ -73,18 +75,18 @@ impl<'a> Module<'a> {
     /// The program the Memory Viewer replays for memory space `color`, or
     /// `None` when that space has no heap-simulator trace.
     pub fn program(&self, color: i64) -> Option<HeapProgram> {
-        let proto = self.hlo().module_proto()?;
+        let proto = self.hlo().decode_module::<HloModuleProto>()?;
         self.program_with(color, &proto, &mut ModuleFacts::new(&proto))
     }
 
     /// Buffers, allocations and events come from the lazy view; the
     /// dataflow facts (readers, dying operands, dimension classes) from
     /// `hlo_module`, the same module decoded with prost.
-    fn program_with(
+    fn program_with<'m>(
         &self,
         color: i64,
-        hlo_module: &HloModuleProto,
-        facts: &mut ModuleFacts<'_>,
+        hlo_module: &'m HloModuleProto,
+        facts: &mut ModuleFacts<'m>,
     ) -> Option<HeapProgram> {
         let trace = self.trace_for(color).and_then(|t| self.traces().get(t))?;
         let view = self.module();
@@ -95,12 +97,17 @@ impl<'a> Module<'a> {
             ..HeapProgram::default()
         };
         // Allocations of this colour, and their buffers.
-        let mut allocation_slot: HashMap<usize, usize> = HashMap::default();
+        // Slots by the view's allocation and buffer indices: tables indexed
+        // by position, not hashed (every buffer and event looks one up).
+        let mut allocation_slot: Vec<Option<usize>> = Vec::new();
         for (i, a) in self.in_index_order() {
             if a.color != color {
                 continue;
             }
-            allocation_slot.insert(i, program.allocations.len());
+            if allocation_slot.len() <= i {
+                allocation_slot.resize(i + 1, None);
+            }
+            allocation_slot[i] = Some(program.allocations.len());
             program.allocations.push(ProgramAllocation {
                 index: a.index,
                 size_bytes: u64::try_from(a.size).unwrap_or(0),
@@ -116,14 +123,14 @@ impl<'a> Module<'a> {
                 defined_at: None,
             });
         }
-        let mut buffer_slot: HashMap<usize, usize> = HashMap::default();
+        let mut buffer_slot: Vec<Option<usize>> = vec![None; self.buffers().len()];
         // The instruction and shape index that define each program buffer.
         let mut origins: Vec<(i64, Vec<i64>)> = Vec::new();
         for (i, b) in self.buffers().iter().enumerate() {
-            let Some(&allocation) = allocation_slot.get(&b.allocation) else {
+            let Some(allocation) = allocation_slot.get(b.allocation).copied().flatten() else {
                 continue;
             };
-            buffer_slot.insert(i, program.buffers.len());
+            buffer_slot[i] = Some(program.buffers.len());
             let size = b.size();
             program.buffers.push(ProgramBuffer {
                 id: b.id(),
@@ -151,14 +158,14 @@ impl<'a> Module<'a> {
         for event in self.events(trace) {
             let buffer = self
                 .buffer_index(event.buffer_id)
-                .and_then(|b| buffer_slot.get(&b).copied());
+                .and_then(|b| buffer_slot.get(b).copied().flatten());
             let kind = match event.kind {
                 hlo::ALLOC => HeapEventKind::Alloc,
                 hlo::FREE => HeapEventKind::Free,
                 hlo::SHARE_WITH => {
                     match self
                         .buffer_index(event.share_with_canonical_id)
-                        .and_then(|b| buffer_slot.get(&b).copied())
+                        .and_then(|b| buffer_slot.get(b).copied().flatten())
                     {
                         Some(c) => HeapEventKind::ShareWith(c),
                         // XProf skips a share with an unknown buffer.
@@ -193,7 +200,7 @@ impl<'a> Module<'a> {
         // per output took a minute on a module of 10^5 buffers).
         let mut by_instruction: HashMap<i64, Vec<usize>> = HashMap::default();
         for (i, b) in self.buffers().iter().enumerate() {
-            if let Some(&slot) = buffer_slot.get(&i) {
+            if let Some(slot) = buffer_slot[i] {
                 by_instruction
                     .entry(b.instruction.id)
                     .or_default()
@@ -204,14 +211,19 @@ impl<'a> Module<'a> {
             .buffers()
             .iter()
             .enumerate()
-            .filter_map(|(i, b)| Some(((b.instruction.id, b.shape_index()), *buffer_slot.get(&i)?)))
+            .filter_map(|(i, b)| Some(((b.instruction.id, b.shape_index()), buffer_slot[i]?)))
             .fold(HashMap::default(), |mut m, (k, v)| {
                 m.entry(k).or_insert_with(Vec::new).push(v);
                 m
             });
-        let ModuleFacts { dying, dims, graph } = facts;
+        let ModuleFacts {
+            dying,
+            dims,
+            graph,
+            entry,
+        } = facts;
         for (i, b) in self.buffers().iter().enumerate() {
-            let Some(&slot) = buffer_slot.get(&i) else {
+            let Some(slot) = buffer_slot[i] else {
                 continue;
             };
             let classes = dims.classes(b.instruction.id, b.shape_index());
@@ -243,15 +255,12 @@ impl<'a> Module<'a> {
                 x.softmax = softmax;
             }
         }
-        entry_facts(
-            hlo_module,
-            view,
-            graph,
-            &mut program,
-            &origins,
-            dims,
-            |id| by_instruction.get(&id).cloned().unwrap_or_default(),
-        );
+        let entry = entry.get_or_insert_with(|| EntryFacts::new(hlo_module, view, graph, dims));
+        if let Some(entry) = entry {
+            entry_facts(entry, graph, &mut program, &origins, |id| {
+                by_instruction.get(&id).cloned().unwrap_or_default()
+            });
+        }
         Some(program)
     }
 }
@@ -262,15 +271,27 @@ struct ModuleFacts<'m> {
     dying: DyingOperands<'m>,
     dims: crate::dims::DimClasses,
     graph: Graph<'m>,
+    /// The entry computation's facts, made for the first program (`None`
+    /// inside: the module has no entry computation).
+    entry: Option<Option<EntryFacts<'m>>>,
 }
 
 impl<'m> ModuleFacts<'m> {
     fn new(module: &'m HloModuleProto) -> Self {
         let graph = Graph::new(module);
+        let dying = DyingOperands::new(module, &graph);
+        // The dimension classes read the same tables.
+        let dims = crate::dims::DimClasses::of(
+            module,
+            &graph.instructions,
+            &dying.parameters,
+            &dying.roots,
+        );
         ModuleFacts {
-            dying: DyingOperands::new(module, &graph),
-            dims: crate::dims::DimClasses::of(module),
+            dying,
+            dims,
             graph,
+            entry: None,
         }
     }
 }
@@ -279,39 +300,163 @@ fn buffer_slot_size(buffers: &[ProgramBuffer], i: usize) -> Option<u64> {
     buffers.get(i).map(|b| b.size_bytes)
 }
 
+/// What each memory space's program reads of the entry computation, the
+/// same for all of them (found once: the walks from every parameter were
+/// repeated per space).
+struct EntryFacts<'m> {
+    root_id: i64,
+    /// Each entry instruction's index in the entry schedule.
+    order: HashMap<i64, usize>,
+    /// The same, by instruction name (a trace names its instructions).
+    by_name: HashMap<&'m str, usize>,
+    ids: HashSet<i64>,
+    parameters: Vec<ParameterFacts>,
+}
+
+/// One entry parameter: whether and where its value is read, and its
+/// array leaves.
+struct ParameterFacts {
+    number: i64,
+    feeds: bool,
+    /// Its readers in the entry computation (through get-tuple-element and
+    /// bitcast).
+    readers: Vec<i64>,
+    /// Those through which it reaches a contraction.
+    contraction_readers: Vec<i64>,
+    contraction_in_loop: bool,
+    /// Each array leaf: its index, shape and dimension classes.
+    leaves: Vec<(Vec<i64>, String, Vec<u32>)>,
+}
+
+impl<'m> EntryFacts<'m> {
+    fn new(
+        module: &'m HloModuleProto,
+        view: &HloModule<'_>,
+        graph: &Graph<'_>,
+        dims: &mut crate::dims::DimClasses,
+    ) -> Option<Self> {
+        // The last computation of the entry's id (as a table by id keeps).
+        let entry = module
+            .computations
+            .iter()
+            .rev()
+            .find(|c| c.id == module.entry_computation_id)
+            .or_else(|| {
+                module
+                    .computations
+                    .iter()
+                    .find(|c| c.name == module.entry_computation_name)
+            })?;
+        let order = schedule_order(module, entry);
+        let by_name: HashMap<&str, usize> = entry
+            .instructions
+            .iter()
+            .filter_map(|i| Some((i.name.as_str(), *order.get(&i.id)?)))
+            .collect();
+        let ids: HashSet<i64> = entry.instructions.iter().map(|i| i.id).collect();
+        // The parameters' shapes, read through the view (as the buffers' are).
+        let shapes: HashMap<i64, ShapeView<'_>> = view
+            .instructions
+            .iter()
+            .filter(|i| i.opcode == "parameter" && ids.contains(&i.id))
+            .filter_map(|i| Some((i.id, i.shape?)))
+            .collect();
+        let mut parameters = Vec::new();
+        for instruction in &entry.instructions {
+            if instruction.opcode != "parameter" {
+                continue;
+            }
+            let Some(&shape) = shapes.get(&instruction.id) else {
+                continue;
+            };
+            let feeds = graph.reaches_contraction(instruction.id);
+            // Readers in the entry computation (through get-tuple-element and
+            // bitcast), each with the value it reads.
+            let mut readers: Vec<(i64, i64)> = Vec::new();
+            let mut frontier = vec![instruction.id];
+            while let Some(id) = frontier.pop() {
+                for &u in graph.users.get(&id).map_or(&[][..], Vec::as_slice) {
+                    match graph.instructions.get(&u).map(|i| i.opcode.as_str()) {
+                        Some("get-tuple-element" | "bitcast") if readers.len() < 10_000 => {
+                            frontier.push(u)
+                        }
+                        Some(_) => readers.push((id, u)),
+                        None => {}
+                    }
+                }
+            }
+            let mut contraction_in_loop = false;
+            let contraction_readers: Vec<i64> = if feeds {
+                readers
+                    .iter()
+                    .filter(|&&(value, reader)| graph.reaches_contraction_through(value, reader))
+                    .map(|&(_, reader)| {
+                        if graph
+                            .instructions
+                            .get(&reader)
+                            .is_some_and(|i| i.opcode == "while")
+                        {
+                            contraction_in_loop = true;
+                        }
+                        reader
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            // One entry per array leaf (JAX passes thousands of arguments as
+            // one tuple). Each subshape is carried with its index: looking a
+            // tuple element up again by index would walk the tuple once per
+            // element.
+            let mut leaves: Vec<(Vec<i64>, String, Vec<u32>)> = Vec::new();
+            let mut stack: Vec<(Vec<i64>, ShapeView<'_>)> = vec![(Vec::new(), shape)];
+            while let Some((index, sub)) = stack.pop() {
+                let elements: Vec<ShapeView<'_>> = sub.tuple_shapes().collect();
+                if elements.is_empty() {
+                    let classes = dims.classes(instruction.id, &index);
+                    leaves.push((index, shape_text(Some(sub)), classes));
+                } else if leaves.len() + stack.len() < 100_000 {
+                    for (i, element) in elements.into_iter().enumerate().rev() {
+                        let mut next = index.clone();
+                        next.push(i as i64);
+                        stack.push((next, element));
+                    }
+                }
+            }
+            parameters.push(ParameterFacts {
+                number: instruction.parameter_number,
+                feeds,
+                readers: readers.into_iter().map(|(_, r)| r).collect(),
+                contraction_readers,
+                contraction_in_loop,
+                leaves,
+            });
+        }
+        Some(EntryFacts {
+            root_id: entry.root_id,
+            order,
+            by_name,
+            ids,
+            parameters,
+        })
+    }
+}
+
 /// Fills the entry parameters (with whether each reaches a contraction) and
 /// the output index of each maybe-live-out allocation.
 fn entry_facts(
-    module: &HloModuleProto,
-    view: &HloModule<'_>,
+    entry: &EntryFacts<'_>,
     graph: &Graph<'_>,
     program: &mut HeapProgram,
     origins: &[(i64, Vec<i64>)],
-    dims: &mut crate::dims::DimClasses,
     buffers_of: impl Fn(i64) -> Vec<usize>,
 ) {
-    let computations: HashMap<i64, &HloComputationProto> =
-        module.computations.iter().map(|c| (c.id, c)).collect();
-    let Some(entry) = computations
-        .get(&module.entry_computation_id)
-        .copied()
-        .or_else(|| {
-            module
-                .computations
-                .iter()
-                .find(|c| c.name == module.entry_computation_name)
-        })
-    else {
-        return;
-    };
     // The trace names a FREE by the freed buffer's defining instruction;
     // the heap simulator frees it after its last reader, so that reader
     // places the event in the schedule. The reader is the freed buffer's
     // own (its tuple element's): a loop's counter, read by nothing, is
     // freed when the loop ends, not at the last reader of another element
     // (which would place the loss head after the backward loop).
-    let order = schedule_order(module, entry);
-    let entry_ids: HashSet<i64> = entry.instructions.iter().map(|i| i.id).collect();
     let mut last: HashMap<usize, Option<String>> = HashMap::default();
     let names: Vec<String> = program
         .instructions
@@ -328,14 +473,14 @@ fn entry_facts(
             };
             last.entry(b)
                 .or_insert_with(|| {
-                    let (id, index) = origins.get(b).filter(|(id, _)| entry_ids.contains(id))?;
-                    last_reader(&graph, &order, *id, index)
+                    let (id, index) = origins.get(b).filter(|(id, _)| entry.ids.contains(id))?;
+                    last_reader(graph, &entry.order, *id, index)
                 })
                 .clone()
                 .unwrap_or_else(|| name.clone())
         })
         .collect();
-    let positions = SchedulePositions::new(module, entry, &names);
+    let positions = SchedulePositions::new(entry, &names);
     // Output leaves: the entry root's operands when it is a tuple.
     if let Some(root) = graph.instructions.get(&entry.root_id) {
         let leaves: Vec<(Vec<i64>, i64)> = if root.opcode == "tuple" {
@@ -362,83 +507,32 @@ fn entry_facts(
         }
     }
     let held = program.parameter_allocations();
-    // The parameters' shapes, read through the view (as the buffers' are).
-    let shapes: HashMap<i64, ShapeView<'_>> = view
-        .instructions
-        .iter()
-        .filter(|i| i.opcode == "parameter" && entry_ids.contains(&i.id))
-        .filter_map(|i| Some((i.id, i.shape?)))
-        .collect();
-    for instruction in &entry.instructions {
-        if instruction.opcode != "parameter" {
-            continue;
-        }
-        let Some(&shape) = shapes.get(&instruction.id) else {
-            continue;
-        };
-        let feeds = graph.reaches_contraction(instruction.id);
-        // Readers in the entry computation (through get-tuple-element and
-        // bitcast), each with the value it reads.
-        let mut readers: Vec<(i64, i64)> = Vec::new();
-        let mut frontier = vec![instruction.id];
-        while let Some(id) = frontier.pop() {
-            for &u in graph.users.get(&id).map_or(&[][..], Vec::as_slice) {
-                match graph.instructions.get(&u).map(|i| i.opcode.as_str()) {
-                    Some("get-tuple-element" | "bitcast") if readers.len() < 10_000 => {
-                        frontier.push(u)
-                    }
-                    Some(_) => readers.push((id, u)),
-                    None => {}
-                }
-            }
-        }
-        let uses: Vec<usize> = readers
+    for parameter in &entry.parameters {
+        let uses: Vec<usize> = parameter
+            .readers
             .iter()
-            .filter_map(|&(_, r)| positions.of(r))
+            .filter_map(|&r| positions.of(r))
             .collect();
-        let mut contraction_in_loop = false;
-        let contraction_uses: Vec<usize> = if feeds {
-            readers
-                .iter()
-                .filter(|&&(value, reader)| graph.reaches_contraction_through(value, reader))
-                .filter_map(|&(_, reader)| {
-                    if graph
-                        .instructions
-                        .get(&reader)
-                        .is_some_and(|i| i.opcode == "while")
-                    {
-                        contraction_in_loop = true;
-                    }
-                    positions.of(reader)
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let reads = ParameterReads::new(feeds, &uses, &contraction_uses, contraction_in_loop);
-        // One entry per array leaf (JAX passes thousands of arguments as
-        // one tuple). Each subshape is carried with its index: looking a
-        // tuple element up again by index would walk the tuple once per
-        // element.
-        let mut leaves: Vec<(Vec<i64>, String)> = Vec::new();
-        let mut stack: Vec<(Vec<i64>, ShapeView<'_>)> = vec![(Vec::new(), shape)];
-        while let Some((index, sub)) = stack.pop() {
-            let elements: Vec<ShapeView<'_>> = sub.tuple_shapes().collect();
-            if elements.is_empty() {
-                leaves.push((index, shape_text(Some(sub))));
-            } else if leaves.len() + stack.len() < 100_000 {
-                for (i, element) in elements.into_iter().enumerate().rev() {
-                    let mut next = index.clone();
-                    next.push(i as i64);
-                    stack.push((next, element));
-                }
-            }
-        }
-        for (index, shape) in leaves {
-            let classes = dims.classes(instruction.id, &index);
-            program.push_parameter((instruction.parameter_number, index), shape, &reads, &held);
+        let contraction_uses: Vec<usize> = parameter
+            .contraction_readers
+            .iter()
+            .filter_map(|&r| positions.of(r))
+            .collect();
+        let reads = ParameterReads::new(
+            parameter.feeds,
+            &uses,
+            &contraction_uses,
+            parameter.contraction_in_loop,
+        );
+        for (index, shape, classes) in &parameter.leaves {
+            program.push_parameter(
+                (parameter.number, index.clone()),
+                shape.clone(),
+                &reads,
+                &held,
+            );
             if let Some(p) = program.parameters.last_mut() {
-                p.dim_classes = classes;
+                p.dim_classes = classes.clone();
             }
         }
     }
@@ -446,7 +540,7 @@ fn entry_facts(
         .parameters
         .sort_by(|a, b| (a.number, &a.shape_index).cmp(&(b.number, &b.shape_index)));
     for (buffer, (id, index)) in program.buffers.iter_mut().zip(origins) {
-        if !entry_ids.contains(id) {
+        if !entry.ids.contains(id) {
             continue;
         }
         let mut readers: Vec<BufferReader> = graph
@@ -478,12 +572,7 @@ fn rounds_to_bf16(contraction: &HloInstructionProto) -> bool {
 
 /// The operand positions at which `user` reads `id`.
 fn operand_positions(user: &HloInstructionProto, id: i64) -> Vec<usize> {
-    user.operand_ids
-        .iter()
-        .enumerate()
-        .filter(|(_, &o)| o == id)
-        .map(|(k, _)| k)
-        .collect()
+    positions_in(&user.operand_ids, id).collect()
 }
 
 /// The reader of element `index` of entry instruction `start`'s value
@@ -511,33 +600,35 @@ fn last_reader(
         .and_then(|(_, id)| graph.instructions.get(&id).map(|i| i.name.clone()))
 }
 
-/// The states (instruction, tuple index) one walk of [`Graph::readers`]
-/// has visited: a list while short (most walks visit a handful; a hashed
-/// set built per walk was a tenth of the program's time), a set beyond.
+/// The states one walk of [`Graph::readers`] has visited: an instruction
+/// and how much of the walk's starting tuple index is left to follow (the
+/// index held is always a suffix of the first: each step drops its first
+/// element or keeps it whole, so the suffix's start names it; two suffixes
+/// of different starts differ in length). A list while short (most walks
+/// visit a handful; a hashed set built per walk was a tenth of the
+/// program's time), a set beyond.
 #[derive(Default)]
 struct Seen {
-    few: Vec<(i64, Vec<i64>)>,
-    many: HashSet<(i64, Vec<i64>)>,
+    few: Vec<(i64, usize)>,
+    many: HashSet<(i64, usize)>,
 }
 
 impl Seen {
     const FEW: usize = 32;
 
     /// Adds the state; false when it was already there.
-    fn insert(&mut self, id: i64, index: &[i64]) -> bool {
+    fn insert(&mut self, state: (i64, usize)) -> bool {
         if self.many.is_empty() {
-            if self.few.iter().any(|(i, x)| {
-                *i == id && x.len() == index.len() && x.iter().zip(index).all(|(a, b)| a == b)
-            }) {
+            if self.few.contains(&state) {
                 return false;
             }
             if self.few.len() < Self::FEW {
-                self.few.push((id, index.to_vec()));
+                self.few.push(state);
                 return true;
             }
             self.many.extend(self.few.drain(..));
         }
-        self.many.insert((id, index.to_vec()))
+        self.many.insert(state)
     }
 
     fn len(&self) -> usize {
@@ -552,8 +643,12 @@ struct Graph<'a> {
     users: Rc<HashMap<i64, Vec<i64>>>,
     /// Parameter instructions of each computation, by parameter number.
     parameters: HashMap<i64, HashMap<i64, i64>>,
-    /// Whether each state visited reaches a contraction.
-    memo: std::cell::RefCell<HashMap<State, bool>>,
+    /// Whether each value followed reaches a contraction.
+    reach: Reach<i64>,
+    /// The operand positions of each operand of an instruction of more
+    /// than [`WIDE`] operands (a tuple of thousands of outputs, scanned
+    /// once per operand, was quadratic).
+    wide_positions: HashMap<i64, HashMap<i64, Vec<usize>>>,
     /// Whether each (user, operand) reads it only to contract it.
     contracts: std::cell::RefCell<HashMap<(i64, i64), bool>>,
     /// The opcodes of each computation's instructions.
@@ -564,11 +659,12 @@ struct Graph<'a> {
     value_users: HashMap<i64, Vec<i64>>,
 }
 
-/// A value followed through the module: an instruction, and the tuple
-/// element of it we hold (None: all of it).
-type State = (i64, Option<i64>);
+/// Instructions of more operands than this have their operand positions
+/// indexed.
+const WIDE: usize = 16;
 
-/// States remembered per module at most (bounded whatever the module).
+/// (user, operand) pairs whose contraction-only answer is remembered at most
+/// (bounded whatever the module).
 const MAX_MEMO: usize = 4_000_000;
 
 impl<'a> Graph<'a> {
@@ -579,6 +675,7 @@ impl<'a> Graph<'a> {
         let mut computation_opcodes: HashMap<i64, Vec<&'a str>> = HashMap::default();
         let mut element_users: HashMap<(i64, i64), Vec<i64>> = HashMap::default();
         let mut value_users: HashMap<i64, Vec<i64>> = HashMap::default();
+        let mut wide_positions: HashMap<i64, HashMap<i64, Vec<usize>>> = HashMap::default();
         for c in &module.computations {
             computation_opcodes.insert(
                 c.id,
@@ -586,6 +683,13 @@ impl<'a> Graph<'a> {
             );
             for i in &c.instructions {
                 instructions.insert(i.id, i);
+                if i.operand_ids.len() > WIDE {
+                    let mut by_operand: HashMap<i64, Vec<usize>> = HashMap::default();
+                    for (k, &o) in i.operand_ids.iter().enumerate() {
+                        by_operand.entry(o).or_default().push(k);
+                    }
+                    wide_positions.insert(i.id, by_operand);
+                }
                 for &o in &i.operand_ids {
                     users.entry(o).or_default().push(i.id);
                     if i.opcode == "get-tuple-element" {
@@ -609,7 +713,8 @@ impl<'a> Graph<'a> {
             instructions: Rc::new(instructions),
             users: Rc::new(users),
             parameters,
-            memo: Default::default(),
+            reach: Reach::default(),
+            wide_positions,
             contracts: Default::default(),
             computation_opcodes,
             element_users,
@@ -624,30 +729,32 @@ impl<'a> Graph<'a> {
     fn readers(&self, id: i64, index: &[i64]) -> Vec<(i64, bool)> {
         let mut out = Vec::new();
         let mut seen = Seen::default();
-        let mut stack = vec![(id, index.to_vec())];
-        while let Some((id, index)) = stack.pop() {
-            if !seen.insert(id, &index) || seen.len() > MAX_VISITS {
+        // (instruction, start of the suffix of `index` held).
+        let mut stack = vec![(id, 0usize)];
+        while let Some((id, at)) = stack.pop() {
+            if !seen.insert((id, at)) || seen.len() > MAX_VISITS {
                 continue;
             }
+            let held = index.get(at..).unwrap_or(&[]);
             // The element's own get-tuple-elements, looked up (a tuple of
             // thousands of arguments has thousands of them); a
             // get-tuple-element of the whole tuple reads its table only.
-            if let Some((&first, rest)) = index.split_first() {
+            if let Some(&first) = held.first() {
                 for &user in self
                     .element_users
                     .get(&(id, first))
                     .map_or(&[][..], Vec::as_slice)
                 {
-                    stack.push((user, rest.to_vec()));
+                    stack.push((user, at + 1));
                 }
             }
             for &user in self.value_users.get(&id).map_or(&[][..], Vec::as_slice) {
                 let Some(u) = self.instructions.get(&user) else {
                     continue;
                 };
-                match (u.opcode.as_str(), index.split_first()) {
-                    ("bitcast", _) => stack.push((user, index.clone())),
-                    ("copy-done", Some((0, rest))) => stack.push((user, rest.to_vec())),
+                match (u.opcode.as_str(), held.first()) {
+                    ("bitcast", _) => stack.push((user, at)),
+                    ("copy-done", Some(0)) => stack.push((user, at + 1)),
                     (_, None) => out.push((user, self.reads_only_to_contract(u, id))),
                     // An element read through its whole tuple (a loop, a
                     // call): not a contraction operand.
@@ -820,142 +927,89 @@ impl<'a> Graph<'a> {
             })
     }
 
-    /// Whether the value of `start` reaches a dot or a convolution: through
-    /// users, into fusions and calls (the called computation's parameter),
-    /// through tuples into loops (the element's `get-tuple-element`).
+    /// Whether the value of `start` reaches a dot or a convolution
+    /// ([`oomscope_layout::dataflow`]).
     fn reaches_contraction(&self, start: i64) -> bool {
-        self.reaches_contraction_via(start, None)
+        self.reach.reaches(self, start, None)
     }
 
     /// [`Self::reaches_contraction`] through one reader of `start` only.
     fn reaches_contraction_through(&self, start: i64, reader: i64) -> bool {
-        self.reaches_contraction_via(start, Some(reader))
+        self.reach.reaches(self, start, Some(reader))
+    }
+}
+
+impl Dataflow for Graph<'_> {
+    type Id = i64;
+
+    fn users(&self, id: i64) -> &[i64] {
+        self.users.get(&id).map_or(&[][..], Vec::as_slice)
     }
 
-    fn reaches_contraction_via(&self, start: i64, only: Option<i64>) -> bool {
-        let mut next = Vec::new();
-        if self.successors((start, None), only, &mut next) {
-            return true;
+    fn element_users(&self, id: i64, element: i64) -> &[i64] {
+        self.element_users
+            .get(&(id, element))
+            .map_or(&[][..], Vec::as_slice)
+    }
+
+    fn value_users(&self, id: i64) -> &[i64] {
+        self.value_users.get(&id).map_or(&[][..], Vec::as_slice)
+    }
+
+    fn opcode(&self, id: i64) -> Option<&str> {
+        self.instructions.get(&id).map(|i| i.opcode.as_str())
+    }
+
+    fn tuple_index(&self, id: i64) -> Option<i64> {
+        self.instructions.get(&id).map(|i| i.tuple_index)
+    }
+
+    fn calls(&self, user: i64) -> bool {
+        self.instructions
+            .get(&user)
+            .is_some_and(|u| !u.called_computation_ids.is_empty())
+    }
+
+    fn operand_positions(&self, user: i64, operand: i64, out: &mut Vec<usize>) {
+        match self.wide_positions.get(&user) {
+            Some(by_operand) => {
+                out.extend(by_operand.get(&operand).map_or(&[][..], Vec::as_slice));
+            }
+            None => {
+                if let Some(u) = self.instructions.get(&user) {
+                    out.extend(positions_in(&u.operand_ids, operand));
+                }
+            }
         }
-        next.into_iter().any(|s| self.reaches_from(s))
     }
 
-    /// The states a value flows to from `state` (through its users, or only
-    /// `only` among them), and whether one of those users is a contraction.
-    /// State: an instruction whose value we hold, and the tuple element we
-    /// hold of it when it is a tuple we were put into (None: all of it).
-    fn successors(&self, (id, element): State, only: Option<i64>, out: &mut Vec<State>) -> bool {
-        // (One reader of thousands: looked at alone, not found among them.)
-        let users = match &only {
-            Some(reader) => std::slice::from_ref(reader),
-            None => self.users.get(&id).map_or(&[][..], Vec::as_slice),
+    fn called_parameters(&self, user: i64, k: i64, out: &mut Vec<i64>) {
+        let Some(u) = self.instructions.get(&user) else {
+            return;
         };
-        for &user in users {
-            let Some(u) = self.instructions.get(&user) else {
-                continue;
-            };
-            match u.opcode.as_str() {
-                "dot" | "convolution" | "ragged-dot" => {
-                    if element.is_none() {
-                        return true;
-                    }
-                }
-                "get-tuple-element" => {
-                    if element.is_none_or(|e| e == u.tuple_index) {
-                        out.push((user, None));
-                    }
-                }
-                "tuple" => {
-                    if element.is_none() {
-                        for (k, &o) in u.operand_ids.iter().enumerate() {
-                            if o == id {
-                                out.push((user, Some(k as i64)));
-                            }
-                        }
-                    }
-                }
-                _ => {
-                    // Into called computations: operand k is parameter k
-                    // (fusion, call, custom-call, while body/condition).
-                    for (k, _) in u.operand_ids.iter().enumerate().filter(|(_, &o)| o == id) {
-                        for &c in &u.called_computation_ids {
-                            let k = if u.opcode == "while" { 0 } else { k as i64 };
-                            if let Some(&p) = self.parameters.get(&c).and_then(|ps| ps.get(&k)) {
-                                out.push((p, element));
-                            }
-                        }
-                    }
-                    if element.is_none() {
-                        out.push((user, None));
-                    } else if u.opcode == "while" {
-                        // The loop's result holds the same element.
-                        out.push((user, element));
-                    }
-                }
+        for c in &u.called_computation_ids {
+            if let Some(&p) = self.parameters.get(c).and_then(|ps| ps.get(&k)) {
+                out.push(p);
             }
         }
-        false
     }
+}
 
-    /// Whether a value held as `start` reaches a contraction, remembered
-    /// for every state visited (the dataflow is acyclic: many parameters
-    /// and readers share the same paths, each walked once per module).
-    fn reaches_from(&self, start: State) -> bool {
-        let mut memo = self.memo.borrow_mut();
-        if let Some(&known) = memo.get(&start) {
-            return known;
-        }
-        // Depth-first, children before parents; a state met again while
-        // open (malformed input) counts as not reaching.
-        let mut stack: Vec<(State, Vec<State>)> = Vec::new();
-        let mut open: HashSet<State> = HashSet::default();
-        let enter = |state: State,
-                     stack: &mut Vec<(State, Vec<State>)>,
-                     memo: &mut HashMap<State, bool>,
-                     open: &mut HashSet<State>| {
-            let mut next = Vec::new();
-            if self.successors(state, None, &mut next) {
-                memo.insert(state, true);
-            } else {
-                open.insert(state);
-                stack.push((state, next));
-            }
-        };
-        enter(start, &mut stack, &mut memo, &mut open);
-        while let Some((state, pending)) = stack.last_mut() {
-            let state = *state;
-            if memo.len() > MAX_MEMO {
-                return false;
-            }
-            let Some(child) = pending.pop() else {
-                // Every child examined: none reaches.
-                memo.insert(state, false);
-                open.remove(&state);
-                stack.pop();
-                continue;
-            };
-            if !memo.contains_key(&child) && !open.contains(&child) {
-                enter(child, &mut stack, &mut memo, &mut open);
-            }
-            if memo.get(&child) == Some(&true) {
-                // A state reaching a contraction: so does every open state
-                // above it on the path.
-                while let Some((open_state, _)) = stack.pop() {
-                    memo.insert(open_state, true);
-                    open.remove(&open_state);
-                }
-            }
-        }
-        memo.get(&start).copied().unwrap_or(false)
-    }
+/// The positions at which `operands` holds `id`.
+fn positions_in(operands: &[i64], id: i64) -> impl Iterator<Item = usize> + '_ {
+    operands
+        .iter()
+        .enumerate()
+        .filter(move |(_, &o)| o == id)
+        .map(|(k, _)| k)
 }
 
 /// Where the replay is when the entry schedule reaches an instruction: each
 /// event is placed at its instruction's schedule index (events of nested
 /// computations at the last entry instruction before them), and an
 /// instruction's position is the first event placed at or after it.
-struct SchedulePositions {
-    order: HashMap<i64, usize>,
+struct SchedulePositions<'e> {
+    order: &'e HashMap<i64, usize>,
     /// Schedule index reached by each event (non-decreasing).
     reached: Vec<usize>,
 }
@@ -977,23 +1031,20 @@ fn schedule_order(module: &HloModuleProto, entry: &HloComputationProto) -> HashM
         .collect()
 }
 
-impl SchedulePositions {
-    fn new(module: &HloModuleProto, entry: &HloComputationProto, instructions: &[String]) -> Self {
-        let order = schedule_order(module, entry);
-        let by_name: HashMap<&str, usize> = entry
-            .instructions
-            .iter()
-            .filter_map(|i| Some((i.name.as_str(), *order.get(&i.id)?)))
-            .collect();
+impl<'e> SchedulePositions<'e> {
+    fn new(entry: &'e EntryFacts<'_>, instructions: &[String]) -> Self {
         let mut reached = Vec::with_capacity(instructions.len());
         let mut now = 0usize;
         for name in instructions {
-            if let Some(&k) = by_name.get(name.as_str()) {
+            if let Some(&k) = entry.by_name.get(name.as_str()) {
                 now = now.max(k);
             }
             reached.push(now);
         }
-        SchedulePositions { order, reached }
+        SchedulePositions {
+            order: &entry.order,
+            reached,
+        }
     }
 
     fn of(&self, instruction: i64) -> Option<usize> {
@@ -1458,13 +1509,14 @@ mod tests {
 
     /// The walk without memory: every state from `start` (through `only`).
     fn walked(graph: &Graph<'_>, start: i64, only: Option<i64>) -> bool {
-        let mut seen: HashSet<State> = HashSet::default();
+        use oomscope_layout::dataflow::successors;
+        let mut seen: HashSet<(i64, Option<i64>)> = HashSet::default();
         let mut stack = Vec::new();
-        if graph.successors((start, None), only, &mut stack) {
+        if successors(graph, (start, None), only, &mut stack) {
             return true;
         }
         while let Some(state) = stack.pop() {
-            if seen.insert(state) && graph.successors(state, None, &mut stack) {
+            if seen.insert(state) && successors(graph, state, None, &mut stack) {
                 return true;
             }
         }
@@ -1487,7 +1539,7 @@ mod tests {
             let path = oomscope_testdata::hlo_proto_in(&dir).unwrap();
             let bytes = std::fs::read(&path).unwrap();
             let hlo = crate::decode_hlo_proto("m", &bytes).unwrap();
-            let module = &hlo.module_proto().unwrap();
+            let module = &hlo.decode_module::<HloModuleProto>().unwrap();
             let graph = Graph::new(module);
             for c in &module.computations {
                 for i in c.instructions.iter().filter(|i| i.opcode == "parameter") {
