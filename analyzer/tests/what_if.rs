@@ -401,6 +401,23 @@ fn a_link_carries_the_snapshot_lines_replayed_without_and_their_curves() {
             .map(|w| (w.remedy, w.frame.clone(), w.predicted_peak_bytes))
             .collect::<Vec<_>>()
     );
+    // So do the curves of the lines the report replays by itself: one per
+    // "without", shortened as the page's replays are, each peak kept.
+    let (sent_curves, got_curves) = (
+        &r.memory_snapshots[0].what_if_curves,
+        &back.memory_snapshots[0].what_if_curves,
+    );
+    assert!(!sent_curves.is_empty());
+    assert_eq!(got_curves.len(), sent_curves.len());
+    for (got, sent) in got_curves.iter().zip(sent_curves) {
+        assert_eq!(got.what_if.frame, sent.what_if.frame);
+        assert!(got.heap_bytes.len() <= 200 && got.heap_bytes.len() > 2);
+        assert_eq!(got.positions.len(), got.heap_bytes.len());
+        assert_eq!(
+            got.heap_bytes.iter().max(),
+            Some(&sent.what_if.predicted_peak_bytes)
+        );
+    }
     let carried = back.shared.unwrap().view.snapshot_without;
     assert_eq!(carried.len(), 1);
     let (sent, got) = (&replays[0], &carried[0]);
