@@ -273,8 +273,15 @@ pub fn LineChart(
         resized.track();
         if let Some(element) = canvas.get() {
             // Without a 2D context nothing is drawn; the figures are above.
-            let drawn = chart.with_value(|c| draw_on_canvas(&element, None, c));
-            frame.set_value(drawn.ok());
+            let drawn = chart.with_value(|c| draw_on_canvas(&element, None, c)).ok();
+            // Where the plot is, for tests to point at an x.
+            if let Some(f) = drawn {
+                let _ = element.set_attribute("data-x0", &f.x0.to_string());
+                let _ = element.set_attribute("data-x1", &f.x1.to_string());
+                let _ = element
+                    .set_attribute("data-plot", &format!("{},{},{},{}", f.left, f.top, f.width, f.height));
+            }
+            frame.set_value(drawn);
         }
     });
     let on_move = move |ev: leptos::ev::PointerEvent| {

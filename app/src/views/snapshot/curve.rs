@@ -208,6 +208,8 @@ pub fn ActiveMemoryCurve(
                 <button type="button" class="button small secondary" on:click=export_csv>"Export CSV"</button>
             </figcaption>
             <div class="chart-svg" role="img" aria-label=description
+                data-x0=frame.map(|f| f.x0.to_string()) data-x1=frame.map(|f| f.x1.to_string())
+                data-plot=frame.map(|f| format!("{},{},{},{}", f.left, f.top, f.width, f.height))
                 on:mousemove=on_move on:mouseleave=move |_| hover.set(None)
                 inner_html=svg></div>
             <div class="legend">
