@@ -170,11 +170,17 @@ impl Chart {
     }
 }
 
+/// Readings a hover lists at most (a chart of many ranks names the rest
+/// by count).
+const READINGS_LISTED: usize = 12;
+
 /// The readings of a hover as markup: each curve's name and bytes, in its
 /// colour, tagged for tests (`data-series`, `data-bytes`).
 pub fn readings_view(readings: Vec<Reading>) -> impl IntoView {
-    readings
+    let more = readings.len().saturating_sub(READINGS_LISTED);
+    let listed = readings
         .into_iter()
+        .take(READINGS_LISTED)
         .map(|r| {
             view! {
                 <span class="reading" data-testid="chart-reading" data-series=r.label.clone() data-bytes=r.bytes.to_string()>
@@ -183,7 +189,8 @@ pub fn readings_view(readings: Vec<Reading>) -> impl IntoView {
                 </span>
             }
         })
-        .collect_view()
+        .collect_view();
+    view! { {listed} {(more > 0).then(|| format!("and {more} more curves"))} }
 }
 
 /// Where the plot area is (CSS pixels) and what it shows.

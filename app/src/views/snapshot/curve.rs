@@ -3,8 +3,10 @@
 //! on top, the OOM and the peak marked, drawn by the page's one line chart
 //! (plotters: labelled axes, bytes up, trace events along); the
 //! `external_annotations` phases listed under it; hover reads every line
-//! drawn at a point (today's allocated and reserved, each replay); the curve exports as CSV. The lines replayed without (on the
-//! page or carried by a link) are drawn over it, dashed, each in its colour.
+//! drawn at a point (today's allocated and reserved, each replay); the
+//! curve exports as CSV. The lines replayed without (on the page, carried
+//! by a link, or the analyzer's own shown from the what-if table) are drawn
+//! over it, dashed, each in its colour.
 
 use leptos::prelude::*;
 use oomscope_report::units::format_bytes;
