@@ -44,12 +44,18 @@ function analyzer(...args) {
   return JSON.parse(execFileSync("cargo", cargo, { cwd: ROOT, encoding: "utf8", maxBuffer: 1 << 28 }));
 }
 
-/** A step curve `[x, y]` read at `x`: its last point at or before `x`. */
+/**
+ * A step curve `[x, y]` read at `x`: its last point at or before `x`; at an
+ * x several points share (heap-simulator events of one program position),
+ * the highest of them.
+ */
 function stepAt(points, x) {
   let found;
+  let at;
   for (const [px, py] of points) {
     if (px > x) break;
-    found = py;
+    found = px === at && px === x ? Math.max(found, py) : py;
+    at = px;
   }
   return found;
 }
@@ -67,6 +73,7 @@ async function readings(scope) {
 async function hoverAt(chart, x, svgWidth) {
   const [x0, x1] = [Number(await chart.getAttribute("data-x0")), Number(await chart.getAttribute("data-x1"))];
   const [left, , width] = (await chart.getAttribute("data-plot")).split(",").map(Number);
+  await chart.scrollIntoViewIfNeeded();
   const box = await chart.boundingBox();
   // An inline SVG is scaled to its box; a canvas is drawn in CSS pixels.
   const scale = svgWidth ? box.width / svgWidth : 1;

@@ -136,12 +136,19 @@ pub struct Reading {
 }
 
 /// The value of `points` at `x`: a step curve holds the last point at or
-/// before `x`; another is interpolated between its neighbours. `None`
-/// before its first point or after the last of an interpolated curve.
+/// before `x`; at an x several points share (heap-simulator events of one
+/// program position), it reads the highest, which the curve reaches there
+/// (as its drawing and its peak marker show). Another curve is
+/// interpolated between its neighbours. `None` before its first point or
+/// after the last of an interpolated curve.
 pub fn value_at(points: &[(f64, f64)], steps: bool, x: f64) -> Option<f64> {
     let after = points.partition_point(|p| p.0 <= x);
     let (x0, y0) = *points.get(after.checked_sub(1)?)?;
-    if steps || x0 == x {
+    if x0 == x {
+        let same = points[..after].iter().rev().take_while(|p| p.0 == x0);
+        return Some(same.map(|p| p.1).fold(y0, f64::max));
+    }
+    if steps {
         return Some(y0);
     }
     let (x1, y1) = *points.get(after)?;
@@ -1099,9 +1106,10 @@ mod tests {
                 steps: true,
             }],
             series: vec![
+                // Three events at x 6: read at 6, the highest; after 6, the last.
                 Series {
                     label: "without f".into(),
-                    points: vec![(0.0, 10.0), (6.0, 30.0)],
+                    points: vec![(0.0, 10.0), (6.0, 25.0), (6.0, 30.0), (6.0, 5.0)],
                     color: "#111111",
                     stroke: Stroke::Dashed,
                     steps: true,
@@ -1137,7 +1145,8 @@ mod tests {
         assert_eq!(at(3.0), vec![r("Allocated", 10), r("without f", 10), r("sampled", 50)]);
         assert_eq!(at(5.0), vec![r("Allocated", 40), r("without f", 10)]);
         assert_eq!(at(6.0), vec![r("Allocated", 40), r("without f", 30)]);
-        assert_eq!(at(100.0), vec![r("Allocated", 20), r("without f", 30)]);
+        assert_eq!(at(7.0), vec![r("Allocated", 40), r("without f", 5)]);
+        assert_eq!(at(100.0), vec![r("Allocated", 20), r("without f", 5)]);
         assert_eq!(at(-1.0), vec![]);
     }
 }
