@@ -188,8 +188,12 @@ pub fn readings_view(readings: Vec<Reading>) -> impl IntoView {
     let listed = readings
         .into_iter()
         .take(READINGS_LISTED)
-        .map(|r| {
+        .enumerate()
+        .map(|(i, r)| {
+            // A separator a screen reader (and the text) keeps; the
+            // swatch and the spacing are for the eye.
             view! {
+                {(i > 0).then_some("; ")}
                 <span class="reading" data-testid="chart-reading" data-series=r.label.clone() data-bytes=r.bytes.to_string()>
                     <span class="legend-swatch" style:border-color=r.color></span>
                     {format!("{}: {}", r.label, format_bytes(r.bytes))}
@@ -197,7 +201,7 @@ pub fn readings_view(readings: Vec<Reading>) -> impl IntoView {
             }
         })
         .collect_view();
-    view! { {listed} {(more > 0).then(|| format!("and {more} more curves"))} }
+    view! { {listed} {(more > 0).then(|| format!("; and {more} more curves"))} }
 }
 
 /// Where the plot area is (CSS pixels) and what it shows.
