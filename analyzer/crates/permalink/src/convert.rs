@@ -206,7 +206,17 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
         memory_snapshots: r
             .memory_snapshots
             .iter()
-            .map(crate::runtime::snapshot_to_shared)
+            .map(|m| pb::RuntimeSection {
+                // The lines the analyzer replayed, with their curves, as
+                // the page's replays travel.
+                replays: m
+                    .what_if_curves
+                    .iter()
+                    .take(crate::what_if_view::MAX_SNAPSHOT_REPLAYS)
+                    .map(crate::what_if_view::snapshot_replay_to_shared)
+                    .collect(),
+                ..crate::runtime::snapshot_to_shared(m)
+            })
             .collect(),
         device_memory_profiles: r
             .device_memory_profiles
@@ -697,9 +707,15 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
     }
     // Run-time sections: links made before they were carried have none.
     check_len("memory snapshots", &s.memory_snapshots)?;
-    for m in s.memory_snapshots {
-        r.memory_snapshots
-            .push(crate::runtime::snapshot_from_shared(m)?);
+    for mut m in s.memory_snapshots {
+        let replays = std::mem::take(&mut m.replays);
+        let mut snapshot = crate::runtime::snapshot_from_shared(m)?;
+        // Each names a line of this snapshot (its input and device).
+        snapshot.what_if_curves = crate::what_if_view::snapshot_replays_from_shared(
+            replays,
+            std::slice::from_ref(&snapshot),
+        )?;
+        r.memory_snapshots.push(snapshot);
     }
     check_len("device memory profiles", &s.device_memory_profiles)?;
     for p in s.device_memory_profiles {

@@ -38,7 +38,9 @@ pub(crate) fn trimmed(r: &Report) -> bool {
         |v: &[StackSample]| v.len() > STACKS || v.iter().any(|s| s.frames.len() > STACK_FRAMES);
     r.memory_snapshots.iter().any(|m| {
         m.active_memory_curve.len() > CURVE_POINTS
-            || m.what_if_curves.iter().any(|c| c.heap_bytes.len() > CURVE_POINTS)
+            || m.what_if_curves
+                .iter()
+                .any(|c| c.heap_bytes.len() > CURVE_POINTS)
             || stacks_over(&m.stacks_at_peak)
             || m.top_lines_at_peak.len() > LINES
             || m.live_at_peak.len() > LINES
@@ -132,7 +134,8 @@ pub(crate) fn downsample(s: &mut pb::RuntimeSection, max_points: usize) {
 pub(crate) fn snapshot_to_shared(m: &MemorySnapshot) -> pb::RuntimeSection {
     let mut m = m.clone();
     let curve = std::mem::take(&mut m.active_memory_curve);
-    let replays = std::mem::take(&mut m.what_if_curves);
+    // They travel beside the section (`replays`, set by `convert`).
+    m.what_if_curves.clear();
     stacks(&mut m.stacks_at_peak, STACKS);
     lines(&mut m.top_lines_at_peak, LINES);
     live(&mut m.live_at_peak, LINES);
@@ -163,11 +166,7 @@ pub(crate) fn snapshot_to_shared(m: &MemorySnapshot) -> pb::RuntimeSection {
         x: delta(curve.iter().map(|p| p.event_index as i64)),
         y: curve.iter().map(|p| p.allocated_bytes).collect(),
         z: curve.iter().map(|p| p.reserved_bytes).collect(),
-        replays: replays
-            .iter()
-            .take(crate::what_if_view::MAX_SNAPSHOT_REPLAYS)
-            .map(crate::what_if_view::snapshot_replay_to_shared)
-            .collect(),
+        ..Default::default()
     };
     downsample(&mut s, CURVE_POINTS);
     s
@@ -311,8 +310,14 @@ pub(crate) fn reduce_curves(r: &mut pb::SharedReport, points: usize) {
     }
     // The snapshot lines replayed without (by the analyzer, or by the
     // sender on the page) are run-time curves too.
-    let analyzer = r.memory_snapshots.iter_mut().flat_map(|s| s.replays.iter_mut());
-    let page = r.view.iter_mut().flat_map(|v| v.snapshot_without.iter_mut());
+    let analyzer = r
+        .memory_snapshots
+        .iter_mut()
+        .flat_map(|s| s.replays.iter_mut());
+    let page = r
+        .view
+        .iter_mut()
+        .flat_map(|v| v.snapshot_without.iter_mut());
     for c in analyzer.chain(page) {
         let mut s = pb::RuntimeSection {
             x: std::mem::take(&mut c.x),
@@ -371,9 +376,6 @@ pub(crate) fn snapshot_from_shared(s: pb::RuntimeSection) -> Result<MemorySnapsh
             reserved_bytes: s.z[i],
         })
         .collect();
-    // Each names a line of this snapshot (its input and device).
-    m.what_if_curves =
-        crate::what_if_view::snapshot_replays_from_shared(s.replays, std::slice::from_ref(&m))?;
     Ok(m)
 }
 

@@ -697,8 +697,16 @@ fn replayed(s: &mut pb::SharedReport, input: &str, device: u32, x: Vec<i64>, y: 
 }
 
 /// Adds a line the analyzer replayed to the link's first snapshot section.
-fn replayed_by_the_analyzer(s: &mut pb::SharedReport, input: &str, device: u32, x: Vec<i64>, y: Vec<u64>) {
-    s.memory_snapshots[0].replays.push(replay(input, device, x, y));
+fn replayed_by_the_analyzer(
+    s: &mut pb::SharedReport,
+    input: &str,
+    device: u32,
+    x: Vec<i64>,
+    y: Vec<u64>,
+) {
+    s.memory_snapshots[0]
+        .replays
+        .push(replay(input, device, x, y));
 }
 
 #[test]
@@ -747,50 +755,6 @@ fn hostile_run_time_sections_are_refused() {
             Box::new(|s| s.memory_snapshots[0].json = "{\"peak_allocated_bytes\":-1}".into()),
         ),
         (
-            "a snapshot line of no snapshot carried",
-            Box::new(|s| replayed(s, "other.pickle", 0, vec![1], vec![1])),
-        ),
-        (
-            "a snapshot line of another device",
-            Box::new(|s| replayed(s, "snap.pickle", 3, vec![1], vec![1])),
-        ),
-        (
-            "a snapshot line's columns",
-            Box::new(|s| replayed(s, "snap.pickle", 0, vec![1, 2], vec![1])),
-        ),
-        (
-            "a snapshot line's negative position",
-            Box::new(|s| replayed(s, "snap.pickle", 0, vec![-5], vec![1])),
-        ),
-        (
-            "too many snapshot lines",
-            Box::new(|s| {
-                for _ in 0..33 {
-                    replayed(s, "snap.pickle", 0, vec![1], vec![1]);
-                }
-            }),
-        ),
-        (
-            "an analyzer's line of another snapshot",
-            Box::new(|s| replayed_by_the_analyzer(s, "other.pickle", 0, vec![1], vec![1])),
-        ),
-        (
-            "an analyzer's line of another device",
-            Box::new(|s| replayed_by_the_analyzer(s, "snap.pickle", 3, vec![1], vec![1])),
-        ),
-        (
-            "an analyzer's line's columns",
-            Box::new(|s| replayed_by_the_analyzer(s, "snap.pickle", 0, vec![1, 2], vec![1])),
-        ),
-        (
-            "too many analyzer's lines",
-            Box::new(|s| {
-                for _ in 0..33 {
-                    replayed_by_the_analyzer(s, "snap.pickle", 0, vec![1], vec![1]);
-                }
-            }),
-        ),
-        (
             "series columns",
             Box::new(|s| {
                 s.device_memory_series.push(pb::RuntimeSection {
@@ -800,6 +764,50 @@ fn hostile_run_time_sections_are_refused() {
             }),
         ),
     ];
+    // Lines replayed without, on the page (the view's) or by the analyzer
+    // (a snapshot section's), are held to the same bounds.
+    type Add = fn(&mut pb::SharedReport, &str, u32, Vec<i64>, Vec<u64>);
+    let mut lines: Vec<(String, Box<dyn Fn(&mut pb::SharedReport)>)> = Vec::new();
+    for (whose, add) in [
+        ("the page's", replayed as Add),
+        ("the analyzer's", replayed_by_the_analyzer as Add),
+    ] {
+        let edits: [(&str, Box<dyn Fn(&mut pb::SharedReport)>); 5] = [
+            (
+                "line of no snapshot carried",
+                Box::new(move |s| add(s, "other.pickle", 0, vec![1], vec![1])),
+            ),
+            (
+                "line of another device",
+                Box::new(move |s| add(s, "snap.pickle", 3, vec![1], vec![1])),
+            ),
+            (
+                "line's columns",
+                Box::new(move |s| add(s, "snap.pickle", 0, vec![1, 2], vec![1])),
+            ),
+            (
+                "line's negative position",
+                Box::new(move |s| add(s, "snap.pickle", 0, vec![-5], vec![1])),
+            ),
+            (
+                "lines, too many",
+                Box::new(move |s| {
+                    for _ in 0..33 {
+                        add(s, "snap.pickle", 0, vec![1], vec![1]);
+                    }
+                }),
+            ),
+        ];
+        lines.extend(
+            edits
+                .into_iter()
+                .map(|(what, edit)| (format!("{whose} {what}"), edit)),
+        );
+    }
+    let cases = cases
+        .into_iter()
+        .map(|(what, edit)| (what.to_string(), edit))
+        .chain(lines);
     // A sound snapshot line opens.
     let mut s = good.clone();
     replayed(&mut s, "snap.pickle", 0, vec![0, 5], vec![7, 3]);
@@ -812,7 +820,10 @@ fn hostile_run_time_sections_are_refused() {
     let back = decode(&raw_link(&s)).unwrap();
     let curves = &back.memory_snapshots[0].what_if_curves;
     assert_eq!(curves.len(), 1);
-    assert_eq!((&curves[0].positions, &curves[0].heap_bytes), (&vec![0, 5], &vec![7, 3]));
+    assert_eq!(
+        (&curves[0].positions, &curves[0].heap_bytes),
+        (&vec![0, 5], &vec![7, 3])
+    );
     for (what, edit) in cases {
         let mut s = good.clone();
         edit(&mut s);
