@@ -160,8 +160,14 @@ impl Chart {
     /// drawn (areas first): a hover reads today's curve and each curve
     /// drawn over it, not one alone.
     pub fn readings_at(&self, x: f64) -> Vec<Reading> {
-        let areas = self.areas.iter().map(|a| (&a.label, a.color, &a.points, a.steps));
-        let series = self.series.iter().map(|s| (&s.label, s.color, &s.points, s.steps));
+        let areas = self
+            .areas
+            .iter()
+            .map(|a| (&a.label, a.color, &a.points, a.steps));
+        let series = self
+            .series
+            .iter()
+            .map(|s| (&s.label, s.color, &s.points, s.steps));
         areas
             .chain(series)
             .filter(|(label, ..)| !label.is_empty())
@@ -296,8 +302,10 @@ pub fn LineChart(
             if let Some(f) = drawn {
                 let _ = element.set_attribute("data-x0", &f.x0.to_string());
                 let _ = element.set_attribute("data-x1", &f.x1.to_string());
-                let _ = element
-                    .set_attribute("data-plot", &format!("{},{},{},{}", f.left, f.top, f.width, f.height));
+                let _ = element.set_attribute(
+                    "data-plot",
+                    &format!("{},{},{},{}", f.left, f.top, f.width, f.height),
+                );
             }
             frame.set_value(drawn);
         }
@@ -330,12 +338,18 @@ pub fn LineChart(
             hover.set(x);
         }
     };
-    let readout = move || match hover.get() {
-        None => view! { <span>"Hover the chart, or focus it and use the arrow keys, to read every curve at a point."</span> }.into_any(),
-        Some(x) => {
-            let readings = chart.with_value(|c| c.readings_at(x));
-            view! { <span>{format!("At {x_label} {x}: ")}</span> {readings_view(readings)} }.into_any()
+    let readout = move || {
+        let Some(x) = hover.get() else {
+            let hint = "Hover the chart, or focus it and use the arrow keys, to read every curve at a point.";
+            return view! { <span>{hint}</span> }.into_any();
+        };
+        let readings = chart.with_value(|c| c.readings_at(x));
+        view! { <span>{format!("At {x_label} {x}: ")}</span> {readings_view(readings)} }.into_any()
+    };
+
+    view! { <span>{format!("At {x_label} {x}: ")}</span> {readings_view(readings)} }.into_any()
         }
+    }
     };
 
     view! {
@@ -1146,7 +1160,10 @@ mod tests {
         let r = |l: &str, b: u64| (l.to_string(), b);
         // Steps hold the last point at or before x; a sampled curve is
         // interpolated, and read only within its points.
-        assert_eq!(at(3.0), vec![r("Allocated", 10), r("without f", 10), r("sampled", 50)]);
+        assert_eq!(
+            at(3.0),
+            vec![r("Allocated", 10), r("without f", 10), r("sampled", 50)]
+        );
         assert_eq!(at(5.0), vec![r("Allocated", 40), r("without f", 10)]);
         assert_eq!(at(6.0), vec![r("Allocated", 40), r("without f", 30)]);
         assert_eq!(at(7.0), vec![r("Allocated", 40), r("without f", 5)]);

@@ -377,7 +377,11 @@ pub fn failed_allocation_placed(snap: &Snapshot, s: &MemorySnapshot) -> Option<W
 /// allocation placed; then the replayed curve of each "without" (the
 /// replay computes it anyway: keeping it lets the page draw these lines as
 /// it draws a line the user replays).
-pub fn what_ifs(snap: &Snapshot, tl: &Timeline, s: &MemorySnapshot) -> (Vec<WhatIf>, Vec<ReplayedCurve>) {
+pub fn what_ifs(
+    snap: &Snapshot,
+    tl: &Timeline,
+    s: &MemorySnapshot,
+) -> (Vec<WhatIf>, Vec<ReplayedCurve>) {
     let curves: Vec<ReplayedCurve> = s
         .top_lines_at_peak
         .iter()

@@ -171,7 +171,10 @@ pub fn ActiveMemoryCurve(
     // Today's allocated and reserved bytes and each line drawn over them,
     // all read at the hovered event.
     let readout = move || match hover.get() {
-        None => view! { <span>"Hover the curve for the bytes of every line drawn at a point."</span> }.into_any(),
+        None => {
+            view! { <span>"Hover the curve for the bytes of every line drawn at a point."</span> }
+                .into_any()
+        }
         Some(event) => {
             let readings = chart.with(|c| c.readings_at(event as f64));
             view! { <span>{format!("Event {}: ", group_digits(event))}</span> {readings_view(readings)} }.into_any()
