@@ -347,11 +347,6 @@ pub fn LineChart(
         view! { <span>{format!("At {x_label} {x}: ")}</span> {readings_view(readings)} }.into_any()
     };
 
-    view! { <span>{format!("At {x_label} {x}: ")}</span> {readings_view(readings)} }.into_any()
-        }
-    }
-    };
-
     view! {
         <figure class="chart">
             <canvas node_ref=canvas role="img" aria-label=description.clone() tabindex="0"
