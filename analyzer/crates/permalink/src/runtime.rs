@@ -233,6 +233,15 @@ fn edit<T: Serialize + DeserializeOwned>(s: &mut pb::RuntimeSection, f: impl FnO
     }
 }
 
+/// The first reduction: the curves of the lines the analyzer replayed
+/// without (three of 200 points per snapshot would otherwise crowd out its
+/// stacks and the diagnosis); a line the sender drew travels in the view.
+pub(crate) fn drop_replays(r: &mut pb::SharedReport) {
+    for s in &mut r.memory_snapshots {
+        s.replays.clear();
+    }
+}
+
 /// Reductions of the run-time sections; `what`: 0 drops stacks, 1 limits
 /// lines to 3, 2.. downsamples curves to `points`.
 pub(crate) fn reduce_stacks(r: &mut pb::SharedReport) {
