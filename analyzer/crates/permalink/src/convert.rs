@@ -195,12 +195,9 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
                 .unwrap_or_default(),
             device_limit_bytes: view.device.as_ref().map_or(0, |d| d.limit_bytes),
             what_if: view.what_if.as_ref().map(crate::what_if_view::to_shared),
-            snapshot_without: view
-                .snapshot_without
-                .iter()
-                .take(crate::what_if_view::MAX_SNAPSHOT_REPLAYS)
-                .map(crate::what_if_view::snapshot_replay_to_shared)
-                .collect(),
+            snapshot_without: crate::what_if_view::snapshot_replays_to_shared(
+                &view.snapshot_without,
+            ),
         }),
         reductions: Vec::new(),
         memory_snapshots: r
@@ -209,12 +206,7 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
             .map(|m| pb::RuntimeSection {
                 // The lines the analyzer replayed, with their curves, as
                 // the page's replays travel.
-                replays: m
-                    .what_if_curves
-                    .iter()
-                    .take(crate::what_if_view::MAX_SNAPSHOT_REPLAYS)
-                    .map(crate::what_if_view::snapshot_replay_to_shared)
-                    .collect(),
+                replays: crate::what_if_view::snapshot_replays_to_shared(&m.what_if_curves),
                 ..crate::runtime::snapshot_to_shared(m)
             })
             .collect(),
