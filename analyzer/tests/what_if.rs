@@ -401,6 +401,16 @@ fn a_link_carries_the_snapshot_lines_replayed_without_and_their_curves() {
             .map(|w| (w.remedy, w.frame.clone(), w.predicted_peak_bytes))
             .collect::<Vec<_>>()
     );
+    // The curves of the lines the report replays by itself do not fit
+    // beside the stacks of this one: the link says they were left out.
+    let reductions = &back.shared.as_ref().unwrap().reductions;
+    assert!(back.memory_snapshots[0].what_if_curves.is_empty());
+    assert!(
+        reductions
+            .iter()
+            .any(|x| x == oomscope_permalink::REDUCTION_STEPS[0]),
+        "{reductions:?}"
+    );
     let carried = back.shared.unwrap().view.snapshot_without;
     assert_eq!(carried.len(), 1);
     let (sent, got) = (&replays[0], &carried[0]);
@@ -470,6 +480,62 @@ fn a_link_carries_the_snapshot_lines_replayed_without_and_their_curves() {
             c.heap_bytes.iter().max(),
             Some(&sent.what_if.predicted_peak_bytes)
         );
+    }
+}
+
+#[test]
+fn a_link_carries_the_lines_the_analyzer_replayed_when_they_fit() {
+    // A notebook's small snapshot: its link has room for the curves.
+    let name = "HugePandaCoder__octree-nca-groupeq__mem_snapshots__cuda_single_step.pickle";
+    let path = corpus().join("snapshots").join(name);
+    let file = oomscope_analyzer::InputFile {
+        name: name.into(),
+        data: std::fs::read(path).unwrap(),
+    };
+    let r = analyze(vec![file], &mut |_| {});
+    let link = oomscope_permalink::encode_link_at(
+        &r,
+        "https://example.invalid/",
+        &oomscope_report::ViewState::default(),
+        1,
+    )
+    .unwrap();
+    assert!(!link
+        .reductions
+        .iter()
+        .any(|x| x == oomscope_permalink::REDUCTION_STEPS[0]));
+    let back = oomscope_permalink::decode(&link.url).unwrap();
+    let (sent, got) = (
+        &r.memory_snapshots[0].what_if_curves,
+        &back.memory_snapshots[0].what_if_curves,
+    );
+    assert!(!sent.is_empty());
+    assert_eq!(got.len(), sent.len());
+    // Shortened as the page's replays are, each peak kept at its event.
+    for (got, sent) in got.iter().zip(sent) {
+        assert_eq!(got.what_if.frame, sent.what_if.frame);
+        assert_eq!(
+            got.what_if.predicted_peak_bytes,
+            sent.what_if.predicted_peak_bytes
+        );
+        assert!(got.heap_bytes.len() <= 200);
+        assert_eq!(got.positions.len(), got.heap_bytes.len());
+        // A curve short enough travels whole.
+        if sent.heap_bytes.len() <= 200 {
+            assert_eq!(
+                (&got.positions, &got.heap_bytes),
+                (&sent.positions, &sent.heap_bytes)
+            );
+        }
+        let peak_at = |c: &oomscope_report::whatif::ReplayedCurve| {
+            let i = c
+                .heap_bytes
+                .iter()
+                .position(|&b| b == c.what_if.predicted_peak_bytes)
+                .unwrap();
+            c.positions[i]
+        };
+        assert_eq!(peak_at(got), peak_at(sent));
     }
 }
 

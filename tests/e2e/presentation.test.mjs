@@ -192,7 +192,7 @@ test("the snapshot curve has labelled axes, a legend in its colours, no unlabell
   assert.ok((await button.getAttribute("class")).split(" ").includes("button"));
   assert.equal(await button.evaluate((b) => getComputedStyle(b).paddingLeft), "10px");
   await curve.locator(".chart-svg").hover();
-  assert.match(await curve.locator(".curve-readout").textContent(), /^Event [\d,]+: .* allocated, .* reserved$/);
+  assert.match(await curve.locator(".curve-readout").textContent(), /^Event [\d,]+: Allocated: .+; Reserved: .+$/);
   await curve.screenshot({ path: path.join(OUT, "snapshot-curve.png") });
   await p.context().close();
 });

@@ -78,7 +78,7 @@ test("a dropped snapshot with an OOM shows MemoryViz's peak, the OOM, the curve 
   assert.equal(await curve.locator('polyline[stroke="#9A6700"]').count(), 1, "the reserved line");
   assert.equal(await curve.locator("svg text", { hasText: /^\s*out of memory at event/ }).count(), 1);
   await curve.locator(".chart-svg").hover();
-  assert.match(await curve.locator(".curve-readout").textContent(), /^Event [\d,]+: .* allocated, .* reserved$/);
+  assert.match(await curve.locator(".curve-readout").textContent(), /^Event [\d,]+: Allocated: .+; Reserved: .+$/);
 
   // The stack view: the root box holds every live byte of the stacks at the peak; frames are drawn.
   const stacks = view.locator('[data-testid="stack-view"]');

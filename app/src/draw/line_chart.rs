@@ -127,6 +127,89 @@ pub struct Chart {
     pub y_top: Option<f64>,
 }
 
+/// One drawn curve read at an x: what a hover shows for each curve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reading {
+    pub label: String,
+    pub color: &'static str,
+    pub bytes: u64,
+}
+
+/// The value of `points` at `x`: a step curve holds the last point at or
+/// before `x`; at an x several points share (heap-simulator events of one
+/// program position), it reads the highest, which the curve reaches there
+/// (as its drawing and its peak marker show). Another curve is
+/// interpolated between its neighbours. `None` before its first point or
+/// after the last of an interpolated curve.
+pub fn value_at(points: &[(f64, f64)], steps: bool, x: f64) -> Option<f64> {
+    let after = points.partition_point(|p| p.0 <= x);
+    let (x0, y0) = *points.get(after.checked_sub(1)?)?;
+    if x0 == x {
+        let same = points[..after].iter().rev().take_while(|p| p.0 == x0);
+        return Some(same.map(|p| p.1).fold(y0, f64::max));
+    }
+    if steps {
+        return Some(y0);
+    }
+    let (x1, y1) = *points.get(after)?;
+    Some(y0 + (y1 - y0) * (x - x0) / (x1 - x0))
+}
+
+impl Chart {
+    /// Every named area and series of the chart read at `x`, in the order
+    /// drawn (areas first): a hover reads today's curve and each curve
+    /// drawn over it, not one alone.
+    pub fn readings_at(&self, x: f64) -> Vec<Reading> {
+        let areas = self
+            .areas
+            .iter()
+            .map(|a| (&a.label, a.color, &a.points, a.steps));
+        let series = self
+            .series
+            .iter()
+            .map(|s| (&s.label, s.color, &s.points, s.steps));
+        areas
+            .chain(series)
+            .filter(|(label, ..)| !label.is_empty())
+            .filter_map(|(label, color, points, steps)| {
+                let bytes = value_at(points, steps, x)?;
+                Some(Reading {
+                    label: label.clone(),
+                    color,
+                    bytes: bytes.max(0.0).round() as u64,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Readings a hover lists at most (a chart of many ranks names the rest
+/// by count).
+const READINGS_LISTED: usize = 12;
+
+/// The readings of a hover as markup: each curve's name and bytes, in its
+/// colour, tagged for tests (`data-series`, `data-bytes`).
+pub fn readings_view(readings: Vec<Reading>) -> impl IntoView {
+    let more = readings.len().saturating_sub(READINGS_LISTED);
+    let listed = readings
+        .into_iter()
+        .take(READINGS_LISTED)
+        .enumerate()
+        .map(|(i, r)| {
+            // A separator a screen reader (and the text) keeps; the
+            // swatch and the spacing are for the eye.
+            view! {
+                {(i > 0).then_some("; ")}
+                <span class="reading" data-testid="chart-reading" data-series=r.label.clone() data-bytes=r.bytes.to_string()>
+                    <span class="legend-swatch" style:border-color=r.color></span>
+                    {format!("{}: {}", r.label, format_bytes(r.bytes))}
+                </span>
+            }
+        })
+        .collect_view();
+    view! { {listed} {(more > 0).then(|| format!("; and {more} more curves"))} }
+}
+
 /// Where the plot area is (CSS pixels) and what it shows.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PlotFrame {
@@ -197,19 +280,79 @@ pub fn LineChart(
         marker,
         ..Chart::default()
     };
+    // Every x a curve changes at, for the keyboard to step through.
+    let mut xs: Vec<f64> = chart
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    let chart = StoredValue::new(chart);
+    let xs = StoredValue::new(xs);
+    let frame: StoredValue<Option<PlotFrame>> = StoredValue::new(None);
+    let hover = RwSignal::new(None::<f64>);
 
     Effect::new(move |_| {
         resized.track();
         if let Some(element) = canvas.get() {
             // Without a 2D context nothing is drawn; the figures are above.
-            let _ = draw_on_canvas(&element, None, &chart);
+            let drawn = chart.with_value(|c| draw_on_canvas(&element, None, c)).ok();
+            // Where the plot is, for tests to point at an x.
+            if let Some(f) = drawn {
+                let _ = element.set_attribute("data-x0", &f.x0.to_string());
+                let _ = element.set_attribute("data-x1", &f.x1.to_string());
+                let _ = element.set_attribute(
+                    "data-plot",
+                    &format!("{},{},{},{}", f.left, f.top, f.width, f.height),
+                );
+            }
+            frame.set_value(drawn);
         }
     });
+    let on_move = move |ev: leptos::ev::PointerEvent| {
+        let Some(f) = frame.get_value() else { return };
+        let px = f64::from(ev.offset_x());
+        hover.set((px >= f.left && px <= f.left + f.width).then(|| f.x_at(px).round()));
+    };
+    // Left and right step to the previous or next x where a curve changes;
+    // Home and End to the ends; Escape leaves.
+    let on_key = move |ev: leptos::ev::KeyboardEvent| {
+        let now = hover.get_untracked();
+        let next = xs.with_value(|xs| {
+            let before = |x: f64| xs.iter().rev().find(|&&v| v < x).copied();
+            let after = |x: f64| xs.iter().find(|&&v| v > x).copied();
+            Ok(match (ev.key().as_str(), now) {
+                ("ArrowRight", Some(x)) => Some(after(x).unwrap_or(x)),
+                ("ArrowLeft", Some(x)) => Some(before(x).unwrap_or(x)),
+                ("ArrowRight" | "ArrowLeft" | "Home", None) | ("Home", Some(_)) => {
+                    xs.first().copied()
+                }
+                ("End", _) => xs.last().copied(),
+                ("Escape", _) => None,
+                _ => return Err(()),
+            })
+        });
+        if let Ok(x) = next {
+            ev.prevent_default();
+            hover.set(x);
+        }
+    };
+    let readout = move || {
+        let Some(x) = hover.get() else {
+            let hint = "Hover the chart, or focus it and use the arrow keys, to read every curve at a point.";
+            return view! { <span>{hint}</span> }.into_any();
+        };
+        let readings = chart.with_value(|c| c.readings_at(x));
+        view! { <span>{format!("At {x_label} {x}: ")}</span> {readings_view(readings)} }.into_any()
+    };
 
     view! {
         <figure class="chart">
-            <canvas node_ref=canvas role="img" aria-label=description.clone()></canvas>
+            <canvas node_ref=canvas role="img" aria-label=description.clone() tabindex="0"
+                on:pointermove=on_move on:pointerleave=move |_| hover.set(None) on:keydown=on_key></canvas>
             <figcaption class="legend">{legend}</figcaption>
+            <p class="curve-readout" aria-live="polite" data-testid="chart-readout" data-x=move || hover.get().map(|x| x.to_string())>{readout}</p>
         </figure>
     }
 }
@@ -964,5 +1107,62 @@ mod tests {
         let thin = per_pixel_max(&points, 0.0, 9_999.0, 100.0);
         assert!(thin.len() <= 200);
         assert!(thin.iter().any(|p| p.1 == 99.0));
+    }
+
+    #[test]
+    fn a_hover_reads_every_curve_at_its_x() {
+        let chart = Chart {
+            areas: vec![Area {
+                label: "Allocated".into(),
+                points: vec![(0.0, 10.0), (5.0, 40.0), (9.0, 20.0)],
+                color: "#000000",
+                steps: true,
+            }],
+            series: vec![
+                // Three events at x 6: read at 6, the highest; after 6, the last.
+                Series {
+                    label: "without f".into(),
+                    points: vec![(0.0, 10.0), (6.0, 25.0), (6.0, 30.0), (6.0, 5.0)],
+                    color: "#111111",
+                    stroke: Stroke::Dashed,
+                    steps: true,
+                },
+                Series {
+                    label: "sampled".into(),
+                    points: vec![(2.0, 0.0), (4.0, 100.0)],
+                    color: "#222222",
+                    stroke: Stroke::Solid,
+                    steps: false,
+                },
+                // A trend belongs to another series: not read on its own.
+                Series {
+                    label: String::new(),
+                    points: vec![(0.0, 1.0)],
+                    color: "#333333",
+                    stroke: Stroke::Dotted,
+                    steps: true,
+                },
+            ],
+            ..Chart::default()
+        };
+        let at = |x: f64| {
+            chart
+                .readings_at(x)
+                .into_iter()
+                .map(|r| (r.label, r.bytes))
+                .collect::<Vec<_>>()
+        };
+        let r = |l: &str, b: u64| (l.to_string(), b);
+        // Steps hold the last point at or before x; a sampled curve is
+        // interpolated, and read only within its points.
+        assert_eq!(
+            at(3.0),
+            vec![r("Allocated", 10), r("without f", 10), r("sampled", 50)]
+        );
+        assert_eq!(at(5.0), vec![r("Allocated", 40), r("without f", 10)]);
+        assert_eq!(at(6.0), vec![r("Allocated", 40), r("without f", 30)]);
+        assert_eq!(at(7.0), vec![r("Allocated", 40), r("without f", 5)]);
+        assert_eq!(at(100.0), vec![r("Allocated", 20), r("without f", 5)]);
+        assert_eq!(at(-1.0), vec![]);
     }
 }

@@ -195,18 +195,20 @@ pub(crate) fn to_shared(r: &Report, view: &ViewState, created_unix_ms: u64) -> p
                 .unwrap_or_default(),
             device_limit_bytes: view.device.as_ref().map_or(0, |d| d.limit_bytes),
             what_if: view.what_if.as_ref().map(crate::what_if_view::to_shared),
-            snapshot_without: view
-                .snapshot_without
-                .iter()
-                .take(crate::what_if_view::MAX_SNAPSHOT_REPLAYS)
-                .map(crate::what_if_view::snapshot_replay_to_shared)
-                .collect(),
+            snapshot_without: crate::what_if_view::snapshot_replays_to_shared(
+                &view.snapshot_without,
+            ),
         }),
         reductions: Vec::new(),
         memory_snapshots: r
             .memory_snapshots
             .iter()
-            .map(crate::runtime::snapshot_to_shared)
+            .map(|m| pb::RuntimeSection {
+                // The lines the analyzer replayed, with their curves, as
+                // the page's replays travel.
+                replays: crate::what_if_view::snapshot_replays_to_shared(&m.what_if_curves),
+                ..crate::runtime::snapshot_to_shared(m)
+            })
             .collect(),
         device_memory_profiles: r
             .device_memory_profiles
@@ -697,9 +699,15 @@ pub(crate) fn from_shared(mut s: pb::SharedReport) -> Result<Report, LinkError> 
     }
     // Run-time sections: links made before they were carried have none.
     check_len("memory snapshots", &s.memory_snapshots)?;
-    for m in s.memory_snapshots {
-        r.memory_snapshots
-            .push(crate::runtime::snapshot_from_shared(m)?);
+    for mut m in s.memory_snapshots {
+        let replays = std::mem::take(&mut m.replays);
+        let mut snapshot = crate::runtime::snapshot_from_shared(m)?;
+        // Each names a line of this snapshot (its input and device).
+        snapshot.what_if_curves = crate::what_if_view::snapshot_replays_from_shared(
+            replays,
+            std::slice::from_ref(&snapshot),
+        )?;
+        r.memory_snapshots.push(snapshot);
     }
     check_len("device memory profiles", &s.device_memory_profiles)?;
     for p in s.device_memory_profiles {

@@ -89,6 +89,7 @@ pub struct Link {
 /// applied on top of the previous ones until the link fits.
 pub const REDUCTION_STEPS: &[&str] = &[
     // Run-time sections (memory snapshots, device memory profiles, timelines).
+    "run-time sections: the curves of the lines the analyzer replayed without left out (those drawn on the page travel)",
     "run-time sections: stacks at the peak dropped",
     "run-time sections: top lines and live allocations limited to 3",
     "run-time curves downsampled to 64 points",
@@ -108,14 +109,15 @@ pub const REDUCTION_STEPS: &[&str] = &[
 /// Apply reduction `step` of [`REDUCTION_STEPS`].
 fn reduce(shared: &mut SharedReport, step: usize) {
     match step {
-        0 => runtime::reduce_stacks(shared),
-        1 => runtime::reduce_lines(shared),
-        2 => runtime::reduce_curves(shared, 64),
-        12 => {
+        0 => runtime::drop_replays(shared),
+        1 => runtime::reduce_stacks(shared),
+        2 => runtime::reduce_lines(shared),
+        3 => runtime::reduce_curves(shared, 64),
+        13 => {
             runtime::reduce_curves(shared, 16);
             runtime::reduce_to_one_line(shared);
         }
-        _ => convert::reduce(shared, step - 3),
+        _ => convert::reduce(shared, step - 4),
     }
 }
 

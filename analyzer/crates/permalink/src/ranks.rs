@@ -101,7 +101,7 @@ fn rank_to_shared(k: &RankSummary) -> pb::RuntimeSection {
             Vec::new()
         },
         y: bytes,
-        z: Vec::new(),
+        ..Default::default()
     };
     // With x empty only y is downsampled (the curve over the inputs' order).
     downsample(&mut s, CURVE_POINTS);

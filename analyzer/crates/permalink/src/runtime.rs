@@ -38,6 +38,9 @@ pub(crate) fn trimmed(r: &Report) -> bool {
         |v: &[StackSample]| v.len() > STACKS || v.iter().any(|s| s.frames.len() > STACK_FRAMES);
     r.memory_snapshots.iter().any(|m| {
         m.active_memory_curve.len() > CURVE_POINTS
+            || m.what_if_curves
+                .iter()
+                .any(|c| c.heap_bytes.len() > CURVE_POINTS)
             || stacks_over(&m.stacks_at_peak)
             || m.top_lines_at_peak.len() > LINES
             || m.live_at_peak.len() > LINES
@@ -131,6 +134,8 @@ pub(crate) fn downsample(s: &mut pb::RuntimeSection, max_points: usize) {
 pub(crate) fn snapshot_to_shared(m: &MemorySnapshot) -> pb::RuntimeSection {
     let mut m = m.clone();
     let curve = std::mem::take(&mut m.active_memory_curve);
+    // They travel beside the section (`replays`, set by `convert`).
+    m.what_if_curves.clear();
     stacks(&mut m.stacks_at_peak, STACKS);
     lines(&mut m.top_lines_at_peak, LINES);
     live(&mut m.live_at_peak, LINES);
@@ -161,6 +166,7 @@ pub(crate) fn snapshot_to_shared(m: &MemorySnapshot) -> pb::RuntimeSection {
         x: delta(curve.iter().map(|p| p.event_index as i64)),
         y: curve.iter().map(|p| p.allocated_bytes).collect(),
         z: curve.iter().map(|p| p.reserved_bytes).collect(),
+        ..Default::default()
     };
     downsample(&mut s, CURVE_POINTS);
     s
@@ -213,7 +219,7 @@ pub(crate) fn timeline_to_shared(t: &MemoryTimeline) -> pb::RuntimeSection {
         json: json(&t),
         x: delta(points.iter().map(|p| p.time)),
         y: points.iter().map(|p| p.bytes).collect(),
-        z: Vec::new(),
+        ..Default::default()
     };
     downsample(&mut s, CURVE_POINTS);
     s
@@ -224,6 +230,15 @@ fn edit<T: Serialize + DeserializeOwned>(s: &mut pb::RuntimeSection, f: impl FnO
     if let Ok(mut t) = serde_json::from_str::<T>(&s.json) {
         f(&mut t);
         s.json = json(&t);
+    }
+}
+
+/// The first reduction: the curves of the lines the analyzer replayed
+/// without (three of 200 points per snapshot would otherwise crowd out its
+/// stacks and the diagnosis); a line the sender drew travels in the view.
+pub(crate) fn drop_replays(r: &mut pb::SharedReport) {
+    for s in &mut r.memory_snapshots {
+        s.replays.clear();
     }
 }
 
@@ -286,6 +301,7 @@ pub(crate) fn reduce_to_one_line(r: &mut pb::SharedReport) {
             m.phases.clear();
             m.annotations.clear();
         });
+        s.replays.truncate(1);
     }
     for s in &mut r.device_memory_profiles {
         edit::<DeviceMemoryProfile>(s, |p| p.top_lines.truncate(1));
@@ -301,12 +317,17 @@ pub(crate) fn reduce_curves(r: &mut pb::SharedReport, points: usize) {
     {
         downsample(s, points);
     }
-    // The snapshot lines the sender replayed without are run-time curves too.
-    for c in r
+    // The snapshot lines replayed without (by the analyzer, or by the
+    // sender on the page) are run-time curves too.
+    let analyzer = r
+        .memory_snapshots
+        .iter_mut()
+        .flat_map(|s| s.replays.iter_mut());
+    let page = r
         .view
         .iter_mut()
-        .flat_map(|v| v.snapshot_without.iter_mut())
-    {
+        .flat_map(|v| v.snapshot_without.iter_mut());
+    for c in analyzer.chain(page) {
         let mut s = pb::RuntimeSection {
             x: std::mem::take(&mut c.x),
             y: std::mem::take(&mut c.y),

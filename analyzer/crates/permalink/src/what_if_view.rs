@@ -72,9 +72,19 @@ fn curve_from_shared(
     })
 }
 
-pub(crate) fn snapshot_replay_to_shared(curve: &ReplayedCurve) -> pb::SnapshotReplay {
+fn snapshot_replay_to_shared(curve: &ReplayedCurve) -> pb::SnapshotReplay {
     let (what_if_json, x, y) = curve_to_shared(curve);
     pb::SnapshotReplay { what_if_json, x, y }
+}
+
+/// Snapshot lines replayed without (on the page, or by the analyzer), as
+/// many as a link holds.
+pub(crate) fn snapshot_replays_to_shared(curves: &[ReplayedCurve]) -> Vec<pb::SnapshotReplay> {
+    curves
+        .iter()
+        .take(MAX_SNAPSHOT_REPLAYS)
+        .map(snapshot_replay_to_shared)
+        .collect()
 }
 
 /// The snapshot lines replayed without, each a `without_allocations`

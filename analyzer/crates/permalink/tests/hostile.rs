@@ -675,20 +675,38 @@ fn a_non_finite_rate_does_not_stop_the_link_from_opening() {
     assert_eq!(back.memory_snapshots[0].accumulations[0].count, 3);
 }
 
-/// Adds a snapshot line replayed without to the link's view: a
-/// `without_allocations` what-if of `input`'s `device`, with its columns.
-fn replayed(s: &mut pb::SharedReport, input: &str, device: u32, x: Vec<i64>, y: Vec<u64>) {
+/// A snapshot line replayed without: a `without_allocations` what-if of
+/// `input`'s `device`, with its columns.
+fn replay(input: &str, device: u32, x: Vec<i64>, y: Vec<u64>) -> pb::SnapshotReplay {
     let what_if = format!(
         r#"{{"remedy":"without_allocations","module":"{input}","device":{device},"frame":"f a.py:1","memory_space":0,"scope":"","predicted_peak_bytes":1,"predicted_peak_position":0,"saving_bytes":1,"how":""}}"#
     );
+    pb::SnapshotReplay {
+        what_if_json: what_if,
+        x,
+        y,
+    }
+}
+
+/// Adds a snapshot line replayed without on the page to the link's view.
+fn replayed(s: &mut pb::SharedReport, input: &str, device: u32, x: Vec<i64>, y: Vec<u64>) {
     s.view
         .get_or_insert_with(Default::default)
         .snapshot_without
-        .push(pb::SnapshotReplay {
-            what_if_json: what_if,
-            x,
-            y,
-        });
+        .push(replay(input, device, x, y));
+}
+
+/// Adds a line the analyzer replayed to the link's first snapshot section.
+fn replayed_by_the_analyzer(
+    s: &mut pb::SharedReport,
+    input: &str,
+    device: u32,
+    x: Vec<i64>,
+    y: Vec<u64>,
+) {
+    s.memory_snapshots[0]
+        .replays
+        .push(replay(input, device, x, y));
 }
 
 #[test]
@@ -737,30 +755,6 @@ fn hostile_run_time_sections_are_refused() {
             Box::new(|s| s.memory_snapshots[0].json = "{\"peak_allocated_bytes\":-1}".into()),
         ),
         (
-            "a snapshot line of no snapshot carried",
-            Box::new(|s| replayed(s, "other.pickle", 0, vec![1], vec![1])),
-        ),
-        (
-            "a snapshot line of another device",
-            Box::new(|s| replayed(s, "snap.pickle", 3, vec![1], vec![1])),
-        ),
-        (
-            "a snapshot line's columns",
-            Box::new(|s| replayed(s, "snap.pickle", 0, vec![1, 2], vec![1])),
-        ),
-        (
-            "a snapshot line's negative position",
-            Box::new(|s| replayed(s, "snap.pickle", 0, vec![-5], vec![1])),
-        ),
-        (
-            "too many snapshot lines",
-            Box::new(|s| {
-                for _ in 0..33 {
-                    replayed(s, "snap.pickle", 0, vec![1], vec![1]);
-                }
-            }),
-        ),
-        (
             "series columns",
             Box::new(|s| {
                 s.device_memory_series.push(pb::RuntimeSection {
@@ -770,12 +764,66 @@ fn hostile_run_time_sections_are_refused() {
             }),
         ),
     ];
+    // Lines replayed without, on the page (the view's) or by the analyzer
+    // (a snapshot section's), are held to the same bounds.
+    type Add = fn(&mut pb::SharedReport, &str, u32, Vec<i64>, Vec<u64>);
+    let mut lines: Vec<(String, Box<dyn Fn(&mut pb::SharedReport)>)> = Vec::new();
+    for (whose, add) in [
+        ("the page's", replayed as Add),
+        ("the analyzer's", replayed_by_the_analyzer as Add),
+    ] {
+        let edits: [(&str, Box<dyn Fn(&mut pb::SharedReport)>); 5] = [
+            (
+                "line of no snapshot carried",
+                Box::new(move |s| add(s, "other.pickle", 0, vec![1], vec![1])),
+            ),
+            (
+                "line of another device",
+                Box::new(move |s| add(s, "snap.pickle", 3, vec![1], vec![1])),
+            ),
+            (
+                "line's columns",
+                Box::new(move |s| add(s, "snap.pickle", 0, vec![1, 2], vec![1])),
+            ),
+            (
+                "line's negative position",
+                Box::new(move |s| add(s, "snap.pickle", 0, vec![-5], vec![1])),
+            ),
+            (
+                "lines, too many",
+                Box::new(move |s| {
+                    for _ in 0..33 {
+                        add(s, "snap.pickle", 0, vec![1], vec![1]);
+                    }
+                }),
+            ),
+        ];
+        lines.extend(
+            edits
+                .into_iter()
+                .map(|(what, edit)| (format!("{whose} {what}"), edit)),
+        );
+    }
+    let cases = cases
+        .into_iter()
+        .map(|(what, edit)| (what.to_string(), edit))
+        .chain(lines);
     // A sound snapshot line opens.
     let mut s = good.clone();
     replayed(&mut s, "snap.pickle", 0, vec![0, 5], vec![7, 3]);
     let carried = decode(&raw_link(&s)).unwrap().shared.unwrap().view;
     assert_eq!(carried.snapshot_without[0].positions, vec![0, 5]);
     assert_eq!(carried.snapshot_without[0].heap_bytes, vec![7, 3]);
+    // So does a sound line the analyzer replayed, into its snapshot.
+    let mut s = good.clone();
+    replayed_by_the_analyzer(&mut s, "snap.pickle", 0, vec![0, 5], vec![7, 3]);
+    let back = decode(&raw_link(&s)).unwrap();
+    let curves = &back.memory_snapshots[0].what_if_curves;
+    assert_eq!(curves.len(), 1);
+    assert_eq!(
+        (&curves[0].positions, &curves[0].heap_bytes),
+        (&vec![0, 5], &vec![7, 3])
+    );
     for (what, edit) in cases {
         let mut s = good.clone();
         edit(&mut s);

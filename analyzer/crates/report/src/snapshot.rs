@@ -99,6 +99,14 @@ pub struct MemorySnapshot {
     /// them in `diagnosis.what_if`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub what_if: Vec<crate::whatif::WhatIf>,
+    /// The replayed Active Memory curve of each `what_if` entry that
+    /// replays the allocations (`without_allocations`), in `what_if`'s
+    /// order: the trace indices and allocated bytes, shrunk as
+    /// `active_memory_curve` is (the peak kept exactly), the entry repeated
+    /// beside them. The page draws them over the curve as it draws a line
+    /// the user replays without.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub what_if_curves: Vec<crate::whatif::ReplayedCurve>,
 }
 
 /// Most points in [`MemorySnapshot::active_memory_curve`].

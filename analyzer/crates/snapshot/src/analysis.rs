@@ -126,8 +126,9 @@ fn analyze_device(input: &str, snap: &Snapshot, facts: &StackFacts, device: u32)
         active_memory_curve: curve::active_memory_curve(&tl, &reserved.before),
         phases: curve::phases(snap, device),
         what_if: Vec::new(),
+        what_if_curves: Vec::new(),
     };
-    m.what_if = crate::whatif::what_ifs(snap, &tl, &m);
+    (m.what_if, m.what_if_curves) = crate::whatif::what_ifs(snap, &tl, &m);
     m
 }
 

@@ -374,18 +374,25 @@ pub fn failed_allocation_placed(snap: &Snapshot, s: &MemorySnapshot) -> Option<W
 
 /// The snapshot what-ifs of one device: without the allocations of each of
 /// the lines holding most at the peak, expandable_segments, and the failed
-/// allocation placed.
-pub fn what_ifs(snap: &Snapshot, tl: &Timeline, s: &MemorySnapshot) -> Vec<WhatIf> {
-    let mut out: Vec<WhatIf> = s
+/// allocation placed; then the replayed curve of each "without" (the
+/// replay computes it anyway: keeping it lets the page draw these lines as
+/// it draws a line the user replays).
+pub fn what_ifs(
+    snap: &Snapshot,
+    tl: &Timeline,
+    s: &MemorySnapshot,
+) -> (Vec<WhatIf>, Vec<ReplayedCurve>) {
+    let curves: Vec<ReplayedCurve> = s
         .top_lines_at_peak
         .iter()
         .take(WITHOUT_LINES)
-        .filter_map(|line| without(snap, tl, s, &line.frame))
-        .filter(|w| w.saving_bytes > 0)
+        .filter_map(|line| without_curve(snap, tl, s, &line.frame))
+        .filter(|c| c.what_if.saving_bytes > 0)
         .collect();
+    let mut out: Vec<WhatIf> = curves.iter().map(|c| c.what_if.clone()).collect();
     out.extend(expandable_segments(tl, s));
     out.extend(failed_allocation_placed(snap, s));
-    out
+    (out, curves)
 }
 
 /// "Without these allocations" for a frame the user chose (the CLI's

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use oomscope_report::whatif::Remedy;
+use oomscope_report::whatif::{Remedy, ReplayedCurve, WhatIf};
 use oomscope_report::MemorySnapshot;
 use oomscope_snapshot::timeline::{timeline, TimelineKind};
 use oomscope_snapshot::whatif;
@@ -32,12 +32,10 @@ fn sample(name: &str) -> PathBuf {
         .join(name)
 }
 
-#[test]
-fn without_these_allocations_peaks_where_the_trace_without_them_peaks() {
-    let (snap, analysed) = read(corpus(SOURCE));
-    let original = &analysed[0];
-    let tl = timeline(&snap, original.device, TimelineKind::ActiveMemory);
-    for (frame, rewritten) in [
+/// The rewritten samples: a frame of [`SOURCE`], and its trace with every
+/// allocation holding it really removed.
+fn rewritten() -> [(String, &'static str); 2] {
+    [
         (
             format!("custom_softmax {FILE}:7"),
             "silmont2000-mem_snapshot-without-softmax7.pickle",
@@ -46,41 +44,90 @@ fn without_these_allocations_peaks_where_the_trace_without_them_peaks() {
             format!("main {FILE}:43"),
             "silmont2000-mem_snapshot-without-main43.pickle",
         ),
-    ] {
+    ]
+}
+
+/// `replayed` (the original without `frame`'s allocations) peaks where the
+/// trace `rewritten` (those allocations really removed) peaks, along the
+/// same curve.
+fn holds_to_the_rewritten_trace(
+    replayed: &ReplayedCurve,
+    original: &MemorySnapshot,
+    frame: &str,
+    rewritten: &str,
+) {
+    let predicted = &replayed.what_if;
+    let (_, really) = read(sample(rewritten));
+    let really = &really[0];
+    // Its curve is the rewritten trace's: that trace lost entries, so
+    // its trace indices differ, but both are small enough to be drawn
+    // whole, so their bytes agree step for step.
+    let really_curve: Vec<u64> = really
+        .active_memory_curve
+        .iter()
+        .map(|p| p.allocated_bytes)
+        .collect();
+    assert!(really_curve.len() > 2 && really_curve.len() < oomscope_report::CURVE_MAX_POINTS);
+    assert_eq!(replayed.heap_bytes, really_curve, "{frame}");
+    assert_eq!(replayed.positions.len(), replayed.heap_bytes.len());
+    assert!(replayed.positions.is_sorted());
+    assert_eq!(
+        predicted.predicted_peak_bytes, really.peak_allocated_bytes,
+        "{frame}"
+    );
+    // It is a real change, not the original peak.
+    assert!(
+        predicted.predicted_peak_bytes < original.peak_allocated_bytes,
+        "{frame}"
+    );
+    assert_eq!(
+        predicted.saving_bytes,
+        (original.peak_allocated_bytes - really.peak_allocated_bytes) as i64
+    );
+    assert_eq!(predicted.frame.as_deref(), Some(frame));
+    assert_eq!(predicted.remedy, Remedy::WithoutAllocations);
+}
+
+#[test]
+fn without_these_allocations_peaks_where_the_trace_without_them_peaks() {
+    let (snap, analysed) = read(corpus(SOURCE));
+    let original = &analysed[0];
+    let tl = timeline(&snap, original.device, TimelineKind::ActiveMemory);
+    for (frame, rewritten) in rewritten() {
         let replayed = whatif::without_curve(&snap, &tl, original, &frame).unwrap();
-        let predicted = &replayed.what_if;
-        let (_, really) = read(sample(rewritten));
-        let really = &really[0];
-        // Its curve is the rewritten trace's: that trace lost entries, so
-        // its trace indices differ, but both are small enough to be drawn
-        // whole, so their bytes agree step for step.
-        let really_curve: Vec<u64> = really
-            .active_memory_curve
-            .iter()
-            .map(|p| p.allocated_bytes)
-            .collect();
-        assert!(really_curve.len() > 2 && really_curve.len() < oomscope_report::CURVE_MAX_POINTS);
-        assert_eq!(replayed.heap_bytes, really_curve, "{frame}");
-        assert_eq!(replayed.positions.len(), replayed.heap_bytes.len());
-        assert!(replayed.positions.is_sorted());
-        assert_eq!(
-            predicted.predicted_peak_bytes, really.peak_allocated_bytes,
-            "{frame}"
-        );
-        // It is a real change, not the original peak.
-        assert!(
-            predicted.predicted_peak_bytes < original.peak_allocated_bytes,
-            "{frame}"
-        );
-        assert_eq!(
-            predicted.saving_bytes,
-            (original.peak_allocated_bytes - really.peak_allocated_bytes) as i64
-        );
-        assert_eq!(predicted.frame.as_deref(), Some(frame.as_str()));
-        assert_eq!(predicted.remedy, Remedy::WithoutAllocations);
+        holds_to_the_rewritten_trace(&replayed, original, &frame, rewritten);
     }
     // A frame no allocation has gives no prediction.
     assert!(whatif::without(&snap, &tl, original, "nowhere x.py:1").is_none());
+}
+
+#[test]
+fn the_report_carries_the_curve_of_each_line_it_replays_without() {
+    let (_, analysed) = read(corpus(SOURCE));
+    let original = &analysed[0];
+    let replayed: Vec<&WhatIf> = original
+        .what_if
+        .iter()
+        .filter(|w| w.remedy == Remedy::WithoutAllocations)
+        .collect();
+    // One curve per line replayed, in the same order, its entry beside it.
+    let carried: Vec<&WhatIf> = original.what_if_curves.iter().map(|c| &c.what_if).collect();
+    assert_eq!(carried, replayed);
+    let mut held = 0;
+    for curve in &original.what_if_curves {
+        let frame = curve.what_if.frame.as_deref().unwrap();
+        if let Some((_, file)) = rewritten().into_iter().find(|(f, _)| f == frame) {
+            holds_to_the_rewritten_trace(curve, original, frame, file);
+            held += 1;
+        }
+        // The initial point first, the peak kept exactly, as the report's curve.
+        assert_eq!(curve.positions.first(), Some(&0));
+        assert_eq!(
+            curve.heap_bytes.iter().max(),
+            Some(&curve.what_if.predicted_peak_bytes)
+        );
+    }
+    assert!(held > 0, "no line the report replays has a rewritten trace");
 }
 
 #[test]

@@ -2,9 +2,11 @@
 //! (the analyzer's downsampled curve, peak kept exactly), the reserved line
 //! on top, the OOM and the peak marked, drawn by the page's one line chart
 //! (plotters: labelled axes, bytes up, trace events along); the
-//! `external_annotations` phases listed under it; hover reads the bytes at
-//! a point; the curve exports as CSV. The lines replayed without (on the
-//! page or carried by a link) are drawn over it, dashed, each in its colour.
+//! `external_annotations` phases listed under it; hover reads every line
+//! drawn at a point (today's allocated and reserved, each replay); the
+//! curve exports as CSV. The lines replayed without (on the page, carried
+//! by a link, or the analyzer's own shown from the what-if table) are drawn
+//! over it, dashed, each in its colour.
 
 use leptos::prelude::*;
 use oomscope_report::units::format_bytes;
@@ -12,9 +14,9 @@ use oomscope_report::whatif::ReplayedCurve;
 use oomscope_report::{CurvePoint, MemorySnapshot};
 use wasm_bindgen::JsCast;
 
-use super::geometry::{point_at, Scale};
+use super::geometry::Scale;
 use crate::draw::line_chart::{
-    inline_svg, Area, Chart, EventLine, Marker, Series, Stroke, PALETTE,
+    inline_svg, readings_view, Area, Chart, EventLine, Marker, Series, Stroke, PALETTE,
 };
 use crate::export;
 use crate::format::{base_name, group_digits};
@@ -122,19 +124,18 @@ pub fn ActiveMemoryCurve(
 ) -> impl IntoView {
     let oom_event = snapshot.oom.as_ref().map(|o| o.event_index);
     let scale = Scale::of(&snapshot.active_memory_curve, oom_event);
-    // Drawn again when a line is replayed; the frame (pixels to events)
-    // stays: a replay never peaks above today's curve.
-    let drawn = {
+    // Drawn again when a line is replayed or shown; the frame (pixels to
+    // events) stays: a replay never peaks above today's curve.
+    let chart = {
         let snapshot = snapshot.clone();
-        Memo::new(move |_| {
-            replays.with(
-                |r| match inline_svg(&chart_of(&snapshot, scale, r), WIDTH, HEIGHT) {
-                    Ok((svg, frame)) => (svg, Some(frame)),
-                    Err(_) => (String::new(), None),
-                },
-            )
-        })
+        Memo::new(move |_| replays.with(|r| chart_of(&snapshot, scale, r)))
     };
+    let drawn = Memo::new(move |_| {
+        chart.with(|c| match inline_svg(c, WIDTH, HEIGHT) {
+            Ok((svg, frame)) => (svg, Some(frame)),
+            Err(_) => (String::new(), None),
+        })
+    });
     let frame = drawn.with_untracked(|d| d.1);
     let svg = move || drawn.with(|d| d.0.clone());
     let phases: Vec<_> = snapshot
@@ -167,17 +168,17 @@ pub fn ActiveMemoryCurve(
             hover.set(Some(event as u64));
         }
     };
+    // Today's allocated and reserved bytes and each line drawn over them,
+    // all read at the hovered event.
     let readout = move || match hover.get() {
-        None => "Hover the curve for the bytes at a point.".to_string(),
-        Some(event) => points.with_value(|p| match point_at(p, event) {
-            Some(p) => format!(
-                "Event {}: {} allocated, {} reserved",
-                group_digits(event),
-                format_bytes(p.allocated_bytes),
-                format_bytes(p.reserved_bytes)
-            ),
-            None => format!("Event {}", group_digits(event)),
-        }),
+        None => {
+            view! { <span>"Hover the curve for the bytes of every line drawn at a point."</span> }
+                .into_any()
+        }
+        Some(event) => {
+            let readings = chart.with(|c| c.readings_at(event as f64));
+            view! { <span>{format!("Event {}: ", group_digits(event))}</span> {readings_view(readings)} }.into_any()
+        }
     };
     let error = RwSignal::new(None::<String>);
     let file = format!(
@@ -212,6 +213,8 @@ pub fn ActiveMemoryCurve(
                 <button type="button" class="button small secondary" on:click=export_csv>"Export CSV"</button>
             </figcaption>
             <div class="chart-svg" role="img" aria-label=description
+                data-x0=frame.map(|f| f.x0.to_string()) data-x1=frame.map(|f| f.x1.to_string())
+                data-plot=frame.map(|f| format!("{},{},{},{}", f.left, f.top, f.width, f.height))
                 on:mousemove=on_move on:mouseleave=move |_| hover.set(None)
                 inner_html=svg></div>
             <div class="legend">
@@ -230,7 +233,7 @@ pub fn ActiveMemoryCurve(
                     }
                 }).collect_view()}
             </div>
-            <p class="curve-readout" aria-live="polite">{readout}</p>
+            <p class="curve-readout" aria-live="polite" data-testid="chart-readout" data-x=move || hover.get().map(|x| x.to_string())>{readout}</p>
             {phase_list}
             {move || error.get().map(|e| view! { <p class="error">{format!("Export failed: {e}")}</p> })}
         </figure>

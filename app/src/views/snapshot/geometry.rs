@@ -1,7 +1,6 @@
-//! The Active Memory curve's extent and lookups: the event range its x axis
-//! covers (an OOM past the last allocation widens it), its highest bytes,
-//! and the point in force at an event. Pure functions, tested without a
-//! browser.
+//! The Active Memory curve's extent: the event range its x axis covers (an
+//! OOM past the last allocation widens it) and its highest bytes. Pure
+//! functions, tested without a browser.
 
 use oomscope_report::CurvePoint;
 
@@ -36,12 +35,6 @@ impl Scale {
     }
 }
 
-/// The point in force at `event`: the last one at or before it.
-pub fn point_at(points: &[CurvePoint], event: u64) -> Option<&CurvePoint> {
-    let after = points.partition_point(|p| p.event_index <= event);
-    points.get(after.checked_sub(1)?)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,8 +58,6 @@ mod tests {
                 top_bytes: 200
             }
         );
-        assert_eq!(point_at(&points, 7), Some(&points[1]));
-        assert_eq!(point_at(&points, 10), Some(&points[2]));
         // An OOM past the last allocation widens the x axis.
         assert_eq!(Scale::of(&points, Some(20)).last_event, 20);
     }

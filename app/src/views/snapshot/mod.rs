@@ -96,7 +96,7 @@ fn DeviceSnapshot(
             <TopLines snapshot=snapshot.clone() replay=replay/>
             {what_ifs.then(|| view! {
                 <p class="muted" role="status" data-testid="snapshot-replay-status">{move || status.get()}</p>
-                <what_if::SnapshotWhatIfs snapshot=snapshot.clone() picked=replays limit=limit/>
+                <what_if::SnapshotWhatIfs snapshot=snapshot.clone() picked=replays limit=limit state=state/>
             })}
             <StackView stacks=snapshot.stacks_at_peak/>
         </div>
