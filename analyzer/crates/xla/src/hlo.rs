@@ -98,6 +98,14 @@ impl<'a> Wire<'a> {
                 self.pos += 1;
                 return Ok(u64::from(b));
             }
+            // Two: ids and lengths up to 16383 (instruction and buffer ids
+            // of most modules, the length of most messages).
+            if let Some(&c) = self.buf.get(self.pos + 1).filter(|_| self.pos + 1 < self.end) {
+                if c < 0x80 {
+                    self.pos += 2;
+                    return Ok(u64::from(b & 0x7f) | u64::from(c) << 7);
+                }
+            }
         }
         self.varint_slow()
     }
@@ -237,6 +245,7 @@ impl<'a> Field<'a> {
         Ok(self.payload)
     }
 
+    #[inline]
     pub(crate) fn string(&self) -> Result<&'a str> {
         if self.wire != LEN {
             return Err(self.wrong_type("a length-delimited string"));
@@ -1007,11 +1016,61 @@ impl<'a> ShapeView<'a> {
             .map(|f| ShapeView(f.payload))
     }
 
+    /// The shape's bytes (equal bytes are equal shapes).
+    pub(crate) fn bytes(self) -> &'a [u8] {
+        self.0.bytes()
+    }
+
     /// Whether the two views are the same bytes of the same input.
     pub fn same(self, other: ShapeView<'_>) -> bool {
         std::ptr::eq(self.0.buf, other.0.buf)
             && self.0.pos == other.0.pos
             && self.0.end == other.0.end
+    }
+
+    /// What an unpadded size reads of a shape, in one walk and without
+    /// allocating: the element type, the product of the dimensions
+    /// (saturating; a negative one counts as 0), the number of tuple
+    /// elements and the layout, each as [`ShapeView::element_type`],
+    /// [`ShapeView::dimensions`], [`ShapeView::tuple_shapes`] and
+    /// [`ShapeView::layout`] read them.
+    pub(crate) fn size_facts(self) -> SizeFacts<'a> {
+        let mut facts = SizeFacts {
+            element_type: 0,
+            elements: 1,
+            tuple_elements: 0,
+            layout: None,
+        };
+        for f in self.fields() {
+            match f.number {
+                2 => facts.element_type = f.int32().unwrap_or(0),
+                3 => {
+                    let mut product = |d: i64| {
+                        facts.elements = facts
+                            .elements
+                            .saturating_mul(u64::try_from(d).unwrap_or(0));
+                    };
+                    // As `ints_into`: a packed run counts up to a bad varint.
+                    match f.wire {
+                        VARINT => product(f.varint as i64),
+                        LEN => {
+                            let mut packed = f.payload;
+                            while !packed.is_empty() {
+                                match packed.varint() {
+                                    Ok(v) => product(v as i64),
+                                    Err(_) => break,
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                4 => facts.tuple_elements += 1,
+                5 => facts.layout = Some(LayoutView(f.payload)),
+                _ => {}
+            }
+        }
+        facts
     }
 
     pub fn tuple_shape(self, i: usize) -> Option<ShapeView<'a>> {
@@ -1043,6 +1102,14 @@ impl<'a> ShapeView<'a> {
             .last()
             .map(|f| LayoutView(f.payload))
     }
+}
+
+/// [`ShapeView::size_facts`].
+pub(crate) struct SizeFacts<'a> {
+    pub element_type: i32,
+    pub elements: u64,
+    pub tuple_elements: u64,
+    pub layout: Option<LayoutView<'a>>,
 }
 
 /// An `xla.LayoutProto` inside a checked shape.

@@ -15,6 +15,7 @@ pub mod allocator;
 mod dims;
 pub mod error;
 pub mod hlo;
+mod ids;
 pub mod memory_viewer;
 pub mod program;
 pub mod shape;
