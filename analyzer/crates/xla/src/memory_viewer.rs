@@ -32,6 +32,7 @@ use oomscope_report::{
     PeakKind, SourceKind,
 };
 use std::cell::{OnceCell, RefCell};
+use std::rc::Rc;
 use std::collections::{BTreeMap, BTreeSet};
 
 type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
@@ -73,7 +74,7 @@ pub(crate) struct Buffer<'a> {
     pub(crate) unpadded: u64,
     /// The texts of the two subshapes, made once (every memory space's
     /// lifetimes, the peak and the what-if program show them).
-    display_text: OnceCell<String>,
+    display_text: OnceCell<Rc<str>>,
     own_text: OnceCell<String>,
 }
 
@@ -109,8 +110,8 @@ impl<'a> Buffer<'a> {
     }
     fn shape_text(&self) -> String {
         self.display_text
-            .get_or_init(|| shape_text(self.display_shape))
-            .clone()
+            .get_or_init(|| shape_text(self.display_shape).into())
+            .to_string()
     }
 
     /// The text of the subshape the full shape index names.
@@ -154,7 +155,7 @@ pub struct Module<'a> {
     /// The text of each distinct shape shown, by its bytes: a module's
     /// buffers repeat a few shapes (every layer's), and building a shape's
     /// model to print it was a third of the Memory Viewer's time.
-    shape_texts: RefCell<HashMap<&'a [u8], String>>,
+    shape_texts: RefCell<HashMap<&'a [u8], Rc<str>>>,
 }
 
 impl<'a> Module<'a> {
@@ -177,6 +178,8 @@ impl<'a> Module<'a> {
         // position), found once: a JAX entry parameter can be a tuple of
         // thousands of arrays, each its own buffer.
         let mut elements: Vec<Option<Vec<ShapeView<'a>>>> = Vec::new();
+        // A module's buffers repeat a few shapes: each is sized once.
+        let mut unpadded_by_shape: HashMap<&'a [u8], u64> = HashMap::default();
         for (allocation_index, allocation) in allocations.iter().enumerate() {
             for assigned in assignment.assigned_of(allocation) {
                 let Some(proto) = logical
@@ -219,7 +222,11 @@ impl<'a> Module<'a> {
                         (Some(element(last).unwrap_or(shape)), own)
                     }
                 };
-                let unpadded = display_shape.map_or(0, unpadded_view_bytes);
+                let unpadded = display_shape.map_or(0, |shape| {
+                    *unpadded_by_shape
+                        .entry(shape.bytes())
+                        .or_insert_with(|| unpadded_view_bytes(shape))
+                });
                 buffers.push(Buffer {
                     proto,
                     allocation: allocation_index,
@@ -380,15 +387,15 @@ impl<'a> Module<'a> {
     fn display_text(&self, b: &Buffer<'a>) -> String {
         b.display_text
             .get_or_init(|| match b.display_shape {
-                None => String::new(),
+                None => Rc::from(""),
                 Some(shape) => self
                     .shape_texts
                     .borrow_mut()
                     .entry(shape.bytes())
-                    .or_insert_with(|| shape_text(Some(shape)))
+                    .or_insert_with(|| shape_text(Some(shape)).into())
                     .clone(),
             })
-            .clone()
+            .to_string()
     }
 
     pub(crate) fn peak_buffer(&self, b: &Buffer<'a>) -> PeakBuffer {
