@@ -100,7 +100,11 @@ impl<'a> Wire<'a> {
             }
             // Two: ids and lengths up to 16383 (instruction and buffer ids
             // of most modules, the length of most messages).
-            if let Some(&c) = self.buf.get(self.pos + 1).filter(|_| self.pos + 1 < self.end) {
+            if let Some(&c) = self
+                .buf
+                .get(self.pos + 1)
+                .filter(|_| self.pos + 1 < self.end)
+            {
                 if c < 0x80 {
                     self.pos += 2;
                     return Ok(u64::from(b & 0x7f) | u64::from(c) << 7);
@@ -269,8 +273,30 @@ impl<'a> Field<'a> {
         if self.wire != LEN {
             return Err(self.wrong_type("a length-delimited string"));
         }
-        std::str::from_utf8(self.payload.bytes())
-            .map_err(|_| error(self.at, format!("field {} is not valid UTF-8", self.number)))
+        std::str::from_utf8(self.payload.bytes()).map_err(|_| self.not_utf8())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn not_utf8(&self) -> DecodeError {
+        error(self.at, format!("field {} is not valid UTF-8", self.number))
+    }
+
+    /// Checks a string field the analysis does not keep, as prost checks
+    /// it (UTF-8). Most are short ASCII names, checked inline; the rest go
+    /// through `from_utf8` (which cost a tenth of the decoding when called
+    /// for every one).
+    #[inline]
+    pub(crate) fn check_string(&self) -> Result<()> {
+        if self.wire != LEN {
+            return Err(self.wrong_type("a length-delimited string"));
+        }
+        let bytes = self.payload.bytes();
+        if bytes.is_ascii() || std::str::from_utf8(bytes).is_ok() {
+            Ok(())
+        } else {
+            Err(self.not_utf8())
+        }
     }
 
     /// A repeated integer field, packed or not, appended to `out`.
@@ -683,7 +709,7 @@ fn decode_stack_frames<'a>(mut w: Wire<'a>, index: &mut StackFrameIndex<'a>) -> 
         match f.number {
             1 => index.file_names.push(f.string()?),
             2 => {
-                f.string()?;
+                f.check_string()?;
             }
             3 => {
                 let mut l = f.message(2)?;
@@ -747,7 +773,7 @@ fn decode_computation<'a>(
                 f.boolean()?;
             }
             8 => {
-                f.string()?;
+                f.check_string()?;
             }
             _ => {}
         }
@@ -792,7 +818,7 @@ fn decode_instruction<'a>(mut w: Wire<'a>, ints: &mut Vec<i64>) -> Result<Instru
             38 => called.add(&f, ints)?,
             37 => f.check_ints()?,
             11 | 28 | 79 => {
-                f.string()?;
+                f.check_string()?;
             }
             _ => {}
         }
@@ -808,7 +834,7 @@ fn check_program_shape(mut w: Wire<'_>, depth: usize) -> Result<()> {
         match f.number {
             1 | 2 => check_shape(f.message(depth)?, depth + 1)?,
             3 => {
-                f.string()?;
+                f.check_string()?;
             }
             _ => {}
         }
@@ -928,7 +954,7 @@ fn decode_location(mut w: Wire<'_>, ints: &mut Vec<i64>) -> Result<(i64, Span)> 
             4 => instruction = f.int()?,
             3 => index.add(&f, ints)?,
             2 => {
-                f.string()?;
+                f.check_string()?;
             }
             _ => {}
         }
@@ -993,7 +1019,7 @@ fn decode_event(mut w: Wire<'_>) -> Result<Event<'_>> {
             1 => event.kind = f.int32()?,
             2 => event.buffer_id = f.int()?,
             3 => {
-                f.string()?;
+                f.check_string()?;
             }
             4 => event.instruction_name = f.string()?,
             5 => event.share_with_canonical_id = f.int()?,
@@ -1065,9 +1091,8 @@ impl<'a> ShapeView<'a> {
                 2 => facts.element_type = f.int32().unwrap_or(0),
                 3 => {
                     let mut product = |d: i64| {
-                        facts.elements = facts
-                            .elements
-                            .saturating_mul(u64::try_from(d).unwrap_or(0));
+                        facts.elements =
+                            facts.elements.saturating_mul(u64::try_from(d).unwrap_or(0));
                     };
                     // As `ints_into`: a packed run counts up to a bad varint.
                     match f.wire {
@@ -1339,6 +1364,21 @@ mod tests {
             "{e}"
         );
         assert!(e.to_string().ends_with(&format!("(at byte {at})")), "{e}");
+    }
+
+    #[test]
+    fn a_string_not_kept_is_still_checked_for_utf8() {
+        // `fusion_kind` (field 11) is not kept but prost refuses it when it
+        // is not UTF-8: so does the view; ASCII and other UTF-8 pass.
+        let with_kind = |kind: &[u8]| {
+            let mut instruction = Vec::new();
+            field_bytes(11, kind, &mut instruction);
+            module_of(&[instruction])
+        };
+        assert!(decode(&with_kind(b"kLoop")).is_ok());
+        assert!(decode(&with_kind("kLoop\u{e9}".as_bytes())).is_ok());
+        let e = decode(&with_kind(&[b'k', 0xff])).err().expect("an error");
+        assert!(e.message.contains("field 11 is not valid UTF-8"), "{e}");
     }
 
     #[test]

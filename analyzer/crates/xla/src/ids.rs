@@ -72,11 +72,17 @@ mod tests {
     #[test]
     fn dense_and_sparse_ids_give_the_last_position_of_each() {
         let dense = lookups(&[3, 0, 7, 3], &[0, 3, 7, 1, -1, 8, i64::MAX]);
-        assert_eq!(dense, vec![Some(1), Some(3), Some(2), None, None, None, None]);
+        assert_eq!(
+            dense,
+            vec![Some(1), Some(3), Some(2), None, None, None, None]
+        );
         // Negative and huge ids: the same answers from the hash map.
         let sparse = lookups(&[3, -5, i64::MAX, 3], &[-5, 3, i64::MAX, 0, i64::MIN]);
         assert_eq!(sparse, vec![Some(1), Some(3), Some(2), None, None]);
-        assert!(matches!(IdIndex::new([1, 2].into_iter()), IdIndex::Dense(_)));
+        assert!(matches!(
+            IdIndex::new([1, 2].into_iter()),
+            IdIndex::Dense(_)
+        ));
         assert!(matches!(
             IdIndex::new([1, 1 << 40].into_iter()),
             IdIndex::Sparse(_)

@@ -20,20 +20,20 @@
 //! - buffers under 16 KiB at the peak are merged into one "small" entry.
 
 use crate::error::{XlaError, XlaErrorKind};
-use crate::ids::IdIndex;
 use crate::hlo::ShapeView;
 use crate::hlo::{
     self, BufferAllocation, Event, HeapSimulatorTrace, Hlo, HloModule, Instruction, LogicalBuffer,
     StackFrameIndex,
 };
+use crate::ids::IdIndex;
 use crate::shape::{human_string_with_layout, shape_from_view, subshape, unpadded_view_bytes};
 use oomscope_report::{
     AllocationFlags, BufferCategory, BufferLifetime, MemoryColor, ModuleReport, PeakBuffer,
     PeakKind, SourceKind,
 };
 use std::cell::{OnceCell, RefCell};
-use std::rc::Rc;
 use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
 
 type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
@@ -208,7 +208,9 @@ impl<'a> Module<'a> {
                             elements.resize_with(module.instructions.len(), || None);
                         }
                         let elements = match elements.get_mut(position) {
-                            Some(slot) => &*slot.get_or_insert_with(|| shape.tuple_shapes().collect()),
+                            Some(slot) => {
+                                &*slot.get_or_insert_with(|| shape.tuple_shapes().collect())
+                            }
                             None => &Vec::new(),
                         };
                         let element = |i: i64| {
