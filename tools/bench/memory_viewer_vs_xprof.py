@@ -163,7 +163,7 @@ def compare(path, a, ours_ms, ours_label, theirs_label, verdict):
         ours = ours_ms()
         theirs = xprof_median_ms(path, a.runs)
         ratios.append(theirs / ours)
-        print(f"{os.path.basename(path)} ({os.path.getsize(path)} B) round {r + 1}: {ours_label} {ours:.2f} ms, {theirs_label} {theirs:.2f} ms", flush=True)
+        print(f"{os.path.basename(path)} ({os.path.getsize(path)} B) round {r + 1}: {ours_label} {ours:.3f} ms, {theirs_label} {theirs:.3f} ms", flush=True)
     print("  => " + verdict.format(r=statistics.median(ratios), n=a.rounds), flush=True)
 
 
