@@ -39,7 +39,7 @@ fn main() {
     times.sort_by(f64::total_cmp);
     let median = times[times.len() / 2];
     println!(
-        "oomscope memory_viewer {} {} B ({spaces} memory spaces): median {:.2} ms, {:.1} MiB/s (n={runs})",
+        "oomscope memory_viewer {} {} B ({spaces} memory spaces): median {:.3} ms, {:.1} MiB/s (n={runs})",
         std::path::Path::new(&path)
             .file_name()
             .unwrap_or_default()

@@ -16,6 +16,7 @@ mod dataflow_proto;
 mod dims;
 pub mod error;
 pub mod hlo;
+mod ids;
 pub mod memory_viewer;
 pub mod program;
 pub mod shape;

@@ -25,13 +25,17 @@ use crate::hlo::{
     self, BufferAllocation, Event, HeapSimulatorTrace, Hlo, HloModule, Instruction, LogicalBuffer,
     StackFrameIndex,
 };
+use crate::ids::IdIndex;
 use crate::shape::{human_string_with_layout, shape_from_view, subshape, unpadded_view_bytes};
 use oomscope_report::{
     AllocationFlags, BufferCategory, BufferLifetime, MemoryColor, ModuleReport, PeakBuffer,
     PeakKind, SourceKind,
 };
-use std::cell::OnceCell;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::cell::{OnceCell, RefCell};
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 /// XProf's default: buffers smaller than this are merged at the peak.
 pub const SMALL_BUFFER_BYTES: u64 = 16 * 1024;
@@ -70,7 +74,7 @@ pub(crate) struct Buffer<'a> {
     pub(crate) unpadded: u64,
     /// The texts of the two subshapes, made once (every memory space's
     /// lifetimes, the peak and the what-if program show them).
-    display_text: OnceCell<String>,
+    display_text: OnceCell<Rc<str>>,
     own_text: OnceCell<String>,
 }
 
@@ -86,18 +90,28 @@ impl<'a> Buffer<'a> {
     }
     /// `name{i,j}` for a tuple element, else the instruction name.
     pub(crate) fn name_with_shape_index(&self) -> String {
+        use std::fmt::Write;
         let index = self.shape_index();
+        let name = self.instruction.name;
         if index.is_empty() {
-            self.instruction.name.to_string()
-        } else {
-            let parts: Vec<String> = index.iter().map(i64::to_string).collect();
-            format!("{}{{{}}}", self.instruction.name, parts.join(","))
+            return name.to_string();
         }
+        let mut text = String::with_capacity(name.len() + 2 + 4 * index.len());
+        text.push_str(name);
+        text.push('{');
+        for (k, i) in index.iter().enumerate() {
+            if k > 0 {
+                text.push(',');
+            }
+            let _ = write!(text, "{i}");
+        }
+        text.push('}');
+        text
     }
     fn shape_text(&self) -> String {
         self.display_text
-            .get_or_init(|| shape_text(self.display_shape))
-            .clone()
+            .get_or_init(|| shape_text(self.display_shape).into())
+            .to_string()
     }
 
     /// The text of the subshape the full shape index names.
@@ -136,7 +150,12 @@ pub struct Module<'a> {
     /// Heap-simulator trace owned by each allocation (same index as `allocations`).
     allocation_trace: Vec<Option<usize>>,
     buffers: Vec<Buffer<'a>>,
-    buffer_by_id: HashMap<i64, usize>,
+    /// Position in `buffers` of each logical buffer id.
+    buffer_by_id: IdIndex,
+    /// The text of each distinct shape shown, by its bytes: a module's
+    /// buffers repeat a few shapes (every layer's), and building a shape's
+    /// model to print it was a third of the Memory Viewer's time.
+    shape_texts: RefCell<HashMap<&'a [u8], Rc<str>>>,
 }
 
 impl<'a> Module<'a> {
@@ -149,32 +168,31 @@ impl<'a> Module<'a> {
                 "the HloProto has no module or no buffer assignment (dump it after optimizations)",
             ));
         };
-        let mut instructions: HashMap<i64, &Instruction<'a>> =
-            HashMap::with_capacity(module.instructions.len());
-        for instruction in &module.instructions {
-            instructions.insert(instruction.id, instruction);
-        }
-        let logical: HashMap<i64, &LogicalBuffer> = assignment
-            .logical_buffers
-            .iter()
-            .map(|b| (b.id, b))
-            .collect();
+        let instructions = IdIndex::new(module.instructions.iter().map(|i| i.id));
+        let logical = IdIndex::new(assignment.logical_buffers.iter().map(|b| b.id));
         let allocations: Vec<&BufferAllocation> = assignment.buffer_allocations.iter().collect();
         let mut index_order: Vec<usize> = (0..allocations.len()).collect();
         index_order.sort_by_key(|&i| allocations.get(i).map_or(0, |a| a.index));
-        let mut buffers = Vec::new();
-        let mut buffer_by_id = HashMap::new();
-        // The top-level elements of each tuple-shaped instruction, found
-        // once: a JAX entry parameter can be a tuple of thousands of arrays,
-        // each its own buffer.
-        let mut elements: HashMap<i64, Vec<ShapeView<'a>>> = HashMap::new();
+        let mut buffers = Vec::with_capacity(assignment.logical_buffers.len());
+        // The top-level elements of each tuple-shaped instruction (by its
+        // position), found once: a JAX entry parameter can be a tuple of
+        // thousands of arrays, each its own buffer.
+        let mut elements: Vec<Option<Vec<ShapeView<'a>>>> = Vec::new();
+        // A module's buffers repeat a few shapes: each is sized once.
+        let mut unpadded_by_shape: HashMap<&'a [u8], u64> = HashMap::default();
         for (allocation_index, allocation) in allocations.iter().enumerate() {
             for assigned in assignment.assigned_of(allocation) {
-                let Some(&proto) = logical.get(&assigned.logical_buffer_id) else {
+                let Some(proto) = logical
+                    .get(assigned.logical_buffer_id)
+                    .and_then(|i| assignment.logical_buffers.get(i))
+                else {
                     continue;
                 };
                 let (instruction_id, index) = proto.defined_at.unwrap_or_default();
-                let Some(&instruction) = instructions.get(&instruction_id) else {
+                let Some(position) = instructions.get(instruction_id) else {
+                    continue;
+                };
+                let Some(instruction) = module.instructions.get(position) else {
                     continue;
                 };
                 let index = hlo.ints(index);
@@ -186,9 +204,15 @@ impl<'a> Module<'a> {
                     (None, _) => (None, None),
                     (Some(shape), None) => (Some(shape), Some(shape)),
                     (Some(shape), Some((&first, rest))) => {
-                        let elements = elements
-                            .entry(instruction_id)
-                            .or_insert_with(|| shape.tuple_shapes().collect());
+                        if elements.is_empty() {
+                            elements.resize_with(module.instructions.len(), || None);
+                        }
+                        let elements = match elements.get_mut(position) {
+                            Some(slot) => {
+                                &*slot.get_or_insert_with(|| shape.tuple_shapes().collect())
+                            }
+                            None => &Vec::new(),
+                        };
                         let element = |i: i64| {
                             usize::try_from(i)
                                 .ok()
@@ -200,8 +224,11 @@ impl<'a> Module<'a> {
                         (Some(element(last).unwrap_or(shape)), own)
                     }
                 };
-                let unpadded = display_shape.map_or(0, unpadded_view_bytes);
-                buffer_by_id.insert(proto.id, buffers.len());
+                let unpadded = display_shape.map_or(0, |shape| {
+                    *unpadded_by_shape
+                        .entry(shape.bytes())
+                        .or_insert_with(|| unpadded_view_bytes(shape))
+                });
                 buffers.push(Buffer {
                     proto,
                     allocation: allocation_index,
@@ -216,12 +243,13 @@ impl<'a> Module<'a> {
                 });
             }
         }
+        let buffer_by_id = IdIndex::new(buffers.iter().map(Buffer::id));
         let mut allocation_trace = vec![None; allocations.len()];
         for (trace_index, trace) in assignment.heap_simulator_traces.iter().enumerate() {
             let Some(first) = assignment.events_of(trace).first() else {
                 continue;
             };
-            if let Some(&b) = buffer_by_id.get(&first.buffer_id) {
+            if let Some(b) = buffer_by_id.get(first.buffer_id) {
                 if let Some(slot) = buffers
                     .get(b)
                     .and_then(|b| allocation_trace.get_mut(b.allocation))
@@ -239,6 +267,7 @@ impl<'a> Module<'a> {
             allocation_trace,
             buffers,
             buffer_by_id,
+            shape_texts: RefCell::default(),
         })
     }
 
@@ -278,7 +307,7 @@ impl<'a> Module<'a> {
     }
 
     fn buffer(&self, id: i64) -> Option<usize> {
-        self.buffer_by_id.get(&id).copied()
+        self.buffer_by_id.get(id)
     }
 
     /// The allocations in index order, with their positions in `allocations`.
@@ -355,12 +384,28 @@ impl<'a> Module<'a> {
         format!("{file}:{line}")
     }
 
-    pub(crate) fn peak_buffer(&self, b: &Buffer<'_>) -> PeakBuffer {
+    /// The text of the subshape XProf shows for `b` ([`Buffer::shape_text`],
+    /// through the module's texts by shape).
+    fn display_text(&self, b: &Buffer<'a>) -> String {
+        b.display_text
+            .get_or_init(|| match b.display_shape {
+                None => Rc::from(""),
+                Some(shape) => self
+                    .shape_texts
+                    .borrow_mut()
+                    .entry(shape.bytes())
+                    .or_insert_with(|| shape_text(Some(shape)).into())
+                    .clone(),
+            })
+            .to_string()
+    }
+
+    pub(crate) fn peak_buffer(&self, b: &Buffer<'a>) -> PeakBuffer {
         let allocation = self.allocations.get(b.allocation);
         let metadata = b.instruction.metadata.map(|m| m.read());
         PeakBuffer {
             name: b.name_with_shape_index(),
-            shape: b.shape_text(),
+            shape: self.display_text(b),
             size_bytes: b.size(),
             unpadded_bytes: b.unpadded,
             op_name: metadata
@@ -397,7 +442,7 @@ impl<'a> Module<'a> {
         let mut indefinite_heap_bytes = 0u64;
         let mut heap_objects: Vec<PeakBuffer> = Vec::new();
         let mut small_bytes = 0u64;
-        let mut add_object = |buffer: &Buffer<'_>, objects: &mut Vec<PeakBuffer>| {
+        let mut add_object = |buffer: &Buffer<'a>, objects: &mut Vec<PeakBuffer>| {
             if buffer.size() < SMALL_BUFFER_BYTES {
                 small_bytes += buffer.size();
             } else {
@@ -408,7 +453,7 @@ impl<'a> Module<'a> {
             if allocation.color != color || !is_indefinite(allocation) {
                 continue;
             }
-            let mut best: Option<&Buffer<'_>> = None;
+            let mut best: Option<&Buffer<'a>> = None;
             for assigned in self.assignment.assigned_of(allocation) {
                 let Some(b) = self
                     .buffer(assigned.logical_buffer_id)
@@ -432,7 +477,7 @@ impl<'a> Module<'a> {
             }
         }
 
-        if let Some(replay) = &replay {
+        if let Some(mut replay) = replay {
             for &id in &replay.peak_buffers {
                 let Some(b) = self.buffer(id).and_then(|i| self.buffers.get(i)) else {
                     break;
@@ -452,8 +497,8 @@ impl<'a> Module<'a> {
             report.peak_bytes = replay.peak + indefinite_heap_bytes;
             report.peak_unpadded_bytes = replay.peak_unpadded + indefinite_heap_bytes;
             report.peak_position = replay.peak_position;
-            report.instructions = replay.instructions.clone();
-            report.buffers = self.lifetimes(color, replay);
+            report.instructions = std::mem::take(&mut replay.instructions);
+            report.buffers = self.lifetimes(color, &replay);
         } else {
             report.peak_bytes = indefinite_heap_bytes;
             report.peak_unpadded_bytes = indefinite_heap_bytes;
@@ -541,6 +586,7 @@ impl<'a> Module<'a> {
         let events = self.events(trace);
         let mut replay = Replay::new(self.buffers.len(), events.len());
         let mut seen_allocations = BTreeSet::new();
+        let mut last_allocation = None;
         for (event_index, event) in events.iter().enumerate() {
             replay.heap.push(replay.heap_now);
             replay.unpadded_heap.push(replay.unpadded_now);
@@ -549,7 +595,12 @@ impl<'a> Module<'a> {
                 continue;
             };
             if let Some(allocation) = self.buffers.get(b).map(|b| b.allocation) {
-                seen_allocations.insert(allocation);
+                // Consecutive events mostly share an allocation: the set is
+                // only touched when it changes.
+                if last_allocation != Some(allocation) {
+                    last_allocation = Some(allocation);
+                    seen_allocations.insert(allocation);
+                }
             }
             replay
                 .step(self, event, b, event_index, false)
@@ -636,9 +687,9 @@ impl Replay {
             peak_position: 0,
             peak_event: None,
             live: BTreeMap::new(),
-            live_keys: HashMap::new(),
+            live_keys: HashMap::default(),
             next_key: 0,
-            display: HashMap::new(),
+            display: HashMap::default(),
             peak_buffers: Vec::new(),
         }
     }

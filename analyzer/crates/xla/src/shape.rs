@@ -123,24 +123,23 @@ pub fn subshape<'a>(shape: ShapeView<'a>, shape_index: &[i64]) -> Option<ShapeVi
 /// analysis. `unpadded_view_bytes_match_the_shape_model` holds it equal to
 /// [`unpadded_buffer_bytes`] of [`shape_from_view`].
 pub fn unpadded_view_bytes(shape: ShapeView<'_>) -> u64 {
-    match shape.element_type() {
-        TUPLE => POINTER_BYTES.saturating_mul(shape.tuple_shapes().count() as u64),
+    let facts = shape.size_facts();
+    match facts.element_type {
+        TUPLE => POINTER_BYTES.saturating_mul(facts.tuple_elements),
         TOKEN => 0,
         OPAQUE_TYPE => POINTER_BYTES,
         number => match ElementType::from_primitive_type(number) {
             None => POINTER_BYTES,
             Some(element_type) => {
-                let elements = shape.dimensions().iter().fold(1u64, |acc, &d| {
-                    acc.saturating_mul(u64::try_from(d).unwrap_or(0))
-                });
-                let bits = match shape
-                    .layout()
+                let bits = match facts
+                    .layout
                     .map(|l| u32::try_from(l.scalar(7)).unwrap_or(0))
                 {
                     Some(bits) if bits != 0 => u64::from(bits),
                     _ => element_type.default_storage_bytes().saturating_mul(8),
                 };
-                elements
+                facts
+                    .elements
                     .checked_mul(bits)
                     .map_or(u64::MAX, |b| b.div_ceil(8))
             }
