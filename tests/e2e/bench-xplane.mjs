@@ -20,6 +20,11 @@
 //   never shrink, so their sizes are their wasm peaks).
 // A screenshot of each result page goes to --shots (default /tmp).
 //
+// The CPU time the Chromium processes used from the choice to the report
+// (user + system, /proc/PID/stat) is printed too: the renderer's (the page
+// and its analysis worker are threads of it) and all of them together. On a
+// shared machine it varies less than the wall time.
+//
 // The page starts its analysis worker when the user shows intent (the
 // pointer on the drop zone, on the way to "Choose files…"; a drag over the
 // page), not on load. By default the file is chosen with no intent shown, so
@@ -38,7 +43,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { launchChromium, memorySampler, serveDist, takeOption } from "./lib.mjs";
+import { cpuSecondsOf, descendants, kindOf, launchChromium, memorySampler, serveDist, takeOption } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
@@ -150,6 +155,16 @@ async function bench(file) {
       await worker.evaluate(async () => (await wasm_bindgen()).memory.buffer.byteLength); // eslint-disable-line no-undef
       await new Promise((r) => setTimeout(r, 200));
     }
+    const cpuNow = () => {
+      const byKind = { renderer: 0, all: 0 };
+      for (const [pid, cmdline] of descendants()) {
+        const cpu = cpuSecondsOf(pid) || 0;
+        byKind.all += cpu;
+        if (kindOf(cmdline) === "renderer") byKind.renderer += cpu;
+      }
+      return byKind;
+    };
+    const cpu0 = cpuNow();
     const t0 = performance.now();
     const epoch0 = Date.now();
     await page.setInputFiles("#file-input", file);
@@ -172,6 +187,8 @@ async function bench(file) {
       await new Promise((r) => setTimeout(r, SAMPLE_MS));
     }
     const seconds = (performance.now() - t0) / 1000;
+    const cpu1 = cpuNow();
+    const cpu = { renderer: cpu1.renderer - cpu0.renderer, all: cpu1.all - cpu0.all };
     await sample();
     let stages = null;
     if (STAGES && wrapped) {
@@ -222,6 +239,7 @@ async function bench(file) {
       peakSum: memory.peakSum(),
       peakJsHeap: memory.peakJsHeap(),
       stages,
+      cpu,
       shot,
     };
   } finally {
@@ -238,6 +256,7 @@ try {
       `${row.name}: ${row.outcome} in ${row.seconds.toFixed(2)} s${INTENT ? " (worker started on intent)" : ""}; modules ${row.modules}; ` +
         `input errors ${JSON.stringify(row.errors)}; screenshot ${row.shot}`,
     );
+    console.log(`  CPU from the choice to the report: renderer ${row.cpu.renderer.toFixed(2)} s, all Chromium processes ${row.cpu.all.toFixed(2)} s`);
     if (row.stages) console.log(`  stages (ms after the choice): ${row.stages}`);
   }
 } finally {
