@@ -70,15 +70,21 @@ async function cacheFirst(request) {
   return response;
 }
 
-async function networkFirst(request, cacheKey) {
+// The response goes back as soon as it starts arriving; its copy is cached
+// beside it (`keep`: the fetch event's waitUntil). Caching first held the
+// worker's wasm until all of it was written to the cache, so the worker's
+// streaming compile could not start before (issue 28).
+async function networkFirst(request, cacheKey, keep) {
   const cache = await caches.open(CACHE);
   try {
     const response = await fetch(request);
     if (response.ok) {
-      await cache.put(cacheKey, response.clone());
-      if (cacheKey === scopeUrl("./")) {
-        await pruneTo(cache, assetsOf(await response.clone().text()));
-      }
+      const copy = response.clone();
+      const page = cacheKey === scopeUrl("./") ? response.clone() : null;
+      keep((async () => {
+        await cache.put(cacheKey, copy);
+        if (page) await pruneTo(cache, assetsOf(await page.text()));
+      })());
     }
     return response;
   } catch (offline) {
@@ -92,11 +98,20 @@ self.addEventListener("fetch", (event) => {
   const request = event.request;
   const url = new URL(request.url);
   if (request.method !== "GET" || url.origin !== self.location.origin) return;
+  // Called while respondWith's promise is pending, so the event still
+  // accepts it; should a browser refuse, the caching runs on regardless.
+  const keep = (promise) => {
+    try {
+      event.waitUntil(promise);
+    } catch {
+      promise.catch(() => {});
+    }
+  };
   if (request.mode === "navigate") {
-    event.respondWith(networkFirst(request, scopeUrl("./")));
+    event.respondWith(networkFirst(request, scopeUrl("./"), keep));
   } else if (VERSIONED.test(url.pathname)) {
     event.respondWith(cacheFirst(request));
   } else {
-    event.respondWith(networkFirst(request, request.url));
+    event.respondWith(networkFirst(request, request.url, keep));
   }
 });

@@ -170,18 +170,39 @@ fn expand_where(
     let Some(kind) = container_of(&file.name, &file.data) else {
         return (vec![file], Vec::new());
     };
+    expand_container(&file, kind, budget, depth, keep)
+}
+
+/// [`expand`] of an archive the caller keeps (`kind`: [`container_of`] it),
+/// so that it can still read the archive's bytes beside what came out (the
+/// analysis hashes both together).
+pub fn expand_kept(
+    file: &InputFile,
+    kind: Container,
+    budget: &mut Budget,
+) -> (Vec<InputFile>, Vec<(String, String)>) {
+    expand_container(file, kind, budget, 0, &|_| true)
+}
+
+fn expand_container(
+    file: &InputFile,
+    kind: Container,
+    budget: &mut Budget,
+    depth: u32,
+    keep: &dyn Fn(&str) -> bool,
+) -> (Vec<InputFile>, Vec<(String, String)>) {
     if depth >= budget.limits.max_depth {
         let msg = format!(
             "{}: archives nested more than {} deep; not expanded",
             file.name, budget.limits.max_depth
         );
-        return (Vec::new(), vec![(file.name, msg)]);
+        return (Vec::new(), vec![(file.name.clone(), msg)]);
     }
     let mut errors = Vec::new();
     let inner = match kind {
-        Container::Zip => unzip(&file, budget, &mut errors, keep),
+        Container::Zip => unzip(file, budget, &mut errors, keep),
         Container::Tar => untar(&file.name, &file.data, budget, &mut errors, keep),
-        Container::Gzip => gunzip(&file, budget, &mut errors, keep),
+        Container::Gzip => gunzip(file, budget, &mut errors, keep),
     };
     let mut out = Vec::new();
     for f in inner {

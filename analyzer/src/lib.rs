@@ -120,7 +120,10 @@ pub fn analyze_keeping_programs(
     }
     let total: u64 = files.iter().map(|f| f.data.len() as u64).sum();
     let mut done = 0u64;
-    let mut expanded = Vec::new();
+    // (file, explicit, content hash): an archive's files are hashed as it
+    // is expanded, together with it (`content_hashes`), the other files
+    // together below.
+    let mut expanded: Vec<(InputFile, bool, Option<String>)> = Vec::new();
     for file in files {
         let explicit = !file.name.contains('/');
         let size = file.data.len() as u64;
@@ -131,14 +134,21 @@ pub fn analyze_keeping_programs(
                 total_bytes: total,
                 stage: "expanding".into(),
             });
+            let mut budget = archive::Budget::new(archive::Limits::default());
+            let (inner, errors) = archive::expand_kept(&file, container, &mut budget);
+            let mut hashes = {
+                let bytes: Vec<&[u8]> = std::iter::once(&file.data)
+                    .chain(inner.iter().map(|f| &f.data))
+                    .map(Vec::as_slice)
+                    .collect();
+                oomscope_report::content_hashes(&bytes).into_iter()
+            };
             let info = InputInfo {
-                name: file.name.clone(),
+                name: file.name,
                 kind: InputKind::Archive,
                 size_bytes: size,
-                content_hash: oomscope_report::content_hash(&file.data),
+                content_hash: hashes.next().unwrap_or_default(),
             };
-            let mut budget = archive::Budget::new(archive::Limits::default());
-            let (inner, errors) = archive::expand(file, &mut budget, 0);
             // One gzipped file (a JAX `.prof`, a `.raw.json.gz`) is that
             // file, not an archive: listed once, as what it holds.
             let lone = container == archive::Container::Gzip
@@ -150,17 +160,23 @@ pub fn analyze_keeping_programs(
             for (input, message) in errors {
                 report.errors.push(InputError { input, message });
             }
-            expanded.extend(inner.into_iter().map(|f| (f, lone && explicit)));
+            expanded.extend(inner.into_iter().zip(hashes).map(|(f, h)| (f, lone && explicit, Some(h))));
         } else {
-            expanded.push((file, explicit));
+            expanded.push((file, explicit, None));
         }
         done += size;
     }
+    let unhashed: Vec<&[u8]> = expanded
+        .iter()
+        .filter(|(_, _, h)| h.is_none())
+        .map(|(f, _, _)| f.data.as_slice())
+        .collect();
+    let mut hashes = oomscope_report::content_hashes(&unhashed).into_iter();
 
     let mut done = 0u64;
-    for (file, explicit) in expanded {
+    for (file, explicit, hash) in expanded {
         let size = file.data.len() as u64;
-        let content_hash = oomscope_report::content_hash(&file.data);
+        let content_hash = hash.or_else(|| hashes.next()).unwrap_or_default();
         progress(Progress {
             input: file.name.clone(),
             done_bytes: done,

@@ -196,13 +196,19 @@ fn lingering(report: &Report) -> Option<Lingering> {
         .iter()
         .filter(|m| m.memory_space == oomscope_report::MemoryColor::Device)
     {
-        // (category, shape key, size, index): buffers with a lifetime when
-        // the module has them, else those at the peak. Only the extra
-        // outputs are cited, so only they are copied.
+        // (category, shape key, size, index): the parameters and outputs
+        // among the buffers with a lifetime when the module has them, else
+        // among those at the peak (only they are matched: the others'
+        // shapes are not parsed). Only the extra outputs are cited, so only
+        // they are copied.
+        let matched = |category: BufferCategory| {
+            matches!(category, BufferCategory::Parameter | BufferCategory::Output)
+        };
         let items: Vec<(BufferCategory, String, u64, usize)> = if m.buffers.is_empty() {
             m.peak_buffers
                 .iter()
                 .enumerate()
+                .filter(|(_, b)| matched(b.category))
                 .filter_map(|(i, b)| {
                     Some((b.category, parse_array(&b.shape)?.key(), b.size_bytes, i))
                 })
@@ -211,6 +217,7 @@ fn lingering(report: &Report) -> Option<Lingering> {
             m.buffers
                 .iter()
                 .enumerate()
+                .filter(|(_, b)| matched(b.category))
                 .filter_map(|(i, b)| {
                     Some((b.category, parse_array(&b.shape)?.key(), b.size_bytes, i))
                 })

@@ -1064,20 +1064,144 @@ pub struct DiagnosisAction {
     pub predicted_peak_bytes: Option<u64>,
 }
 
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
 /// 64-bit FNV-1a, hex. Cheap enough for multi-GB inputs; identifies content,
 /// it is not a security hash.
 pub fn content_hash(data: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut h = FNV_OFFSET;
     for &b in data {
         h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        h = h.wrapping_mul(FNV_PRIME);
     }
     format!("{h:016x}")
+}
+
+/// [`content_hash`] of each of `inputs`, in order, the same values, made
+/// faster when there are several: FNV-1a is one chain of dependent
+/// multiplications per input (a byte can only be mixed in once the previous
+/// product is known), so one input runs at the multiplier's latency, but
+/// independent inputs hashed side by side in [`LANES`] interleaved chains
+/// keep the multiplier busy. An archive and the files it holds are hashed so
+/// (a 10 MB dump folder's zip and its 128 files: 20 MB hashed in the time of
+/// about 10).
+pub fn content_hashes(inputs: &[&[u8]]) -> Vec<String> {
+    // Longest first: the longest input bounds the time, so it starts at once
+    // and the others fill the remaining lanes around it.
+    let mut order: Vec<usize> = (0..inputs.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(inputs[i].len()));
+    let mut waiting = order.into_iter();
+    let mut hashes = vec![FNV_OFFSET; inputs.len()];
+    // Per lane: the input it hashes and how far it has come.
+    let mut lanes: [Option<(usize, usize)>; LANES] = [None; LANES];
+    loop {
+        for lane in lanes.iter_mut().filter(|l| l.is_none()) {
+            *lane = waiting.next().map(|i| (i, 0));
+        }
+        if lanes.iter().all(Option::is_none) {
+            break;
+        }
+        // Every busy lane advances by the bytes the shortest of them has
+        // left (capped, so that a long run is many calls of one small
+        // function: a WebAssembly engine optimises a function between calls,
+        // never during one); idle lanes hash an empty slice.
+        let step = lanes
+            .iter()
+            .flatten()
+            .map(|&(i, at)| inputs[i].len() - at)
+            .min()
+            .unwrap_or(0)
+            .min(HASH_STEP_BYTES);
+        let mut states = [FNV_OFFSET; LANES];
+        let mut slices: [&[u8]; LANES] = [&[]; LANES];
+        for (k, lane) in lanes.iter().enumerate() {
+            if let Some((i, at)) = *lane {
+                states[k] = hashes[i];
+                slices[k] = &inputs[i][at..at + step];
+            }
+        }
+        fnv_lanes(&mut states, slices);
+        for (k, lane) in lanes.iter_mut().enumerate() {
+            if let Some((i, at)) = *lane {
+                hashes[i] = states[k];
+                *lane = (at + step < inputs[i].len()).then_some((i, at + step));
+            }
+        }
+    }
+    hashes.into_iter().map(|h| format!("{h:016x}")).collect()
+}
+
+/// Chains hashed side by side by [`content_hashes`]: enough to cover the
+/// multiplier's latency (3 to 4 cycles) on x86-64 and in V8's wasm code.
+const LANES: usize = 4;
+/// Bytes per lane per call of [`fnv_lanes`].
+const HASH_STEP_BYTES: usize = 64 << 10;
+
+/// Advances each chain of `states` over its slice; the slices that are not
+/// empty have one length.
+#[inline(never)]
+fn fnv_lanes(states: &mut [u64; LANES], slices: [&[u8]; LANES]) {
+    let n = slices.iter().map(|s| s.len()).max().unwrap_or(0);
+    if slices.iter().all(|s| s.len() == n) {
+        let [a, b, c, d] = slices;
+        let (mut ha, mut hb, mut hc, mut hd) = (states[0], states[1], states[2], states[3]);
+        // Zipped slices: no bounds check per byte.
+        for (((&x, &y), &z), &w) in a.iter().zip(b).zip(c).zip(d) {
+            ha = (ha ^ x as u64).wrapping_mul(FNV_PRIME);
+            hb = (hb ^ y as u64).wrapping_mul(FNV_PRIME);
+            hc = (hc ^ z as u64).wrapping_mul(FNV_PRIME);
+            hd = (hd ^ w as u64).wrapping_mul(FNV_PRIME);
+        }
+        *states = [ha, hb, hc, hd];
+        return;
+    }
+    // Fewer inputs than lanes (the last ones): each chain alone.
+    for (h, s) in states.iter_mut().zip(slices) {
+        for &byte in s {
+            *h = (*h ^ byte as u64).wrapping_mul(FNV_PRIME);
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hashes_side_by_side_equal_one_by_one() {
+        // FNV-1a's published test vectors, then inputs of many lengths
+        // (empty, shorter and longer than a step, more than the lanes).
+        assert_eq!(content_hash(b""), "cbf29ce484222325");
+        assert_eq!(content_hash(b"a"), "af63dc4c8601ec8c");
+        assert_eq!(content_hash(b"foobar"), "85944171f73967e8");
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut byte = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        };
+        let lengths = [
+            0,
+            1,
+            7,
+            HASH_STEP_BYTES - 1,
+            HASH_STEP_BYTES,
+            HASH_STEP_BYTES + 1,
+            3 * HASH_STEP_BYTES + 5,
+            100,
+            100,
+            0,
+            12_345,
+        ];
+        let inputs: Vec<Vec<u8>> = lengths.iter().map(|&n| (0..n).map(|_| byte()).collect()).collect();
+        for count in 0..=inputs.len() {
+            let slices: Vec<&[u8]> = inputs[..count].iter().map(Vec::as_slice).collect();
+            let one_by_one: Vec<String> = slices.iter().map(|s| content_hash(s)).collect();
+            assert_eq!(content_hashes(&slices), one_by_one, "{count} inputs");
+        }
+    }
 
     #[test]
     fn a_usage_report_shape_is_values_in_turn_not_copies() {
