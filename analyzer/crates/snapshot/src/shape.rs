@@ -265,6 +265,7 @@ impl<'a> Cursor<'a> {
         }
         let mut e = TraceEvent::new(Action::Other);
         let mut action = None;
+        let (mut addr, mut device_free) = (0, 0);
         loop {
             let op = self.op()?;
             if op == b'u' {
@@ -285,16 +286,10 @@ impl<'a> Cursor<'a> {
                         _ => None,
                     }
                 }
-                key::ADDR => e.addr = v.as_u64()?,
+                key::ADDR => addr = v.as_u64()?,
                 key::SIZE => e.size = v.as_u64()?,
-                key::STREAM => {
-                    e.stream = match v {
-                        Small::Int(i) => i as u64,
-                        other => other.as_u64().unwrap_or(0),
-                    }
-                }
                 key::TIME_US => e.set_time_us(v.as_i64()),
-                key::DEVICE_FREE => e.device_free = v.as_u64()?,
+                key::DEVICE_FREE => device_free = v.as_u64()?,
                 key::FRAMES => {
                     e.stack = match v {
                         Small::Stack(s) => s,
@@ -304,7 +299,7 @@ impl<'a> Cursor<'a> {
                 _ => {}
             }
         }
-        e.action = Compactor::action(action?);
+        e.finish(Compactor::action(action?), addr, device_free);
         Some((e, slot))
     }
 
