@@ -310,6 +310,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_oom_keeps_device_free_where_others_keep_addr() {
+        // Read in either order, with or without an `addr` beside it.
+        let mut oom = TraceEvent::default();
+        oom.finish(Action::Oom, 4096, 1 << 30);
+        assert_eq!(oom.device_free(), 1 << 30);
+        let mut alloc = TraceEvent::default();
+        alloc.finish(Action::Alloc, 4096, 1 << 30);
+        assert_eq!((alloc.addr, alloc.device_free()), (4096, 0));
+    }
+
+    #[test]
     fn events_keep_their_order_across_chunks() {
         let mut events = Events::default();
         let n = Events::CHUNK * 2 + 7;

@@ -355,3 +355,30 @@ impl Strings {
         self.texts.iter().map(|t| t.len() + 16).sum::<usize>() + self.texts.len() * 40
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_of_ids_holds_no_list_and_a_break_keeps_every_id() {
+        let mut ids = EventIds::default();
+        ids.extend(7..1007);
+        assert_eq!((ids.len(), ids.heap_bytes()), (1000, 0));
+        assert_eq!((ids.get(0), ids.get(999), ids.get(1000)), (Some(7), Some(1006), None));
+        // An id out of order (an entry the fast path left to the general
+        // one), then the run again.
+        ids.push(3);
+        ids.extend(1007..1010);
+        let all: Vec<EventId> = ids.iter().collect();
+        let mut expected: Vec<EventId> = (7..1007).collect();
+        expected.push(3);
+        expected.extend(1007..1010);
+        assert_eq!(all, expected);
+        assert_eq!(ids.len(), 1004);
+        assert_eq!(ids.get(1000), Some(3));
+        assert_eq!(ids.iter().rev().next(), Some(1009));
+        assert!(ids.heap_bytes() >= 1004 * 4);
+        assert!(EventIds::default().is_empty());
+    }
+}
