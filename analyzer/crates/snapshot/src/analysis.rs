@@ -260,7 +260,12 @@ impl ReservedTimeline {
             before.push((len, r));
         }
         let mut peak = r;
-        for (i, e) in snap.trace(device).rev().enumerate().map(|(k, e)| (len - 1 - k, e)) {
+        for (i, e) in snap
+            .trace(device)
+            .rev()
+            .enumerate()
+            .map(|(k, e)| (len - 1 - k, e))
+        {
             r = match e.action {
                 Action::SegmentAlloc | Action::SegmentMap => r.saturating_sub(e.size),
                 Action::SegmentFree | Action::SegmentUnmap => r.saturating_add(e.size),

@@ -17,7 +17,10 @@ const PHASES_KEPT: usize = 500;
 /// The report's curve from the timeline's shrunk steps; `reserved_before(i)`:
 /// reserved bytes before trace event `i` (at or past the trace's end, the
 /// end state).
-pub fn active_memory_curve(tl: &Timeline, reserved_before: &dyn Fn(usize) -> u64) -> Vec<CurvePoint> {
+pub fn active_memory_curve(
+    tl: &Timeline,
+    reserved_before: &dyn Fn(usize) -> u64,
+) -> Vec<CurvePoint> {
     let mut points = Vec::with_capacity(tl.curve.len() + 1);
     points.push(CurvePoint {
         event_index: 0,

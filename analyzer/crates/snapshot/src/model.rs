@@ -101,7 +101,11 @@ impl TraceEvent {
     /// (in any order): an `oom` keeps `device_free` where others keep `addr`.
     pub fn finish(&mut self, action: Action, addr: u64, device_free: u64) {
         self.action = action;
-        self.addr = if action == Action::Oom { device_free } else { addr };
+        self.addr = if action == Action::Oom {
+            device_free
+        } else {
+            addr
+        };
     }
 }
 

@@ -353,7 +353,12 @@ impl<'a> Cursor<'a> {
         Some(value)
     }
 
-    fn frame_items(&mut self, memo: &mut Memo, c: &mut Compactor, ids: &mut Vec<u32>) -> Option<()> {
+    fn frame_items(
+        &mut self,
+        memo: &mut Memo,
+        c: &mut Compactor,
+        ids: &mut Vec<u32>,
+    ) -> Option<()> {
         loop {
             match self.peek()? {
                 b'(' => {
@@ -419,7 +424,12 @@ impl<'a> Cursor<'a> {
 }
 
 /// [`crate::unpickle::Sink::shaped`] for a snapshot: one trace entry.
-pub fn trace_entry(c: &mut Compactor, buf: &[u8], remaining: u64, memo: &mut Memo) -> Option<Shaped> {
+pub fn trace_entry(
+    c: &mut Compactor,
+    buf: &[u8],
+    remaining: u64,
+    memo: &mut Memo,
+) -> Option<Shaped> {
     let before = memo.len();
     let mut cur = Cursor {
         buf,

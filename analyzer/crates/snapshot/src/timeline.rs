@@ -91,10 +91,38 @@ pub fn timeline(snap: &Snapshot, device: u32, kind: TimelineKind) -> Timeline {
     // every free is a step (the `free_requested` of a merged pair takes
     // the place of its `free_completed`) and at most one element.
     let (allocs, frees) = snap.trace(device).fold((0, 0), |(a, f), e| {
-        (a + (e.action == alloc) as usize, f + (e.action == free) as usize)
+        (
+            a + (e.action == alloc) as usize,
+            f + (e.action == free) as usize,
+        )
     });
     let step_count = allocs + frees;
-    let mut elements: Vec<Element> = Vec::with_capacity(allocs);
+    // Elements live from the start that the snapshot's segments add.
+    let from_segments: usize = snap
+        .segments
+        .iter()
+        .filter(|s| s.device == device)
+        .map(|seg| match kind {
+            TimelineKind::CachedSegments => 1,
+            TimelineKind::ActiveMemory => snap
+                .segment_blocks(seg)
+                .iter()
+                .filter(|b| b.state == BlockState::ActiveAllocated)
+                .count(),
+        })
+        .sum();
+    // Exactly what the allocs and the segments add, so a 1 GB snapshot's
+    // 64 MB of elements is not doubled by the few pushed past it (which
+    // held 127 MB, and 190 MB while it moved). A free without an alloc
+    // (a trace that starts mid-run) is one element more: those grow the
+    // list by an eighth at a time.
+    let mut elements: Vec<Element> = Vec::with_capacity(allocs + from_segments);
+    let mut push = |elements: &mut Vec<Element>, el: Element| {
+        if elements.len() == elements.capacity() {
+            elements.reserve_exact((elements.capacity() / 8).max(1024));
+        }
+        elements.push(el);
+    };
     let mut addr_to_alloc: FxHashMap<u64, usize> = FxHashMap::default();
     // The bytes live after each step, less the initial bytes (known only
     // once the whole trace is read: a free without an alloc was live from
@@ -129,13 +157,16 @@ pub fn timeline(snap: &Snapshot, device: u32, kind: TimelineKind) -> Timeline {
             }
         }
         let change = if action == alloc {
-            elements.push(Element {
-                addr: e.addr,
-                size: e.size,
-                alloc_event: Some(at),
-                free_event: None,
-                stack: e.stack,
-            });
+            push(
+                &mut elements,
+                Element {
+                    addr: e.addr,
+                    size: e.size,
+                    alloc_event: Some(at),
+                    free_event: None,
+                    stack: e.stack,
+                },
+            );
             addr_to_alloc.insert(e.addr, elements.len() - 1);
             Some(i128::from(e.size))
         } else if action == free {
@@ -146,13 +177,16 @@ pub fn timeline(snap: &Snapshot, device: u32, kind: TimelineKind) -> Timeline {
                 }
                 None => {
                     // Live from the start: counted in the initial bytes.
-                    elements.push(Element {
-                        addr: e.addr,
-                        size: e.size,
-                        alloc_event: None,
-                        free_event: Some(at),
-                        stack: e.stack,
-                    });
+                    push(
+                        &mut elements,
+                        Element {
+                            addr: e.addr,
+                            size: e.size,
+                            alloc_event: None,
+                            free_event: Some(at),
+                            stack: e.stack,
+                        },
+                    );
                     Some(-i128::from(e.size))
                 }
             }
@@ -173,13 +207,16 @@ pub fn timeline(snap: &Snapshot, device: u32, kind: TimelineKind) -> Timeline {
         match kind {
             TimelineKind::CachedSegments => {
                 if !addr_to_alloc.contains_key(&seg.address) {
-                    elements.push(Element {
-                        addr: seg.address,
-                        size: seg.total_size,
-                        alloc_event: None,
-                        free_event: None,
-                        stack: 0,
-                    });
+                    push(
+                        &mut elements,
+                        Element {
+                            addr: seg.address,
+                            size: seg.total_size,
+                            alloc_event: None,
+                            free_event: None,
+                            stack: 0,
+                        },
+                    );
                 }
             }
             TimelineKind::ActiveMemory => {
@@ -187,13 +224,16 @@ pub fn timeline(snap: &Snapshot, device: u32, kind: TimelineKind) -> Timeline {
                     if b.state == BlockState::ActiveAllocated
                         && !addr_to_alloc.contains_key(&b.addr)
                     {
-                        elements.push(Element {
-                            addr: b.addr,
-                            size: b.requested_size,
-                            alloc_event: None,
-                            free_event: None,
-                            stack: b.stack,
-                        });
+                        push(
+                            &mut elements,
+                            Element {
+                                addr: b.addr,
+                                size: b.requested_size,
+                                alloc_event: None,
+                                free_event: None,
+                                stack: b.stack,
+                            },
+                        );
                     }
                 }
             }

@@ -365,7 +365,10 @@ mod tests {
         let mut ids = EventIds::default();
         ids.extend(7..1007);
         assert_eq!((ids.len(), ids.heap_bytes()), (1000, 0));
-        assert_eq!((ids.get(0), ids.get(999), ids.get(1000)), (Some(7), Some(1006), None));
+        assert_eq!(
+            (ids.get(0), ids.get(999), ids.get(1000)),
+            (Some(7), Some(1006), None)
+        );
         // An id out of order (an entry the fast path left to the general
         // one), then the run again.
         ids.push(3);

@@ -51,7 +51,9 @@ fn decode(bytes: &[u8], fast: bool) -> (Result<Snapshot, String>, usize) {
 /// Everything decoded, as comparable text (strings by content, so ids may
 /// differ only if the interning order did, which is itself checked).
 fn columns(s: &Snapshot) -> String {
-    let strings: Vec<&str> = (0..s.strings.len() as u32).map(|i| s.strings.get(i)).collect();
+    let strings: Vec<&str> = (0..s.strings.len() as u32)
+        .map(|i| s.strings.get(i))
+        .collect();
     // Each device's trace through its ids: an entry the fast path leaves to
     // the general one is stored when its list takes it, after the entries
     // the fast path stored as they ended, so the table's order may differ.
