@@ -117,7 +117,7 @@ pub fn timeline(snap: &Snapshot, device: u32, kind: TimelineKind) -> Timeline {
     // (a trace that starts mid-run) is one element more: those grow the
     // list by an eighth at a time.
     let mut elements: Vec<Element> = Vec::with_capacity(allocs + from_segments);
-    let mut push = |elements: &mut Vec<Element>, el: Element| {
+    let push = |elements: &mut Vec<Element>, el: Element| {
         if elements.len() == elements.capacity() {
             elements.reserve_exact((elements.capacity() / 8).max(1024));
         }
