@@ -380,7 +380,7 @@ mod tests {
         assert_eq!(all, expected);
         assert_eq!(ids.len(), 1004);
         assert_eq!(ids.get(1000), Some(3));
-        assert_eq!(ids.iter().rev().next(), Some(1009));
+        assert_eq!(ids.iter().next_back(), Some(1009));
         assert!(ids.heap_bytes() >= 1004 * 4);
         assert!(EventIds::default().is_empty());
     }
