@@ -3,6 +3,9 @@
 //! (Linux `VmHWM`), for the benchmark figures of issue 16:
 //!
 //! `cargo run --release -p oomscope-snapshot --example snapshot_memory -- FILE`
+//!
+//! With `PROBE=1`, device 0's Active Memory Timeline is first built alone
+//! and its live and peak heap bytes printed (the analysis's largest part).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fs::File;
