@@ -75,11 +75,14 @@ fn analyze_device(input: &str, snap: &Snapshot, facts: &StackFacts, device: u32)
     let tl = timeline(snap, device, TimelineKind::ActiveMemory);
     let segments_tl = timeline(snap, device, TimelineKind::CachedSegments);
     let state = segment_state(snap, device);
-    let reserved = ReservedTimeline::new(snap, device, state.reserved_bytes);
-    let trace_len = snap
-        .device_traces
-        .get(device as usize)
-        .map_or(0, |t| t.len() as u64);
+    // Reserved bytes are wanted before the first entry, after each point
+    // of the curve, and at the OOM.
+    let wanted: Vec<usize> = std::iter::once(0)
+        .chain(tl.curve.iter().map(|&(at, _)| at as usize + 1))
+        .chain(tl.first_oom.map(|(at, _)| at as usize))
+        .collect();
+    let reserved = ReservedTimeline::new(snap, device, state.reserved_bytes, wanted);
+    let trace_len = snap.trace_len(device) as u64;
 
     let mut live = tl.live_at_peak.clone();
     sort_largest_first(&tl, &mut live);
@@ -123,7 +126,7 @@ fn analyze_device(input: &str, snap: &Snapshot, facts: &StackFacts, device: u32)
         lingering_backward: lingering_backward(facts, &tl),
         spike: spike(snap, facts, device, &tl, &live),
         annotations: annotation_names(snap, device),
-        active_memory_curve: curve::active_memory_curve(&tl, &reserved.before),
+        active_memory_curve: curve::active_memory_curve(&tl, &|i| reserved.before(i)),
         phases: curve::phases(snap, device),
         what_if: Vec::new(),
         what_if_curves: Vec::new(),
@@ -232,29 +235,58 @@ fn top_lines(facts: &StackFacts, tl: &Timeline, live: &[usize]) -> Vec<SnapshotL
 /// Reserved bytes over the trace, walked back from the snapshot's segments
 /// (so a trace that starts mid-run is still right), counting maps and unmaps.
 struct ReservedTimeline {
-    /// Reserved bytes before trace event i (index i), and at the end (last).
-    before: Vec<u64>,
+    /// `(i, reserved bytes before trace event i)` for the indices asked
+    /// for (past the last event: the end state), sorted. Only those are
+    /// kept: the whole list was 8 bytes per trace entry.
+    before: Vec<(usize, u64)>,
+    /// Trace entries.
+    len: usize,
     peak: u64,
 }
 
 impl ReservedTimeline {
-    fn new(snap: &Snapshot, device: u32, final_reserved: u64) -> Self {
-        // Walked backwards through the ids, not collected first.
-        let len = snap.trace(device).count();
-        let mut before = vec![0u64; len + 1];
+    fn new(snap: &Snapshot, device: u32, final_reserved: u64, mut wanted: Vec<usize>) -> Self {
+        let len = snap.trace_len(device);
+        for w in &mut wanted {
+            *w = (*w).min(len);
+        }
+        wanted.sort_unstable();
+        wanted.dedup();
+        let mut before = Vec::with_capacity(wanted.len());
+        // Walked backwards through the ids, taking the wanted indices as
+        // they pass (the largest first).
+        let mut next = wanted.iter().rev().peekable();
         let mut r = final_reserved;
-        before[len] = r;
+        if next.next_if_eq(&&len).is_some() {
+            before.push((len, r));
+        }
         let mut peak = r;
-        for (i, e) in snap.trace(device).rev().enumerate().map(|(k, e)| (len - 1 - k, e)) {
+        for (i, e) in snap
+            .trace(device)
+            .rev()
+            .enumerate()
+            .map(|(k, e)| (len - 1 - k, e))
+        {
             r = match e.action {
                 Action::SegmentAlloc | Action::SegmentMap => r.saturating_sub(e.size),
                 Action::SegmentFree | Action::SegmentUnmap => r.saturating_add(e.size),
                 _ => r,
             };
-            before[i] = r;
+            if next.next_if_eq(&&i).is_some() {
+                before.push((i, r));
+            }
             peak = peak.max(r);
         }
-        ReservedTimeline { before, peak }
+        before.reverse();
+        ReservedTimeline { before, len, peak }
+    }
+
+    /// Reserved bytes before trace event `i` (at or past the end, the end
+    /// state), for an `i` that was asked for; 0 for any other.
+    fn before(&self, i: usize) -> u64 {
+        self.before
+            .binary_search_by_key(&i.min(self.len), |&(n, _)| n)
+            .map_or(0, |k| self.before[k].1)
     }
 }
 
@@ -264,17 +296,9 @@ fn oom(
     tl: &Timeline,
     reserved: &ReservedTimeline,
 ) -> Option<SnapshotOom> {
-    let (index, event) = snap
-        .trace(device)
-        .enumerate()
-        .find(|(_, e)| e.action == Action::Oom)?;
-    let at = index as u32;
-    let allocated = tl
-        .steps
-        .iter()
-        .take_while(|(i, _)| *i < at)
-        .last()
-        .map_or(tl.initial_bytes, |&(_, b)| b);
+    let (at, allocated) = tl.first_oom?;
+    let index = at as usize;
+    let event = snap.trace_event(device, index)?;
     let mut live: Vec<usize> = (0..tl.elements.len())
         .filter(|&e| {
             let el = &tl.elements[e];
@@ -285,9 +309,9 @@ fn oom(
     Some(SnapshotOom {
         event_index: index as u64,
         requested_bytes: event.size,
-        device_free_bytes: event.device_free,
+        device_free_bytes: event.device_free(),
         allocated_bytes: allocated,
-        reserved_bytes: reserved.before.get(index).copied().unwrap_or(0),
+        reserved_bytes: reserved.before(index),
         largest_live: live
             .iter()
             .take(LIVE_LISTED)

@@ -4,7 +4,7 @@
 use crate::compact::{dict_items, Compactor};
 use crate::error::Problem;
 use crate::model::{Annotation, Block, BlockState, Generation, Segment, Snapshot};
-use crate::value::{FxHashMap, StrId, Strings, Value};
+use crate::value::{EventIds, FxHashMap, StrId, Strings, Value};
 
 /// Keys of one dict by name (only the few segments and blocks need). Never
 /// iterated in hash order (what is listed is sorted first), so the fast
@@ -96,9 +96,7 @@ pub fn build(top: Value, c: Compactor) -> Result<Snapshot, Problem> {
                         // them, moved (not copied) when nothing else holds
                         // the list.
                         let ids = if std::rc::Rc::strong_count(list) == 1 {
-                            let mut ids = data.take_events();
-                            ids.shrink_to_fit();
-                            ids
+                            data.take_events()
                         } else {
                             data.events.clone()
                         };
@@ -107,7 +105,7 @@ pub fn build(top: Value, c: Compactor) -> Result<Snapshot, Problem> {
                     }
                     data.spill_events();
                     let items = &data.items;
-                    let mut ids = Vec::with_capacity(items.len());
+                    let mut ids = EventIds::default();
                     for (i, v) in items.iter().enumerate() {
                         match v {
                             Value::Event(id) => ids.push(*id),

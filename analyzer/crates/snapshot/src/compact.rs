@@ -135,6 +135,7 @@ impl Compactor {
     pub(crate) fn as_event(&self, items: &[Value]) -> Result<Option<TraceEvent>, Problem> {
         let mut action = None;
         let mut e = TraceEvent::new(Action::Other);
+        let (mut addr, mut device_free) = (0, 0);
         let num = |v: &Value, what: &str| -> Result<u64, Problem> {
             v.as_u64().ok_or_else(|| {
                 Problem::BadField(format!(
@@ -148,16 +149,10 @@ impl Compactor {
             let v = &kv[1];
             match k {
                 key::ACTION => action = v.as_str_id(),
-                key::ADDR => e.addr = num(v, "addr")?,
+                key::ADDR => addr = num(v, "addr")?,
                 key::SIZE => e.size = num(v, "size")?,
-                key::STREAM => {
-                    e.stream = v
-                        .as_u64()
-                        .or_else(|| v.as_i64().map(|i| i as u64))
-                        .unwrap_or(0)
-                }
                 key::TIME_US => e.set_time_us(v.as_i64()),
-                key::DEVICE_FREE => e.device_free = num(v, "device_free")?,
+                key::DEVICE_FREE => device_free = num(v, "device_free")?,
                 key::FRAMES => {
                     e.stack = match v {
                         Value::Stack(s) => *s,
@@ -170,7 +165,7 @@ impl Compactor {
         let Some(action) = action else {
             return Ok(None);
         };
-        e.action = Self::action(action);
+        e.finish(Self::action(action), addr, device_free);
         Ok(Some(e))
     }
 }

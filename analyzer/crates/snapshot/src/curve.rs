@@ -14,32 +14,23 @@ use crate::timeline::Timeline;
 /// Phases listed at most (a training loop can open one per step).
 const PHASES_KEPT: usize = 500;
 
-/// `reserved_before[i]`: reserved bytes before trace event `i` (one more
-/// entry than the trace: the last is the end state).
-pub fn active_memory_curve(tl: &Timeline, reserved_before: &[u64]) -> Vec<CurvePoint> {
-    let reserved_after = |event: u32| -> u64 {
-        let i = event as usize + 1;
-        reserved_before
-            .get(i)
-            .or(reserved_before.last())
-            .copied()
-            .unwrap_or(0)
-    };
-    let mut shrink = Shrink::new(tl.steps.len());
-    for &step in &tl.steps {
-        shrink.push(step);
-    }
-    let kept = shrink.finish();
-    let mut points = Vec::with_capacity(kept.len() + 1);
+/// The report's curve from the timeline's shrunk steps; `reserved_before(i)`:
+/// reserved bytes before trace event `i` (at or past the trace's end, the
+/// end state).
+pub fn active_memory_curve(
+    tl: &Timeline,
+    reserved_before: &dyn Fn(usize) -> u64,
+) -> Vec<CurvePoint> {
+    let mut points = Vec::with_capacity(tl.curve.len() + 1);
     points.push(CurvePoint {
         event_index: 0,
         allocated_bytes: tl.initial_bytes,
-        reserved_bytes: reserved_before.first().copied().unwrap_or(0),
+        reserved_bytes: reserved_before(0),
     });
-    points.extend(kept.into_iter().map(|(event, bytes)| CurvePoint {
+    points.extend(tl.curve.iter().map(|&(event, bytes)| CurvePoint {
         event_index: u64::from(event),
         allocated_bytes: bytes,
-        reserved_bytes: reserved_after(event),
+        reserved_bytes: reserved_before(event as usize + 1),
     }));
     points
 }
@@ -50,18 +41,21 @@ pub fn active_memory_curve(tl: &Timeline, reserved_before: &[u64]) -> Vec<CurveP
 /// trace order, then the last step. Fed one step at a time, it holds only
 /// the points it keeps, so a replay ([`crate::whatif`]) draws its curve
 /// without listing its millions of steps.
-pub struct Shrink {
+pub struct Shrink<T = u64> {
     per_bucket: usize,
     /// Steps fed so far into the open bucket.
     in_bucket: usize,
     /// The open bucket's lowest and highest step, with their order in it.
-    low: (usize, (u32, u64)),
-    high: (usize, (u32, u64)),
-    last: Option<(u32, u64)>,
-    kept: Vec<(u32, u64)>,
+    low: (usize, (u32, T)),
+    high: (usize, (u32, T)),
+    last: Option<(u32, T)>,
+    kept: Vec<(u32, T)>,
 }
 
-impl Shrink {
+/// A step's bytes: `u64`, or (the timeline's walk) `i128` relative to the
+/// initial bytes, which buckets the same (a constant added to every step
+/// changes no lowest or highest).
+impl<T: Copy + Ord + Default> Shrink<T> {
     /// For a curve of `steps` steps in all; it keeps at most
     /// [`CURVE_MAX_POINTS`] - 1 of them (the curve's initial point is the
     /// caller's).
@@ -71,14 +65,14 @@ impl Shrink {
         Shrink {
             per_bucket: steps.div_ceil(buckets).max(1),
             in_bucket: 0,
-            low: (0, (0, 0)),
-            high: (0, (0, 0)),
+            low: (0, (0, T::default())),
+            high: (0, (0, T::default())),
             last: None,
             kept: Vec::with_capacity(CURVE_MAX_POINTS.min(steps)),
         }
     }
 
-    pub fn push(&mut self, step: (u32, u64)) {
+    pub fn push(&mut self, step: (u32, T)) {
         let n = self.in_bucket;
         if n == 0 || step.1 < self.low.1 .1 {
             self.low = (n, step);
@@ -110,7 +104,7 @@ impl Shrink {
     }
 
     /// The kept steps, in trace order, ending with the last step fed.
-    pub fn finish(mut self) -> Vec<(u32, u64)> {
+    pub fn finish(mut self) -> Vec<(u32, T)> {
         self.close_bucket();
         // The end state, so the curve ends where the trace does.
         if let Some(last) = self.last {
@@ -126,14 +120,27 @@ impl Shrink {
 /// the first trace event at or after its time. Annotations or traces without
 /// times give nothing (there is nothing to place them by).
 pub fn phases(snap: &Snapshot, device: u32) -> Vec<PhaseSpan> {
-    let times: Vec<i64> = snap
-        .trace(device)
-        .map(|e| e.time_us().unwrap_or(i64::MIN))
-        .collect();
-    if times.is_empty() || !times.is_sorted() || times[0] == i64::MIN {
+    // The times are read in place (a list of them was 8 bytes per trace
+    // entry): checked sorted once, then searched by index.
+    let time = |e: &crate::model::TraceEvent| e.time_us().unwrap_or(i64::MIN);
+    let len = snap.trace_len(device);
+    let first = snap.trace_event(device, 0).map(time);
+    if first.is_none_or(|t| t == i64::MIN) || !snap.trace(device).map(time).is_sorted() {
         return Vec::new();
     }
-    let at = |t: i64| times.partition_point(|&x| x < t) as u64;
+    let at = |t: i64| {
+        // `partition_point` over the trace: the first entry at or after `t`.
+        let (mut lo, mut hi) = (0, len);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if snap.trace_event(device, mid).map_or(i64::MIN, time) < t {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo as u64
+    };
     let mut spans: Vec<PhaseSpan> = Vec::new();
     // Open phases: (name, index into spans).
     let mut open: Vec<(u32, usize)> = Vec::new();

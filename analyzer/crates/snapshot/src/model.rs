@@ -1,7 +1,7 @@
 //! The decoded snapshot, in compact columns: trace entries as fixed-size
 //! records, frames and stacks interned once, strings interned once.
 
-use crate::value::{FrameId, StackId, StrId, Strings};
+use crate::value::{EventIds, FrameId, StackId, StrId, Strings};
 
 /// Which generation of `_dump_snapshot` wrote the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,23 +44,25 @@ impl Action {
     ];
 }
 
-/// One trace entry (48 bytes, whatever its stack depth: a 1 GB snapshot
-/// holds five million of them, so every field counts; the entry's
-/// `compile_context` and `user_metadata`, which no view reads, are not kept).
+/// One trace entry (32 bytes, whatever its stack depth: a 1 GB snapshot
+/// holds five million of them, so every field counts). Not kept: the
+/// entry's `stream`, `compile_context` and `user_metadata`, which no
+/// finding or view reads; an `oom` entry's `device_free` is kept in the
+/// place of `addr`, which such an entry does not have (PyTorch writes its
+/// `TraceEntry::addr_` under that key for an `oom`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TraceEvent {
-    pub action: Action,
-    /// Whether `time` was given (an `Option<i64>` would take 16 bytes).
-    has_time: bool,
-    pub stack: StackId,
+    /// The block's address; for `oom`, what CUDA reported free
+    /// ([`TraceEvent::device_free`]).
     pub addr: u64,
     /// Requested bytes for `alloc`/`free_*`, segment bytes for `segment_*`,
     /// requested bytes for `oom`.
     pub size: u64,
-    pub stream: u64,
     time: i64,
-    /// `oom` only: what CUDA reported free.
-    pub device_free: u64,
+    pub stack: StackId,
+    pub action: Action,
+    /// Whether `time` was given (an `Option<i64>` would take 16 bytes).
+    has_time: bool,
 }
 
 impl TraceEvent {
@@ -72,9 +74,7 @@ impl TraceEvent {
             stack: 0,
             addr: 0,
             size: 0,
-            stream: 0,
             time: 0,
-            device_free: 0,
         }
     }
 
@@ -86,6 +86,26 @@ impl TraceEvent {
     pub fn set_time_us(&mut self, time: Option<i64>) {
         self.has_time = time.is_some();
         self.time = time.unwrap_or(0);
+    }
+
+    /// `oom` only: what CUDA reported free (`device_free`); 0 for others.
+    pub fn device_free(&self) -> u64 {
+        if self.action == Action::Oom {
+            self.addr
+        } else {
+            0
+        }
+    }
+
+    /// Sets the action, given the entry's `addr` and `device_free` as read
+    /// (in any order): an `oom` keeps `device_free` where others keep `addr`.
+    pub fn finish(&mut self, action: Action, addr: u64, device_free: u64) {
+        self.action = action;
+        self.addr = if action == Action::Oom {
+            device_free
+        } else {
+            addr
+        };
     }
 }
 
@@ -223,7 +243,7 @@ pub struct Snapshot {
     pub blocks: Vec<Block>,
     pub events: Events,
     /// Per device, the ids (into `events`) of its `device_traces` list, in order.
-    pub device_traces: Vec<Vec<u32>>,
+    pub device_traces: Vec<EventIds>,
     pub annotations: Vec<Annotation>,
     /// `allocator_settings` as `key=value` text.
     pub allocator_settings: Vec<(String, String)>,
@@ -248,8 +268,21 @@ impl Snapshot {
         self.device_traces
             .get(device as usize)
             .into_iter()
-            .flatten()
-            .filter_map(|&i| self.events.get(i as usize))
+            .flat_map(EventIds::iter)
+            .filter_map(|i| self.events.get(i as usize))
+    }
+
+    /// Entries in `device`'s trace.
+    pub fn trace_len(&self, device: u32) -> usize {
+        self.device_traces
+            .get(device as usize)
+            .map_or(0, EventIds::len)
+    }
+
+    /// The `i`th entry of `device`'s trace.
+    pub fn trace_event(&self, device: u32, i: usize) -> Option<&TraceEvent> {
+        let id = self.device_traces.get(device as usize)?.get(i)?;
+        self.events.get(id as usize)
     }
 
     pub fn segment_blocks(&self, seg: &Segment) -> &[Block] {
@@ -263,7 +296,7 @@ impl Snapshot {
             + self
                 .device_traces
                 .iter()
-                .map(|t| t.len() * 4)
+                .map(EventIds::heap_bytes)
                 .sum::<usize>()
             + self.blocks.len() * std::mem::size_of::<Block>()
             + self.segments.len() * std::mem::size_of::<Segment>()
@@ -274,11 +307,22 @@ impl Snapshot {
 }
 
 // Five million entries in a 1 GB snapshot: 8 bytes more each is 40 MB.
-const _: () = assert!(std::mem::size_of::<TraceEvent>() == 48);
+const _: () = assert!(std::mem::size_of::<TraceEvent>() == 32);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_oom_keeps_device_free_where_others_keep_addr() {
+        // Read in either order, with or without an `addr` beside it.
+        let mut oom = TraceEvent::default();
+        oom.finish(Action::Oom, 4096, 1 << 30);
+        assert_eq!(oom.device_free(), 1 << 30);
+        let mut alloc = TraceEvent::default();
+        alloc.finish(Action::Alloc, 4096, 1 << 30);
+        assert_eq!((alloc.addr, alloc.device_free()), (4096, 0));
+    }
 
     #[test]
     fn events_keep_their_order_across_chunks() {

@@ -265,6 +265,7 @@ impl<'a> Cursor<'a> {
         }
         let mut e = TraceEvent::new(Action::Other);
         let mut action = None;
+        let (mut addr, mut device_free) = (0, 0);
         loop {
             let op = self.op()?;
             if op == b'u' {
@@ -285,16 +286,10 @@ impl<'a> Cursor<'a> {
                         _ => None,
                     }
                 }
-                key::ADDR => e.addr = v.as_u64()?,
+                key::ADDR => addr = v.as_u64()?,
                 key::SIZE => e.size = v.as_u64()?,
-                key::STREAM => {
-                    e.stream = match v {
-                        Small::Int(i) => i as u64,
-                        other => other.as_u64().unwrap_or(0),
-                    }
-                }
                 key::TIME_US => e.set_time_us(v.as_i64()),
-                key::DEVICE_FREE => e.device_free = v.as_u64()?,
+                key::DEVICE_FREE => device_free = v.as_u64()?,
                 key::FRAMES => {
                     e.stack = match v {
                         Small::Stack(s) => s,
@@ -304,7 +299,7 @@ impl<'a> Cursor<'a> {
                 _ => {}
             }
         }
-        e.action = Compactor::action(action?);
+        e.finish(Compactor::action(action?), addr, device_free);
         Some((e, slot))
     }
 
@@ -358,7 +353,12 @@ impl<'a> Cursor<'a> {
         Some(value)
     }
 
-    fn frame_items(&mut self, memo: &mut Memo, c: &mut Compactor, ids: &mut Vec<u32>) -> Option<()> {
+    fn frame_items(
+        &mut self,
+        memo: &mut Memo,
+        c: &mut Compactor,
+        ids: &mut Vec<u32>,
+    ) -> Option<()> {
         loop {
             match self.peek()? {
                 b'(' => {
@@ -424,7 +424,12 @@ impl<'a> Cursor<'a> {
 }
 
 /// [`crate::unpickle::Sink::shaped`] for a snapshot: one trace entry.
-pub fn trace_entry(c: &mut Compactor, buf: &[u8], remaining: u64, memo: &mut Memo) -> Option<Shaped> {
+pub fn trace_entry(
+    c: &mut Compactor,
+    buf: &[u8],
+    remaining: u64,
+    memo: &mut Memo,
+) -> Option<Shaped> {
     let before = memo.len();
     let mut cur = Cursor {
         buf,

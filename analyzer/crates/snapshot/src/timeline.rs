@@ -16,6 +16,7 @@
 //! memory after each action, so it misses a peak that lies in the initial
 //! state; our peak includes it (the peak event is then the first action).
 
+use crate::curve::Shrink;
 use crate::model::{Action, BlockState, Snapshot};
 use crate::value::{FxHashMap, StackId};
 
@@ -57,8 +58,23 @@ pub struct Timeline {
     pub peak_is_initial: bool,
     /// Elements live at the peak (indices into `elements`).
     pub live_at_peak: Vec<usize>,
-    /// `(trace index, bytes after it)` for every alloc and free, in order.
-    pub steps: Vec<(u32, u64)>,
+    /// Allocs and frees in the trace: the timeline's steps.
+    pub step_count: usize,
+    /// The steps `(trace index, bytes after it)` shrunk to a picture's worth
+    /// ([`Shrink`]), in trace order. The whole list (16 bytes a step, five
+    /// million on a 1 GB snapshot) is never held: the report keeps only
+    /// this.
+    pub curve: Vec<(u32, u64)>,
+    /// The first `oom` entry: its trace index and the bytes live just
+    /// before it.
+    pub first_oom: Option<(u32, u64)>,
+}
+
+/// Bytes as `u64`: the walk adds and subtracts in `i128`, so it is the
+/// sum of the live sizes whatever the order (only a sum beyond `u64`, which
+/// no device holds, is cut at `u64::MAX`).
+fn bytes(b: i128) -> u64 {
+    u64::try_from(b.max(0)).unwrap_or(u64::MAX)
 }
 
 pub fn timeline(snap: &Snapshot, device: u32, kind: TimelineKind) -> Timeline {
@@ -71,21 +87,60 @@ pub fn timeline(snap: &Snapshot, device: u32, kind: TimelineKind) -> Timeline {
     let mut trace = snap.trace(device).peekable();
     // Sized by a first count (a few milliseconds), not grown by doubling:
     // in wasm a growing `Vec` holds its old and new buffers at once and
-    // the old one is never returned. Every alloc is an element and an
-    // action; a free is at most one of each.
+    // the old one is never returned. Every alloc is an element and a step;
+    // every free is a step (the `free_requested` of a merged pair takes
+    // the place of its `free_completed`) and at most one element.
     let (allocs, frees) = snap.trace(device).fold((0, 0), |(a, f), e| {
-        (a + (e.action == alloc) as usize, f + (e.action == free) as usize)
+        (
+            a + (e.action == alloc) as usize,
+            f + (e.action == free) as usize,
+        )
     });
-    let mut elements: Vec<Element> = Vec::with_capacity(allocs);
-    let mut initially: Vec<usize> = Vec::new();
-    // (element, trace index) in order; 8 bytes each (elements and trace
-    // indices are u32: the trace's ids are).
-    let mut actions: Vec<(u32, u32)> = Vec::with_capacity(allocs + frees);
+    let step_count = allocs + frees;
+    // Elements live from the start that the snapshot's segments add.
+    let from_segments: usize = snap
+        .segments
+        .iter()
+        .filter(|s| s.device == device)
+        .map(|seg| match kind {
+            TimelineKind::CachedSegments => 1,
+            TimelineKind::ActiveMemory => snap
+                .segment_blocks(seg)
+                .iter()
+                .filter(|b| b.state == BlockState::ActiveAllocated)
+                .count(),
+        })
+        .sum();
+    // Exactly what the allocs and the segments add, so a 1 GB snapshot's
+    // 64 MB of elements is not doubled by the few pushed past it (which
+    // held 127 MB, and 190 MB while it moved). A free without an alloc
+    // (a trace that starts mid-run) is one element more: those grow the
+    // list by an eighth at a time.
+    let mut elements: Vec<Element> = Vec::with_capacity(allocs + from_segments);
+    let push = |elements: &mut Vec<Element>, el: Element| {
+        if elements.len() == elements.capacity() {
+            elements.reserve_exact((elements.capacity() / 8).max(1024));
+        }
+        elements.push(el);
+    };
     let mut addr_to_alloc: FxHashMap<u64, usize> = FxHashMap::default();
+    // The bytes live after each step, less the initial bytes (known only
+    // once the whole trace is read: a free without an alloc was live from
+    // the start). Each step goes to the curve as it is made, and the peak
+    // is followed, so no list of steps or actions is kept.
+    let mut delta: i128 = 0;
+    let mut shrink: Shrink<i128> = Shrink::new(step_count);
+    // The highest delta after a step (the first of equals) and its trace index.
+    let mut best: Option<(i128, u32)> = None;
+    let mut first_oom: Option<(u32, i128)> = None;
+    let mut first_step: Option<u32> = None;
     let mut i = 0usize;
     while let Some(e) = trace.next() {
         let at = i as u32;
         let mut action = e.action;
+        if action == Action::Oom && first_oom.is_none() {
+            first_oom = Some((at, delta));
+        }
         if kind == TimelineKind::ActiveMemory && action == Action::FreeRequested {
             // Merged with an immediately following free_completed of the same
             // address; otherwise a lone request that changes nothing.
@@ -101,33 +156,49 @@ pub fn timeline(snap: &Snapshot, device: u32, kind: TimelineKind) -> Timeline {
                 }
             }
         }
-        if action == alloc {
-            elements.push(Element {
-                addr: e.addr,
-                size: e.size,
-                alloc_event: Some(at),
-                free_event: None,
-                stack: e.stack,
-            });
+        let change = if action == alloc {
+            push(
+                &mut elements,
+                Element {
+                    addr: e.addr,
+                    size: e.size,
+                    alloc_event: Some(at),
+                    free_event: None,
+                    stack: e.stack,
+                },
+            );
             addr_to_alloc.insert(e.addr, elements.len() - 1);
-            actions.push(((elements.len() - 1) as u32, at));
+            Some(i128::from(e.size))
         } else if action == free {
             match addr_to_alloc.remove(&e.addr) {
                 Some(el) => {
                     elements[el].free_event = Some(at);
-                    actions.push((el as u32, at));
+                    Some(-i128::from(elements[el].size))
                 }
                 None => {
-                    elements.push(Element {
-                        addr: e.addr,
-                        size: e.size,
-                        alloc_event: None,
-                        free_event: Some(at),
-                        stack: e.stack,
-                    });
-                    initially.push(elements.len() - 1);
-                    actions.push(((elements.len() - 1) as u32, at));
+                    // Live from the start: counted in the initial bytes.
+                    push(
+                        &mut elements,
+                        Element {
+                            addr: e.addr,
+                            size: e.size,
+                            alloc_event: None,
+                            free_event: Some(at),
+                            stack: e.stack,
+                        },
+                    );
+                    Some(-i128::from(e.size))
                 }
+            }
+        } else {
+            None
+        };
+        if let Some(change) = change {
+            delta += change;
+            first_step.get_or_insert(at);
+            shrink.push((at, delta));
+            if best.is_none_or(|(b, _)| delta > b) {
+                best = Some((delta, at));
             }
         }
         i += 1;
@@ -136,14 +207,16 @@ pub fn timeline(snap: &Snapshot, device: u32, kind: TimelineKind) -> Timeline {
         match kind {
             TimelineKind::CachedSegments => {
                 if !addr_to_alloc.contains_key(&seg.address) {
-                    elements.push(Element {
-                        addr: seg.address,
-                        size: seg.total_size,
-                        alloc_event: None,
-                        free_event: None,
-                        stack: 0,
-                    });
-                    initially.push(elements.len() - 1);
+                    push(
+                        &mut elements,
+                        Element {
+                            addr: seg.address,
+                            size: seg.total_size,
+                            alloc_event: None,
+                            free_event: None,
+                            stack: 0,
+                        },
+                    );
                 }
             }
             TimelineKind::ActiveMemory => {
@@ -151,77 +224,64 @@ pub fn timeline(snap: &Snapshot, device: u32, kind: TimelineKind) -> Timeline {
                     if b.state == BlockState::ActiveAllocated
                         && !addr_to_alloc.contains_key(&b.addr)
                     {
-                        elements.push(Element {
-                            addr: b.addr,
-                            size: b.requested_size,
-                            alloc_event: None,
-                            free_event: None,
-                            stack: b.stack,
-                        });
-                        initially.push(elements.len() - 1);
+                        push(
+                            &mut elements,
+                            Element {
+                                addr: b.addr,
+                                size: b.requested_size,
+                                alloc_event: None,
+                                free_event: None,
+                                stack: b.stack,
+                            },
+                        );
                     }
                 }
             }
         }
     }
+    drop(addr_to_alloc);
 
-    let initial_bytes: u64 = initially
+    // Live from the start: every element without an alloc.
+    let initial: i128 = elements
         .iter()
-        .map(|&e| elements[e].size)
-        .fold(0, u64::saturating_add);
-    let mut live = vec![false; elements.len()];
-    for &e in &initially {
-        live[e] = true;
-    }
-    let mut total = initial_bytes;
-    let mut best_after: Option<(u64, usize)> = None;
-    let mut steps = Vec::with_capacity(actions.len());
-    for (n, &(el, at)) in actions.iter().enumerate() {
-        let el = el as usize;
-        let size = elements[el].size;
-        if live[el] {
-            live[el] = false;
-            total = total.saturating_sub(size);
-        } else {
-            live[el] = true;
-            total = total.saturating_add(size);
-        }
-        steps.push((at, total));
-        if best_after.is_none_or(|(b, _)| total > b) {
-            best_after = Some((total, n));
-        }
-    }
-    let final_bytes = total;
-
-    let (peak_bytes, peak_action, peak_is_initial) = match best_after {
+        .filter(|e| e.alloc_event.is_none())
+        .map(|e| i128::from(e.size))
+        .sum();
+    let initial_bytes = bytes(initial);
+    let (peak_bytes, peak_event, peak_is_initial) = match best {
         None => (initial_bytes, None, false),
-        Some((b, _)) if initial_bytes > b => (initial_bytes, Some(0), true),
-        Some((b, n)) => (b, Some(n), false),
+        // The first action's index: where the first step is.
+        Some((b, _)) if b < 0 => (initial_bytes, first_step, true),
+        Some((b, at)) => (bytes(initial + b), Some(at), false),
     };
-    let peak_event = peak_action.map(|n| actions[n].1);
-
-    // Live set at the peak: replay up to (and including) the peak action.
-    let mut live = vec![false; elements.len()];
-    for &e in &initially {
-        live[e] = true;
-    }
-    let replay = match (peak_action, peak_is_initial) {
-        (Some(n), false) => n + 1,
-        _ => 0,
+    // Live at the peak: live from the start (no alloc) or allocated by
+    // then, and not freed by then. Before any action, those without an alloc.
+    let live_at_peak = match (peak_event, peak_is_initial) {
+        (Some(p), false) => (0..elements.len())
+            .filter(|&e| {
+                let el = &elements[e];
+                el.alloc_event.is_none_or(|a| a <= p) && el.free_event.is_none_or(|f| f > p)
+            })
+            .collect(),
+        _ => (0..elements.len())
+            .filter(|&e| elements[e].alloc_event.is_none())
+            .collect(),
     };
-    for &(el, _) in &actions[..replay] {
-        let el = el as usize;
-        live[el] = !live[el];
-    }
-    let live_at_peak = (0..elements.len()).filter(|&e| live[e]).collect();
+    let curve = shrink
+        .finish()
+        .into_iter()
+        .map(|(at, d)| (at, bytes(initial + d)))
+        .collect();
     Timeline {
         elements,
         initial_bytes,
-        final_bytes,
+        final_bytes: bytes(initial + delta),
         peak_bytes,
         peak_event,
         peak_is_initial,
         live_at_peak,
-        steps,
+        step_count,
+        curve,
+        first_oom: first_oom.map(|(at, d)| (at, bytes(initial + d))),
     }
 }

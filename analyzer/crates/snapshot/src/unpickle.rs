@@ -314,10 +314,11 @@ impl<R: Read> Machine<'_, R> {
             && added.iter().all(|v| matches!(v, Value::Event(_)))
         {
             // A device's trace: ids kept in 4 bytes each.
-            data.events.extend(self.stack.drain(start..).map(|v| match v {
-                Value::Event(id) => id,
-                _ => 0,
-            }));
+            data.events
+                .extend(self.stack.drain(start..).map(|v| match v {
+                    Value::Event(id) => id,
+                    _ => 0,
+                }));
             data.depth = depth;
             return Ok(());
         }

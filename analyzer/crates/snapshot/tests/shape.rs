@@ -8,7 +8,7 @@ use oomscope_snapshot::compact::Compactor;
 use oomscope_snapshot::memo::Memo;
 use oomscope_snapshot::model::Snapshot;
 use oomscope_snapshot::unpickle::{unpickle, Shaped, Sink};
-use oomscope_snapshot::value::{Strings, Value};
+use oomscope_snapshot::value::{EventIds, Strings, Value};
 
 /// The compactor with the fast path counted, or turned off.
 struct Counted {
@@ -51,7 +51,9 @@ fn decode(bytes: &[u8], fast: bool) -> (Result<Snapshot, String>, usize) {
 /// Everything decoded, as comparable text (strings by content, so ids may
 /// differ only if the interning order did, which is itself checked).
 fn columns(s: &Snapshot) -> String {
-    let strings: Vec<&str> = (0..s.strings.len() as u32).map(|i| s.strings.get(i)).collect();
+    let strings: Vec<&str> = (0..s.strings.len() as u32)
+        .map(|i| s.strings.get(i))
+        .collect();
     // Each device's trace through its ids: an entry the fast path leaves to
     // the general one is stored when its list takes it, after the entries
     // the fast path stored as they ended, so the table's order may differ.
@@ -80,7 +82,7 @@ fn same_both_ways(name: &str, bytes: &[u8]) -> usize {
     assert_eq!(none, 0);
     match (general, fast) {
         (Ok(g), Ok(f)) => {
-            let entries: usize = g.device_traces.iter().map(Vec::len).sum();
+            let entries: usize = g.device_traces.iter().map(EventIds::len).sum();
             let (g, f) = (columns(&g), columns(&f));
             for (n, (g, f)) in g.lines().zip(f.lines()).enumerate() {
                 if g != f {
@@ -117,7 +119,7 @@ fn every_corpus_snapshot_decodes_the_same_both_ways() {
         let name = path.file_name().unwrap().to_string_lossy();
         taken += same_both_ways(&name, &bytes);
         if let (Ok(s), _) = decode(&bytes, false) {
-            entries += s.device_traces.iter().map(Vec::len).sum::<usize>();
+            entries += s.device_traces.iter().map(EventIds::len).sum::<usize>();
         }
     }
     // Nearly every trace entry takes the fast path (those cut by the end
@@ -141,7 +143,7 @@ fn every_protocol_and_every_entry_shape_decodes_the_same_both_ways() {
         assert_eq!(bytes[1], protocol);
         let taken = same_both_ways(&name, &bytes);
         let snap = decode(&bytes, true).0.unwrap();
-        let entries: usize = snap.device_traces.iter().map(Vec::len).sum();
+        let entries: usize = snap.device_traces.iter().map(EventIds::len).sum();
         // 5 + 6 + 5 entries on device 0, one on device 1. The fast path
         // takes all but the dict-valued user_metadata and device 1's only
         // entry (an APPEND, not a batch).
