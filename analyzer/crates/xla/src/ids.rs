@@ -134,6 +134,19 @@ impl<V> IdMap<V> {
     }
 }
 
+/// A map of these pairs (a repeated id keeps its last value), its table
+/// sized from their ids.
+impl<V> FromIterator<(i64, V)> for IdMap<V> {
+    fn from_iter<I: IntoIterator<Item = (i64, V)>>(pairs: I) -> Self {
+        let pairs: Vec<(i64, V)> = pairs.into_iter().collect();
+        let mut map = IdMap::for_ids(pairs.iter().map(|&(id, _)| id));
+        for (id, value) in pairs {
+            map.insert(id, value);
+        }
+        map
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,6 +196,11 @@ mod tests {
             assert_eq!(map.contains_key(&probe), reference.contains_key(&probe));
         }
         assert!(map.dense.len() == 100);
+        let collected: IdMap<i64> = [(3, 1), (-1, 2), (3, 4)].into_iter().collect();
+        assert_eq!(
+            [3, -1, 0].map(|k| collected.get(&k).copied()),
+            [Some(4), Some(2), None]
+        );
         // Sparse ids: no table at all, every key hashed.
         let sparse: IdMap<()> = IdMap::for_ids([1, 1 << 40].into_iter());
         assert!(sparse.dense.is_empty());

@@ -1030,11 +1030,11 @@ fn schedule_order(module: &HloModuleProto, entry: &HloComputationProto) -> IdMap
         .map(|s| s.instruction_ids.clone())
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| entry.instructions.iter().map(|i| i.id).collect());
-    let mut order = IdMap::for_ids(sequence.iter().copied());
-    for (k, &id) in sequence.iter().enumerate() {
-        order.insert(id, k);
-    }
-    order
+    sequence
+        .iter()
+        .enumerate()
+        .map(|(k, &id)| (id, k))
+        .collect()
 }
 
 impl<'e> SchedulePositions<'e> {
