@@ -199,24 +199,22 @@ impl<'a> Module<'a> {
         }
         // The program's buffers of each instruction, indexed once (a scan
         // per output took a minute on a module of 10^5 buffers).
-        let mut by_instruction: HashMap<i64, Vec<usize>> = HashMap::default();
-        for (i, b) in self.buffers().iter().enumerate() {
-            if let Some(slot) = buffer_slot[i] {
-                by_instruction
-                    .entry(b.instruction.id)
-                    .or_default()
-                    .push(slot);
-            }
+        // By id, indexed by it; the buffers of one (instruction, shape
+        // index) are those of the instruction with that index (`origins`
+        // holds each slot's), in the same order.
+        let mut by_instruction: IdMap<Vec<usize>> = IdMap::for_ids(hlo_module.instruction_ids());
+        for (slot, (id, _)) in origins.iter().enumerate() {
+            by_instruction.entry_or_default(*id).push(slot);
         }
-        let defined: HashMap<(i64, &[i64]), Vec<usize>> = self
-            .buffers()
-            .iter()
-            .enumerate()
-            .filter_map(|(i, b)| Some(((b.instruction.id, b.shape_index()), buffer_slot[i]?)))
-            .fold(HashMap::default(), |mut m, (k, v)| {
-                m.entry(k).or_insert_with(Vec::new).push(v);
-                m
-            });
+        let defined = |(id, index): (i64, &[i64])| -> Vec<usize> {
+            by_instruction.get(&id).map_or_else(Vec::new, |slots| {
+                slots
+                    .iter()
+                    .copied()
+                    .filter(|&s| origins.get(s).is_some_and(|(_, at)| at.as_slice() == index))
+                    .collect()
+            })
+        };
         let ModuleFacts {
             dying,
             dims,
@@ -244,9 +242,7 @@ impl<'a> Module<'a> {
             let Some(instruction) = dying.instruction(b.instruction.id) else {
                 continue;
             };
-            let operands = dying.of(instruction, |key| {
-                defined.get(&key).cloned().unwrap_or_default()
-            });
+            let operands = dying.of(instruction, defined);
             let f32 = b.own_shape.is_some_and(|s| {
                 s.element_type() == oomscope_proto::xla::PrimitiveType::F32 as i32
             });
@@ -1073,7 +1069,7 @@ struct DyingOperands<'a> {
     /// Computation id → its root instruction.
     roots: HashMap<i64, i64>,
     /// Root instruction of a fused computation → the fusions calling it.
-    fused_callers: HashMap<i64, Vec<i64>>,
+    fused_callers: IdMap<Vec<i64>>,
 }
 
 /// XLA's elementwise opcodes (`HloInstruction::IsElementwise`: the unary,
@@ -1180,9 +1176,9 @@ impl<'a> DyingOperands<'a> {
                 .filter(|i| i.opcode == "fusion")
                 .filter_map(|i| Some((*roots.get(i.called_computation_ids.first()?)?, i.id)))
                 .fold(
-                    HashMap::default(),
-                    |mut m: HashMap<i64, Vec<i64>>, (r, f)| {
-                        m.entry(r).or_default().push(f);
+                    IdMap::for_ids(module.instruction_ids()),
+                    |mut m: IdMap<Vec<i64>>, (r, f)| {
+                        m.entry_or_default(r).push(f);
                         m
                     },
                 ),
