@@ -800,6 +800,14 @@ impl<'a> Graph<'a> {
     /// ([`Self::only_contracts`] with a fresh budget), remembered per pair:
     /// every buffer's and every freed value's readers ask it again.
     fn reads_only_to_contract(&self, user: &HloInstructionProto, id: i64) -> bool {
+        // The answer of any other reader, without its operand positions (a
+        // tuple of thousands of operands was scanned once per operand) or
+        // the memo.
+        match user.opcode.as_str() {
+            "dot" | "convolution" => return rounds_to_bf16(user),
+            "fusion" => {}
+            _ => return false,
+        }
         if let Some(&known) = self.contracts.borrow().get(&(user.id, id)) {
             return known;
         }
