@@ -29,7 +29,7 @@ pub(crate) struct HloModuleProto {
 impl HloModuleProto {
     /// Every instruction's id, computation by computation (what the
     /// program's tables by id are sized from).
-    pub(crate) fn instruction_ids(&self) -> impl Iterator<Item = i64> + Clone + '_ {
+    pub(crate) fn instruction_ids(&self) -> impl Iterator<Item = i64> + '_ {
         self.computations
             .iter()
             .flat_map(|c| c.instructions.iter().map(|i| i.id))

@@ -138,7 +138,7 @@ impl DimClasses {
             pool: Vec::new(),
             all: Vec::new(),
             // Indexed by id over the module's instruction ids.
-            leaves: crate::ids::IdMap::for_ids(module.instruction_ids()),
+            leaves: crate::ids::IdMap::sized_as(instructions),
             repeated: HashMap::default(),
             places: HashMap::default(),
         };

@@ -96,6 +96,14 @@ impl<V> IdMap<V> {
         map
     }
 
+    /// An empty map whose table covers the same ids as `other`'s (the
+    /// module's ids counted once for all its tables).
+    pub(crate) fn sized_as<U>(other: &IdMap<U>) -> Self {
+        let mut map = IdMap::default();
+        map.dense.resize_with(other.dense.len(), || None);
+        map
+    }
+
     #[inline]
     fn slot(&self, id: i64) -> Option<usize> {
         usize::try_from(id).ok().filter(|&k| k < self.dense.len())
@@ -196,6 +204,9 @@ mod tests {
             assert_eq!(map.contains_key(&probe), reference.contains_key(&probe));
         }
         assert!(map.dense.len() == 100);
+        let same: IdMap<u8> = IdMap::sized_as(&map);
+        assert_eq!(same.dense.len(), 100);
+        assert_eq!(same.get(&5), None);
         let collected: IdMap<i64> = [(3, 1), (-1, 2), (3, 4)].into_iter().collect();
         assert_eq!(
             [3, -1, 0].map(|k| collected.get(&k).copied()),

@@ -202,7 +202,7 @@ impl<'a> Module<'a> {
         // By id, indexed by it; the buffers of one (instruction, shape
         // index) are those of the instruction with that index (`origins`
         // holds each slot's), in the same order.
-        let mut by_instruction: IdMap<Vec<usize>> = IdMap::for_ids(hlo_module.instruction_ids());
+        let mut by_instruction: IdMap<Vec<usize>> = IdMap::sized_as(&facts.graph.instructions);
         for (slot, (id, _)) in origins.iter().enumerate() {
             by_instruction.entry_or_default(*id).push(slot);
         }
@@ -672,11 +672,11 @@ impl<'a> Graph<'a> {
         // Tables by instruction id, indexed by it (XLA numbers a module's
         // instructions densely).
         let mut instructions = IdMap::for_ids(module.instruction_ids());
-        let mut users: IdMap<Vec<i64>> = IdMap::for_ids(module.instruction_ids());
+        let mut users: IdMap<Vec<i64>> = IdMap::sized_as(&instructions);
         let mut parameters: HashMap<i64, HashMap<i64, i64>> = HashMap::default();
         let mut computation_opcodes: HashMap<i64, Vec<&'a str>> = HashMap::default();
         let mut element_users: HashMap<(i64, i64), Vec<i64>> = HashMap::default();
-        let mut value_users: IdMap<Vec<i64>> = IdMap::for_ids(module.instruction_ids());
+        let mut value_users: IdMap<Vec<i64>> = IdMap::sized_as(&instructions);
         let mut wide_positions: IdMap<HashMap<i64, Vec<usize>>> = IdMap::default();
         for c in &module.computations {
             computation_opcodes.insert(
@@ -1164,7 +1164,7 @@ impl<'a> DyingOperands<'a> {
                 parameters.insert((c.id, i.parameter_number), i.id);
             }
         }
-        let mut order = IdMap::for_ids(module.instruction_ids());
+        let mut order = IdMap::sized_as(&graph.instructions);
         if let Some(schedule) = &module.schedule {
             for (&computation, sequence) in &schedule.sequences {
                 for (k, &id) in sequence.instruction_ids.iter().enumerate() {
@@ -1184,7 +1184,7 @@ impl<'a> DyingOperands<'a> {
                 .filter(|i| i.opcode == "fusion")
                 .filter_map(|i| Some((*roots.get(i.called_computation_ids.first()?)?, i.id)))
                 .fold(
-                    IdMap::for_ids(module.instruction_ids()),
+                    IdMap::sized_as(&graph.instructions),
                     |mut m: IdMap<Vec<i64>>, (r, f)| {
                         m.entry_or_default(r).push(f);
                         m
