@@ -21,8 +21,8 @@ use oomscope_report::MemoryColor;
 use oomscope_layout::dataflow::{Dataflow, Reach};
 
 use crate::hlo;
-use crate::ids::IdMap;
 use crate::hlo::{HloModule, ShapeView};
+use crate::ids::IdMap;
 use crate::memory_viewer::shape_text;
 use crate::memory_viewer::Module;
 
@@ -473,7 +473,9 @@ fn entry_facts(
             };
             last.entry(b)
                 .or_insert_with(|| {
-                    let (id, index) = origins.get(b).filter(|(id, _)| entry.ids.contains_key(id))?;
+                    let (id, index) = origins
+                        .get(b)
+                        .filter(|(id, _)| entry.ids.contains_key(id))?;
                     last_reader(graph, &entry.order, *id, index)
                 })
                 .clone()
