@@ -26,6 +26,16 @@ pub(crate) struct HloModuleProto {
     pub schedule: Option<HloScheduleProto>,
 }
 
+impl HloModuleProto {
+    /// Every instruction's id, computation by computation (what the
+    /// program's tables by id are sized from).
+    pub(crate) fn instruction_ids(&self) -> impl Iterator<Item = i64> + '_ {
+        self.computations
+            .iter()
+            .flat_map(|c| c.instructions.iter().map(|i| i.id))
+    }
+}
+
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct HloScheduleProto {
     /// Computation id -> sequence.

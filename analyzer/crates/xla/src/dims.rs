@@ -34,7 +34,7 @@ pub(crate) struct DimClasses {
     all: Vec<Leaf>,
     /// Instruction id → its run in `all` (start, length); the start is
     /// [`REPEATED`] for an id in `repeated`.
-    leaves: HashMap<i64, (u32, u32)>,
+    leaves: crate::ids::IdMap<(u32, u32)>,
     /// Ids given to more than one instruction (malformed input): the leaves
     /// of each in turn, not in one tuple's order, so they are scanned.
     repeated: HashMap<i64, Vec<Leaf>>,
@@ -129,7 +129,7 @@ impl DimClasses {
     /// computation are `roots` (the program's tables, shared).
     pub(crate) fn of(
         module: &HloModuleProto,
-        instructions: &HashMap<i64, &HloInstructionProto>,
+        instructions: &crate::ids::IdMap<&HloInstructionProto>,
         parameters: &HashMap<(i64, i64), i64>,
         roots: &HashMap<i64, i64>,
     ) -> DimClasses {
@@ -137,7 +137,8 @@ impl DimClasses {
             parent: Vec::new(),
             pool: Vec::new(),
             all: Vec::new(),
-            leaves: HashMap::default(),
+            // Indexed by id over the module's instruction ids.
+            leaves: crate::ids::IdMap::sized_as(instructions),
             repeated: HashMap::default(),
             places: HashMap::default(),
         };

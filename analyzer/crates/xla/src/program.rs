@@ -22,6 +22,7 @@ use oomscope_layout::dataflow::{Dataflow, Reach};
 
 use crate::hlo;
 use crate::hlo::{HloModule, ShapeView};
+use crate::ids::IdMap;
 use crate::memory_viewer::shape_text;
 use crate::memory_viewer::Module;
 
@@ -198,24 +199,22 @@ impl<'a> Module<'a> {
         }
         // The program's buffers of each instruction, indexed once (a scan
         // per output took a minute on a module of 10^5 buffers).
-        let mut by_instruction: HashMap<i64, Vec<usize>> = HashMap::default();
-        for (i, b) in self.buffers().iter().enumerate() {
-            if let Some(slot) = buffer_slot[i] {
-                by_instruction
-                    .entry(b.instruction.id)
-                    .or_default()
-                    .push(slot);
-            }
+        // By id, indexed by it; the buffers of one (instruction, shape
+        // index) are those of the instruction with that index (`origins`
+        // holds each slot's), in the same order.
+        let mut by_instruction: IdMap<Vec<usize>> = IdMap::sized_as(&facts.graph.instructions);
+        for (slot, (id, _)) in origins.iter().enumerate() {
+            by_instruction.entry_or_default(*id).push(slot);
         }
-        let defined: HashMap<(i64, &[i64]), Vec<usize>> = self
-            .buffers()
-            .iter()
-            .enumerate()
-            .filter_map(|(i, b)| Some(((b.instruction.id, b.shape_index()), buffer_slot[i]?)))
-            .fold(HashMap::default(), |mut m, (k, v)| {
-                m.entry(k).or_insert_with(Vec::new).push(v);
-                m
-            });
+        let defined = |(id, index): (i64, &[i64])| -> Vec<usize> {
+            by_instruction.get(&id).map_or_else(Vec::new, |slots| {
+                slots
+                    .iter()
+                    .copied()
+                    .filter(|&s| origins.get(s).is_some_and(|(_, at)| at.as_slice() == index))
+                    .collect()
+            })
+        };
         let ModuleFacts {
             dying,
             dims,
@@ -243,9 +242,7 @@ impl<'a> Module<'a> {
             let Some(instruction) = dying.instruction(b.instruction.id) else {
                 continue;
             };
-            let operands = dying.of(instruction, |key| {
-                defined.get(&key).cloned().unwrap_or_default()
-            });
+            let operands = dying.of(instruction, defined);
             let f32 = b.own_shape.is_some_and(|s| {
                 s.element_type() == oomscope_proto::xla::PrimitiveType::F32 as i32
             });
@@ -306,10 +303,10 @@ fn buffer_slot_size(buffers: &[ProgramBuffer], i: usize) -> Option<u64> {
 struct EntryFacts<'m> {
     root_id: i64,
     /// Each entry instruction's index in the entry schedule.
-    order: HashMap<i64, usize>,
+    order: IdMap<usize>,
     /// The same, by instruction name (a trace names its instructions).
     by_name: HashMap<&'m str, usize>,
-    ids: HashSet<i64>,
+    ids: IdMap<()>,
     parameters: Vec<ParameterFacts>,
 }
 
@@ -353,12 +350,15 @@ impl<'m> EntryFacts<'m> {
             .iter()
             .filter_map(|i| Some((i.name.as_str(), *order.get(&i.id)?)))
             .collect();
-        let ids: HashSet<i64> = entry.instructions.iter().map(|i| i.id).collect();
+        let mut ids = IdMap::for_ids(entry.instructions.iter().map(|i| i.id));
+        for i in &entry.instructions {
+            ids.insert(i.id, ());
+        }
         // The parameters' shapes, read through the view (as the buffers' are).
         let shapes: HashMap<i64, ShapeView<'_>> = view
             .instructions
             .iter()
-            .filter(|i| i.opcode == "parameter" && ids.contains(&i.id))
+            .filter(|i| i.opcode == "parameter" && ids.contains_key(&i.id))
             .filter_map(|i| Some((i.id, i.shape?)))
             .collect();
         let mut parameters = Vec::new();
@@ -473,7 +473,9 @@ fn entry_facts(
             };
             last.entry(b)
                 .or_insert_with(|| {
-                    let (id, index) = origins.get(b).filter(|(id, _)| entry.ids.contains(id))?;
+                    let (id, index) = origins
+                        .get(b)
+                        .filter(|(id, _)| entry.ids.contains_key(id))?;
                     last_reader(graph, &entry.order, *id, index)
                 })
                 .clone()
@@ -540,7 +542,7 @@ fn entry_facts(
         .parameters
         .sort_by(|a, b| (a.number, &a.shape_index).cmp(&(b.number, &b.shape_index)));
     for (buffer, (id, index)) in program.buffers.iter_mut().zip(origins) {
-        if !entry.ids.contains(id) {
+        if !entry.ids.contains_key(id) {
             continue;
         }
         let mut readers: Vec<BufferReader> = graph
@@ -581,7 +583,7 @@ fn operand_positions(user: &HloInstructionProto, id: i64) -> Vec<usize> {
 /// schedule, by name.
 fn last_reader(
     graph: &Graph<'_>,
-    order: &HashMap<i64, usize>,
+    order: &IdMap<usize>,
     start: i64,
     index: &[i64],
 ) -> Option<String> {
@@ -639,8 +641,8 @@ impl Seen {
 /// Users of every instruction and the computations, to follow a value.
 struct Graph<'a> {
     /// Shared with [`DyingOperands`] (the same tables, built once).
-    instructions: Rc<HashMap<i64, &'a HloInstructionProto>>,
-    users: Rc<HashMap<i64, Vec<i64>>>,
+    instructions: Rc<IdMap<&'a HloInstructionProto>>,
+    users: Rc<IdMap<Vec<i64>>>,
     /// Parameter instructions of each computation, by parameter number.
     parameters: HashMap<i64, HashMap<i64, i64>>,
     /// Whether each value followed reaches a contraction.
@@ -648,7 +650,7 @@ struct Graph<'a> {
     /// The operand positions of each operand of an instruction of more
     /// than [`WIDE`] operands (a tuple of thousands of outputs, scanned
     /// once per operand, was quadratic).
-    wide_positions: HashMap<i64, HashMap<i64, Vec<usize>>>,
+    wide_positions: IdMap<HashMap<i64, Vec<usize>>>,
     /// Whether each (user, operand) reads it only to contract it.
     contracts: std::cell::RefCell<HashMap<(i64, i64), bool>>,
     /// The opcodes of each computation's instructions.
@@ -656,7 +658,7 @@ struct Graph<'a> {
     /// get-tuple-element users of each (instruction, element).
     element_users: HashMap<(i64, i64), Vec<i64>>,
     /// The other users of each instruction.
-    value_users: HashMap<i64, Vec<i64>>,
+    value_users: IdMap<Vec<i64>>,
 }
 
 /// Instructions of more operands than this have their operand positions
@@ -669,13 +671,15 @@ const MAX_MEMO: usize = 4_000_000;
 
 impl<'a> Graph<'a> {
     fn new(module: &'a HloModuleProto) -> Self {
-        let mut instructions = HashMap::default();
-        let mut users: HashMap<i64, Vec<i64>> = HashMap::default();
+        // Tables by instruction id, indexed by it (XLA numbers a module's
+        // instructions densely).
+        let mut instructions = IdMap::for_ids(module.instruction_ids());
+        let mut users: IdMap<Vec<i64>> = IdMap::sized_as(&instructions);
         let mut parameters: HashMap<i64, HashMap<i64, i64>> = HashMap::default();
         let mut computation_opcodes: HashMap<i64, Vec<&'a str>> = HashMap::default();
         let mut element_users: HashMap<(i64, i64), Vec<i64>> = HashMap::default();
-        let mut value_users: HashMap<i64, Vec<i64>> = HashMap::default();
-        let mut wide_positions: HashMap<i64, HashMap<i64, Vec<usize>>> = HashMap::default();
+        let mut value_users: IdMap<Vec<i64>> = IdMap::sized_as(&instructions);
+        let mut wide_positions: IdMap<HashMap<i64, Vec<usize>>> = IdMap::default();
         for c in &module.computations {
             computation_opcodes.insert(
                 c.id,
@@ -691,14 +695,14 @@ impl<'a> Graph<'a> {
                     wide_positions.insert(i.id, by_operand);
                 }
                 for &o in &i.operand_ids {
-                    users.entry(o).or_default().push(i.id);
+                    users.entry_or_default(o).push(i.id);
                     if i.opcode == "get-tuple-element" {
                         element_users
                             .entry((o, i.tuple_index))
                             .or_default()
                             .push(i.id);
                     } else {
-                        value_users.entry(o).or_default().push(i.id);
+                        value_users.entry_or_default(o).push(i.id);
                     }
                 }
                 if i.opcode == "parameter" {
@@ -798,6 +802,14 @@ impl<'a> Graph<'a> {
     /// ([`Self::only_contracts`] with a fresh budget), remembered per pair:
     /// every buffer's and every freed value's readers ask it again.
     fn reads_only_to_contract(&self, user: &HloInstructionProto, id: i64) -> bool {
+        // The answer of any other reader, without its operand positions (a
+        // tuple of thousands of operands was scanned once per operand) or
+        // the memo.
+        match user.opcode.as_str() {
+            "dot" | "convolution" => return rounds_to_bf16(user),
+            "fusion" => {}
+            _ => return false,
+        }
         if let Some(&known) = self.contracts.borrow().get(&(user.id, id)) {
             return known;
         }
@@ -1009,14 +1021,14 @@ fn positions_in(operands: &[i64], id: i64) -> impl Iterator<Item = usize> + '_ {
 /// computations at the last entry instruction before them), and an
 /// instruction's position is the first event placed at or after it.
 struct SchedulePositions<'e> {
-    order: &'e HashMap<i64, usize>,
+    order: &'e IdMap<usize>,
     /// Schedule index reached by each event (non-decreasing).
     reached: Vec<usize>,
 }
 
 /// Each entry instruction's index in the entry schedule (the order of
 /// the computation when the module has no schedule).
-fn schedule_order(module: &HloModuleProto, entry: &HloComputationProto) -> HashMap<i64, usize> {
+fn schedule_order(module: &HloModuleProto, entry: &HloComputationProto) -> IdMap<usize> {
     let sequence: Vec<i64> = module
         .schedule
         .as_ref()
@@ -1058,16 +1070,16 @@ impl<'e> SchedulePositions<'e> {
 /// reusing an operand's memory for the instruction's output (an operand
 /// value is shared only when its live range ends at the user).
 struct DyingOperands<'a> {
-    instructions: Rc<HashMap<i64, &'a HloInstructionProto>>,
-    users: Rc<HashMap<i64, Vec<i64>>>,
+    instructions: Rc<IdMap<&'a HloInstructionProto>>,
+    users: Rc<IdMap<Vec<i64>>>,
     /// Each scheduled instruction's computation and place in its sequence.
-    order: HashMap<i64, (i64, usize)>,
+    order: IdMap<(i64, usize)>,
     /// (computation, parameter number) → the parameter instruction.
     parameters: HashMap<(i64, i64), i64>,
     /// Computation id → its root instruction.
     roots: HashMap<i64, i64>,
     /// Root instruction of a fused computation → the fusions calling it.
-    fused_callers: HashMap<i64, Vec<i64>>,
+    fused_callers: IdMap<Vec<i64>>,
 }
 
 /// XLA's elementwise opcodes (`HloInstruction::IsElementwise`: the unary,
@@ -1154,7 +1166,7 @@ impl<'a> DyingOperands<'a> {
                 parameters.insert((c.id, i.parameter_number), i.id);
             }
         }
-        let mut order = HashMap::default();
+        let mut order = IdMap::sized_as(&graph.instructions);
         if let Some(schedule) = &module.schedule {
             for (&computation, sequence) in &schedule.sequences {
                 for (k, &id) in sequence.instruction_ids.iter().enumerate() {
@@ -1174,9 +1186,9 @@ impl<'a> DyingOperands<'a> {
                 .filter(|i| i.opcode == "fusion")
                 .filter_map(|i| Some((*roots.get(i.called_computation_ids.first()?)?, i.id)))
                 .fold(
-                    HashMap::default(),
-                    |mut m: HashMap<i64, Vec<i64>>, (r, f)| {
-                        m.entry(r).or_default().push(f);
+                    IdMap::sized_as(&graph.instructions),
+                    |mut m: IdMap<Vec<i64>>, (r, f)| {
+                        m.entry_or_default(r).push(f);
                         m
                     },
                 ),
