@@ -1070,12 +1070,15 @@ const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 /// 64-bit FNV-1a, hex. Cheap enough for multi-GB inputs; identifies content,
 /// it is not a security hash.
 pub fn content_hash(data: &[u8]) -> String {
-    let mut h = FNV_OFFSET;
-    for &b in data {
-        h ^= b as u64;
-        h = h.wrapping_mul(FNV_PRIME);
-    }
-    format!("{h:016x}")
+    format!("{:016x}", fnv_over(FNV_OFFSET, data))
+}
+
+/// The FNV-1a chain `h` carried over `bytes`.
+#[inline]
+fn fnv_over(h: u64, bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(h, |h, &b| (h ^ b as u64).wrapping_mul(FNV_PRIME))
 }
 
 /// [`content_hash`] of each of `inputs`, in order, the same values, made
@@ -1158,9 +1161,7 @@ fn fnv_lanes(states: &mut [u64; LANES], slices: [&[u8]; LANES]) {
     }
     // Fewer inputs than lanes (the last ones): each chain alone.
     for (h, s) in states.iter_mut().zip(slices) {
-        for &byte in s {
-            *h = (*h ^ byte as u64).wrapping_mul(FNV_PRIME);
-        }
+        *h = fnv_over(*h, s);
     }
 }
 
@@ -1195,7 +1196,10 @@ mod tests {
             0,
             12_345,
         ];
-        let inputs: Vec<Vec<u8>> = lengths.iter().map(|&n| (0..n).map(|_| byte()).collect()).collect();
+        let inputs: Vec<Vec<u8>> = lengths
+            .iter()
+            .map(|&n| (0..n).map(|_| byte()).collect())
+            .collect();
         for count in 0..=inputs.len() {
             let slices: Vec<&[u8]> = inputs[..count].iter().map(Vec::as_slice).collect();
             let one_by_one: Vec<String> = slices.iter().map(|s| content_hash(s)).collect();

@@ -315,9 +315,17 @@ impl Work<'_> {
     fn own_smaller_shares(&mut self, buffers: &[usize]) {
         use oomscope_report::program::HeapEventKind;
         let size = |w: &Self, b: usize| w.plan.buffer_bytes.get(b).copied().unwrap_or(0);
+        // A flag per buffer, not a scan of `buffers` per event: a deep
+        // model has thousands of sharded gradients and 10^5 events.
+        let mut listed = vec![false; self.program.buffers.len()];
+        for &b in buffers {
+            if let Some(flag) = listed.get_mut(b) {
+                *flag = true;
+            }
+        }
         for (i, e) in self.program.events.iter().enumerate() {
             if let (HeapEventKind::ShareWith(c), Some(b)) = (e.kind, e.buffer) {
-                if buffers.contains(&b) && size(self, b) < size(self, c) {
+                if listed.get(b) == Some(&true) && size(self, b) < size(self, c) {
                     self.plan.own.push(i);
                 }
             }

@@ -115,6 +115,10 @@ fn memory_atoms(shape: &ShapeProto) -> Option<Vec<Atom>> {
     Some(atoms)
 }
 
+/// A bitcast's operand and result dimensions as they lie in memory
+/// ([`memory_atoms`]), in that order.
+type BitcastOrders = (Vec<Atom>, Vec<Atom>);
+
 /// Whether two tuple indices are equal: compared inline, element by
 /// element (they are a few elements long; the slice comparison called
 /// `memcmp` for each, a tenth of the what-if program's time).
@@ -171,7 +175,7 @@ impl DimClasses {
         };
         // A bitcast reinterprets its operand's bytes: its dimensions meet
         // its operand's in the order they lie in memory, tiles included.
-        let bitcast_orders = |i: &HloInstructionProto| -> Option<(Vec<Atom>, Vec<Atom>)> {
+        let bitcast_orders = |i: &HloInstructionProto| -> Option<BitcastOrders> {
             let operand = instructions.get(i.operand_ids.first()?)?;
             Some((
                 memory_atoms(operand.shape.as_ref()?)?,
@@ -421,7 +425,7 @@ impl DimClasses {
         parameter: &dyn Fn(i64, i64) -> Option<i64>,
         root: &dyn Fn(i64) -> Option<i64>,
         called: &dyn Fn(&HloInstructionProto) -> Option<i64>,
-        bitcast_orders: &dyn Fn(&HloInstructionProto) -> Option<(Vec<Atom>, Vec<Atom>)>,
+        bitcast_orders: &dyn Fn(&HloInstructionProto) -> Option<BitcastOrders>,
     ) {
         let id = i.id;
         let operands = &i.operand_ids;

@@ -21,12 +21,7 @@ impl IdIndex {
     /// The index of `ids`, each mapped to its position in the iteration; a
     /// repeated id keeps its last position (as `HashMap::insert` does).
     pub(crate) fn new(ids: impl Iterator<Item = i64> + Clone) -> Self {
-        let (count, max, min) = ids
-            .clone()
-            .fold((0usize, i64::MIN, i64::MAX), |(n, hi, lo), id| {
-                (n + 1, hi.max(id), lo.min(id))
-            });
-        if let Some(len) = dense_range(count, min, max) {
+        if let Some(len) = dense_len(ids.clone()) {
             let mut table = vec![NONE; len];
             for (i, id) in ids.enumerate() {
                 if let Some(slot) = usize::try_from(id).ok().and_then(|id| table.get_mut(id)) {
@@ -35,7 +30,8 @@ impl IdIndex {
             }
             IdIndex::Dense(table)
         } else {
-            let mut map = FastMap::with_capacity_and_hasher(count, Default::default());
+            let mut map =
+                FastMap::with_capacity_and_hasher(ids.clone().count(), Default::default());
             for (i, id) in ids.enumerate() {
                 map.insert(id, u32::try_from(i).unwrap_or(NONE));
             }
@@ -53,10 +49,14 @@ impl IdIndex {
     }
 }
 
-/// Whether ids of this count and range are dense enough for a table of
-/// `max + 1` slots: at most a few times the ids (plus a little), so hostile
-/// or odd numbering (negative, huge, sparse ids) falls back to hashing.
-fn dense_range(count: usize, min: i64, max: i64) -> Option<usize> {
+/// The table length (`max + 1`) for `ids` when they are dense enough for
+/// one: at most a few times as many slots as ids (plus a little), so
+/// hostile or odd numbering (negative, huge, sparse ids) falls back to
+/// hashing.
+fn dense_len(ids: impl Iterator<Item = i64>) -> Option<usize> {
+    let (count, max, min) = ids.fold((0usize, i64::MIN, i64::MAX), |(n, hi, lo), id| {
+        (n + 1, hi.max(id), lo.min(id))
+    });
     let dense = count > 0
         && min >= 0
         && count < NONE as usize
@@ -86,11 +86,8 @@ impl<V> Default for IdMap<V> {
 impl<V> IdMap<V> {
     /// An empty map whose table covers `ids` when they are dense.
     pub(crate) fn for_ids(ids: impl Iterator<Item = i64>) -> Self {
-        let (count, max, min) = ids.fold((0usize, i64::MIN, i64::MAX), |(n, hi, lo), id| {
-            (n + 1, hi.max(id), lo.min(id))
-        });
         let mut map = IdMap::default();
-        if let Some(len) = dense_range(count, min, max) {
+        if let Some(len) = dense_len(ids) {
             map.dense.resize_with(len, || None);
         }
         map

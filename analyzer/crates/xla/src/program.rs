@@ -781,10 +781,10 @@ impl<'a> Graph<'a> {
             let Some(i) = self.instructions.get(&id) else {
                 break;
             };
-            let copies = match (i.opcode.as_str(), index.as_slice()) {
-                ("copy-start", [0]) | ("copy", []) => true,
-                _ => false,
-            };
+            let copies = matches!(
+                (i.opcode.as_str(), index.as_slice()),
+                ("copy-start", [0]) | ("copy", [])
+            );
             let Some(&source) = i.operand_ids.first().filter(|_| copies) else {
                 break;
             };
